@@ -1,0 +1,138 @@
+"""The evalkit exception tree.
+
+Every error evalkit raises on purpose is an :class:`EvalkitError`; where a built-in fits, the
+class also inherits it, so ``except ValueError`` keeps working for callers who expect one::
+
+    EvalkitError
+    ├── ConfigError (ValueError)        a scorer, judge or run is defined wrongly
+    ├── ScorerRunError                  one scorer run failed at one step
+    │   └── (cause) InvalidScoreError (ValueError)   generate_score gave no finite number
+    ├── JudgeError                      a judge call failed (transport, format, refusal)
+    ├── DatasetError (ValueError)       a dataset cannot be read or is malformed
+    ├── TargetError                     the target failed to produce an output for an item
+    └── StoreError                      the DuckDB score store cannot be opened or written
+
+Each class builds its message from structured fields, and ``to_dict()`` gives a JSON-ready
+summary (``name``, ``message`` and the fields) that never includes bulky payloads.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from evalkit.scorer._result import ScorerRunResult, StepName
+
+
+class EvalkitError(Exception):
+    """Base class of every error evalkit raises on purpose."""
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready summary of the error: its class name and message."""
+        return {"name": type(self).__name__, "message": str(self)}
+
+
+class ConfigError(EvalkitError, ValueError):
+    """Something was defined wrongly: a scorer, a step, a judge or a run option."""
+
+
+class InvalidScoreError(EvalkitError, ValueError):
+    """``generate_score`` produced something that is not a finite real number."""
+
+    def __init__(self, value: object) -> None:
+        self.value = value
+        super().__init__(
+            f"generate_score returned {value!r} ({type(value).__name__}), not a finite number"
+        )
+
+
+class ScorerRunError(EvalkitError):
+    """A scorer run failed at one step.
+
+    Attributes:
+        scorer_id: The id of the scorer that failed.
+        scorer_name: Its display name.
+        failed_step: The step that failed (``"preprocess"``, ``"analyze"``,
+            ``"generate_score"`` or ``"generate_reason"``).
+        completed_steps: The steps that finished before it, in execution order.
+        result: A snapshot of what the finished steps produced and of the judge executions of
+            every attempted prompt step (the failed one included); ``score`` is set when
+            generate_score completed. None when there is nothing to show.
+
+    The original exception is chained as ``__cause__``. ``str()`` and ``to_dict()`` omit
+    ``result``; read it explicitly.
+    """
+
+    def __init__(
+        self,
+        *,
+        scorer_id: str,
+        scorer_name: str,
+        failed_step: StepName,
+        completed_steps: tuple[StepName, ...],
+        cause: BaseException,
+        result: ScorerRunResult | None,
+    ) -> None:
+        self.scorer_id = scorer_id
+        self.scorer_name = scorer_name
+        self.failed_step: StepName = failed_step
+        self.completed_steps: tuple[StepName, ...] = completed_steps
+        self.result = result
+        self.cause_name = type(cause).__name__
+        self.cause_message = str(cause) or self.cause_name
+        super().__init__(f"Scorer {scorer_name!r} failed at {failed_step}: {self.cause_message}")
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready summary without ``result``."""
+        return {
+            **super().to_dict(),
+            "scorer_id": self.scorer_id,
+            "failed_step": self.failed_step,
+            "completed_steps": list(self.completed_steps),
+            "cause": {"name": self.cause_name, "message": self.cause_message},
+        }
+
+
+class JudgeError(EvalkitError):
+    """A judge call failed: transport error, unusable reply, or a refusal.
+
+    Attributes:
+        code: A short machine-readable code (HTTP status, provider error code, or one of
+            ``"format"``, ``"refusal"``, ``"timeout"``, ``"connection"``), or None.
+    """
+
+    def __init__(self, message: str, *, code: str | None = None) -> None:
+        self.code = code
+        super().__init__(message)
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready summary with the error code."""
+        return {**super().to_dict(), "code": self.code}
+
+
+class DatasetError(EvalkitError, ValueError):
+    """A dataset cannot be read, or its content breaks the dataset rules.
+
+    Attributes:
+        source: The file, folder or kind of object the dataset came from.
+        column: The column concerned, when there is one.
+    """
+
+    def __init__(self, source: str, problem: str, *, column: str | None = None) -> None:
+        self.source = source
+        self.column = column
+        self.problem = problem
+        where = f"{source}, column {column!r}" if column else source
+        super().__init__(f"{where}: {problem}")
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready summary naming the source and column."""
+        return {**super().to_dict(), "source": self.source, "column": self.column}
+
+
+class TargetError(EvalkitError):
+    """The target failed to produce an output for one item."""
+
+
+class StoreError(EvalkitError):
+    """The DuckDB score store cannot be opened, read or written."""

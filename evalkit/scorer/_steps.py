@@ -1,0 +1,101 @@
+"""Binding step definitions (functions or prompt steps) into callables the pipeline runs.
+
+A bound step is called as ``step(run, results, score, trace)`` and returns the step's value or
+an awaitable of it. Function signatures are inspected once, when the step is added, so a run
+pays only for the call itself.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+from typing import Any, Protocol
+
+from evalkit.errors import ConfigError
+from evalkit.scorer._result import ScorerRun, StepName, StepResults
+from evalkit.scorer._trace import RunTrace
+
+
+class BoundStep(Protocol):
+    """A step ready to run: returns its value, or an awaitable of it."""
+
+    def __call__(
+        self, run: ScorerRun, results: StepResults, score: float | None, trace: RunTrace
+    ) -> Any: ...
+
+
+class StepOwner(Protocol):
+    """What a step needs to know of the scorer it is added to."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def judge(self) -> Any: ...
+
+
+def _allowed_arguments(kind: StepName) -> tuple[str, ...]:
+    return ("run", "results", "score") if kind == "generate_reason" else ("run", "results")
+
+
+def bind_step(step: object, kind: StepName, owner: StepOwner) -> BoundStep:
+    """Turn a step definition into a :class:`BoundStep` for ``owner``'s ``kind`` step.
+
+    Prompt steps (and any object with a ``_bind_step`` method) bind themselves; plain callables
+    become function steps.
+    """
+    bind = getattr(step, "_bind_step", None)
+    if callable(bind):
+        bound: BoundStep = bind(kind, owner)
+        return bound
+    if callable(step):
+        return _bind_function(step, kind, owner.name)
+    raise ConfigError(
+        f"Scorer {owner.name!r}: the {kind} step must be a function or a PromptStep, "
+        f"not {type(step).__name__}"
+    )
+
+
+def _bind_function(fn: Callable[..., Any], kind: StepName, scorer_name: str) -> BoundStep:
+    allowed = _allowed_arguments(kind)
+    where = f"Scorer {scorer_name!r}, {kind} step"
+    try:
+        signature = inspect.signature(fn)
+    except (TypeError, ValueError) as exc:
+        raise ConfigError(f"{where}: cannot read the function's signature ({exc})") from exc
+
+    wanted: list[str] = []
+    for param in signature.parameters.values():
+        if param.kind is param.VAR_KEYWORD:
+            wanted = list(allowed)
+            break
+        if param.kind is param.VAR_POSITIONAL:
+            continue
+        if param.name in allowed and param.kind is not param.POSITIONAL_ONLY:
+            wanted.append(param.name)
+        elif param.default is param.empty:
+            raise ConfigError(
+                f"{where}: parameter {param.name!r} cannot be filled; a step function takes "
+                f"keyword arguments chosen from {', '.join(allowed)}"
+            )
+    return _make_call(fn, tuple(wanted))
+
+
+def _make_call(fn: Callable[..., Any], wanted: tuple[str, ...]) -> BoundStep:
+    # One closure per argument set keeps the per-call cost to a plain keyword call.
+    if wanted == ("run",):
+        return lambda run, results, score, trace: fn(run=run)
+    if wanted == ("results",):
+        return lambda run, results, score, trace: fn(results=results)
+    if wanted == ("run", "results"):
+        return lambda run, results, score, trace: fn(run=run, results=results)
+    if not wanted:
+        return lambda run, results, score, trace: fn()
+    position = {"run": 0, "results": 1, "score": 2}
+    picks = tuple((name, position[name]) for name in wanted)
+
+    def call(run: ScorerRun, results: StepResults, score: float | None, trace: RunTrace) -> Any:
+        values = (run, results, score)
+        return fn(**{name: values[i] for name, i in picks})
+
+    return call
