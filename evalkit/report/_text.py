@@ -1,0 +1,70 @@
+"""Plain-text renderings: the console table and the Markdown summary."""
+
+from __future__ import annotations
+
+from evalkit.report._model import ReportData, ScorerSummary, delta_text, mean_text
+
+_HEADERS = ("scorer", "n", "mean ± CI", "failures", "threshold", "Δ vs baseline [CI]", "verdict")
+
+
+def _cells(s: ScorerSummary) -> tuple[str, ...]:
+    return (
+        s.scorer_id,
+        str(s.n),
+        mean_text(s),
+        str(s.failures),
+        s.threshold or "-",
+        delta_text(s),
+        s.verdict,
+    )
+
+
+def console_table(report: ReportData) -> str:
+    """The per-scorer table printed after a run, columns aligned, one line per scorer."""
+    rows = [_HEADERS, *(_cells(s) for s in report.scorers)]
+    widths = [max(len(row[i]) for row in rows) for i in range(len(_HEADERS))]
+    lines = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)) for row in rows]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    head = (
+        f"{report.name} ({report.experiment_id}): {report.status}, "
+        f"{report.total_items} items, {report.failed_items} failed"
+    )
+    if report.baseline:
+        head += f", baseline {report.baseline}"
+    verdict = "PASSED" if report.passed else "FAILED"
+    return "\n".join([head, *(line.rstrip() for line in lines), verdict])
+
+
+def _md_escape(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ").replace("<", "&lt;")
+
+
+def markdown_summary(report: ReportData) -> str:
+    """A Markdown summary of the run: header facts, the per-scorer table, failure counts."""
+    out = [
+        f"# {_md_escape(report.name)}",
+        "",
+        f"- experiment: `{report.experiment_id}` — **{report.status}**, "
+        f"{'passed' if report.passed else 'FAILED'}",
+        f"- dataset: `{_md_escape(report.dataset or '-')}`",
+        f"- items: {report.total_items} ({report.failed_items} failed)",
+        f"- started {report.started_at}, completed {report.completed_at or '-'}",
+    ]
+    if report.baseline:
+        out.append(f"- baseline: `{_md_escape(report.baseline)}`")
+    out += ["", "| " + " | ".join(_HEADERS) + " |", "|" + "---|" * len(_HEADERS)]
+    out += ["| " + " | ".join(_md_escape(c) for c in _cells(s)) + " |" for s in report.scorers]
+    notes = [s for s in report.scorers if s.comparison_note]
+    if notes:
+        out += ["", "Comparison notes:", ""]
+        out += [f"- {s.scorer_id}: {_md_escape(s.comparison_note or '')}" for s in notes]
+    if report.failures:
+        out += ["", f"## Failures ({len(report.failures)})", ""]
+        for f in report.failures[:50]:
+            out.append(
+                f"- `{_md_escape(f.item_id)}` {f.scorer_id} at {f.failed_step or 'target'}: "
+                f"{_md_escape((f.error or '')[:300])}"
+            )
+        if len(report.failures) > 50:
+            out.append(f"- … {len(report.failures) - 50} more in the HTML report")
+    return "\n".join(out) + "\n"

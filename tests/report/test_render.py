@@ -1,0 +1,99 @@
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+
+from evalkit.report import (
+    ItemView,
+    ReportData,
+    ScorerSummary,
+    console_table,
+    html_report,
+    junit_xml,
+    markdown_summary,
+)
+from evalkit.report._html import histogram_svg
+
+EXACT = ScorerSummary("exact", 3, 0.75, 0.7, 0.8, 1, threshold=">= 0.8", threshold_passed=False)
+F1 = ScorerSummary(
+    "f1", 4, 0.5, 0.4, 0.6, 0, delta=-0.1, delta_low=-0.15, delta_high=-0.05, regressed=True
+)
+TONE = ScorerSummary("tone", 4, 0.9, None, None, 0, threshold="<= 0.95", threshold_passed=True)
+
+HOSTILE = "<script>alert('x')</script>"
+
+
+def make_report(*scorers: ScorerSummary) -> ReportData:
+    return ReportData(
+        experiment_id="exp-1",
+        name="nightly",
+        status="completed_with_errors",
+        dataset="datasets/qa.parquet",
+        started_at="2026-11-30T00:00:00",
+        completed_at="2026-11-30T00:01:00",
+        total_items=4,
+        succeeded_items=4,
+        failed_items=0,
+        scorers=scorers,
+        distributions={"exact": [0.0, 1.0, 1.0, 0.25]},
+        worst_items={"exact": [ItemView("i1", "exact", 0.0, "q", HOSTILE, "gt", reason="r")]},
+        failures=(
+            ItemView(
+                "i2", "exact", None, {"q": 1}, "out", None, failed_step="analyze", error=HOSTILE
+            ),
+        ),
+        baseline="exp-0",
+    )
+
+
+def test_verdicts_follow_gates() -> None:
+    assert (EXACT.verdict, F1.verdict, TONE.verdict) == ("failed", "regressed", "passed")
+    assert ScorerSummary("empty", 0, None, None, None, 2).verdict == "no data"
+    assert make_report(TONE).passed
+    assert not make_report(TONE, F1).passed
+
+
+def test_console_table_shows_decimals_delta_and_verdicts() -> None:
+    text = console_table(make_report(EXACT, F1, TONE))
+    lines = text.splitlines()
+    assert lines[0] == ("nightly (exp-1): completed_with_errors, 4 items, 0 failed, baseline exp-0")
+    exact_line = next(line for line in lines if line.startswith("exact"))
+    assert "0.750 ± 0.050" in exact_line
+    assert exact_line.rstrip().endswith("failed")
+    f1_line = next(line for line in lines if line.startswith("f1"))
+    assert "-0.100 [-0.150, -0.050]" in f1_line
+    assert f1_line.rstrip().endswith("regressed")
+    assert "0.900" in next(line for line in lines if line.startswith("tone"))
+    assert lines[-1] == "FAILED"
+
+
+def test_html_escapes_user_content() -> None:
+    page = html_report(make_report(EXACT))
+    assert "<script>" not in page
+    assert "&lt;script&gt;alert(&#x27;x&#x27;)&lt;/script&gt;" in page
+    assert page.count("<svg") == 1
+    assert "analyze" in page
+
+
+def test_markdown_lists_scorers_and_failures() -> None:
+    md = markdown_summary(make_report(EXACT, F1))
+    assert "| exact | 3 | 0.750 ± 0.050 | 1 | >= 0.8 | - | failed |" in md
+    assert "## Failures (1)" in md
+    assert "<script>" not in md
+
+
+def test_junit_has_one_case_per_scorer_and_failures_for_failed_gates() -> None:
+    root = ET.fromstring(junit_xml(make_report(EXACT, F1, TONE)))
+    assert root.get("tests") == "3"
+    assert root.get("failures") == "2"
+    cases = {case.get("name"): case for case in root.iter("testcase")}
+    assert set(cases) == {"exact", "f1", "tone"}
+    assert cases["exact"].find("failure").get("message") == "threshold not met"  # type: ignore[union-attr]
+    assert cases["f1"].find("failure").get("message") == "regressed against the baseline"  # type: ignore[union-attr]
+    assert cases["tone"].find("failure") is None
+
+
+def test_histogram_counts_every_score() -> None:
+    svg = histogram_svg([0.0, 0.0, 0.5, 1.0], bins=2)
+    assert "<title>2</title>" in svg  # [0, 0.5): two zeros
+    assert svg.count("<rect") == 2
+    assert histogram_svg([]) == "<p>no scores</p>"
