@@ -11,7 +11,7 @@ import jsonpath_rfc9535 as jsonpath
 from evalkit._json import to_jsonable
 from evalkit.errors import ScorerInputError
 from evalkit.scorer import Scorer, ScorerRun, StepResults
-from evalkit.scorers._common import clip, ground_truth, param_error
+from evalkit.scorers._common import ground_truth, param_error
 from evalkit.scorers._registry import prebuilt
 
 _FENCE = re.compile(r"\s*```[A-Za-z]*[ \t]*\n(.*?)\n?[ \t]*```\s*", re.DOTALL)
@@ -155,7 +155,8 @@ def _describe(value: Any) -> str:
         return "an object"
     if isinstance(value, list):
         return "an array"
-    return clip(json.dumps(value, ensure_ascii=False), 40)
+    text = json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= 40 else text[:39] + "…"
 
 
 @prebuilt("json_match", title="JSON Match", inputs=("output", "ground_truth"), version=1)

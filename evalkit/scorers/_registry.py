@@ -326,7 +326,8 @@ def _entry(name: str) -> _Entry:
     entry = _REGISTRY.get(name) if isinstance(name, str) else None
     if entry is None:
         known = sorted(_REGISTRY)
-        hint = _did_you_mean(str(name), known) or _did_you_mean(str(name).replace("-", "_"), known)
+        snake = str(name).strip().lower().replace("-", "_").replace(" ", "_")
+        hint = f" (did you mean {snake!r}?)" if snake in _REGISTRY else _did_you_mean(snake, known)
         raise ConfigError(
             f"unknown prebuilt scorer {name!r}{hint}; list them with `python -m evalkit scorers`"
         )
