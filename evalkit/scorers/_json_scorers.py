@@ -4,15 +4,16 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any, Literal
-
-import jsonpath_rfc9535 as jsonpath
+from typing import TYPE_CHECKING, Any, Literal
 
 from evalkit._json import to_jsonable
 from evalkit.errors import ScorerInputError
 from evalkit.scorer import Scorer, ScorerRun, StepResults
 from evalkit.scorers._common import ground_truth, param_error
 from evalkit.scorers._registry import prebuilt
+
+if TYPE_CHECKING:
+    from jsonpath_rfc9535 import JSONPathQuery
 
 _FENCE = re.compile(r"\s*```[A-Za-z]*[ \t]*\n(.*?)\n?[ \t]*```\s*", re.DOTALL)
 
@@ -92,16 +93,18 @@ def _json_type(python_type: str) -> str:
     )
 
 
-def _compile(param: str, path: str | None) -> jsonpath.JSONPathQuery | None:
+def _compile(param: str, path: str | None) -> JSONPathQuery | None:
     if path is None:
         return None
+    import jsonpath_rfc9535 as jsonpath  # only json_match with a path needs it
+
     try:
         return jsonpath.compile(path)
     except jsonpath.JSONPathError as exc:
         raise param_error("json_match", param, f"invalid JSONPath {path!r}: {exc}") from None
 
 
-def _select(query: jsonpath.JSONPathQuery | None, value: Any) -> tuple[bool, Any]:
+def _select(query: JSONPathQuery | None, value: Any) -> tuple[bool, Any]:
     # A singular query (names and indexes only) selects one value or nothing; any other query
     # selects a list of values, possibly empty.
     if query is None:

@@ -24,8 +24,6 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
-from pydantic import ConfigDict, TypeAdapter, ValidationError
-
 from evalkit._json import to_jsonable
 from evalkit.errors import ConfigError
 from evalkit.scorer import Scorer, create_scorer
@@ -35,8 +33,34 @@ ScorerKind = Literal["code", "llm"]
 #: The run fields a scorer can read, in the order they are listed.
 INPUT_FIELDS = ("input", "output", "ground_truth", "request_context")
 
-_STRICT = ConfigDict(strict=True, arbitrary_types_allowed=True)
 _RESERVED = ("id", "judge")
+
+
+class _LazyAdapter:
+    """Strict pydantic validation of one parameter, set up on first use.
+
+    Strict mode keeps TOML and Python values honest: ``1`` is not a bool, ``"0.5"`` is not a
+    float (an int is a float), a string is not a list of strings. Building the adapters (and
+    importing pydantic) only when a parameter is first passed keeps ``import evalkit`` quick.
+    """
+
+    __slots__ = ("_adapter", "_hint")
+
+    def __init__(self, hint: Any) -> None:
+        self._hint = hint
+        self._adapter: Any = None
+
+    def validate(self, value: Any) -> tuple[Any, str | None]:
+        """The validated value and None, or the value unchanged and pydantic's first message."""
+        from pydantic import ConfigDict, TypeAdapter, ValidationError
+
+        if self._adapter is None:
+            config = ConfigDict(strict=True, arbitrary_types_allowed=True)
+            self._adapter = TypeAdapter(self._hint, config=config)
+        try:
+            return self._adapter.validate_python(value), None
+        except ValidationError as exc:
+            return value, str(exc.errors()[0]["msg"])
 
 
 @dataclass(frozen=True, slots=True)
@@ -221,13 +245,13 @@ def prebuilt(
 
 def _read_params(
     name: str, kind: ScorerKind, build: Callable[..., Scorer]
-) -> tuple[tuple[ScorerParam, ...], dict[str, TypeAdapter[Any]], inspect.Signature]:
+) -> tuple[tuple[ScorerParam, ...], dict[str, _LazyAdapter], inspect.Signature]:
     signature = inspect.signature(build)
     hints = typing.get_type_hints(build)
     docs = _doc_args(inspect.getdoc(build) or "")
     base_param, *rest = signature.parameters.values()
     params: list[ScorerParam] = []
-    adapters: dict[str, TypeAdapter[Any]] = {}
+    adapters: dict[str, _LazyAdapter] = {}
     for param in rest:
         where = f"prebuilt scorer {name!r}, parameter {param.name!r}"
         if param.kind is not param.KEYWORD_ONLY or param.default is param.empty:
@@ -236,7 +260,7 @@ def _read_params(
             raise ConfigError(f"{where}: the name is reserved")
         if param.name not in docs:
             raise ConfigError(f"{where}: not described in the docstring's Args section")
-        adapters[param.name] = TypeAdapter(hints[param.name], config=_STRICT)
+        adapters[param.name] = _LazyAdapter(hints[param.name])
         params.append(
             ScorerParam(param.name, _type_text(hints[param.name]), param.default, docs[param.name])
         )
@@ -281,17 +305,15 @@ def _type_text(hint: Any) -> str:
 
 
 def _check_values(
-    info: ScorerInfo, adapters: Mapping[str, TypeAdapter[Any]], values: Mapping[str, Any]
+    info: ScorerInfo, adapters: Mapping[str, _LazyAdapter], values: Mapping[str, Any]
 ) -> dict[str, Any]:
     checked = {param.name: param.default for param in info.params}
     for key, value in values.items():
         adapter = adapters.get(key)
         if adapter is None:
             raise _unknown_param(info, key)
-        try:
-            checked[key] = adapter.validate_python(value)
-        except ValidationError as exc:
-            problem = exc.errors()[0]["msg"]
+        checked[key], problem = adapter.validate(value)
+        if problem is not None:
             raise ConfigError(
                 f"scorer {info.name!r}, parameter {key!r}: {problem} "
                 f"(expected {info.param(key).type}, got {value!r})"
