@@ -147,18 +147,18 @@ def keyword_coverage(
         source: Where keywords are extracted from: ``"ground_truth"`` or ``"input"``.
         ignore_case: Match case-insensitively (Unicode case folding).
     """
-    fixed: tuple[tuple[str, ...], ...] | None = None
+    # Given keywords are split into words once; each is matched as a phrase of those words.
+    fixed: dict[str, tuple[str, ...]] | None = None
     if keywords is not None:
-        fixed = tuple(tuple(_words(k, ignore_case)) for k in keywords)
-        if not fixed or not all(fixed):
+        fixed = {keyword: tuple(_words(keyword, ignore_case)) for keyword in keywords}
+        if not fixed or not all(fixed.values()):
             raise param_error(
                 "keyword_coverage", "keywords", "give non-empty keywords, or leave it unset"
             )
-    labels = tuple(keywords) if keywords is not None else None
 
     def preprocess(run: ScorerRun) -> dict[str, Any]:
-        if fixed is not None and labels is not None:
-            phrases, names = fixed, list(labels)
+        if fixed is not None:
+            names, phrases = list(fixed), tuple(fixed.values())
         else:
             value = ground_truth(run, "keyword_coverage") if source == "ground_truth" else run.input
             if is_missing(value):
@@ -183,10 +183,8 @@ def keyword_coverage(
         return len(pre["matched"]) / total if total else 1.0
 
     def reason(score: float, results: StepResults) -> str:
-        matched, missing = (
-            results.preprocess_step_result["matched"],
-            results.preprocess_step_result["missing"],
-        )
+        matched = results.preprocess_step_result["matched"]
+        missing = results.preprocess_step_result["missing"]
         total = len(matched) + len(missing)
         if not total:
             return "No keywords to cover in the reference; nothing expected is missing."

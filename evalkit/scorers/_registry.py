@@ -317,7 +317,7 @@ def _check_values(
             raise ConfigError(
                 f"scorer {info.name!r}, parameter {key!r}: {problem} "
                 f"(expected {info.param(key).type}, got {value!r})"
-            ) from None
+            )
     return checked
 
 

@@ -153,7 +153,8 @@ def contains(
         return float(not pre["missing"]) if mode == "all" else float(bool(pre["found"]))
 
     def reason(score: float, results: StepResults) -> str:
-        found, missing = results.preprocess_step_result.values()
+        found = results.preprocess_step_result["found"]
+        missing = results.preprocess_step_result["missing"]
         total = len(found) + len(missing)
         text = f"Found {len(found)} of {total} expected strings ({mode} required)"
         if missing:

@@ -26,7 +26,7 @@ from typing import Any
 from evalkit._json import to_jsonable
 from evalkit.errors import ScorerInputError
 from evalkit.scorer import Scorer, ScorerRun, StepResults
-from evalkit.scorers._common import ground_truth, param_error
+from evalkit.scorers._common import as_text, ground_truth, param_error
 from evalkit.scorers._registry import prebuilt
 
 _MESSAGE_LISTS = ("tool_calls", "toolInvocations", "messages", "output")
@@ -41,18 +41,18 @@ def tool_call_names(value: Any) -> list[str]:
             return []
         if isinstance(value, str):
             return []
+    plain = to_jsonable(value)
+    if isinstance(plain, list) and all(isinstance(item, str) for item in plain):
+        return list(plain)  # a list of tool names; strings deeper down are message text
     names: list[str] = []
-    _collect(to_jsonable(value), names)
+    _collect(plain, names)
     return names
 
 
 def _collect(value: Any, names: list[str]) -> None:
     if isinstance(value, list):
         for item in value:
-            if isinstance(item, str):
-                names.append(item)
-            else:
-                _collect(item, names)
+            _collect(item, names)
         return
     if not isinstance(value, dict):
         return
@@ -153,13 +153,21 @@ def tool_call_accuracy(
             return fixed
         value = ground_truth(run, "tool_call_accuracy")
         if isinstance(value, str):
-            names = tool_call_names(value) if value.lstrip().startswith(("{", "[")) else [value]
-        else:
-            names = tool_call_names(value)
-            if not names and to_jsonable(value) != []:
+            if not value.lstrip().startswith(("{", "[", '"')):
+                return (value,)  # a plain tool name
+            try:
+                value = json.loads(value)
+            except ValueError:
                 raise ScorerInputError(
-                    "tool_call_accuracy", "ground_truth", f"no tool names in {value!r:.80}"
-                )
+                    "tool_call_accuracy", "ground_truth", f"invalid JSON {value[:60]!r}"
+                ) from None
+            if isinstance(value, str):
+                return (value,)
+        names = tool_call_names(value)
+        if not names and to_jsonable(value) != []:
+            raise ScorerInputError(
+                "tool_call_accuracy", "ground_truth", f"no tool names in {as_text(value)[:60]!r}"
+            )
         return tuple(names)
 
     def preprocess(run: ScorerRun) -> dict[str, Any]:

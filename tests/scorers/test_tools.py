@@ -87,6 +87,8 @@ def test_tool_call_names_reads_every_accepted_shape(output: Any) -> None:
         '"search"',
         {"name": "Paris", "country": "France"},
         {"role": "assistant", "content": "No tools needed."},
+        {"messages": ["Hello", "How can I help?"]},
+        [{"role": "user", "content": "hi"}, "free text"],
         [],
         42,
     ],
@@ -135,6 +137,8 @@ def test_in_order(actual: list[str], expected: list[str], result: bool) -> None:
         (ASSISTANT, ["search", "fetch"], {}, 1.0),
         (ASSISTANT, ["fetch", "search"], {}, 0.0),
         (ASSISTANT, json.dumps([openai_call("search")]), {}, 1.0),
+        (ASSISTANT, '"fetch"', {}, 1.0),
+        (ASSISTANT, "[]", {}, 0.0),
         (ASSISTANT, [openai_call("search"), openai_call("fetch")], {}, 1.0),
         ("no tools", [], {}, 1.0),
         (ASSISTANT, "delete", {"expected_tool": "fetch"}, 1.0),  # params win over the row
@@ -174,7 +178,9 @@ async def test_tool_call_accuracy_row_errors() -> None:
     missing = await input_error(tool_call_accuracy(), ASSISTANT, None)
     assert missing.field == "ground_truth"
     unreadable = await input_error(tool_call_accuracy(), ASSISTANT, {"city": "Paris"})
-    assert unreadable.problem.startswith("no tool names in")
+    assert unreadable.problem == """no tool names in '{"city": "Paris"}'"""
+    broken = await input_error(tool_call_accuracy(), ASSISTANT, "[search")
+    assert broken.problem == "invalid JSON '[search'"
 
 
 def test_tool_call_accuracy_takes_one_kind_of_expectation() -> None:
