@@ -12,12 +12,14 @@ from evalkit.errors import (
     EvalkitError,
     InvalidScoreError,
     JudgeError,
+    ScorerInputError,
     ScorerRunError,
     StoreError,
     TargetError,
 )
 from evalkit.judge import JudgeCost, JudgeErrorInfo, JudgeExecution, JudgeUsage, StepJudgeRecord
 from evalkit.scorer import Scorer, ScorerRun, ScorerRunResult, StepResults, create_scorer
+from evalkit.scorers import ScorerInfo, ScorerParam, get_scorer, list_scorers, scorer_info
 
 __version__ = "0.1.0"
 
@@ -32,6 +34,9 @@ __all__ = [
     "JudgeExecution",
     "JudgeUsage",
     "Scorer",
+    "ScorerInfo",
+    "ScorerInputError",
+    "ScorerParam",
     "ScorerRun",
     "ScorerRunError",
     "ScorerRunResult",
@@ -40,4 +45,7 @@ __all__ = [
     "StoreError",
     "TargetError",
     "create_scorer",
+    "get_scorer",
+    "list_scorers",
+    "scorer_info",
 ]

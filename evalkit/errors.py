@@ -6,7 +6,8 @@ class also inherits it, so ``except ValueError`` keeps working for callers who e
     EvalkitError
     ├── ConfigError (ValueError)        a scorer, judge or run is defined wrongly
     ├── ScorerRunError                  one scorer run failed at one step
-    │   └── (cause) InvalidScoreError (ValueError)   generate_score gave no finite number
+    │   ├── (cause) InvalidScoreError (ValueError)   generate_score gave no finite number
+    │   └── (cause) ScorerInputError (ValueError)    a row lacks what a scorer needs
     ├── JudgeError                      a judge call failed (transport, format, refusal)
     ├── DatasetError (ValueError)       a dataset cannot be read or is malformed
     ├── TargetError                     the target failed to produce an output for an item
@@ -44,6 +45,30 @@ class InvalidScoreError(EvalkitError, ValueError):
         super().__init__(
             f"generate_score returned {value!r} ({type(value).__name__}), not a finite number"
         )
+
+
+class ScorerInputError(EvalkitError, ValueError):
+    """A scorer cannot score this row: an input it needs is missing or unusable.
+
+    Raised inside a step (so the run fails as a :class:`ScorerRunError` with this as its cause),
+    e.g. when ``exact_match`` meets a row without a ground truth. Scoring such a row as 0 would
+    hide a data problem behind a bad score.
+
+    Attributes:
+        scorer: The scorer that refused the row (its prebuilt name or id).
+        field: The input concerned (``"ground_truth"``, ``"output"``, ``"input"``).
+        problem: What is wrong with it.
+    """
+
+    def __init__(self, scorer: str, field: str, problem: str) -> None:
+        self.scorer = scorer
+        self.field = field
+        self.problem = problem
+        super().__init__(f"{scorer}: {field}: {problem}")
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready summary naming the scorer and the input."""
+        return {**super().to_dict(), "scorer": self.scorer, "field": self.field}
 
 
 class ScorerRunError(EvalkitError):

@@ -8,6 +8,7 @@ import numbers
 import re
 import uuid
 from collections.abc import Mapping
+from types import MappingProxyType
 from typing import Any
 
 from evalkit.errors import ConfigError, InvalidScoreError, ScorerRunError
@@ -44,9 +45,22 @@ class Scorer:
     Build one with :func:`create_scorer` and the builder methods; each returns a new scorer and
     leaves the original unchanged. Adding a step a scorer already has replaces it in the new
     scorer, which is how a variant is derived from a base scorer.
+
+    ``higher_is_better`` tells comparisons and regression gates which way is good;
+    ``metadata`` is a read-only mapping kept with the scorer (prebuilt scorers record their
+    registry name, definition version and parameters there).
     """
 
-    __slots__ = ("_bound", "_steps", "description", "id", "judge", "name")
+    __slots__ = (
+        "_bound",
+        "_steps",
+        "description",
+        "higher_is_better",
+        "id",
+        "judge",
+        "metadata",
+        "name",
+    )
 
     def __init__(
         self,
@@ -56,11 +70,15 @@ class Scorer:
         description: str,
         judge: Any,
         steps: Mapping[StepName, object],
+        higher_is_better: bool = True,
+        metadata: Mapping[str, Any] | None = None,
     ) -> None:
         self.id = id
         self.name = name
         self.description = description
         self.judge = judge
+        self.higher_is_better = higher_is_better
+        self.metadata: Mapping[str, Any] = MappingProxyType(dict(metadata or {}))
         self._steps: dict[StepName, object] = dict(steps)
         self._bound: dict[StepName, BoundStep] = {
             kind: bind_step(step, kind, self) for kind, step in self._steps.items()
@@ -78,6 +96,8 @@ class Scorer:
             description=self.description,
             judge=self.judge,
             steps={**self._steps, kind: step},
+            higher_is_better=self.higher_is_better,
+            metadata=self.metadata,
         )
 
     def preprocess(self, step: object) -> Scorer:
@@ -197,7 +217,13 @@ class Scorer:
 
 
 def create_scorer(
-    name: str, description: str = "", *, id: str | None = None, judge: Any = None
+    name: str,
+    description: str = "",
+    *,
+    id: str | None = None,
+    judge: Any = None,
+    higher_is_better: bool = True,
+    metadata: Mapping[str, Any] | None = None,
 ) -> Scorer:
     """Start building a scorer.
 
@@ -206,6 +232,9 @@ def create_scorer(
         description: What the scorer measures.
         id: The id the store records; defaults to a slug of ``name`` (``"quality-scorer"``).
         judge: The default judge for the scorer's prompt steps.
+        higher_is_better: False for scores where lower is better (toxicity, error rates), so
+            comparisons and regression gates judge them in the right direction.
+        metadata: Extra facts kept with the scorer (a read-only copy), e.g. a definition version.
 
     Returns:
         A scorer with no steps; add them with ``.preprocess``, ``.analyze``,
@@ -216,4 +245,16 @@ def create_scorer(
     scorer_id = slugify(name) if id is None else id
     if not scorer_id or not isinstance(scorer_id, str):
         raise ConfigError(f"scorer {name!r}: cannot derive an id from its name; pass id=...")
-    return Scorer(id=scorer_id, name=name, description=description, judge=judge, steps={})
+    if not isinstance(higher_is_better, bool):
+        raise ConfigError(
+            f"scorer {name!r}: higher_is_better must be True or False, got {higher_is_better!r}"
+        )
+    return Scorer(
+        id=scorer_id,
+        name=name,
+        description=description,
+        judge=judge,
+        steps={},
+        higher_is_better=higher_is_better,
+        metadata=metadata,
+    )

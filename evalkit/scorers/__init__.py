@@ -1,0 +1,54 @@
+"""Prebuilt scorers, by name: ``get_scorer("exact_match", ignore_case=True)``.
+
+Each factory here returns an ordinary :class:`~evalkit.scorer.Scorer` built with
+:func:`~evalkit.scorer.create_scorer`, so it runs, composes and stores like any scorer a user
+writes. :func:`list_scorers` and :func:`scorer_info` describe them: what each measures, its
+range and direction, the inputs it needs, its parameters and its definition version. The
+README's "Prebuilt scorers" table lists them all.
+"""
+
+from __future__ import annotations
+
+from evalkit.scorers._json_scorers import json_match, json_valid
+from evalkit.scorers._metrics import bleu, chrf, rouge_l
+from evalkit.scorers._numeric import numeric_match
+from evalkit.scorers._overlap import keyword_coverage, token_f1
+from evalkit.scorers._registry import (
+    ScorerFactory,
+    ScorerInfo,
+    ScorerKind,
+    ScorerParam,
+    get_scorer,
+    list_scorers,
+    scorer_info,
+)
+from evalkit.scorers._similarity import content_similarity, string_similarity, textual_difference
+from evalkit.scorers._text import contains, exact_match, regex_match
+from evalkit.scorers._tone import tone_consistency
+from evalkit.scorers._tools import tool_call_accuracy
+
+__all__ = [
+    "ScorerFactory",
+    "ScorerInfo",
+    "ScorerKind",
+    "ScorerParam",
+    "bleu",
+    "chrf",
+    "contains",
+    "content_similarity",
+    "exact_match",
+    "get_scorer",
+    "json_match",
+    "json_valid",
+    "keyword_coverage",
+    "list_scorers",
+    "numeric_match",
+    "regex_match",
+    "rouge_l",
+    "scorer_info",
+    "string_similarity",
+    "textual_difference",
+    "token_f1",
+    "tone_consistency",
+    "tool_call_accuracy",
+]
