@@ -6,6 +6,7 @@ report/compare, with the CLI on top. Everything a user needs is importable from 
 
 from __future__ import annotations
 
+from evalkit.compare import Comparison, ScorerComparison, compare_experiments
 from evalkit.errors import (
     ConfigError,
     DatasetError,
@@ -22,6 +23,7 @@ from evalkit.scorer import Scorer, ScorerRun, ScorerRunResult, StepResults, crea
 __version__ = "0.1.0"
 
 __all__ = [
+    "Comparison",
     "ConfigError",
     "DatasetError",
     "EvalkitError",
@@ -32,6 +34,7 @@ __all__ = [
     "JudgeExecution",
     "JudgeUsage",
     "Scorer",
+    "ScorerComparison",
     "ScorerRun",
     "ScorerRunError",
     "ScorerRunResult",
@@ -39,5 +42,6 @@ __all__ = [
     "StepResults",
     "StoreError",
     "TargetError",
+    "compare_experiments",
     "create_scorer",
 ]
