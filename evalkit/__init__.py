@@ -11,12 +11,15 @@ from evalkit.errors import (
     ConfigError,
     DatasetError,
     EvalkitError,
+    ExperimentFileError,
+    ExperimentFileIssue,
     InvalidScoreError,
     JudgeError,
     ScorerRunError,
     StoreError,
     TargetError,
 )
+from evalkit.experiment_file import ExperimentFile, load_experiment_file
 from evalkit.judge import JudgeCost, JudgeErrorInfo, JudgeExecution, JudgeUsage, StepJudgeRecord
 from evalkit.scorer import Scorer, ScorerRun, ScorerRunResult, StepResults, create_scorer
 
@@ -27,6 +30,9 @@ __all__ = [
     "ConfigError",
     "DatasetError",
     "EvalkitError",
+    "ExperimentFile",
+    "ExperimentFileError",
+    "ExperimentFileIssue",
     "InvalidScoreError",
     "JudgeCost",
     "JudgeError",
@@ -44,4 +50,5 @@ __all__ = [
     "TargetError",
     "compare_experiments",
     "create_scorer",
+    "load_experiment_file",
 ]
