@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, TypeAlias
+from typing import TypeAlias
 
 import numpy as np
 import numpy.typing as npt
@@ -14,10 +14,7 @@ import pyarrow as pa
 
 from evalkit.errors import DatasetError
 
-if TYPE_CHECKING:
-    ScoreTable: TypeAlias = pd.DataFrame | pa.Table | Mapping[str, Mapping[str, float | None]]
-else:
-    ScoreTable: TypeAlias = Any
+ScoreTable: TypeAlias = pd.DataFrame | pa.Table | Mapping[str, Mapping[str, float | None]]
 """One experiment's per-item scores, in one of three shapes:
 
 - a pandas DataFrame or an Arrow table with columns ``item_id``, ``scorer_id``, ``score`` and
