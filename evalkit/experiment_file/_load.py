@@ -102,13 +102,16 @@ def load_experiment_file(path: str | os.PathLike[str]) -> ExperimentFile:
     display = os.fspath(path)
     file = Path(display).resolve()
     try:
-        text = file.read_bytes().decode("utf-8")
+        raw = file.read_bytes()
     except OSError as exc:
         raise ExperimentFileError(
             display, None, None, f"cannot read the file: {exc.strerror or exc}"
         ) from exc
+    try:
+        # utf-8-sig: editors on Windows may start the file with a byte-order mark.
+        text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        line = file.read_bytes()[: exc.start].count(b"\n") + 1
+        line = raw[: exc.start].count(b"\n") + 1
         raise ExperimentFileError(display, line, None, "the file is not UTF-8 text") from exc
     try:
         data = tomllib.loads(text)

@@ -369,6 +369,12 @@ def test_a_file_that_is_not_utf8_names_the_line(tmp_path: Path) -> None:
     assert (error.line, error.problem) == (2, "the file is not UTF-8 text")
 
 
+def test_a_byte_order_mark_is_accepted(tmp_path: Path) -> None:
+    path = write(tmp_path, MINIMAL)
+    path.write_bytes(b"\xef\xbb\xbf" + path.read_bytes())
+    assert load_experiment_file(path).config.experiment.name == "quick"
+
+
 def loaded(tmp_path: Path) -> ExperimentFile:
     return load_experiment_file(write(tmp_path, GOOD))
 
