@@ -6,10 +6,13 @@ report/compare, with the CLI on top. Everything a user needs is importable from 
 
 from __future__ import annotations
 
+from evalkit.compare import Comparison, ScorerComparison, compare_experiments
 from evalkit.errors import (
     ConfigError,
     DatasetError,
     EvalkitError,
+    ExperimentFileError,
+    ExperimentFileIssue,
     InvalidScoreError,
     JudgeError,
     ScorerInputError,
@@ -17,6 +20,7 @@ from evalkit.errors import (
     StoreError,
     TargetError,
 )
+from evalkit.experiment_file import ExperimentFile, load_experiment_file
 from evalkit.judge import JudgeCost, JudgeErrorInfo, JudgeExecution, JudgeUsage, StepJudgeRecord
 from evalkit.scorer import Scorer, ScorerRun, ScorerRunResult, StepResults, create_scorer
 from evalkit.scorers import ScorerInfo, ScorerParam, get_scorer, list_scorers, scorer_info
@@ -24,9 +28,13 @@ from evalkit.scorers import ScorerInfo, ScorerParam, get_scorer, list_scorers, s
 __version__ = "0.1.0"
 
 __all__ = [
+    "Comparison",
     "ConfigError",
     "DatasetError",
     "EvalkitError",
+    "ExperimentFile",
+    "ExperimentFileError",
+    "ExperimentFileIssue",
     "InvalidScoreError",
     "JudgeCost",
     "JudgeError",
@@ -34,6 +42,7 @@ __all__ = [
     "JudgeExecution",
     "JudgeUsage",
     "Scorer",
+    "ScorerComparison",
     "ScorerInfo",
     "ScorerInputError",
     "ScorerParam",
@@ -44,8 +53,10 @@ __all__ = [
     "StepResults",
     "StoreError",
     "TargetError",
+    "compare_experiments",
     "create_scorer",
     "get_scorer",
     "list_scorers",
+    "load_experiment_file",
     "scorer_info",
 ]

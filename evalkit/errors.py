@@ -5,6 +5,7 @@ class also inherits it, so ``except ValueError`` keeps working for callers who e
 
     EvalkitError
     ├── ConfigError (ValueError)        a scorer, judge or run is defined wrongly
+    │   └── ExperimentFileError         an experiment file is wrong: FILE:LINE: key: problem
     ├── ScorerRunError                  one scorer run failed at one step
     │   ├── (cause) InvalidScoreError (ValueError)   generate_score gave no finite number
     │   └── (cause) ScorerInputError (ValueError)    a row lacks what a scorer needs
@@ -19,6 +20,8 @@ summary (``name``, ``message`` and the fields) that never includes bulky payload
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -35,6 +38,80 @@ class EvalkitError(Exception):
 
 class ConfigError(EvalkitError, ValueError):
     """Something was defined wrongly: a scorer, a step, a judge or a run option."""
+
+
+@dataclass(frozen=True, slots=True)
+class ExperimentFileIssue:
+    """One problem in an experiment file, located by line and key.
+
+    Attributes:
+        file: The file as the user named it.
+        line: The 1-based line of the offending key (or of its table when the key is missing);
+            None when no line applies, such as a missing top-level table or an unreadable file.
+        key: The dotted key path, with array indices (``scorers[1].threshold.min``); None for
+            problems of the whole file, such as a TOML syntax error.
+        problem: What is wrong, in words.
+    """
+
+    file: str
+    line: int | None
+    key: str | None
+    problem: str
+
+    def __str__(self) -> str:
+        where = self.file if self.line is None else f"{self.file}:{self.line}"
+        return f"{where}: {self.key}: {self.problem}" if self.key else f"{where}: {self.problem}"
+
+
+class ExperimentFileError(ConfigError):
+    """An experiment file cannot be read, is not TOML, or breaks the schema.
+
+    The message has one line per problem, each ``FILE:LINE: key: problem``. The attributes
+    describe the first problem (the one nearest the top of the file); ``issues`` holds them all.
+
+    Attributes:
+        file: The file as the user named it.
+        line: The line of the first problem, or None.
+        key: The dotted key of the first problem, or None.
+        problem: The first problem, in words.
+        issues: Every problem, the first included, in file order.
+    """
+
+    def __init__(
+        self,
+        file: str,
+        line: int | None,
+        key: str | None,
+        problem: str,
+        *,
+        more: Sequence[ExperimentFileIssue] = (),
+    ) -> None:
+        self.file = file
+        self.line = line
+        self.key = key
+        self.problem = problem
+        self.issues = (ExperimentFileIssue(file, line, key, problem), *more)
+        super().__init__("\n".join(str(issue) for issue in self.issues))
+
+    @classmethod
+    def from_issues(cls, issues: Sequence[ExperimentFileIssue]) -> ExperimentFileError:
+        """One error carrying several issues (at least one), the first as its attributes."""
+        first, *more = issues
+        return cls(first.file, first.line, first.key, first.problem, more=more)
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready summary with the first problem's location and every issue."""
+        return {
+            **super().to_dict(),
+            "file": self.file,
+            "line": self.line,
+            "key": self.key,
+            "problem": self.problem,
+            "issues": [
+                {"file": i.file, "line": i.line, "key": i.key, "problem": i.problem}
+                for i in self.issues
+            ],
+        }
 
 
 class InvalidScoreError(EvalkitError, ValueError):

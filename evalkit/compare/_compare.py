@@ -1,0 +1,302 @@
+"""Regression judgement: pair two experiments' items by id and judge each scorer."""
+
+from __future__ import annotations
+
+import math
+import zlib
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any, Literal, TypeAlias
+
+import numpy as np
+
+from evalkit.compare._inputs import ScorerScores, ScoreTable, scores_by_scorer
+from evalkit.compare._stats import (
+    check_confidence,
+    check_resamples,
+    paired_bootstrap_ci,
+    sign_flip_test,
+)
+from evalkit.errors import ConfigError
+
+Direction: TypeAlias = Literal["higher", "lower"]
+"""Which way a scorer's score is better: ``"higher"`` (accuracy) or ``"lower"`` (toxicity)."""
+
+Verdict: TypeAlias = Literal["regressed", "improved", "unchanged", "not_comparable"]
+"""A scorer's verdict; ``"not_comparable"`` when no item was scored in both runs."""
+
+_EMPTY = ScorerScores(
+    np.empty(0, dtype=np.object_), np.empty(0, dtype=np.float64), np.empty(0, dtype=np.bool_)
+)
+
+
+@dataclass(frozen=True, slots=True)
+class ScorerComparison:
+    """One scorer's scores in a candidate experiment judged against a baseline.
+
+    Items are paired by id. Differences are ``candidate - baseline``, whatever the scorer's
+    direction, so ``difference``, ``ci_low`` and ``ci_high`` read like the two means do;
+    :attr:`improvement` gives the change signed by direction (positive is better).
+
+    Attributes:
+        scorer_id: The scorer.
+        direction: Whether a higher or a lower score is better.
+        n_paired: Items scored successfully in both experiments; the statistics use only these.
+        baseline_mean: Mean baseline score over the paired items (None when ``n_paired`` is 0).
+        candidate_mean: Mean candidate score over the paired items.
+        difference: ``candidate_mean - baseline_mean``.
+        ci_low: Lower end of the paired bootstrap interval of ``difference``.
+        ci_high: Upper end of that interval.
+        p_value: Two-sided paired sign-flip test of "no difference".
+        only_in_baseline: Items this scorer ran on in the baseline only.
+        only_in_candidate: Items this scorer ran on in the candidate only.
+        failed_in_baseline: Items in both experiments whose baseline run failed.
+        failed_in_candidate: Items in both experiments whose candidate run failed.
+        failed_in_either: Items in both experiments left unpaired because a run failed (an item
+            that failed in both counts once here and once in each of the two fields above).
+        verdict: ``"regressed"`` when the score got worse by more than ``max_drop`` and the
+            interval excludes zero; ``"improved"`` when it got better by more than ``max_drop``
+            and the interval excludes zero; ``"not_comparable"`` without paired items;
+            ``"unchanged"`` otherwise.
+        max_drop: The tolerated change the verdict used.
+        confidence: The interval's coverage.
+    """
+
+    scorer_id: str
+    direction: Direction
+    n_paired: int
+    baseline_mean: float | None
+    candidate_mean: float | None
+    difference: float | None
+    ci_low: float | None
+    ci_high: float | None
+    p_value: float | None
+    only_in_baseline: int
+    only_in_candidate: int
+    failed_in_baseline: int
+    failed_in_candidate: int
+    failed_in_either: int
+    verdict: Verdict
+    max_drop: float
+    confidence: float
+
+    @property
+    def improvement(self) -> float | None:
+        """The change in the scorer's better direction: positive is better, negative is worse."""
+        if self.difference is None:
+            return None
+        return self.difference if self.direction == "higher" else -self.difference
+
+    @property
+    def regressed(self) -> bool:
+        """True when the verdict is ``"regressed"``."""
+        return self.verdict == "regressed"
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict of every field plus ``improvement``."""
+        fields = {name: getattr(self, name) for name in self.__dataclass_fields__}
+        return {**fields, "improvement": self.improvement}
+
+
+@dataclass(frozen=True, slots=True)
+class Comparison:
+    """Every scorer of two experiments judged, with the options used.
+
+    Attributes:
+        scorers: One :class:`ScorerComparison` per scorer id found in either experiment,
+            sorted by id.
+        max_drop: The tolerated change in mean.
+        confidence: The intervals' coverage.
+        resamples: Bootstrap and sign-flip resamples drawn per scorer.
+        seed: The seed the draws were derived from.
+    """
+
+    scorers: tuple[ScorerComparison, ...]
+    max_drop: float
+    confidence: float
+    resamples: int
+    seed: int
+
+    @property
+    def regressed(self) -> tuple[ScorerComparison, ...]:
+        """The scorers whose verdict is ``"regressed"``."""
+        return tuple(s for s in self.scorers if s.verdict == "regressed")
+
+    @property
+    def improved(self) -> tuple[ScorerComparison, ...]:
+        """The scorers whose verdict is ``"improved"``."""
+        return tuple(s for s in self.scorers if s.verdict == "improved")
+
+    def __getitem__(self, scorer_id: str) -> ScorerComparison:
+        for comparison in self.scorers:
+            if comparison.scorer_id == scorer_id:
+                return comparison
+        raise KeyError(scorer_id)
+
+    def __iter__(self) -> Iterator[ScorerComparison]:
+        return iter(self.scorers)
+
+    def __len__(self) -> int:
+        return len(self.scorers)
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict: the options and one entry per scorer."""
+        return {
+            "max_drop": self.max_drop,
+            "confidence": self.confidence,
+            "resamples": self.resamples,
+            "seed": self.seed,
+            "scorers": [s.to_dict() for s in self.scorers],
+        }
+
+
+def compare_experiments(
+    baseline: ScoreTable,
+    candidate: ScoreTable,
+    /,
+    *,
+    directions: Mapping[str, Direction] | None = None,
+    max_drop: float = 0.0,
+    confidence: float = 0.95,
+    resamples: int = 10_000,
+    seed: int = 0,
+) -> Comparison:
+    """Judge every scorer of ``candidate`` against ``baseline``, pairing items by id.
+
+    For each scorer id found in either experiment, the items scored successfully in both are
+    paired; the mean of ``candidate - baseline`` gets a paired bootstrap confidence interval
+    and a paired sign-flip test. Items present in one experiment only and items whose run
+    failed in either are counted, never silently dropped.
+
+    Args:
+        baseline: The reference experiment's per-item scores (see :data:`ScoreTable`).
+        candidate: The experiment being judged, in the same shape.
+        directions: ``"higher"`` or ``"lower"`` per scorer id; unlisted scorers are
+            higher-is-better.
+        max_drop: The change in mean, in score units, tolerated before a significant drop is
+            a regression (and needed before a significant rise is an improvement).
+        confidence: The bootstrap interval's coverage.
+        resamples: Resamples for the interval and for the sign-flip test.
+        seed: Seeds the draws. Each scorer's draws derive from the seed and its id, so a
+            scorer's result does not depend on which other scorers are compared.
+
+    Returns:
+        A :class:`Comparison` with one entry per scorer, sorted by id.
+
+    Raises:
+        ConfigError: An invalid option or direction.
+        DatasetError: Malformed scores (see :data:`ScoreTable`).
+    """
+    check_confidence(confidence)
+    check_resamples(resamples)
+    if isinstance(max_drop, bool) or not isinstance(max_drop, int | float):
+        raise ConfigError(f"max_drop must be a number, got {max_drop!r}")
+    if not (math.isfinite(max_drop) and max_drop >= 0):
+        raise ConfigError(f"max_drop must be a finite number >= 0, got {max_drop!r}")
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        raise ConfigError(f"seed must be a non-negative integer, got {seed!r}")
+    directions = dict(directions or {})
+    for scorer_id, direction in directions.items():
+        if direction not in ("higher", "lower"):
+            raise ConfigError(
+                f"direction of scorer {scorer_id!r} must be 'higher' or 'lower', got {direction!r}"
+            )
+    before = scores_by_scorer(baseline, label="baseline")
+    after = scores_by_scorer(candidate, label="candidate")
+    results = tuple(
+        _compare_scorer(
+            scorer_id,
+            before.get(scorer_id, _EMPTY),
+            after.get(scorer_id, _EMPTY),
+            direction=directions.get(scorer_id, "higher"),
+            max_drop=float(max_drop),
+            confidence=float(confidence),
+            resamples=resamples,
+            seed=seed,
+        )
+        for scorer_id in sorted(before.keys() | after.keys())
+    )
+    return Comparison(
+        scorers=results,
+        max_drop=float(max_drop),
+        confidence=float(confidence),
+        resamples=resamples,
+        seed=seed,
+    )
+
+
+def _compare_scorer(
+    scorer_id: str,
+    before: ScorerScores,
+    after: ScorerScores,
+    *,
+    direction: Direction,
+    max_drop: float,
+    confidence: float,
+    resamples: int,
+    seed: int,
+) -> ScorerComparison:
+    common, b_index, a_index = np.intersect1d(
+        before.item_ids, after.item_ids, assume_unique=True, return_indices=True
+    )
+    b_ok = before.ok[b_index]
+    a_ok = after.ok[a_index]
+    paired = b_ok & a_ok
+    b_scores = before.scores[b_index][paired]
+    a_scores = after.scores[a_index][paired]
+    counts = {
+        "only_in_baseline": int(before.item_ids.size - common.size),
+        "only_in_candidate": int(after.item_ids.size - common.size),
+        "failed_in_baseline": int(np.count_nonzero(~b_ok)),
+        "failed_in_candidate": int(np.count_nonzero(~a_ok)),
+        "failed_in_either": int(np.count_nonzero(~paired)),
+    }
+    n = int(b_scores.size)
+    if n == 0:
+        return ScorerComparison(
+            scorer_id=scorer_id,
+            direction=direction,
+            n_paired=0,
+            baseline_mean=None,
+            candidate_mean=None,
+            difference=None,
+            ci_low=None,
+            ci_high=None,
+            p_value=None,
+            verdict="not_comparable",
+            max_drop=max_drop,
+            confidence=confidence,
+            **counts,
+        )
+    differences = a_scores - b_scores
+    # A stable per-scorer stream: crc32 is fixed across processes, unlike hash().
+    streams = np.random.SeedSequence([seed, zlib.crc32(scorer_id.encode())]).spawn(2)
+    ci_low, ci_high = paired_bootstrap_ci(
+        differences, confidence=confidence, resamples=resamples, seed=streams[0]
+    )
+    p_value = sign_flip_test(differences, resamples=resamples, seed=streams[1])
+    difference = float(differences.mean())
+    # The interval must exclude zero on the side the mean moved to.
+    rose, fell = ci_low > 0.0, ci_high < 0.0
+    worse, better = (fell, rose) if direction == "higher" else (rose, fell)
+    change = difference if direction == "higher" else -difference
+    verdict: Verdict = "unchanged"
+    if worse and change < -max_drop:
+        verdict = "regressed"
+    elif better and change > max_drop:
+        verdict = "improved"
+    return ScorerComparison(
+        scorer_id=scorer_id,
+        direction=direction,
+        n_paired=n,
+        baseline_mean=float(b_scores.mean()),
+        candidate_mean=float(a_scores.mean()),
+        difference=difference,
+        ci_low=ci_low,
+        ci_high=ci_high,
+        p_value=p_value,
+        verdict=verdict,
+        max_drop=max_drop,
+        confidence=confidence,
+        **counts,
+    )

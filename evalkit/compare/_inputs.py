@@ -1,0 +1,181 @@
+"""Per-item scores of one experiment, from a DataFrame, an Arrow table or a mapping."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TypeAlias
+
+import numpy as np
+import numpy.typing as npt
+import pandas as pd
+import pyarrow as pa
+
+from evalkit.errors import DatasetError
+
+ScoreTable: TypeAlias = pd.DataFrame | pa.Table | Mapping[str, Mapping[str, float | None]]
+"""One experiment's per-item scores, in one of three shapes:
+
+- a pandas DataFrame or an Arrow table with columns ``item_id``, ``scorer_id``, ``score`` and
+  optionally ``status`` (``"success"`` or ``"failed"``), one row per item and scorer: what
+  ``ExperimentResult.to_pandas()`` gives, or the store's ``scores`` rows together with its
+  ``scorer_errors`` rows (status ``"failed"``, score null);
+- a mapping ``{scorer_id: {item_id: score}}`` where a None score marks a failed run.
+
+Without a ``status`` column a row is a success when its score is a finite number and a failure
+when the score is null. A failed row's score (a recovered score) is never used.
+"""
+
+_REQUIRED = ("item_id", "scorer_id", "score")
+_STATUSES = frozenset({"success", "failed"})
+
+
+@dataclass(frozen=True, slots=True)
+class ScorerScores:
+    """One scorer's runs in one experiment, sorted by item id.
+
+    Attributes:
+        item_ids: The item ids, unique and sorted (an object array of str).
+        scores: The scores, NaN where the run failed.
+        ok: True where the run succeeded with a finite score.
+    """
+
+    item_ids: npt.NDArray[np.object_]
+    scores: npt.NDArray[np.float64]
+    ok: npt.NDArray[np.bool_]
+
+
+def scores_by_scorer(data: ScoreTable, *, label: str) -> dict[str, ScorerScores]:
+    """Split one experiment's per-item scores by scorer id.
+
+    Args:
+        data: The scores, in one of the shapes of :data:`ScoreTable`.
+        label: Names the experiment in errors (``"baseline"``, ``"candidate"``).
+
+    Raises:
+        DatasetError: A missing column, a null id, a duplicate item for a scorer, an unknown
+            status, or a successful row without a finite score.
+    """
+    if isinstance(data, pd.DataFrame):
+        data = pa.Table.from_pandas(data, preserve_index=False)
+    if isinstance(data, pa.RecordBatch):
+        data = pa.Table.from_batches([data])
+    if isinstance(data, pa.Table):
+        items, scorers, scores, ok = _from_table(data, label=label)
+    elif isinstance(data, Mapping):
+        items, scorers, scores, ok = _from_mapping(data, label=label)
+    else:
+        raise DatasetError(
+            label,
+            f"expected a DataFrame, an Arrow table or a {{scorer_id: {{item_id: score}}}} "
+            f"mapping, got {type(data).__name__}",
+        )
+    result: dict[str, ScorerScores] = {}
+    order = np.lexsort((items, scorers))
+    items, scorers, scores, ok = items[order], scorers[order], scores[order], ok[order]
+    boundaries = np.flatnonzero(scorers[1:] != scorers[:-1]) + 1
+    for chunk in np.split(np.arange(items.size), boundaries):
+        if chunk.size == 0:
+            continue
+        scorer_id = str(scorers[chunk[0]])
+        chunk_items = items[chunk]
+        repeated = np.flatnonzero(chunk_items[1:] == chunk_items[:-1])
+        if repeated.size:
+            raise DatasetError(
+                label,
+                f"item {chunk_items[repeated[0]]!r} appears more than once for scorer "
+                f"{scorer_id!r}",
+                column="item_id",
+            )
+        result[scorer_id] = ScorerScores(chunk_items, scores[chunk], ok[chunk])
+    return result
+
+
+_Columns: TypeAlias = tuple[
+    npt.NDArray[np.object_],
+    npt.NDArray[np.object_],
+    npt.NDArray[np.float64],
+    npt.NDArray[np.bool_],
+]
+
+
+def _from_table(table: pa.Table, *, label: str) -> _Columns:
+    for name in _REQUIRED:
+        if name not in table.column_names:
+            raise DatasetError(label, "required column is missing", column=name)
+    ids = {name: _strings(table[name], label=label, column_name=name) for name in _REQUIRED[:2]}
+    try:
+        scores = table["score"].cast(pa.float64()).to_numpy(zero_copy_only=False)
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
+        raise DatasetError(label, f"scores must be numbers: {exc}", column="score") from exc
+    scores = np.asarray(scores, dtype=np.float64)
+    finite = np.isfinite(scores)
+    if "status" in table.column_names:
+        status = table["status"].to_pylist()
+        unknown = {value for value in status if value not in _STATUSES}
+        if unknown:
+            raise DatasetError(
+                label,
+                f"status must be 'success' or 'failed', got {sorted(map(repr, unknown))[0]}",
+                column="status",
+            )
+        ok = np.array([value == "success" for value in status], dtype=np.bool_)
+        broken = np.flatnonzero(ok & ~finite)
+        if broken.size:
+            row = broken[0]
+            raise DatasetError(
+                label,
+                f"item {ids['item_id'][row]!r} of scorer {ids['scorer_id'][row]!r} succeeded "
+                f"without a finite score ({scores[row]!r})",
+                column="score",
+            )
+    else:
+        ok = finite
+    return ids["item_id"], ids["scorer_id"], scores, ok
+
+
+def _strings(column: pa.ChunkedArray, *, label: str, column_name: str) -> npt.NDArray[np.object_]:
+    if column.null_count:
+        raise DatasetError(label, "ids must not be null", column=column_name)
+    try:
+        strings = column.cast(pa.string())
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
+        raise DatasetError(
+            label, f"ids must be text or numbers: {exc}", column=column_name
+        ) from exc
+    return np.asarray(strings.to_pylist(), dtype=np.object_)
+
+
+def _from_mapping(data: Mapping[str, Mapping[str, float | None]], *, label: str) -> _Columns:
+    items: list[str] = []
+    scorers: list[str] = []
+    scores: list[float] = []
+    ok: list[bool] = []
+    for scorer_id, by_item in data.items():
+        if not isinstance(by_item, Mapping):
+            raise DatasetError(
+                label,
+                f"scorer {scorer_id!r} must map item ids to scores, got {type(by_item).__name__}",
+            )
+        for item_id, score in by_item.items():
+            if score is None:
+                value, succeeded = math.nan, False
+            elif isinstance(score, bool) or not isinstance(score, int | float):
+                raise DatasetError(
+                    label,
+                    f"item {item_id!r} of scorer {scorer_id!r} has score {score!r}, "
+                    "not a number or None",
+                )
+            else:
+                value, succeeded = float(score), math.isfinite(score)
+            items.append(str(item_id))
+            scorers.append(str(scorer_id))
+            scores.append(value)
+            ok.append(succeeded)
+    return (
+        np.asarray(items, dtype=np.object_),
+        np.asarray(scorers, dtype=np.object_),
+        np.asarray(scores, dtype=np.float64),
+        np.asarray(ok, dtype=np.bool_),
+    )

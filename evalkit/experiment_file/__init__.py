@@ -1,0 +1,44 @@
+"""Experiment files: the TOML that ``python -m evalkit run FILE`` reads.
+
+:func:`load_experiment_file` validates a file against :class:`ExperimentConfig` and reports
+every problem as ``FILE:LINE: key: problem`` in one :class:`~evalkit.errors.ExperimentFileError`.
+:meth:`ExperimentFile.import_object` imports ``"module:attribute"`` references with the file's
+folder on ``sys.path``, and :meth:`ExperimentFile.error` builds located errors for later checks.
+"""
+
+from __future__ import annotations
+
+from evalkit.experiment_file._imports import import_reference
+from evalkit.experiment_file._load import ExperimentFile, format_key, load_experiment_file
+from evalkit.experiment_file._locate import KeyLocator, KeyPath
+from evalkit.experiment_file._schema import (
+    ExperimentConfig,
+    ExperimentSection,
+    JudgeOverride,
+    JudgeSection,
+    OpenAITarget,
+    PythonTarget,
+    RegressionSection,
+    ScorerEntry,
+    Target,
+    Threshold,
+)
+
+__all__ = [
+    "ExperimentConfig",
+    "ExperimentFile",
+    "ExperimentSection",
+    "JudgeOverride",
+    "JudgeSection",
+    "KeyLocator",
+    "KeyPath",
+    "OpenAITarget",
+    "PythonTarget",
+    "RegressionSection",
+    "ScorerEntry",
+    "Target",
+    "Threshold",
+    "format_key",
+    "import_reference",
+    "load_experiment_file",
+]

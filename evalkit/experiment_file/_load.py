@@ -1,0 +1,275 @@
+"""Loading an experiment file: read, parse TOML, validate, and locate every problem by line."""
+
+from __future__ import annotations
+
+import difflib
+import json
+import os
+import re
+import tomllib
+import typing
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+from pydantic_core import ErrorDetails
+
+from evalkit.errors import ConfigError, ExperimentFileError, ExperimentFileIssue
+from evalkit.experiment_file._imports import import_reference
+from evalkit.experiment_file._locate import KeyLocator, KeyPath
+from evalkit.experiment_file._schema import ExperimentConfig, describe
+
+_TOML_POSITION = re.compile(r"\s*\(at line (\d+), column (\d+)\)$")
+_BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
+
+
+def format_key(path: Sequence[str | int]) -> str:
+    """``("scorers", 1, "threshold")`` → ``"scorers[1].threshold"``; odd keys are quoted."""
+    text = ""
+    for part in path:
+        if isinstance(part, int):
+            text += f"[{part}]"
+        else:
+            name = part if _BARE_KEY.fullmatch(part) else json.dumps(part, ensure_ascii=False)
+            text += f".{name}" if text else name
+    return text
+
+
+@dataclass(frozen=True, slots=True)
+class ExperimentFile:
+    """A loaded, validated experiment file, able to point at its own lines.
+
+    Attributes:
+        path: The file's absolute path.
+        display_path: The path as the user gave it, used in messages.
+        config: The validated content; paths in it are absolute.
+    """
+
+    path: Path
+    display_path: str
+    config: ExperimentConfig
+    _locator: KeyLocator = field(repr=False, compare=False)
+
+    @property
+    def folder(self) -> Path:
+        """The folder holding the file: relative paths and ``module:attribute`` start here."""
+        return self.path.parent
+
+    def line_of(self, key: Sequence[str | int]) -> int | None:
+        """The line of ``key`` (``("scorers", 0, "use")``), or of its nearest written parent."""
+        return self._locator.line_of(tuple(key))
+
+    def error(self, key: Sequence[str | int], problem: str) -> ExperimentFileError:
+        """An error about ``key`` at its line, for checks made after loading.
+
+        For example, the CLI reports a prebuilt scorer name it does not know with
+        ``raise experiment_file.error(("scorers", 2, "use"), "unknown scorer 'exact_mach'")``.
+        """
+        return ExperimentFileError(self.display_path, self.line_of(key), format_key(key), problem)
+
+    def import_object(self, key: Sequence[str | int], reference: str) -> object:
+        """Import ``reference`` (``"module:attribute"``) with this file's folder on ``sys.path``.
+
+        Raises:
+            ExperimentFileError: The module or attribute is missing or fails to import; the
+                message names ``key`` and its line.
+        """
+        try:
+            return import_reference(reference, folder=self.folder)
+        except ConfigError as exc:
+            raise self.error(key, f"cannot import {reference!r}: {exc}") from exc
+
+
+def load_experiment_file(path: str | os.PathLike[str]) -> ExperimentFile:
+    """Read and validate an experiment file.
+
+    Relative paths in the file resolve against the file's folder; the store defaults to
+    ``evalkit.duckdb`` in the working directory; the dataset must exist.
+
+    Args:
+        path: The TOML file.
+
+    Returns:
+        The validated :class:`ExperimentFile`.
+
+    Raises:
+        ExperimentFileError: The file cannot be read, is not valid TOML, or breaks the
+            schema. Each problem is reported as ``FILE:LINE: key: problem``, all of them at
+            once, in file order.
+    """
+    display = os.fspath(path)
+    file = Path(display).resolve()
+    try:
+        raw = file.read_bytes()
+    except OSError as exc:
+        raise ExperimentFileError(
+            display, None, None, f"cannot read the file: {exc.strerror or exc}"
+        ) from exc
+    try:
+        # utf-8-sig: editors on Windows may start the file with a byte-order mark.
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = raw[: exc.start].count(b"\n") + 1
+        raise ExperimentFileError(display, line, None, "the file is not UTF-8 text") from exc
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise _syntax_error(display, text, exc) from exc
+    locator = KeyLocator(text)
+    try:
+        config = ExperimentConfig.model_validate(data, context={"folder": file.parent})
+    except ValidationError as exc:
+        issues = [_issue(error, data, locator, display) for error in exc.errors()]
+        issues.sort(key=lambda issue: (issue.line or 0, issue.key or ""))
+        raise ExperimentFileError.from_issues(issues) from exc
+    return ExperimentFile(file, display, config, locator)
+
+
+def _syntax_error(display: str, text: str, exc: tomllib.TOMLDecodeError) -> ExperimentFileError:
+    message = str(exc)
+    match = _TOML_POSITION.search(message)
+    if match:
+        line: int | None = int(match.group(1))
+        message = f"{message[: match.start()]} (column {match.group(2)})"
+    elif message.endswith("(at end of document)"):
+        line = text.count("\n") + 1
+        message = message.removesuffix(" (at end of document)") + " (at the end of the file)"
+    else:
+        line = None
+    return ExperimentFileError(display, line, None, f"invalid TOML: {message}")
+
+
+def _issue(
+    error: ErrorDetails, data: dict[str, Any], locator: KeyLocator, display: str
+) -> ExperimentFileIssue:
+    path = _data_path(error["loc"], data)
+    kind = error["type"]
+    ctx = error.get("ctx") or {}
+    if kind == "evalkit":
+        path = (*path, *ctx.get("at", ()))
+        problem = str(ctx["problem"])
+    elif kind in ("union_tag_invalid", "union_tag_not_found"):
+        path = (*path, "type")
+        expected = ctx.get("expected_tags", "'openai' or 'python'").replace(", ", " or ")
+        if kind == "union_tag_invalid":
+            problem = f"expected {expected}, got {describe(ctx.get('tag'))}"
+        else:
+            problem = f"required key is missing (expected {expected})"
+    elif kind == "missing":
+        problem = _missing(path)
+    elif kind == "extra_forbidden":
+        problem = _unknown(path, data)
+    elif kind == "too_short" and path == ("scorers",):
+        problem = "at least one [[scorers]] table is required"
+    elif kind == "list_type" and path == ("scorers",):
+        problem = "expected an array of tables: write each scorer as a [[scorers]] table"
+    elif kind in ("dict_type", "model_type", "model_attributes_type"):
+        problem = f"expected a table, got {describe(error['input'])}"
+    elif kind == "string_too_short":
+        problem = "expected a non-empty string"
+    else:
+        problem = _reworded(error)
+    line = locator.line_of(path) if path else None
+    if kind == "missing" and len(path) == 1:
+        line = None  # a missing top-level table has no line to point at
+    return ExperimentFileIssue(display, line, format_key(path) or None, problem)
+
+
+_TYPE_WORDS = {
+    "a valid string": "a string",
+    "a valid integer": "an integer",
+    "a valid number": "a number",
+    "a valid boolean": "true or false",
+}
+_BOUNDS = ("greater_than", "greater_than_equal", "less_than", "less_than_equal")
+
+
+def _reworded(error: ErrorDetails) -> str:
+    """Pydantic's message in the file's terms: ``expected an integer, got "16"``."""
+    kind = error["type"]
+    problem = error["msg"].removeprefix("Value error, ")
+    problem = problem.replace("Input should be ", "expected ", 1)
+    for words, plain in _TYPE_WORDS.items():
+        problem = problem.replace(f"expected {words}", f"expected {plain}", 1)
+    if kind in _BOUNDS:
+        problem = problem.replace("expected ", "expected a value ", 1)
+    shows_input = kind.endswith(("_type", "_parsing")) or kind in _BOUNDS
+    if shows_input or kind in ("literal_error", "finite_number", "int_from_float"):
+        problem += f", got {describe(error['input'])}"
+    return problem
+
+
+def _data_path(loc: tuple[int | str, ...], data: Any) -> KeyPath:
+    """Map a pydantic error location onto the TOML data, dropping union tags."""
+    path: list[str | int] = []
+    node: Any = data
+    for part in loc:
+        if isinstance(node, dict) and isinstance(part, str):
+            if part in node:
+                node = node[part]
+            elif node.get("type") == part:
+                continue  # the tag pydantic adds inside a discriminated union
+            else:
+                node = None
+        elif isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node):
+            node = node[part]
+        else:
+            node = None
+        path.append(part)
+    return tuple(path)
+
+
+def _missing(path: KeyPath) -> str:
+    if path == ("experiment",):
+        return "required table [experiment] is missing"
+    if path == ("scorers",):
+        return "at least one [[scorers]] table is required"
+    return "required key is missing"
+
+
+def _unknown(path: KeyPath, data: dict[str, Any]) -> str:
+    allowed = _fields_at(path[:-1], data)
+    noun = "table" if len(path) == 1 else "key"
+    if not allowed:
+        return f"unknown {noun}"
+    close = difflib.get_close_matches(str(path[-1]), allowed, n=1, cutoff=0.6)
+    if close:
+        return f"unknown {noun} (did you mean {close[0]!r}?)"
+    return f"unknown {noun}; expected one of: {', '.join(allowed)}"
+
+
+def _fields_at(path: KeyPath, data: Any) -> list[str]:
+    """The keys the schema allows in the table at ``path`` of ``data``."""
+    model: type[BaseModel] | None = ExperimentConfig
+    node = data
+    for part in path:
+        if isinstance(part, int):
+            node = node[part] if isinstance(node, list) and part < len(node) else None
+            continue
+        if model is None or part not in model.model_fields:
+            return []
+        node = node.get(part) if isinstance(node, dict) else None
+        model = _model_in(model.model_fields[part].annotation, node)
+    return list(model.model_fields) if model is not None else []
+
+
+def _model_in(annotation: Any, node: Any) -> type[BaseModel] | None:
+    """The model class validating ``node`` under ``annotation`` (through lists and unions)."""
+    models: list[type[BaseModel]] = []
+    pending = [annotation]
+    while pending:
+        current = pending.pop()
+        if isinstance(current, type) and issubclass(current, BaseModel):
+            models.append(current)
+        else:
+            pending.extend(typing.get_args(current))
+    if len(models) == 1:
+        return models[0]
+    tag = node.get("type") if isinstance(node, dict) else None
+    for model in models:
+        field_info = model.model_fields.get("type")
+        if field_info is not None and tag in typing.get_args(field_info.annotation):
+            return model
+    return None

@@ -1,0 +1,258 @@
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pytest
+
+from evalkit import ConfigError, DatasetError, compare_experiments
+from evalkit.compare import Direction
+
+
+def frame(rows: list[tuple[str, str, float | None, str]]) -> pd.DataFrame:
+    return pd.DataFrame(rows, columns=["item_id", "scorer_id", "score", "status"])
+
+
+def binary_runs(
+    n: int, *, accuracy: float, flipped: int, scorer: str = "exact"
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Baseline right on ``accuracy`` of ``n`` items; the candidate loses ``flipped`` of them."""
+    right = int(n * accuracy)
+    baseline = np.r_[np.ones(right), np.zeros(n - right)]
+    candidate = baseline.copy()
+    candidate[:flipped] = 0.0
+    ids = [f"q{i:05d}" for i in range(n)]
+    make = lambda scores: pd.DataFrame(  # noqa: E731
+        {"item_id": ids, "scorer_id": scorer, "score": scores, "status": "success"}
+    )
+    return make(baseline), make(candidate)
+
+
+BASELINE = frame(
+    [
+        ("a", "exact", 1.0, "success"),  # only in baseline
+        ("b", "exact", 1.0, "success"),
+        ("c", "exact", 0.0, "success"),  # fails in candidate
+        ("d", "exact", 0.0, "failed"),  # fails in baseline; its recovered 0.0 is never used
+        ("e", "exact", 1.0, "success"),
+    ]
+)
+CANDIDATE = frame(
+    [
+        ("b", "exact", 0.0, "success"),
+        ("c", "exact", None, "failed"),
+        ("d", "exact", 1.0, "success"),
+        ("e", "exact", 1.0, "success"),
+        ("f", "exact", 1.0, "success"),  # only in candidate
+    ]
+)
+
+
+def test_unpaired_and_failed_items_are_counted_and_kept_out_of_the_means() -> None:
+    result = compare_experiments(BASELINE, CANDIDATE)["exact"]
+    assert result.n_paired == 2  # b and e
+    assert result.baseline_mean == 1.0
+    assert result.candidate_mean == 0.5
+    assert result.difference == -0.5
+    assert (result.only_in_baseline, result.only_in_candidate) == (1, 1)
+    assert (result.failed_in_baseline, result.failed_in_candidate) == (1, 1)
+    assert result.failed_in_either == 2
+
+
+def test_an_item_failed_in_both_counts_once_in_either() -> None:
+    baseline = frame([("x", "s", None, "failed"), ("y", "s", 0.5, "success")])
+    candidate = frame([("x", "s", 0.2, "failed"), ("y", "s", 0.5, "success")])
+    result = compare_experiments(baseline, candidate)["s"]
+    assert (result.failed_in_baseline, result.failed_in_candidate) == (1, 1)
+    assert result.failed_in_either == 1
+    assert result.n_paired == 1
+
+
+def as_arrow(df: pd.DataFrame) -> pa.Table:
+    return pa.Table.from_pandas(df, preserve_index=False)
+
+
+def as_mapping(df: pd.DataFrame) -> dict[str, dict[str, float | None]]:
+    nested: dict[str, dict[str, float | None]] = {}
+    for row in df.itertuples():
+        score = None if row.status == "failed" else float(row.score)
+        nested.setdefault(str(row.scorer_id), {})[str(row.item_id)] = score
+    return nested
+
+
+def without_status(df: pd.DataFrame) -> pd.DataFrame:
+    out = df.copy()
+    out.loc[out["status"] == "failed", "score"] = None
+    return out.drop(columns="status")
+
+
+@pytest.mark.parametrize("convert", [as_arrow, as_mapping, without_status])
+def test_every_input_shape_gives_the_same_comparison(convert: Any) -> None:
+    expected = compare_experiments(BASELINE, CANDIDATE)
+    assert compare_experiments(convert(BASELINE), convert(CANDIDATE)) == expected
+
+
+def test_row_order_does_not_change_the_result() -> None:
+    baseline, candidate = binary_runs(500, accuracy=0.8, flipped=30)
+    shuffled = candidate.sample(frac=1.0, random_state=3)
+    assert compare_experiments(baseline, shuffled) == compare_experiments(baseline, candidate)
+
+
+def test_a_small_real_drop_over_many_items_is_a_significant_regression() -> None:
+    baseline, candidate = binary_runs(2_000, accuracy=0.85, flipped=60)
+    comparison = compare_experiments(baseline, candidate, max_drop=0.01)
+    result = comparison["exact"]
+    assert result.difference == pytest.approx(-0.03)
+    assert result.ci_high is not None
+    assert result.ci_high < 0
+    assert result.p_value is not None
+    assert result.p_value < 0.001
+    assert result.verdict == "regressed"
+    assert comparison.regressed == (result,)
+
+
+def test_a_zero_effect_is_unchanged_and_not_significant() -> None:
+    rng = np.random.default_rng(4)
+    ids = [f"q{i}" for i in range(1_000)]
+    before = rng.uniform(0, 1, 1_000)
+    # Same distribution, independent noise around the same mean: no systematic change.
+    after = np.clip(before + rng.normal(0, 0.05, 1_000), 0, 1)
+    after = after - (after.mean() - before.mean())
+    make = lambda s: pd.DataFrame({"item_id": ids, "scorer_id": "sim", "score": s})  # noqa: E731
+    result = compare_experiments(make(before), make(after))["sim"]
+    assert result.verdict == "unchanged"
+    assert result.ci_low is not None
+    assert result.ci_high is not None
+    assert result.ci_low < 0 < result.ci_high
+    assert result.p_value is not None
+    assert result.p_value > 0.5
+
+
+def test_a_significant_drop_within_max_drop_is_unchanged() -> None:
+    baseline, candidate = binary_runs(2_000, accuracy=0.85, flipped=60)
+    result = compare_experiments(baseline, candidate, max_drop=0.05)["exact"]
+    assert result.ci_high is not None
+    assert result.ci_high < 0
+    assert result.verdict == "unchanged"
+
+
+def test_a_large_drop_on_few_items_is_not_significant() -> None:
+    # 2 of 6 items got worse: a mean drop of 0.33, but the interval reaches zero.
+    baseline = {"s": {str(i): 1.0 for i in range(6)}}
+    candidate = {"s": {str(i): (0.0 if i < 2 else 1.0) for i in range(6)}}
+    result = compare_experiments(baseline, candidate, max_drop=0.02)["s"]
+    assert result.ci_high == 0.0
+    assert result.verdict == "unchanged"
+
+
+@pytest.mark.parametrize(
+    ("direction", "toxicity_after", "verdict"),
+    [
+        ("lower", 0.3, "regressed"),
+        ("lower", 0.1, "improved"),
+        ("higher", 0.3, "improved"),
+        ("higher", 0.1, "regressed"),
+    ],
+)
+def test_verdicts_follow_the_scorer_direction(
+    direction: Direction, toxicity_after: float, verdict: str
+) -> None:
+    ids = [f"q{i}" for i in range(300)]
+    rng = np.random.default_rng(2)
+    noise = rng.normal(0, 0.02, 300)
+    before = pd.DataFrame({"item_id": ids, "scorer_id": "toxicity", "score": 0.2 + noise})
+    after = before.assign(score=toxicity_after + noise)
+    result = compare_experiments(before, after, directions={"toxicity": direction}, max_drop=0.02)
+    comparison = result["toxicity"]
+    assert comparison.verdict == verdict
+    assert comparison.direction == direction
+    assert comparison.difference == pytest.approx(toxicity_after - 0.2)
+    sign = 1 if direction == "higher" else -1
+    assert comparison.improvement == pytest.approx(sign * (toxicity_after - 0.2))
+
+
+def test_a_scorer_present_in_one_experiment_only_is_not_comparable() -> None:
+    baseline = frame([("a", "exact", 1.0, "success"), ("a", "old", 0.5, "success")])
+    candidate = frame([("a", "exact", 1.0, "success"), ("a", "new", 0.5, "success")])
+    comparison = compare_experiments(baseline, candidate)
+    assert [s.scorer_id for s in comparison] == ["exact", "new", "old"]
+    assert comparison["old"].verdict == "not_comparable"
+    assert comparison["old"].only_in_baseline == 1
+    assert comparison["new"].only_in_candidate == 1
+    assert comparison["new"].difference is None
+    assert comparison["exact"].verdict == "unchanged"
+
+
+def test_a_scorers_result_does_not_depend_on_the_other_scorers() -> None:
+    base_a, cand_a = binary_runs(400, accuracy=0.7, flipped=20, scorer="a")
+    base_b, cand_b = binary_runs(400, accuracy=0.5, flipped=5, scorer="b")
+    alone = compare_experiments(base_a, cand_a)["a"]
+    together = compare_experiments(pd.concat([base_a, base_b]), pd.concat([cand_a, cand_b]))
+    assert together["a"] == alone
+    assert together["a"].ci_low != together["b"].ci_low
+
+
+def test_the_seed_makes_results_reproducible() -> None:
+    rng = np.random.default_rng(0)
+    ids = [str(i) for i in range(200)]
+    before = pd.DataFrame({"item_id": ids, "scorer_id": "s", "score": rng.uniform(size=200)})
+    after = before.assign(score=rng.uniform(size=200))
+    first = compare_experiments(before, after, seed=1)
+    assert compare_experiments(before, after, seed=1) == first
+    assert compare_experiments(before, after, seed=2)["s"].ci_low != first["s"].ci_low
+
+
+def test_to_dict_is_json_ready() -> None:
+    comparison = compare_experiments(BASELINE, CANDIDATE, max_drop=0.1)
+    data = json.loads(json.dumps(comparison.to_dict()))
+    assert data["max_drop"] == 0.1
+    assert data["scorers"][0]["scorer_id"] == "exact"
+    assert data["scorers"][0]["improvement"] == -0.5
+    assert data["scorers"][0]["failed_in_either"] == 2
+
+
+def test_unknown_scorer_id_lookup_is_a_key_error() -> None:
+    with pytest.raises(KeyError, match="nope"):
+        compare_experiments(BASELINE, CANDIDATE)["nope"]
+
+
+@pytest.mark.parametrize(
+    ("baseline", "match"),
+    [
+        (frame([("a", "s", 1.0, "success"), ("a", "s", 0.0, "success")]), "'a' appears more"),
+        (pd.DataFrame({"item_id": ["a"], "score": [1.0]}), "scorer_id"),
+        (frame([("a", "s", 1.0, "skipped")]), "'skipped'"),
+        (frame([("a", "s", None, "success")]), "succeeded without a finite score"),
+        (frame([(None, "s", 1.0, "success")]), "null"),  # type: ignore[list-item]
+        (pd.DataFrame({"item_id": ["a"], "scorer_id": ["s"], "score": ["high"]}), "numbers"),
+        ({"s": {"a": "high"}}, "not a number"),
+        ({"s": [1.0]}, "must map item ids"),
+        ([("a", "s", 1.0)], "expected a DataFrame"),
+    ],
+)
+def test_malformed_scores_are_a_dataset_error_naming_the_experiment(
+    baseline: Any, match: str
+) -> None:
+    with pytest.raises(DatasetError, match=match) as caught:
+        compare_experiments(baseline, CANDIDATE)
+    assert caught.value.source == "baseline"
+
+
+@pytest.mark.parametrize(
+    ("options", "match"),
+    [
+        ({"max_drop": -0.1}, "max_drop"),
+        ({"max_drop": float("nan")}, "max_drop"),
+        ({"max_drop": "0.1"}, "max_drop"),
+        ({"confidence": 95}, "confidence"),
+        ({"resamples": 0}, "resamples"),
+        ({"seed": -1}, "seed"),
+        ({"directions": {"exact": "up"}}, "'higher' or 'lower'"),
+    ],
+)
+def test_invalid_options_are_a_config_error(options: dict[str, Any], match: str) -> None:
+    with pytest.raises(ConfigError, match=match):
+        compare_experiments(BASELINE, CANDIDATE, **options)
