@@ -16,8 +16,22 @@ from evalkit.errors import (
     StoreError,
     TargetError,
 )
-from evalkit.judge import JudgeCost, JudgeErrorInfo, JudgeExecution, JudgeUsage, StepJudgeRecord
-from evalkit.scorer import Scorer, ScorerRun, ScorerRunResult, StepResults, create_scorer
+from evalkit.judge import (
+    Judge,
+    JudgeCost,
+    JudgeErrorInfo,
+    JudgeExecution,
+    JudgeUsage,
+    StepJudgeRecord,
+)
+from evalkit.scorer import (
+    PromptStep,
+    Scorer,
+    ScorerRun,
+    ScorerRunResult,
+    StepResults,
+    create_scorer,
+)
 
 __version__ = "0.1.0"
 
@@ -26,11 +40,13 @@ __all__ = [
     "DatasetError",
     "EvalkitError",
     "InvalidScoreError",
+    "Judge",
     "JudgeCost",
     "JudgeError",
     "JudgeErrorInfo",
     "JudgeExecution",
     "JudgeUsage",
+    "PromptStep",
     "Scorer",
     "ScorerRun",
     "ScorerRunError",

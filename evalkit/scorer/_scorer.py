@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from evalkit.errors import ConfigError, InvalidScoreError, ScorerRunError
+from evalkit.judge._judge import Judge
 from evalkit.scorer._result import STEP_ORDER, ScorerRun, ScorerRunResult, StepName, StepResults
 from evalkit.scorer._steps import BoundStep, bind_step
 from evalkit.scorer._trace import RunTrace
@@ -54,7 +55,7 @@ class Scorer:
         id: str,
         name: str,
         description: str,
-        judge: Any,
+        judge: Judge | None,
         steps: Mapping[StepName, object],
     ) -> None:
         self.id = id
@@ -197,7 +198,7 @@ class Scorer:
 
 
 def create_scorer(
-    name: str, description: str = "", *, id: str | None = None, judge: Any = None
+    name: str, description: str = "", *, id: str | None = None, judge: Judge | None = None
 ) -> Scorer:
     """Start building a scorer.
 
@@ -205,7 +206,8 @@ def create_scorer(
         name: Display name, e.g. ``"Quality Scorer"``.
         description: What the scorer measures.
         id: The id the store records; defaults to a slug of ``name`` (``"quality-scorer"``).
-        judge: The default judge for the scorer's prompt steps.
+        judge: The default judge for the scorer's prompt steps; a step's own judge overrides
+            it field by field.
 
     Returns:
         A scorer with no steps; add them with ``.preprocess``, ``.analyze``,
@@ -216,4 +218,6 @@ def create_scorer(
     scorer_id = slugify(name) if id is None else id
     if not scorer_id or not isinstance(scorer_id, str):
         raise ConfigError(f"scorer {name!r}: cannot derive an id from its name; pass id=...")
+    if judge is not None and not isinstance(judge, Judge):
+        raise ConfigError(f"scorer {name!r}: judge must be a Judge, not {type(judge).__name__}")
     return Scorer(id=scorer_id, name=name, description=description, judge=judge, steps={})
