@@ -12,7 +12,9 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+import anyio
 import openai
+from openai import AsyncOpenAI
 
 from evalkit.errors import JudgeError
 from evalkit.judge._call import Reply, chat_completion
@@ -73,9 +75,11 @@ async def ask(request: PreparedRequest, prompt: str, spec: OutputSpec, started: 
     """
     judge = request.judge
     client = await openai_client_for(
-        client=judge.client, base_url=judge.base_url, api_key_env=judge.api_key_env,
+        client=judge.client,
+        base_url=judge.base_url,
+        api_key_env=judge.api_key_env,
         user=request.label,
-    )  # fmt: skip
+    )
     limiter = (
         shared_limiter(judge.limiter_key, judge.max_concurrency)
         if judge.max_concurrency is not None
@@ -93,17 +97,7 @@ async def ask(request: PreparedRequest, prompt: str, spec: OutputSpec, started: 
         attempts += 1
         body = request.body(text, extra)
         try:
-            if limiter is None:
-                reply = await chat_completion(
-                    client, body, timeout=judge.timeout, max_retries=judge.max_retries,
-                    label=request.label,
-                )  # fmt: skip
-            else:
-                async with limiter:
-                    reply = await chat_completion(
-                        client, body, timeout=judge.timeout, max_retries=judge.max_retries,
-                        label=request.label,
-                    )  # fmt: skip
+            reply = await _call(client, body, request, limiter)
         except Exception as exc:
             error = exc if isinstance(exc, JudgeError) else _unexpected(exc, request.label)
             execution = _failed(request, prompt, started, attempts, calls, usage, last, error)
@@ -142,6 +136,23 @@ async def ask(request: PreparedRequest, prompt: str, spec: OutputSpec, started: 
     return Asked(
         _failed(request, prompt, started, attempts, calls, usage, last, error), error=error
     )
+
+
+async def _call(
+    client: AsyncOpenAI,
+    body: dict[str, Any],
+    request: PreparedRequest,
+    limiter: anyio.CapacityLimiter | None,
+) -> Reply:
+    judge = request.judge
+    if limiter is None:
+        return await chat_completion(
+            client, body, timeout=judge.timeout, max_retries=judge.max_retries, label=request.label
+        )
+    async with limiter:
+        return await chat_completion(
+            client, body, timeout=judge.timeout, max_retries=judge.max_retries, label=request.label
+        )
 
 
 def _unexpected(exc: Exception, label: str) -> JudgeError:

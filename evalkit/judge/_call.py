@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+import aiohttp
 import openai
 from openai import AsyncOpenAI
 
@@ -48,6 +49,10 @@ async def chat_completion(
             f"{label}: HTTP {exc.status_code} {_error_message(exc)}", code=str(exc.status_code)
         ) from exc
     except openai.APITimeoutError as exc:
+        if _dropped(exc):
+            raise JudgeError(
+                f"{label}: the server closed the connection", code="connection"
+            ) from exc
         raise JudgeError(
             f"{label}: no reply within the {timeout:g} s timeout "
             f"({max_retries} retr{'y' if max_retries == 1 else 'ies'} allowed)",
@@ -63,6 +68,22 @@ async def chat_completion(
             f"{label}: the response body is not valid JSON ({exc})", code="bad_response"
         ) from exc
     return parse_reply(data, label)
+
+
+def _dropped(exc: BaseException) -> bool:
+    """Whether a "timeout" was really a dropped connection.
+
+    The ``aiohttp`` transport maps every ``ClientConnectionError``, including a server closing
+    the connection, to ``httpx.ConnectTimeout``; the root cause tells them apart.
+    """
+    cause = exc.__cause__
+    while cause is not None:
+        if isinstance(cause, TimeoutError):
+            return False
+        if isinstance(cause, (aiohttp.ClientConnectionError, ConnectionError)):
+            return True
+        cause = cause.__cause__
+    return False
 
 
 def _error_message(exc: openai.APIStatusError) -> str:

@@ -169,8 +169,9 @@ def output_spec(kind: str, output_schema: Any, where: str) -> OutputSpec:
     if kind in ("generate_score", "generate_reason"):
         if output_schema is not None:
             asks = '{"score": number}' if kind == "generate_score" else "plain text"
-            raise ConfigError(f"{where}: a {kind} prompt step always asks for {asks}; "
-                              "remove output_schema")  # fmt: skip
+            raise ConfigError(
+                f"{where}: a {kind} prompt step always asks for {asks}; remove output_schema"
+            )
         return ScoreSpec() if kind == "generate_score" else OutputSpec()
     if output_schema is None:
         raise ConfigError(

@@ -252,9 +252,13 @@ class FakeOpenAIServer:
             return await fault_response(rule.fault)
         if rule.refusal is not None:
             return completion(
-                body, None, number=number, usage=self.usage, refusal=rule.refusal,
+                body,
+                None,
+                number=number,
+                usage=self.usage,
+                refusal=rule.refusal,
                 finish_reason=rule.finish_reason,
-            )  # fmt: skip
+            )
         content = rule_content(rule, body)
         if content is None:
             content = generated_content(body, kind, text)
