@@ -59,7 +59,9 @@ class JsonSpec(OutputSpec):
 
     def __init__(self, schema: Mapping[str, Any], name: str) -> None:
         super().__init__()
-        request_schema, self._wrapped = _object_root(dict(schema))
+        # Annotations of the schema document itself are not part of what the model must follow.
+        sent = {k: v for k, v in schema.items() if k not in ("$schema", "$id")}
+        request_schema, self._wrapped = _object_root(sent)
         strict = _strict_copy(request_schema)
         self.request_schema = strict if strict is not None else request_schema
         json_schema: dict[str, Any] = {

@@ -102,7 +102,11 @@ class HttpServer:
                     await _send(stream, request.encode(keep_alive=False))
                     return
                 keep_alive = request.headers.get("connection", "").lower() != "close"
-                response = await self.dispatch(request)
+                try:
+                    response = await self.dispatch(request)
+                except Exception as exc:  # a handler bug must not take the host task down
+                    problem = f"{type(exc).__name__}: {exc}"
+                    response = _error(500, f"The handler failed: {problem}", "server_error")
                 if response.abort:
                     return
                 keep_alive = keep_alive and not response.close

@@ -133,3 +133,16 @@ def test_schema_failures_name_the_path() -> None:
         spec.parse('{"n": "x"}')
     with pytest.raises(FormatFailure, match=r"fails Item at name: Field required \(1 error\)"):
         ModelSpec(Item).parse('{"tags": []}')
+
+
+def test_schema_document_annotations_are_not_sent() -> None:
+    schema = {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "$id": "urn:example:verdict",
+        "type": "object",
+        "properties": {"ok": {"type": "boolean"}},
+    }
+    sent = SchemaSpec(schema, "t").first["response_format"]["json_schema"]["schema"]
+    assert "$schema" not in sent
+    assert "$id" not in sent
+    assert sent["properties"] == {"ok": {"type": "boolean"}}

@@ -15,7 +15,7 @@ import jsonschema
 import pytest
 from openai import AsyncOpenAI
 
-from evalkit.testing import FakeOpenAIServer, Fault, Rule
+from evalkit.testing import FakeOpenAIServer, Fault, Request, Response, Rule
 
 SCHEMA = {
     "type": "object",
@@ -301,3 +301,28 @@ def test_runs_as_a_module_from_the_command_line() -> None:
         _, stderr = proc.communicate(timeout=10)
     assert proc.returncode == 0, stderr
     assert stderr == ""
+
+
+async def test_a_failing_handler_answers_500_and_the_server_keeps_serving(
+    server: FakeOpenAIServer, http: httpx2.AsyncClient
+) -> None:
+    def explode(body: dict[str, Any]) -> str:
+        raise RuntimeError("scripted reply exploded")
+
+    server.add_rule(Rule("boom", reply=explode))
+    response = await http.post("/v1/chat/completions", json=chat("boom"))
+    assert response.status_code == 500
+    assert "RuntimeError: scripted reply exploded" in response.json()["error"]["message"]
+    assert (await http.post("/v1/chat/completions", json=chat("fine"))).status_code == 200
+
+
+async def test_custom_routes_extend_the_server(
+    server: FakeOpenAIServer, http: httpx2.AsyncClient
+) -> None:
+    async def files(request: Request) -> Response:
+        return Response.json({"object": "list", "data": [], "query": request.query}, 201)
+
+    server.add_route("GET", "/v1/files", files)
+    response = await http.get("/v1/files?purpose=batch")
+    assert response.status_code == 201
+    assert response.json()["query"] == "purpose=batch"
