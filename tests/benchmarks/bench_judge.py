@@ -90,11 +90,14 @@ async def fan_out(scorer: Scorer, runs: int, in_flight: int) -> float:
     return elapsed
 
 
-async def measure(base_url: str, runs: int) -> float:
+async def measure(base_url: str, runs: int) -> tuple[float, float]:
+    """Wall-clock seconds and client CPU seconds of ``runs`` scorer runs."""
     scorer = build_scorer(base_url)
     await fan_out(scorer, 200, 2 * MAX_CONCURRENCY)  # warm up: connections, imports
     server_stats(base_url, reset=True)
-    return await fan_out(scorer, runs, 2 * MAX_CONCURRENCY)
+    cpu = time.process_time()
+    elapsed = await fan_out(scorer, runs, 2 * MAX_CONCURRENCY)
+    return elapsed, time.process_time() - cpu
 
 
 def main() -> None:
@@ -110,10 +113,10 @@ def main() -> None:
             from pyinstrument import Profiler
 
             with Profiler(async_mode="disabled") as profiler:
-                elapsed = anyio.run(measure, base_url, args.runs)
+                elapsed, cpu = anyio.run(measure, base_url, args.runs)
             profiler.print(show_all=False)
         else:
-            elapsed = anyio.run(measure, base_url, args.runs)
+            elapsed, cpu = anyio.run(measure, base_url, args.runs)
         stats = server_stats(base_url)
     finally:
         proc.terminate()
@@ -123,8 +126,8 @@ def main() -> None:
         f"B2 judge throughput: {args.runs:,} one-call scorer runs, {stats['requests']:,} judge "
         f"calls in {elapsed:.2f} s = {rate:,.0f} calls/s = {rate / IDEAL_CALLS_PER_S:.2f} of the "
         f"ideal {IDEAL_CALLS_PER_S:,.0f} (target {TARGET_RATIO}); server max in flight "
-        f"{stats['max_in_flight']} (limit {MAX_CONCURRENCY}); load average before "
-        f"{load[0]:.2f}, {load[1]:.2f}"
+        f"{stats['max_in_flight']} (limit {MAX_CONCURRENCY}); client CPU "
+        f"{cpu / stats['requests'] * 1000:.2f} ms/call; load average before {load[0]:.2f}"
     )
 
 
