@@ -21,8 +21,22 @@ from evalkit.errors import (
     TargetError,
 )
 from evalkit.experiment_file import ExperimentFile, load_experiment_file
-from evalkit.judge import JudgeCost, JudgeErrorInfo, JudgeExecution, JudgeUsage, StepJudgeRecord
-from evalkit.scorer import Scorer, ScorerRun, ScorerRunResult, StepResults, create_scorer
+from evalkit.judge import (
+    Judge,
+    JudgeCost,
+    JudgeErrorInfo,
+    JudgeExecution,
+    JudgeUsage,
+    StepJudgeRecord,
+)
+from evalkit.scorer import (
+    PromptStep,
+    Scorer,
+    ScorerRun,
+    ScorerRunResult,
+    StepResults,
+    create_scorer,
+)
 from evalkit.scorers import ScorerInfo, ScorerParam, get_scorer, list_scorers, scorer_info
 
 __version__ = "0.1.0"
@@ -36,11 +50,13 @@ __all__ = [
     "ExperimentFileError",
     "ExperimentFileIssue",
     "InvalidScoreError",
+    "Judge",
     "JudgeCost",
     "JudgeError",
     "JudgeErrorInfo",
     "JudgeExecution",
     "JudgeUsage",
+    "PromptStep",
     "Scorer",
     "ScorerComparison",
     "ScorerInfo",

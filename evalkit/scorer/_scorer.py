@@ -12,6 +12,7 @@ from types import MappingProxyType
 from typing import Any
 
 from evalkit.errors import ConfigError, InvalidScoreError, ScorerRunError
+from evalkit.judge._judge import Judge
 from evalkit.scorer._result import STEP_ORDER, ScorerRun, ScorerRunResult, StepName, StepResults
 from evalkit.scorer._steps import BoundStep, bind_step
 from evalkit.scorer._trace import RunTrace
@@ -68,7 +69,7 @@ class Scorer:
         id: str,
         name: str,
         description: str,
-        judge: Any,
+        judge: Judge | None,
         steps: Mapping[StepName, object],
         higher_is_better: bool = True,
         metadata: Mapping[str, Any] | None = None,
@@ -221,7 +222,7 @@ def create_scorer(
     description: str = "",
     *,
     id: str | None = None,
-    judge: Any = None,
+    judge: Judge | None = None,
     higher_is_better: bool = True,
     metadata: Mapping[str, Any] | None = None,
 ) -> Scorer:
@@ -231,7 +232,8 @@ def create_scorer(
         name: Display name, e.g. ``"Quality Scorer"``.
         description: What the scorer measures.
         id: The id the store records; defaults to a slug of ``name`` (``"quality-scorer"``).
-        judge: The default judge for the scorer's prompt steps.
+        judge: The default judge for the scorer's prompt steps; a step's own judge overrides
+            it field by field.
         higher_is_better: False for scores where lower is better (toxicity, error rates), so
             comparisons and regression gates judge them in the right direction.
         metadata: Extra facts kept with the scorer (a read-only copy), e.g. a definition version.
@@ -245,6 +247,8 @@ def create_scorer(
     scorer_id = slugify(name) if id is None else id
     if not scorer_id or not isinstance(scorer_id, str):
         raise ConfigError(f"scorer {name!r}: cannot derive an id from its name; pass id=...")
+    if judge is not None and not isinstance(judge, Judge):
+        raise ConfigError(f"scorer {name!r}: judge must be a Judge, not {type(judge).__name__}")
     if not isinstance(higher_is_better, bool):
         raise ConfigError(
             f"scorer {name!r}: higher_is_better must be True or False, got {higher_is_better!r}"

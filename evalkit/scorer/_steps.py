@@ -12,6 +12,7 @@ from collections.abc import Callable
 from typing import Any, Protocol
 
 from evalkit.errors import ConfigError
+from evalkit.judge._judge import Judge
 from evalkit.scorer._result import ScorerRun, StepName, StepResults
 from evalkit.scorer._trace import RunTrace
 
@@ -31,7 +32,7 @@ class StepOwner(Protocol):
     def name(self) -> str: ...
 
     @property
-    def judge(self) -> Any: ...
+    def judge(self) -> Judge | None: ...
 
 
 def _allowed_arguments(kind: StepName) -> tuple[str, ...]:
@@ -49,16 +50,28 @@ def bind_step(step: object, kind: StepName, owner: StepOwner) -> BoundStep:
         bound: BoundStep = bind(kind, owner)
         return bound
     if callable(step):
-        return _bind_function(step, kind, owner.name)
+        return bind_callable(step, kind, f"Scorer {owner.name!r}, {kind} step")
     raise ConfigError(
         f"Scorer {owner.name!r}: the {kind} step must be a function or a PromptStep, "
         f"not {type(step).__name__}"
     )
 
 
-def _bind_function(fn: Callable[..., Any], kind: StepName, scorer_name: str) -> BoundStep:
+def bind_callable(fn: Callable[..., Any], kind: StepName, where: str) -> BoundStep:
+    """Bind ``fn`` to be called with the keyword arguments it declares among those of ``kind``.
+
+    Used for function steps and for a prompt step's ``create_prompt``: ``run``, ``results``
+    and, for generate_reason only, ``score``. The signature is read once, here.
+
+    Args:
+        fn: The function (sync or async).
+        kind: The step it serves, which decides the arguments it may ask for.
+        where: How error messages name it, e.g. ``"Scorer 'x', analyze step"``.
+
+    Raises:
+        ConfigError: A parameter cannot be filled, or the signature cannot be read.
+    """
     allowed = _allowed_arguments(kind)
-    where = f"Scorer {scorer_name!r}, {kind} step"
     try:
         signature = inspect.signature(fn)
     except (TypeError, ValueError) as exc:
@@ -75,7 +88,7 @@ def _bind_function(fn: Callable[..., Any], kind: StepName, scorer_name: str) -> 
             wanted.append(param.name)
         elif param.default is param.empty:
             raise ConfigError(
-                f"{where}: parameter {param.name!r} cannot be filled; a step function takes "
+                f"{where}: parameter {param.name!r} cannot be filled; it takes "
                 f"keyword arguments chosen from {', '.join(allowed)}"
             )
     return _make_call(fn, tuple(wanted))

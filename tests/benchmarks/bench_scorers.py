@@ -1,4 +1,4 @@
-"""B2 — prebuilt code scorers: cost of one run of each on a typical question-answering row.
+"""L1 — prebuilt code scorers: cost of one run of each on a typical question-answering row.
 
 Run: ``python -m tests.benchmarks.bench_scorers [--runs N]``. Each scorer is built once (as a
 run would) and run N times in one event loop on a ~45-word answer against a ~20-word ground
@@ -70,10 +70,10 @@ def main() -> None:
         if ratio < worst_ratio:
             worst_ratio, worst_name = ratio, info.name
         print(
-            f"B2 {info.name:<20} {micros:8.1f} µs/run  {1e6 / micros:10,.0f} runs/s  "
+            f"L1 {info.name:<20} {micros:8.1f} µs/run  {1e6 / micros:10,.0f} runs/s  "
             f"({ratio:5.2f}x the {target:,.0f} µs target)"
         )
-    print(f"B2 tightest: {worst_name} at {worst_ratio:.2f}x its target")
+    print(f"L1 tightest: {worst_name} at {worst_ratio:.2f}x its target")
 
 
 if __name__ == "__main__":

@@ -8,7 +8,15 @@ from typing import Any
 import pytest
 
 import evalkit
-from evalkit import ConfigError, Scorer, ScorerInfo, get_scorer, list_scorers, scorer_info
+from evalkit import (
+    ConfigError,
+    Judge,
+    Scorer,
+    ScorerInfo,
+    get_scorer,
+    list_scorers,
+    scorer_info,
+)
 from evalkit.scorer import slugify
 from evalkit.scorers import _registry, exact_match
 from evalkit.scorers._registry import INPUT_FIELDS, prebuilt
@@ -224,7 +232,7 @@ def test_an_llm_scorer_receives_the_judge_on_its_base_scorer(scratch_names: list
         """
         return scorer.generate_score(lambda: 0.5 * scale)
 
-    judge = object()
+    judge = Judge("judge-model", "Be strict.")
     scorer = get_scorer("fake_llm_scorer", judge=judge, scale=2)
     assert scorer.judge is judge
     assert scorer.higher_is_better is False

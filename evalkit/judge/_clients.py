@@ -1,0 +1,139 @@
+"""Shared ``openai`` clients and per-model limiters: created lazily, one per event loop.
+
+Everything here is scoped to the running event loop (an anyio ``RunVar``) because an
+``aiohttp`` session, like an ``anyio.CapacityLimiter``, belongs to the loop it was created in:
+a process that runs several loops in turn (tests, repeated ``asyncio.run``) gets fresh ones
+in each. Within a loop there is exactly one client per ``(base_url, API key)`` and one limiter
+per key, whoever asks — judges now, the OpenAI target too.
+
+Clients are closed when their loop shuts down, without the caller having to: the first client
+of a loop starts a tiny async generator whose ``finally`` closes them, and both ``asyncio``
+(``shutdown_asyncgens``, run by ``asyncio.run`` and anyio) and trio finalise live async
+generators before the loop closes. :func:`aclose_shared_clients` closes them earlier.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import AsyncGenerator, Hashable
+
+import anyio
+from anyio.lowlevel import RunVar, current_token
+from openai import AsyncOpenAI, DefaultAioHttpClient, DefaultAsyncHttpxClient
+
+from evalkit.errors import ConfigError
+
+
+class _LoopState:
+    __slots__ = ("clients", "closer", "limiters")
+
+    def __init__(self) -> None:
+        self.clients: dict[tuple[str | None, str], AsyncOpenAI] = {}
+        self.limiters: dict[Hashable, anyio.CapacityLimiter] = {}
+        self.closer: AsyncGenerator[None, None] | None = None
+
+
+_STATE: RunVar[_LoopState] = RunVar("evalkit_openai_state")
+
+
+def _state() -> _LoopState:
+    try:
+        return _STATE.get()
+    except LookupError:
+        state = _LoopState()
+        _STATE.set(state)
+        return state
+
+
+async def shared_openai_client(*, base_url: str | None, api_key: str) -> AsyncOpenAI:
+    """The process's ``AsyncOpenAI`` for ``(base_url, api_key)``, created at the first call.
+
+    One client (and so one connection pool) serves every caller with the same endpoint and
+    key in the running event loop; use it for any OpenAI-compatible call (judges, targets).
+    On asyncio it uses the ``openai`` package's documented ``DefaultAioHttpClient`` transport
+    (the ``openai[aiohttp]`` extra), much cheaper per request than the default; elsewhere
+    (trio) the default ``httpx`` transport. The client is built with ``max_retries=0``: pass
+    ``timeout`` and ``max_retries`` per request (``options={...}``), since callers differ.
+    It is closed when the event loop shuts down (or by :func:`aclose_shared_clients`); do not
+    close it yourself.
+
+    Args:
+        base_url: The endpoint, e.g. ``"http://127.0.0.1:8000/v1"``; None for OpenAI's
+            (``OPENAI_BASE_URL`` if set).
+        api_key: The API key sent as ``Authorization: Bearer ...``.
+
+    Returns:
+        The shared client.
+    """
+    state = _state()
+    key = (base_url, api_key)
+    client = state.clients.get(key)
+    if client is None:
+        on_asyncio = isinstance(current_token().native_token, asyncio.AbstractEventLoop)
+        http_client = DefaultAioHttpClient() if on_asyncio else DefaultAsyncHttpxClient()
+        client = AsyncOpenAI(
+            base_url=base_url, api_key=api_key, max_retries=0, http_client=http_client
+        )
+        state.clients[key] = client
+        if state.closer is None:
+            state.closer = _close_at_shutdown(state)
+            await state.closer.asend(None)
+    return client
+
+
+async def _close_at_shutdown(state: _LoopState) -> AsyncGenerator[None, None]:
+    try:
+        yield
+    finally:
+        clients = list(state.clients.values())
+        state.clients.clear()
+        state.closer = None
+        for client in clients:
+            await client.close()
+
+
+async def aclose_shared_clients() -> None:
+    """Close the running event loop's shared clients now (new ones are made on demand)."""
+    state = _state()
+    closer, state.closer = state.closer, None
+    if closer is not None:
+        await closer.aclose()
+
+
+async def openai_client_for(
+    *, client: AsyncOpenAI | None, base_url: str | None, api_key_env: str, user: str
+) -> AsyncOpenAI:
+    """``client`` if given, else the shared client for ``base_url`` and the key in the env.
+
+    Args:
+        client: A prepared client, returned as is.
+        base_url: The endpoint of the shared client.
+        api_key_env: The environment variable holding the API key.
+        user: Who needs the client, for the error message (e.g. ``"judge 'gpt-4o'"``).
+
+    Raises:
+        ConfigError: ``api_key_env`` is not set (or empty), naming the variable.
+    """
+    if client is not None:
+        return client
+    api_key = os.environ.get(api_key_env)
+    if not api_key:
+        raise ConfigError(
+            f"{user} needs an API key: the environment variable {api_key_env} is not set "
+            f"(set it, pass api_key_env= to name another variable, or pass client=)"
+        )
+    return await shared_openai_client(base_url=base_url, api_key=api_key)
+
+
+def shared_limiter(key: Hashable, capacity: int) -> anyio.CapacityLimiter:
+    """The running event loop's ``CapacityLimiter`` for ``key``, created with ``capacity``.
+
+    Every caller passing an equal ``key`` gets the same limiter; include the capacity in the
+    key when callers may ask for different ones (as ``Judge.limiter_key`` does).
+    """
+    limiters = _state().limiters
+    limiter = limiters.get(key)
+    if limiter is None:
+        limiter = limiters[key] = anyio.CapacityLimiter(capacity)
+    return limiter

@@ -1,0 +1,218 @@
+"""``Judge``: which model a prompt step asks, where, and how (a frozen, hashable value)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Hashable, Mapping
+from dataclasses import dataclass, field, fields
+from typing import TYPE_CHECKING, Any
+
+from evalkit.errors import ConfigError
+
+if TYPE_CHECKING:
+    from openai import AsyncOpenAI
+
+
+class _Default:
+    """A parameter default that remembers it was not passed (shows as the value in help())."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: object) -> None:
+        self.value = value
+
+    def __repr__(self) -> str:
+        return repr(self.value)
+
+
+# Module-level defaults (shown by help() as their values): an argument still holding one of
+# these objects was not passed, which is how a step judge knows what to inherit.
+_NONE: Any = _Default(None)
+_KEY_ENV: Any = _Default("OPENAI_API_KEY")
+_PROVIDER: Any = _Default("openai")
+_TEMPERATURE: Any = _Default(0.0)
+_TIMEOUT: Any = _Default(60.0)
+_RETRIES: Any = _Default(2)
+
+
+@dataclass(frozen=True, slots=True, init=False)
+class Judge:
+    """A judge model behind an OpenAI-compatible chat completions endpoint.
+
+    Calls go through the official ``openai`` async client, so a judge works with OpenAI, Azure,
+    vLLM, Ollama, LiteLLM, OpenRouter and the local :mod:`evalkit.testing` server alike.
+    Clients are created lazily, at the first call, and shared: one per ``(base_url, API key)``
+    in the process (see :func:`evalkit.judge.shared_openai_client`).
+
+    A judge is a frozen, hashable value. Equal judges share one ``max_concurrency`` limiter;
+    more precisely, so do all judges calling the same model at the same endpoint with the same
+    ``max_concurrency``, whatever their instructions or sampling settings (see
+    :attr:`limiter_key`).
+
+    **Step judges override scorer judges field by field.** A judge remembers which arguments
+    were passed explicitly; a prompt step's judge uses those and takes every other field from
+    the scorer's judge (:meth:`with_defaults`). So ``PromptStep(..., judge=Judge(temperature=1))``
+    changes only the temperature of the scorer's judge, and a step judge naming another
+    ``model`` keeps the scorer judge's ``base_url`` and ``max_concurrency`` unless it sets them.
+
+    Args:
+        model: The model id sent to the endpoint, e.g. ``"gpt-4o-mini"``. Required by the time
+            a step runs, but may be left to the scorer's judge on a step judge.
+        instructions: The system message of every call; None sends none.
+        client: A prepared ``openai.AsyncOpenAI`` (or ``AsyncAzureOpenAI``) to use instead of
+            the shared one built from ``base_url`` and ``api_key_env``.
+        base_url: The endpoint, e.g. ``"http://localhost:11434/v1"``; None for OpenAI's.
+        api_key_env: The environment variable holding the API key, read at the first call.
+        provider: A label recorded as ``judge_provider`` (and cost ``source``).
+        temperature: Sampling temperature; None omits it (some reasoning models reject it).
+        max_tokens: Cap on generated tokens (sent as ``max_completion_tokens``); None for none.
+        timeout: Seconds allowed to each HTTP attempt.
+        max_retries: Retries of the ``openai`` client on 429, 5xx, timeouts and connection
+            errors, with its exponential back-off honouring ``Retry-After``.
+        max_concurrency: Most calls in flight at once, shared as described above; None for no
+            limit of the judge's own.
+        extra_body: Extra JSON fields merged into each request body (e.g. ``{"seed": 1}``).
+    """
+
+    model: str | None
+    instructions: str | None
+    client: AsyncOpenAI | None
+    base_url: str | None
+    api_key_env: str
+    provider: str
+    temperature: float | None
+    max_tokens: int | None
+    timeout: float
+    max_retries: int
+    max_concurrency: int | None
+    extra_body: Mapping[str, Any] | None = field(hash=False)
+    _explicit: frozenset[str] = field(compare=False, repr=False)
+
+    def __init__(
+        self,
+        model: str | None = _NONE,
+        instructions: str | None = _NONE,
+        *,
+        client: AsyncOpenAI | None = _NONE,
+        base_url: str | None = _NONE,
+        api_key_env: str = _KEY_ENV,
+        provider: str = _PROVIDER,
+        temperature: float | None = _TEMPERATURE,
+        max_tokens: int | None = _NONE,
+        timeout: float = _TIMEOUT,
+        max_retries: int = _RETRIES,
+        max_concurrency: int | None = _NONE,
+        extra_body: Mapping[str, Any] | None = _NONE,
+    ) -> None:
+        given = dict(locals())
+        explicit: set[str] = set()
+        values: dict[str, Any] = {}
+        for name in _FIELD_NAMES:
+            value = given[name]
+            if isinstance(value, _Default):
+                value = value.value
+            else:
+                explicit.add(name)
+            values[name] = value
+        _check(values)
+        _fill(self, values, frozenset(explicit))
+
+    @property
+    def limiter_key(self) -> Hashable:
+        """What judges sharing one ``max_concurrency`` limiter have in common.
+
+        The endpoint (the ``client`` object, or ``base_url`` and ``api_key_env``), the model and
+        ``max_concurrency``: the limit protects a model behind an endpoint, so scorers whose
+        judges differ only in instructions or sampling settings still share it.
+        """
+        endpoint = self.client if self.client is not None else (self.base_url, self.api_key_env)
+        return ("chat", endpoint, self.model, self.max_concurrency)
+
+    @property
+    def explicit_fields(self) -> frozenset[str]:
+        """The names of the fields passed explicitly (the ones a step judge overrides)."""
+        return self._explicit
+
+    def replace(self, **changes: Any) -> Judge:
+        """A copy with ``changes`` applied (those fields count as explicitly set)."""
+        unknown = set(changes) - set(_FIELD_NAMES)
+        if unknown:
+            raise ConfigError(f"Judge has no field {sorted(unknown)[0]!r}")
+        values = {name: getattr(self, name) for name in _FIELD_NAMES} | changes
+        _check(values)
+        judge = object.__new__(Judge)
+        _fill(judge, values, self._explicit | frozenset(changes))
+        return judge
+
+    def with_defaults(self, base: Judge | None) -> Judge:
+        """This judge's explicitly set fields laid over ``base``'s (a step judge over a scorer's).
+
+        Args:
+            base: The judge that fills every field this one did not set; None returns self.
+        """
+        if base is None or base is self:
+            return self
+        values = {
+            name: getattr(self if name in self._explicit else base, name) for name in _FIELD_NAMES
+        }
+        judge = object.__new__(Judge)
+        _fill(judge, values, self._explicit | base._explicit)
+        return judge
+
+    @property
+    def label(self) -> str:
+        """How error messages name this judge: ``judge 'gpt-4o-mini' at <base_url>``."""
+        where = f" at {self.base_url}" if self.base_url else ""
+        return f"judge {self.model!r}{where}"
+
+
+_FIELD_NAMES: tuple[str, ...] = tuple(f.name for f in fields(Judge) if f.name != "_explicit")
+
+
+def _fill(judge: Judge, values: Mapping[str, Any], explicit: frozenset[str]) -> None:
+    for name in _FIELD_NAMES:
+        value = values[name]
+        if name == "extra_body" and value is not None:
+            value = dict(value)
+        object.__setattr__(judge, name, value)
+    object.__setattr__(judge, "_explicit", explicit)
+
+
+def _check(values: Mapping[str, Any]) -> None:
+    def bad(name: str, expected: str) -> ConfigError:
+        return ConfigError(f"Judge {name} must be {expected}, got {values[name]!r}")
+
+    for name in ("model", "instructions", "base_url"):
+        value = values[name]
+        if value is not None and (not isinstance(value, str) or not value.strip()):
+            raise bad(name, "a non-empty string or None")
+    for name in ("api_key_env", "provider"):
+        if not isinstance(values[name], str) or not values[name]:
+            raise bad(name, "a non-empty string")
+    temperature = values["temperature"]
+    if temperature is not None and (
+        isinstance(temperature, bool) or not isinstance(temperature, (int, float))
+    ):
+        raise bad("temperature", "a number or None")
+    timeout = values["timeout"]
+    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not timeout > 0:
+        raise bad("timeout", "a positive number of seconds")
+    if not math.isfinite(timeout):
+        raise bad("timeout", "finite")
+    if not _is_int(values["max_retries"], minimum=0):
+        raise bad("max_retries", "an integer >= 0")
+    for name in ("max_tokens", "max_concurrency"):
+        if values[name] is not None and not _is_int(values[name], minimum=1):
+            raise bad(name, "an integer >= 1 or None")
+    if values["extra_body"] is not None and not isinstance(values["extra_body"], Mapping):
+        raise bad("extra_body", "a mapping or None")
+    client = values["client"]
+    if client is not None:
+        from openai import AsyncOpenAI
+
+        if not isinstance(client, AsyncOpenAI):
+            raise bad("client", "an openai.AsyncOpenAI instance")
+
+
+def _is_int(value: Any, *, minimum: int) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= minimum

@@ -1,0 +1,249 @@
+"""What a prompt step asks the judge for, and how a reply is checked.
+
+Three kinds of output: plain text (generate_reason), ``{"score": number}`` (generate_score) and a
+user schema (preprocess/analyze: a pydantic model class or a JSON Schema dict). Structured
+outputs are first asked with native structured output (``response_format`` ``json_schema``,
+strict when the schema allows it); a *format* failure — not JSON, empty, refused, or failing the
+schema — is retried once with the schema written into the prompt and JSON mode.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import math
+import re
+from collections.abc import Mapping
+from typing import Any
+
+import pydantic
+from jsonschema import exceptions as jsonschema_exceptions
+from jsonschema import validators
+
+from evalkit.errors import ConfigError
+
+_JSON_MODE: dict[str, Any] = {"response_format": {"type": "json_object"}}
+# Keywords OpenAI's strict mode rejects or that change meaning when every property is required.
+_NOT_STRICT = frozenset({"allOf", "oneOf", "not", "if", "then", "else", "patternProperties"})
+_SUBSCHEMA_MAPS = ("properties", "$defs", "definitions")
+_SUBSCHEMA_LISTS = ("anyOf", "prefixItems")
+
+
+class FormatFailure(Exception):
+    """The judge answered, but not in the asked format (this triggers the fallback)."""
+
+    def __init__(self, message: str, *, code: str = "format") -> None:
+        self.code = code
+        super().__init__(message)
+
+
+class OutputSpec:
+    """Plain text: the reply's content, which must not be empty."""
+
+    def __init__(self) -> None:
+        #: Extra request fields of the first attempt, and of the fallback (None: no fallback).
+        self.first: dict[str, Any] = {}
+        self.fallback: dict[str, Any] | None = None
+        self.fallback_suffix = ""
+        self.describe = "text"
+
+    def parse(self, content: str) -> tuple[Any, Any]:
+        """``(recorded output, step value)`` of a reply, or :class:`FormatFailure`."""
+        if not content.strip():
+            raise FormatFailure("the reply is empty")
+        return content, content
+
+
+class JsonSpec(OutputSpec):
+    """A JSON value checked against a schema, asked with json_schema then JSON mode."""
+
+    def __init__(self, schema: Mapping[str, Any], name: str) -> None:
+        super().__init__()
+        # Annotations of the schema document itself are not part of what the model must follow.
+        sent = {k: v for k, v in schema.items() if k not in ("$schema", "$id")}
+        request_schema, self._wrapped = _object_root(sent)
+        strict = _strict_copy(request_schema)
+        self.request_schema = strict if strict is not None else request_schema
+        json_schema: dict[str, Any] = {
+            "name": _format_name(name),
+            "schema": self.request_schema,
+            "strict": strict is not None,
+        }
+        self.first = {"response_format": {"type": "json_schema", "json_schema": json_schema}}
+        self.fallback = _JSON_MODE
+        self.fallback_suffix = (
+            "\n\nAnswer with one JSON object and nothing else. It must validate against this "
+            "JSON Schema:\n```json\n"
+            + json.dumps(self.request_schema, ensure_ascii=False)
+            + "\n```"
+        )
+        self.describe = f"JSON matching the {name!r} schema"
+
+    def parse(self, content: str) -> tuple[Any, Any]:
+        if not content.strip():
+            raise FormatFailure("the reply is empty")
+        try:
+            value = json.loads(content)
+        except ValueError as exc:
+            raise FormatFailure(f"the reply is not valid JSON ({exc})") from None
+        if self._wrapped:
+            if not isinstance(value, dict) or "value" not in value:
+                raise FormatFailure('the reply has no "value" field')
+            value = value["value"]
+        output = self.validate(value)
+        return output, output
+
+    def validate(self, value: Any) -> Any:
+        """The validated JSON value, or :class:`FormatFailure`."""
+        raise NotImplementedError
+
+
+class ScoreSpec(JsonSpec):
+    """``{"score": number}``: the step value is the finite float."""
+
+    def __init__(self) -> None:
+        schema = {
+            "type": "object",
+            "properties": {"score": {"type": "number"}},
+            "required": ["score"],
+            "additionalProperties": False,
+        }
+        super().__init__(schema, "score")
+        self.describe = '{"score": number}'
+
+    def parse(self, content: str) -> tuple[Any, Any]:
+        output, _ = super().parse(content)
+        return output, float(output["score"])
+
+    def validate(self, value: Any) -> Any:
+        score = value.get("score") if isinstance(value, dict) else None
+        if isinstance(score, bool) or not isinstance(score, (int, float)):
+            raise FormatFailure(f'the reply is not {{"score": number}}: {_short(value)}')
+        if not math.isfinite(score):
+            raise FormatFailure(f"the score is not a finite number: {score!r}")
+        return {"score": score}
+
+
+class SchemaSpec(JsonSpec):
+    """A JSON Schema dict, validated with ``jsonschema`` (the draft the schema declares)."""
+
+    def __init__(self, schema: Mapping[str, Any], where: str) -> None:
+        schema = dict(schema)
+        cls = validators.validator_for(schema)
+        try:
+            cls.check_schema(schema)
+        except jsonschema_exceptions.SchemaError as exc:
+            raise ConfigError(
+                f"{where}: output_schema is not a valid JSON Schema: {exc.message}"
+            ) from None
+        self._validator = cls(schema)
+        super().__init__(schema, str(schema.get("title") or "output"))
+
+    def validate(self, value: Any) -> Any:
+        error = jsonschema_exceptions.best_match(self._validator.iter_errors(value))
+        if error is not None:
+            at = "/".join(str(p) for p in error.absolute_path) or "(root)"
+            raise FormatFailure(f"the reply fails the output schema at {at}: {error.message}")
+        return value
+
+
+class ModelSpec(JsonSpec):
+    """A pydantic model class; the step value is the model's JSON dump (defaults filled in)."""
+
+    def __init__(self, model: type[pydantic.BaseModel]) -> None:
+        self._model = model
+        super().__init__(model.model_json_schema(), model.__name__)
+
+    def validate(self, value: Any) -> Any:
+        try:
+            return self._model.model_validate(value).model_dump(mode="json")
+        except pydantic.ValidationError as exc:
+            first = exc.errors()[0]
+            at = ".".join(str(p) for p in first["loc"]) or "(root)"
+            raise FormatFailure(
+                f"the reply fails {self._model.__name__} at {at}: {first['msg']} "
+                f"({exc.error_count()} error{'s' if exc.error_count() > 1 else ''})"
+            ) from None
+
+
+def output_spec(kind: str, output_schema: Any, where: str) -> OutputSpec:
+    """The spec of a ``kind`` prompt step, or a :class:`ConfigError` naming ``where``."""
+    if kind in ("generate_score", "generate_reason"):
+        if output_schema is not None:
+            asks = '{"score": number}' if kind == "generate_score" else "plain text"
+            raise ConfigError(
+                f"{where}: a {kind} prompt step always asks for {asks}; remove output_schema"
+            )
+        return ScoreSpec() if kind == "generate_score" else OutputSpec()
+    if output_schema is None:
+        raise ConfigError(
+            f"{where}: a {kind} prompt step needs an output_schema "
+            "(a pydantic model class or a JSON Schema dict)"
+        )
+    if isinstance(output_schema, type) and issubclass(output_schema, pydantic.BaseModel):
+        return ModelSpec(output_schema)
+    if isinstance(output_schema, Mapping):
+        return SchemaSpec(output_schema, where)
+    raise ConfigError(
+        f"{where}: output_schema must be a pydantic model class or a JSON Schema dict, "
+        f"not {type(output_schema).__name__}"
+    )
+
+
+def _object_root(schema: dict[str, Any]) -> tuple[dict[str, Any], bool]:
+    """Structured output needs an object at the root: wrap others as ``{"value": ...}``."""
+    if schema.get("type") == "object":
+        return schema, False
+    defs: dict[str, Any] = {k: schema.pop(k) for k in ("$defs", "definitions") if k in schema}
+    wrapped: dict[str, Any] = {
+        "type": "object",
+        "properties": {"value": schema},
+        "required": ["value"],
+        "additionalProperties": False,
+        **defs,
+    }
+    return wrapped, True
+
+
+def _strict_copy(schema: dict[str, Any]) -> dict[str, Any] | None:
+    """A copy that OpenAI's strict mode accepts, or None when the schema does not allow it.
+
+    Strict mode needs every object closed (``additionalProperties: false``) with all its
+    properties required. Closing an object that did not forbid extras, and requiring optional
+    properties, only narrows what the model may answer, so replies still validate against
+    the original schema; an object that allows extra properties on purpose cannot be strict.
+    """
+    strict = copy.deepcopy(schema)
+    return strict if _make_strict(strict) else None
+
+
+def _make_strict(node: Any) -> bool:
+    if not isinstance(node, dict):
+        return node is True or node is False
+    if _NOT_STRICT & node.keys():
+        return False
+    node.pop("default", None)
+    kind = node.get("type")
+    is_object = kind == "object" or (isinstance(kind, list) and "object" in kind)
+    if is_object or "properties" in node:
+        if node.get("additionalProperties", False) is not False or not node.get("properties"):
+            return False
+        node["additionalProperties"] = False
+        node["required"] = list(node["properties"])
+    for key in _SUBSCHEMA_MAPS:
+        subschemas: dict[str, Any] = node.get(key, {})
+        if not all(_make_strict(sub) for sub in subschemas.values()):
+            return False
+    for key in _SUBSCHEMA_LISTS:
+        if not all(_make_strict(sub) for sub in node.get(key, [])):
+            return False
+    return _make_strict(node["items"]) if isinstance(node.get("items"), dict) else True
+
+
+def _format_name(name: str) -> str:
+    return re.sub(r"[^a-zA-Z0-9_-]+", "_", name).strip("_")[:64] or "output"
+
+
+def _short(value: Any) -> str:
+    text = json.dumps(value, ensure_ascii=False) if not isinstance(value, str) else value
+    return text if len(text) <= 120 else text[:120] + "..."

@@ -1,0 +1,126 @@
+"""``PromptStep``: a scorer step answered by a judge model instead of Python code."""
+
+from __future__ import annotations
+
+import inspect
+import time
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any
+
+import pydantic
+
+from evalkit.errors import ConfigError
+from evalkit.judge._ask import PreparedRequest, ask
+from evalkit.judge._judge import Judge
+from evalkit.judge._structured import OutputSpec, output_spec
+from evalkit.scorer._result import ScorerRun, StepName, StepResults
+from evalkit.scorer._steps import BoundStep, StepOwner, bind_callable
+from evalkit.scorer._trace import RunTrace
+
+OutputSchema = type[pydantic.BaseModel] | Mapping[str, Any]
+
+
+class PromptStep:
+    """A step whose result comes from a judge model.
+
+    ``create_prompt`` builds the prompt (the user message; the judge's ``instructions`` are
+    the system message) and is called like a function step: sync or async, with the keyword
+    arguments it declares among ``run``, ``results`` and, for generate_reason, ``score``.
+
+    What the step yields depends on where it is used:
+
+    - preprocess / analyze: the JSON value the judge answered, validated by ``output_schema``
+      (required: a pydantic model class, whose JSON dump is yielded, or a JSON Schema dict);
+    - generate_score: the float of the judge's ``{"score": number}``;
+    - generate_reason: the judge's text.
+
+    Structured outputs are asked with native structured output first and retried once with
+    the schema in the prompt and JSON mode when the reply is malformed. Every call is recorded
+    in the result's ``judge`` entry for the step, failures included.
+
+    Args:
+        description: What the step does (documentation; not sent to the model).
+        create_prompt: Builds the prompt text from ``run``/``results``/``score``.
+        output_schema: The schema of a preprocess/analyze step's result.
+        judge: The step's judge; its explicitly set fields override the scorer's judge
+            (see :meth:`Judge.with_defaults`). None uses the scorer's judge.
+    """
+
+    __slots__ = ("create_prompt", "description", "judge", "output_schema")
+
+    def __init__(
+        self,
+        description: str,
+        create_prompt: Callable[..., str | Awaitable[str]],
+        *,
+        output_schema: OutputSchema | None = None,
+        judge: Judge | None = None,
+    ) -> None:
+        if not isinstance(description, str):
+            raise ConfigError(f"PromptStep description must be text, got {description!r}")
+        if not callable(create_prompt):
+            raise ConfigError(
+                f"PromptStep {description!r}: create_prompt must be a function returning "
+                f"the prompt text, not {type(create_prompt).__name__}"
+            )
+        if judge is not None and not isinstance(judge, Judge):
+            raise ConfigError(
+                f"PromptStep {description!r}: judge must be a Judge, not {type(judge).__name__}"
+            )
+        self.description = description
+        self.create_prompt = create_prompt
+        self.output_schema = output_schema
+        self.judge = judge
+
+    def __repr__(self) -> str:
+        return f"PromptStep({self.description!r})"
+
+    def _bind_step(self, kind: StepName, owner: StepOwner) -> BoundStep:
+        where = f"Scorer {owner.name!r}, {kind} step"
+        spec = output_spec(kind, self.output_schema, where)
+        make_prompt = bind_callable(self.create_prompt, kind, f"{where}, create_prompt")
+        judge = self.judge.with_defaults(owner.judge) if self.judge else owner.judge
+        return _BoundPrompt(kind, where, judge, make_prompt, spec)
+
+
+class _BoundPrompt:
+    __slots__ = ("_kind", "_make_prompt", "_request", "_spec", "_where")
+
+    def __init__(
+        self,
+        kind: StepName,
+        where: str,
+        judge: Judge | None,
+        make_prompt: BoundStep,
+        spec: OutputSpec,
+    ) -> None:
+        self._kind: StepName = kind
+        self._where = where
+        self._make_prompt = make_prompt
+        self._spec = spec
+        # A judge without a model cannot be asked; fail at run time, when the scorer is used.
+        usable = judge is not None and judge.model is not None
+        self._request = PreparedRequest(judge) if usable and judge is not None else None
+
+    async def __call__(
+        self, run: ScorerRun, results: StepResults, score: float | None, trace: RunTrace
+    ) -> Any:
+        started = time.perf_counter()
+        request = self._request
+        if request is None:
+            raise ConfigError(
+                f"{self._where} is a prompt step without a judge model: pass "
+                "judge=Judge(model, instructions) to create_scorer or to the PromptStep"
+            )
+        prompt = self._make_prompt(run, results, score, trace)
+        if inspect.isawaitable(prompt):
+            prompt = await prompt
+        if not isinstance(prompt, str):
+            kind = type(prompt).__name__
+            raise TypeError(f"{self._where}: create_prompt returned {kind}, not the prompt text")
+        trace.prompts[self._kind] = prompt
+        asked = await ask(request, prompt, self._spec, started)
+        trace.record(self._kind, asked.execution)
+        if asked.error is not None:
+            raise asked.error
+        return asked.value

@@ -1,0 +1,161 @@
+"""Chat completion replies of the local server: content, usage and faults, shaped like OpenAI's."""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import anyio
+
+from evalkit.testing._http import Response, error_body
+from evalkit.testing._instances import instance_from_schema
+from evalkit.testing._rules import Fault, Rule
+
+_FENCED_JSON = re.compile(r"```(?:json)?\s*\n(.*?)\n```", re.DOTALL)
+_ERROR_TYPES = {
+    400: "invalid_request_error",
+    401: "invalid_request_error",
+    403: "permission_denied",
+    404: "not_found_error",
+    429: "rate_limit_exceeded",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class UsageModel:
+    """How the server counts tokens: about four characters a token, like English text."""
+
+    cache_ratio: float = 0.0
+    reasoning_tokens: int = 0
+    cost_per_token: float | None = None
+
+    def usage(self, messages: list[Any], content: str) -> dict[str, Any]:
+        prompt_chars = sum(len(_text(m.get("content"))) for m in messages if isinstance(m, dict))
+        prompt_tokens = prompt_chars // 4 + 4 * len(messages) + 3
+        completion_tokens = max(1, len(content) // 4) + self.reasoning_tokens
+        total = prompt_tokens + completion_tokens
+        usage: dict[str, Any] = {
+            "prompt_tokens": prompt_tokens,
+            "completion_tokens": completion_tokens,
+            "total_tokens": total,
+            "prompt_tokens_details": {
+                "cached_tokens": int(prompt_tokens * self.cache_ratio),
+                "audio_tokens": 0,
+            },
+            "completion_tokens_details": {
+                "reasoning_tokens": self.reasoning_tokens,
+                "audio_tokens": 0,
+                "accepted_prediction_tokens": 0,
+                "rejected_prediction_tokens": 0,
+            },
+        }
+        if self.cost_per_token is not None:
+            usage["cost"] = round(total * self.cost_per_token, 12)
+        return usage
+
+
+def _text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):  # content parts
+        return "\n".join(p.get("text", "") for p in content if isinstance(p, dict))
+    return ""
+
+
+def conversation_text(messages: list[Any]) -> str:
+    """All message texts joined by newlines: what :class:`Rule` ``match`` searches."""
+    return "\n".join(_text(m.get("content")) for m in messages if isinstance(m, dict))
+
+
+def response_format_kind(body: dict[str, Any]) -> str:
+    """``"json_schema"``, ``"json_object"`` or ``"text"``: what the request asked for."""
+    fmt = body.get("response_format")
+    if isinstance(fmt, dict) and fmt.get("type") in ("json_schema", "json_object"):
+        return str(fmt["type"])
+    return "text"
+
+
+def generated_content(body: dict[str, Any], kind: str, text: str) -> str:
+    """The content a well-behaved model would answer when no rule says otherwise."""
+    if kind == "json_schema":
+        schema = body["response_format"].get("json_schema", {}).get("schema", {})
+        return json.dumps(instance_from_schema(schema))
+    if kind == "json_object":
+        for block in reversed(_FENCED_JSON.findall(text)):
+            try:
+                schema = json.loads(block)
+            except ValueError:
+                continue
+            if isinstance(schema, dict) and ("type" in schema or "properties" in schema):
+                return json.dumps(instance_from_schema(schema))
+        return "{}"
+    return f"This is a reply from the evalkit test server to a {len(text)}-character prompt."
+
+
+def rule_content(rule: Rule, body: dict[str, Any]) -> str | None:
+    """The content a rule scripts, or None when it scripts none."""
+    reply = rule.reply
+    if callable(reply):
+        reply = reply(body)
+    if reply is None or isinstance(reply, str):
+        return reply
+    return json.dumps(reply)
+
+
+def completion(
+    body: dict[str, Any],
+    content: str | None,
+    *,
+    number: int,
+    usage: UsageModel,
+    refusal: str | None = None,
+    finish_reason: str = "stop",
+) -> Response:
+    """A ``chat.completion`` response for ``body``."""
+    messages = body.get("messages", [])
+    payload = {
+        "id": f"chatcmpl-evalkit-{number}",
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": body.get("model", ""),
+        "choices": [
+            {
+                "index": 0,
+                "message": {
+                    "role": "assistant",
+                    "content": content,
+                    "refusal": refusal,
+                    "annotations": [],
+                },
+                "logprobs": None,
+                "finish_reason": finish_reason,
+            }
+        ],
+        "usage": usage.usage(messages, content or refusal or ""),
+        "service_tier": "default",
+        "system_fingerprint": "fp_evalkit",
+    }
+    return Response.json(payload, headers=[("x-request-id", f"req-evalkit-{number}")])
+
+
+async def fault_response(fault: Fault) -> Response:
+    """The response (or dropped connection) a fault produces."""
+    if fault.kind == "http":
+        message = fault.message or f"The test server injected an HTTP {fault.status} error"
+        kind = _ERROR_TYPES.get(fault.status, "server_error")
+        code = "rate_limit_exceeded" if fault.status == 429 else None
+        response = Response.json(error_body(message, kind, code), fault.status)
+        if fault.retry_after is not None:
+            response.headers.append(("retry-after", f"{fault.retry_after:g}"))
+            response.headers.append(("retry-after-ms", f"{fault.retry_after * 1000:g}"))
+        return response
+    if fault.kind == "malformed_body":
+        return Response(200, b'{"id": "chatcmpl-evalkit", "choices": [{"message": {"con')
+    if fault.kind == "hang":
+        if fault.seconds is None:
+            await anyio.sleep_forever()
+        await anyio.sleep(fault.seconds or 0)
+    return Response(abort=True)

@@ -1,0 +1,171 @@
+"""A lean HTTP/1.1 server on anyio streams: keep-alive, Content-Length bodies, a route table.
+
+It is deliberately small: it serves the local test server only, so it parses exactly what HTTP
+clients such as ``httpx``/``aiohttp`` send (a request line, headers, an optional
+``Content-Length`` body) and answers with ``Content-Length`` responses. Routes are looked up by
+``(method, path)`` in a dict, so new endpoints are one ``add_route`` call.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from http import HTTPStatus
+from typing import Any
+
+import anyio
+from anyio.abc import SocketStream
+
+_MAX_HEAD = 64 * 1024
+_REASONS = {status.value: status.phrase for status in HTTPStatus}
+_CLOSED = (anyio.EndOfStream, anyio.BrokenResourceError, anyio.ClosedResourceError, OSError)
+
+
+@dataclass(frozen=True, slots=True)
+class Request:
+    """One parsed HTTP request; header names are lower-case."""
+
+    method: str
+    path: str
+    query: str
+    headers: dict[str, str]
+    body: bytes
+
+    def json(self) -> Any:
+        """The body decoded as JSON (raises ``ValueError`` when it is not)."""
+        return json.loads(self.body)
+
+
+@dataclass(slots=True)
+class Response:
+    """What a handler answers.
+
+    ``abort`` closes the connection without sending anything (a dropped connection);
+    ``close`` sends the response and then closes the connection.
+    """
+
+    status: int = 200
+    body: bytes = b""
+    content_type: str = "application/json"
+    headers: list[tuple[str, str]] = field(default_factory=list)
+    close: bool = False
+    abort: bool = False
+
+    @classmethod
+    def json(cls, value: Any, status: int = 200, **kwargs: Any) -> Response:
+        """A JSON response (compact encoding)."""
+        body = json.dumps(value, separators=(",", ":")).encode()
+        return cls(status, body, **kwargs)
+
+    def encode(self, keep_alive: bool) -> bytes:
+        head = [
+            f"HTTP/1.1 {self.status} {_REASONS.get(self.status, 'Unknown')}",
+            f"Content-Type: {self.content_type}",
+            f"Content-Length: {len(self.body)}",
+            "Connection: keep-alive" if keep_alive else "Connection: close",
+        ]
+        head.extend(f"{name}: {value}" for name, value in self.headers)
+        return "\r\n".join(head).encode("latin-1") + b"\r\n\r\n" + self.body
+
+
+Handler = Callable[[Request], Awaitable[Response]]
+
+
+class HttpServer:
+    """Serves a route table over HTTP/1.1 with keep-alive, one task per connection."""
+
+    def __init__(self) -> None:
+        self.routes: dict[tuple[str, str], Handler] = {}
+
+    def add_route(self, method: str, path: str, handler: Handler) -> None:
+        """Serve ``handler`` for ``method`` requests to exactly ``path`` (query ignored)."""
+        self.routes[(method.upper(), path)] = handler
+
+    async def dispatch(self, request: Request) -> Response:
+        handler = self.routes.get((request.method, request.path))
+        if handler is not None:
+            return await handler(request)
+        if any(path == request.path for _, path in self.routes):
+            return _error(405, f"Method {request.method} not allowed on {request.path}")
+        return _error(404, f"No route for {request.method} {request.path}")
+
+    async def serve_connection(self, stream: SocketStream) -> None:
+        """Answer requests on one connection until the client or a response closes it."""
+        buffer = bytearray()
+        async with stream:
+            while True:
+                request = await _read_request(stream, buffer)
+                if request is None:
+                    return
+                if isinstance(request, Response):
+                    await _send(stream, request.encode(keep_alive=False))
+                    return
+                keep_alive = request.headers.get("connection", "").lower() != "close"
+                try:
+                    response = await self.dispatch(request)
+                except Exception as exc:  # a handler bug must not take the host task down
+                    problem = f"{type(exc).__name__}: {exc}"
+                    response = _error(500, f"The handler failed: {problem}", "server_error")
+                if response.abort:
+                    return
+                keep_alive = keep_alive and not response.close
+                if not await _send(stream, response.encode(keep_alive)) or not keep_alive:
+                    return
+
+
+async def _send(stream: SocketStream, data: bytes) -> bool:
+    try:
+        await stream.send(data)
+    except _CLOSED:
+        return False
+    return True
+
+
+async def _receive_into(stream: SocketStream, buffer: bytearray) -> bool:
+    try:
+        buffer += await stream.receive()
+    except _CLOSED:
+        return False
+    return True
+
+
+async def _read_request(stream: SocketStream, buffer: bytearray) -> Request | Response | None:
+    """The next request, an error response for a bad one, or None when the client left."""
+    while (end := buffer.find(b"\r\n\r\n")) < 0:
+        if len(buffer) > _MAX_HEAD:
+            return _error(431, "Request header too large")
+        if not await _receive_into(stream, buffer):
+            return None
+    lines = buffer[:end].decode("latin-1").split("\r\n")
+    del buffer[: end + 4]
+    try:
+        method, target, _version = lines[0].split(" ", 2)
+    except ValueError:
+        return _error(400, f"Malformed request line {lines[0]!r}")
+    headers: dict[str, str] = {}
+    for line in lines[1:]:
+        name, _, value = line.partition(":")
+        headers[name.strip().lower()] = value.strip()
+    if "chunked" in headers.get("transfer-encoding", "").lower():
+        return _error(411, "Chunked request bodies are not supported; send Content-Length")
+    try:
+        length = int(headers.get("content-length", "0"))
+    except ValueError:
+        return _error(400, "Malformed Content-Length")
+    while len(buffer) < length:
+        if not await _receive_into(stream, buffer):
+            return None
+    body = bytes(buffer[:length])
+    del buffer[:length]
+    path, _, query = target.partition("?")
+    return Request(method.upper(), path, query, headers, body)
+
+
+def _error(status: int, message: str, kind: str = "invalid_request_error") -> Response:
+    return Response.json(error_body(message, kind), status)
+
+
+def error_body(message: str, kind: str, code: str | None = None) -> dict[str, Any]:
+    """An error body shaped like OpenAI's: ``{"error": {message, type, param, code}}``."""
+    return {"error": {"message": message, "type": kind, "param": None, "code": code}}

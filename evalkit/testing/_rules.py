@@ -1,0 +1,107 @@
+"""Scripted behaviour of the local server: which reply (or fault) a request gets."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Literal
+
+FaultKind = Literal["http", "malformed_body", "hang", "disconnect"]
+ResponseFormatKind = Literal["json_schema", "json_object", "text"]
+
+
+@dataclass(frozen=True, slots=True)
+class Fault:
+    """A failure the server injects instead of a normal completion.
+
+    Build one with the class methods: :meth:`http`, :meth:`rate_limit`, :meth:`malformed_body`,
+    :meth:`hang` and :meth:`disconnect`.
+    """
+
+    kind: FaultKind
+    status: int = 500
+    message: str = ""
+    retry_after: float | None = None
+    seconds: float | None = None
+
+    @classmethod
+    def http(
+        cls, status: int = 500, message: str = "", *, retry_after: float | None = None
+    ) -> Fault:
+        """Answer with HTTP ``status`` and an OpenAI-shaped error body.
+
+        Args:
+            status: The HTTP status, e.g. 500, 503, 400.
+            message: The error message; a default naming the status when empty.
+            retry_after: Seconds to send in a ``Retry-After`` header, if any.
+        """
+        return cls("http", status=status, message=message, retry_after=retry_after)
+
+    @classmethod
+    def rate_limit(cls, retry_after: float = 1.0) -> Fault:
+        """Answer HTTP 429 with ``Retry-After: retry_after`` (seconds, may be fractional)."""
+        return cls("http", status=429, message="Rate limit reached", retry_after=retry_after)
+
+    @classmethod
+    def malformed_body(cls) -> Fault:
+        """Answer HTTP 200 whose body is truncated, invalid JSON."""
+        return cls("malformed_body")
+
+    @classmethod
+    def hang(cls, seconds: float | None = None) -> Fault:
+        """Never answer: wait ``seconds`` (forever when None) and drop the connection."""
+        return cls("hang", seconds=seconds)
+
+    @classmethod
+    def disconnect(cls) -> Fault:
+        """Close the connection without answering."""
+        return cls("disconnect")
+
+
+Reply = str | dict[str, Any] | list[Any] | Callable[[dict[str, Any]], Any]
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Rule:
+    """How the server answers the chat completion requests this rule matches.
+
+    Rules are tried in order; the first that matches answers. A request no rule matches gets
+    a generated reply: a valid instance of the requested JSON Schema, a JSON object in JSON mode
+    (built from a schema written in the prompt, if any), or a short text.
+
+    Attributes:
+        match: A substring, or a compiled regex searched, in the text of all the request's
+            messages (system and user). None matches every request.
+        reply: The assistant message content: text as is (even when JSON was asked for, so a
+            malformed reply is just ``reply="not json"``), a dict or list sent as JSON, or a
+            callable taking the request body (a dict) and returning either.
+        refusal: Answer with this refusal (``message.refusal``) and no content.
+        finish_reason: The choice's ``finish_reason``.
+        fault: Inject this failure instead of answering.
+        response_format: Match only requests asking for this format (``"json_schema"``,
+            ``"json_object"`` or ``"text"``).
+        times: Apply at most this many times (then the rule is skipped); None for always.
+        probability: Apply with this probability (drawn from the server's seeded generator).
+        latency: Seconds to wait before answering, instead of the server's latency.
+    """
+
+    match: str | re.Pattern[str] | None = None
+    reply: Reply | None = None
+    refusal: str | None = None
+    finish_reason: str = "stop"
+    fault: Fault | None = None
+    response_format: ResponseFormatKind | None = None
+    times: int | None = None
+    probability: float = 1.0
+    latency: float | None = None
+
+    def matches(self, text: str, response_format: str) -> bool:
+        """Whether this rule's ``match`` and ``response_format`` accept the request."""
+        if self.response_format is not None and self.response_format != response_format:
+            return False
+        if self.match is None:
+            return True
+        if isinstance(self.match, str):
+            return self.match in text
+        return self.match.search(text) is not None

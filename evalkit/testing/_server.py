@@ -1,0 +1,295 @@
+"""A real, local OpenAI-compatible server for testing LLM judges offline.
+
+In a test, run it in-process::
+
+    async with FakeOpenAIServer([Rule("capital", reply={"score": 1})], latency=0.01) as server:
+        judge = Judge("any-model", "You grade answers.", base_url=server.base_url)
+        ...
+        assert server.stats.max_in_flight <= 4
+
+Or as its own process (so client and server each get a core)::
+
+    python -m evalkit.testing.server --port 8000 --latency 0.05
+
+It answers ``POST /v1/chat/completions`` like OpenAI does: JSON-mode and ``json_schema`` replies
+are built from the requested schema, ``usage`` counts tokens from the text (with cached and
+reasoning details, and ``usage.cost`` when asked), and :class:`Rule` scripts replies or faults
+(HTTP errors, 429 with ``Retry-After``, malformed bodies, hangs, dropped connections) per
+prompt. ``GET /v1/models`` lists a model; ``GET /_evalkit/stats`` and ``POST /_evalkit/reset``
+expose the counters to other processes.
+"""
+
+from __future__ import annotations
+
+import random
+from collections import deque
+from collections.abc import Iterable
+from contextlib import AsyncExitStack
+from dataclasses import asdict, dataclass
+from types import TracebackType
+from typing import Any
+
+import anyio
+from anyio.abc import SocketAttribute
+
+from evalkit.testing._chat import (
+    UsageModel,
+    completion,
+    conversation_text,
+    fault_response,
+    generated_content,
+    response_format_kind,
+    rule_content,
+)
+from evalkit.testing._http import Handler, HttpServer, Request, Response, error_body
+from evalkit.testing._rules import Rule
+
+
+@dataclass(frozen=True, slots=True)
+class ServerStats:
+    """Counters of a :class:`FakeOpenAIServer` since it started or was last reset.
+
+    Attributes:
+        requests: Chat completion requests received.
+        completions: Requests answered with a completion (HTTP 200, well-formed).
+        faults: Requests answered with an injected fault.
+        in_flight: Requests being handled right now.
+        max_in_flight: The most requests handled at the same time.
+    """
+
+    requests: int = 0
+    completions: int = 0
+    faults: int = 0
+    in_flight: int = 0
+    max_in_flight: int = 0
+
+    def to_dict(self) -> dict[str, int]:
+        """The counters as a plain dict."""
+        return asdict(self)
+
+
+class FakeOpenAIServer:
+    """An OpenAI-compatible chat completions server on a loopback socket.
+
+    Use it as ``async with FakeOpenAIServer(...) as server:``; ``server.base_url`` is what an
+    ``openai`` client (or a :class:`~evalkit.Judge`) takes as ``base_url``.
+
+    Args:
+        rules: :class:`Rule` objects tried in order for each request; the first matching one
+            scripts the reply or fault. Unmatched requests get a generated, valid reply.
+        host: The interface to listen on (loopback by default).
+        port: The port; 0 picks a free one (read it from ``server.port``).
+        latency: Seconds to wait before each answer, like a model thinking.
+        api_key: When set, requests must send ``Authorization: Bearer <api_key>`` (else 401).
+        seed: Seed of the generator used by rules with a ``probability`` below 1.
+        cache_ratio: Share of prompt tokens reported as ``cached_tokens``.
+        reasoning_tokens: Reasoning tokens reported (and added to completion tokens) per reply.
+        cost_per_token: When set, ``usage.cost`` is reported as total tokens times this,
+            as OpenRouter and LiteLLM report an authoritative cost.
+        history: How many request bodies :attr:`requests` keeps (the most recent).
+    """
+
+    def __init__(
+        self,
+        rules: Iterable[Rule] = (),
+        *,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        latency: float = 0.0,
+        api_key: str | None = None,
+        seed: int | None = None,
+        cache_ratio: float = 0.0,
+        reasoning_tokens: int = 0,
+        cost_per_token: float | None = None,
+        history: int = 1000,
+    ) -> None:
+        self.host = host
+        self.latency = latency
+        self.api_key = api_key
+        self.usage = UsageModel(cache_ratio, reasoning_tokens, cost_per_token)
+        self._initial_rules = tuple(rules)
+        self._seed = seed
+        self._port = port
+        self._stack: AsyncExitStack | None = None
+        self._history: deque[dict[str, Any]] = deque(maxlen=history)
+        self._http = HttpServer()
+        self._http.add_route("POST", "/v1/chat/completions", self._chat_completions)
+        self._http.add_route("GET", "/v1/models", self._models)
+        self._http.add_route("GET", "/_evalkit/stats", self._stats_route)
+        self._http.add_route("POST", "/_evalkit/reset", self._reset_route)
+        self.reset()
+
+    # -- public surface -----------------------------------------------------------------------
+
+    @property
+    def port(self) -> int:
+        """The port the server listens on (known once started)."""
+        if self._stack is None and self._port == 0:
+            raise RuntimeError("the server is not started; use `async with FakeOpenAIServer()`")
+        return self._port
+
+    @property
+    def url(self) -> str:
+        """``http://host:port``."""
+        return f"http://{self.host}:{self.port}"
+
+    @property
+    def base_url(self) -> str:
+        """``http://host:port/v1``: the ``base_url`` for ``openai`` clients and judges."""
+        return f"{self.url}/v1"
+
+    @property
+    def stats(self) -> ServerStats:
+        """A snapshot of the counters."""
+        return ServerStats(
+            self._requests, self._completions, self._faults, self._in_flight, self._max_in_flight
+        )
+
+    @property
+    def requests(self) -> list[dict[str, Any]]:
+        """The JSON bodies of the most recent chat completion requests, oldest first."""
+        return list(self._history)
+
+    @property
+    def rules(self) -> tuple[Rule, ...]:
+        """The rules in force, in the order they are tried."""
+        return tuple(self._rules)
+
+    def add_rule(self, rule: Rule) -> None:
+        """Append ``rule`` to the rules tried for each request."""
+        self._rules.append(rule)
+        self._uses.append(0)
+
+    def add_route(self, method: str, path: str, handler: Handler) -> None:
+        """Serve ``handler`` (an async function of a request) at ``method path``."""
+        self._http.add_route(method, path, handler)
+
+    def reset(self) -> None:
+        """Zero the counters, forget recorded requests and restore the constructor's rules."""
+        self._rules: list[Rule] = list(self._initial_rules)
+        self._uses: list[int] = [0] * len(self._rules)
+        self._random = random.Random(self._seed)
+        self._history.clear()
+        self._requests = self._completions = self._faults = 0
+        self._in_flight = self._max_in_flight = 0
+
+    async def __aenter__(self) -> FakeOpenAIServer:
+        stack = AsyncExitStack()
+        listener = await anyio.create_tcp_listener(local_host=self.host, local_port=self._port)
+        stack.push_async_callback(listener.aclose)
+        self._port = listener.extra(SocketAttribute.local_port)
+        group = await stack.enter_async_context(anyio.create_task_group())
+        stack.callback(group.cancel_scope.cancel)
+        group.start_soon(listener.serve, self._http.serve_connection, group)
+        self._stack = stack
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        stack, self._stack = self._stack, None
+        if stack is not None:
+            await stack.aclose()
+
+    # -- handlers -----------------------------------------------------------------------------
+
+    def _pick_rule(self, text: str, kind: str) -> Rule | None:
+        for index, rule in enumerate(self._rules):
+            if not rule.matches(text, kind):
+                continue
+            if rule.times is not None and self._uses[index] >= rule.times:
+                continue
+            if rule.probability < 1.0 and self._random.random() >= rule.probability:
+                continue
+            self._uses[index] += 1
+            return rule
+        return None
+
+    async def _chat_completions(self, request: Request) -> Response:
+        self._requests += 1
+        number = self._requests
+        self._in_flight += 1
+        self._max_in_flight = max(self._max_in_flight, self._in_flight)
+        try:
+            response = await self._answer(request, number)
+        finally:
+            self._in_flight -= 1
+        if response.status == 200 and not response.abort and response.body.endswith(b"}"):
+            self._completions += 1
+        return response
+
+    async def _answer(self, request: Request, number: int) -> Response:
+        if self.api_key is not None and (
+            request.headers.get("authorization") != f"Bearer {self.api_key}"
+        ):
+            body = error_body(
+                "Incorrect API key provided", "invalid_request_error", "invalid_api_key"
+            )
+            return Response.json(body, 401)
+        try:
+            body = request.json()
+        except ValueError:
+            return _bad_request("The request body is not valid JSON")
+        problem = _check_body(body)
+        if problem:
+            return _bad_request(problem)
+        self._history.append(body)
+        messages = body["messages"]
+        text = conversation_text(messages)
+        kind = response_format_kind(body)
+        rule = self._pick_rule(text, kind)
+        latency = rule.latency if rule is not None and rule.latency is not None else self.latency
+        if latency > 0:
+            await anyio.sleep(latency)
+        if rule is None:
+            generated = generated_content(body, kind, text)
+            return completion(body, generated, number=number, usage=self.usage)
+        if rule.fault is not None:
+            self._faults += 1
+            return await fault_response(rule.fault)
+        if rule.refusal is not None:
+            return completion(
+                body,
+                None,
+                number=number,
+                usage=self.usage,
+                refusal=rule.refusal,
+                finish_reason=rule.finish_reason,
+            )
+        content = rule_content(rule, body)
+        if content is None:
+            content = generated_content(body, kind, text)
+        return completion(
+            body, content, number=number, usage=self.usage, finish_reason=rule.finish_reason
+        )
+
+    async def _models(self, request: Request) -> Response:
+        models = [{"id": "evalkit-fake", "object": "model", "created": 0, "owned_by": "evalkit"}]
+        return Response.json({"object": "list", "data": models})
+
+    async def _stats_route(self, request: Request) -> Response:
+        return Response.json(self.stats.to_dict())
+
+    async def _reset_route(self, request: Request) -> Response:
+        self.reset()
+        return Response.json(self.stats.to_dict())
+
+
+def _bad_request(message: str) -> Response:
+    return Response.json(error_body(message, "invalid_request_error"), 400)
+
+
+def _check_body(body: Any) -> str | None:
+    if not isinstance(body, dict):
+        return "The request body must be a JSON object"
+    if not isinstance(body.get("model"), str) or not body["model"]:
+        return "'model' is required and must be a non-empty string"
+    messages = body.get("messages")
+    if not isinstance(messages, list) or not messages:
+        return "'messages' is required and must be a non-empty array"
+    if body.get("stream"):
+        return "'stream': true is not supported by the evalkit test server"
+    return None

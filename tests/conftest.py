@@ -1,0 +1,39 @@
+"""Shared fixtures: the shipped local OpenAI-compatible server and a judge pointed at it."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+import pytest
+
+from evalkit import Judge
+from evalkit.testing import FakeOpenAIServer
+
+KEY_ENV = "EVALKIT_TEST_JUDGE_KEY"
+
+
+@pytest.fixture
+def judge_key(monkeypatch: pytest.MonkeyPatch) -> str:
+    """Sets the API key variable the test judges read."""
+    monkeypatch.setenv(KEY_ENV, "test-key")
+    return KEY_ENV
+
+
+@pytest.fixture
+async def server() -> AsyncIterator[FakeOpenAIServer]:
+    """A fresh local server, no latency, no rules."""
+    async with FakeOpenAIServer() as running:
+        yield running
+
+
+@pytest.fixture
+def judge(server: FakeOpenAIServer, judge_key: str) -> Judge:
+    """A judge calling ``server``, with few retries to keep failure tests fast."""
+    return Judge(
+        "fake-judge",
+        "You are a strict grader.",
+        base_url=server.base_url,
+        api_key_env=judge_key,
+        max_retries=1,
+        timeout=5.0,
+    )

@@ -1,0 +1,124 @@
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from openai import AsyncOpenAI
+
+from evalkit import ConfigError, Judge
+
+
+def test_defaults_match_the_spec() -> None:
+    judge = Judge("gpt-4o-mini", "Grade.")
+    assert (judge.model, judge.instructions) == ("gpt-4o-mini", "Grade.")
+    assert judge.client is None
+    assert judge.base_url is None
+    assert (judge.api_key_env, judge.provider) == ("OPENAI_API_KEY", "openai")
+    assert (judge.temperature, judge.max_tokens, judge.timeout) == (0.0, None, 60.0)
+    assert (judge.max_retries, judge.max_concurrency, judge.extra_body) == (2, None, None)
+    assert judge.explicit_fields == {"model", "instructions"}
+
+
+def test_help_shows_default_values() -> None:
+    import inspect
+
+    signature = str(inspect.signature(Judge))
+    assert "temperature: 'float | None' = 0.0" in signature
+    assert "api_key_env: 'str' = 'OPENAI_API_KEY'" in signature
+
+
+def test_judge_is_a_frozen_hashable_value() -> None:
+    first = Judge("m", "i", base_url="http://x/v1", extra_body={"seed": 1})
+    second = Judge("m", "i", base_url="http://x/v1", extra_body={"seed": 1})
+    assert first == second
+    assert hash(first) == hash(second)
+    assert len({first, second}) == 1
+    assert first != Judge("m", "i", base_url="http://x/v1", extra_body={"seed": 2})
+    assert first != Judge("m", "other", base_url="http://x/v1", extra_body={"seed": 1})
+    with pytest.raises(AttributeError):
+        first.model = "other"  # type: ignore[misc]
+
+
+def test_explicitly_passed_default_still_counts_as_explicit() -> None:
+    # Equal values, but the second one says "temperature 0, whatever the scorer says".
+    assert Judge("m") == Judge("m", temperature=0.0)
+    scorer_judge = Judge("m", temperature=0.9)
+    assert Judge("m").with_defaults(scorer_judge).temperature == 0.9
+    assert Judge("m", temperature=0.0).with_defaults(scorer_judge).temperature == 0.0
+
+
+def test_with_defaults_takes_unset_fields_from_the_base() -> None:
+    base = Judge(
+        "small",
+        "Rubric A",
+        base_url="http://local/v1",
+        api_key_env="LOCAL_KEY",
+        max_concurrency=8,
+        timeout=10.0,
+    )
+    step = Judge("big", max_tokens=50)
+    merged = step.with_defaults(base)
+    assert merged.model == "big"
+    assert merged.max_tokens == 50
+    assert merged.instructions == "Rubric A"
+    assert (merged.base_url, merged.api_key_env) == ("http://local/v1", "LOCAL_KEY")
+    assert (merged.max_concurrency, merged.timeout) == (8, 10.0)
+    assert merged.explicit_fields == base.explicit_fields | step.explicit_fields
+    assert step.with_defaults(None) is step
+
+
+def test_replace_marks_fields_explicit_and_validates() -> None:
+    judge = Judge("m").replace(temperature=0.5)
+    assert judge.temperature == 0.5
+    assert "temperature" in judge.explicit_fields
+    with pytest.raises(ConfigError, match="no field 'colour'"):
+        judge.replace(colour="red")
+    with pytest.raises(ConfigError, match="max_concurrency must be an integer >= 1"):
+        judge.replace(max_concurrency=0)
+
+
+def test_limiter_key_ignores_prompt_settings_but_not_the_endpoint() -> None:
+    base = Judge("m", "A", base_url="http://x/v1", max_concurrency=4)
+    assert base.limiter_key == base.replace(instructions="B", temperature=1.0).limiter_key
+    assert base.limiter_key != base.replace(model="n").limiter_key
+    assert base.limiter_key != base.replace(base_url="http://y/v1").limiter_key
+    assert base.limiter_key != base.replace(api_key_env="OTHER").limiter_key
+    assert base.limiter_key != base.replace(max_concurrency=5).limiter_key
+
+
+async def test_client_must_be_an_async_openai_client() -> None:
+    client = AsyncOpenAI(api_key="k", base_url="http://127.0.0.1:9/v1")
+    try:
+        judge = Judge("m", client=client)
+        assert judge.client is client
+        assert judge.limiter_key != Judge("m").limiter_key
+    finally:
+        await client.close()
+    with pytest.raises(ConfigError, match=r"client must be an openai\.AsyncOpenAI"):
+        Judge("m", client="sk-123")  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"model": ""}, "model must be a non-empty string or None"),
+        ({"model": 3}, "model must be a non-empty string or None"),
+        ({"api_key_env": ""}, "api_key_env must be a non-empty string"),
+        ({"temperature": "hot"}, "temperature must be a number or None"),
+        ({"temperature": True}, "temperature must be a number or None"),
+        ({"timeout": 0}, "timeout must be a positive number"),
+        ({"timeout": float("inf")}, "timeout must be finite"),
+        ({"max_retries": -1}, "max_retries must be an integer >= 0"),
+        ({"max_tokens": 0}, "max_tokens must be an integer >= 1 or None"),
+        ({"max_concurrency": 2.5}, "max_concurrency must be an integer >= 1 or None"),
+        ({"extra_body": ["seed"]}, "extra_body must be a mapping or None"),
+    ],
+)
+def test_invalid_fields_are_config_errors(kwargs: dict[str, Any], message: str) -> None:
+    with pytest.raises(ConfigError, match=message):
+        Judge(**kwargs)
+
+
+def test_label_names_model_and_endpoint() -> None:
+    assert Judge("m").label == "judge 'm'"
+    assert Judge("m", base_url="http://h/v1").label == "judge 'm' at http://h/v1"
