@@ -9,10 +9,15 @@ README's "Prebuilt scorers" table lists them all.
 
 from __future__ import annotations
 
+from evalkit.scorers._alignment import prompt_alignment
+from evalkit.scorers._answer_similarity import answer_similarity
+from evalkit.scorers._context import context_precision, context_relevance
+from evalkit.scorers._faithfulness import faithfulness, hallucination
 from evalkit.scorers._json_scorers import json_match, json_valid
 from evalkit.scorers._metrics import bleu, chrf, rouge_l
 from evalkit.scorers._numeric import numeric_match
 from evalkit.scorers._overlap import keyword_coverage, token_f1
+from evalkit.scorers._recall import context_recall
 from evalkit.scorers._registry import (
     ScorerFactory,
     ScorerInfo,
@@ -22,9 +27,14 @@ from evalkit.scorers._registry import (
     list_scorers,
     scorer_info,
 )
+from evalkit.scorers._relevancy import answer_relevancy
+from evalkit.scorers._rubric import llm_rubric, rubric
+from evalkit.scorers._safety import bias, toxicity
 from evalkit.scorers._similarity import content_similarity, string_similarity, textual_difference
+from evalkit.scorers._summarization import summarization
 from evalkit.scorers._text import contains, exact_match, regex_match
 from evalkit.scorers._tone import tone_consistency
+from evalkit.scorers._tool_selection import tool_call_accuracy_llm
 from evalkit.scorers._tools import tool_call_accuracy
 
 __all__ = [
@@ -32,23 +42,37 @@ __all__ = [
     "ScorerInfo",
     "ScorerKind",
     "ScorerParam",
+    "answer_relevancy",
+    "answer_similarity",
+    "bias",
     "bleu",
     "chrf",
     "contains",
     "content_similarity",
+    "context_precision",
+    "context_recall",
+    "context_relevance",
     "exact_match",
+    "faithfulness",
     "get_scorer",
+    "hallucination",
     "json_match",
     "json_valid",
     "keyword_coverage",
     "list_scorers",
+    "llm_rubric",
     "numeric_match",
+    "prompt_alignment",
     "regex_match",
     "rouge_l",
+    "rubric",
     "scorer_info",
     "string_similarity",
+    "summarization",
     "textual_difference",
     "token_f1",
     "tone_consistency",
     "tool_call_accuracy",
+    "tool_call_accuracy_llm",
+    "toxicity",
 ]

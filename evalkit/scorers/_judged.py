@@ -1,0 +1,247 @@
+"""What the LLM-judged prebuilt scorers share: judge steps, row lookups, verdicts, rounding.
+
+Every LLM-judged prebuilt scorer follows the same rules (see the README's "LLM-judged
+scorers" section):
+
+- **Its own instructions.** Each judge step is a :class:`~evalkit.PromptStep` whose step judge
+  sets only ``instructions``, so the scorer's judge (the experiment's default judge or
+  ``judge=``) gives the model, endpoint and limits while the system message stays the scorer's
+  own, versioned with its prompts.
+- **Nothing to judge, no call.** A step with nothing to send (an empty output, no statements
+  extracted) is answered in code with what the judge would be told to return, so empty rows
+  cost no judge call and score deterministically; such a step has no ``judge`` entry.
+- **Scores in code.** generate_score is a function of the verdicts, rounded half-up to two
+  decimals and multiplied by ``scale`` (as Mastra's ``roundToTwoDecimals``).
+- **Text.** Values are read as text like the code scorers read them: strings as is, ``None``
+  as empty, anything else as canonical JSON.
+- **Context from the row.** Scorers judged against a context take it from a parameter, else
+  from a key of the row's request context, else from that key of the input when the input is
+  a mapping; a row with none fails with :class:`~evalkit.ScorerInputError`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import math
+from collections.abc import Callable, Mapping, Sequence
+from decimal import ROUND_HALF_UP, Decimal
+from typing import Annotated, Any, Literal
+
+from pydantic import AfterValidator, BaseModel, BeforeValidator, Field
+
+from evalkit._json import to_jsonable
+from evalkit.errors import ScorerInputError
+from evalkit.judge import Judge
+from evalkit.scorer import PromptStep, Scorer, ScorerRun
+from evalkit.scorer._prompt import OutputSchema
+from evalkit.scorer._result import StepName, StepResults
+from evalkit.scorer._steps import BoundStep, StepOwner, bind_callable
+from evalkit.scorer._trace import RunTrace
+from evalkit.scorers._common import as_text, is_missing, param_error
+
+
+class JudgeStep:
+    """A prompt step sent with a scorer's own instructions, answered in code when it can be.
+
+    Args:
+        description: What the step does (documentation).
+        create_prompt: Builds the prompt, like a :class:`~evalkit.PromptStep`'s.
+        instructions: The system message; the scorer's judge supplies everything else.
+        output_schema: The schema of a preprocess/analyze step's result.
+        skip: Called like a function step before the judge is asked; a value other than None
+            is the step's result and no call is made.
+    """
+
+    __slots__ = ("_prompt", "_skip")
+
+    def __init__(
+        self,
+        description: str,
+        create_prompt: Callable[..., str],
+        *,
+        instructions: str,
+        output_schema: OutputSchema | None = None,
+        skip: Callable[..., Any] | None = None,
+    ) -> None:
+        self._prompt = PromptStep(
+            description,
+            create_prompt,
+            output_schema=output_schema,
+            judge=Judge(instructions=instructions),
+        )
+        self._skip = skip
+
+    def __repr__(self) -> str:
+        return f"JudgeStep({self._prompt.description!r})"
+
+    def _bind_step(self, kind: StepName, owner: StepOwner) -> BoundStep:
+        asked = self._prompt._bind_step(kind, owner)
+        if self._skip is None:
+            return asked
+        where = f"Scorer {owner.name!r}, {kind} step, skip"
+        skip = bind_callable(self._skip, kind, where)
+
+        def call(run: ScorerRun, results: StepResults, score: float | None, trace: RunTrace) -> Any:
+            answered = skip(run, results, score, trace)
+            return asked(run, results, score, trace) if answered is None else answered
+
+        return call
+
+
+def finish(
+    scorer: Scorer,
+    score: Callable[..., float],
+    reason: JudgeStep | Callable[..., str],
+    *,
+    explain: bool,
+) -> Scorer:
+    """Add the generate_score function and, when ``explain``, the generate_reason step."""
+    scorer = scorer.generate_score(score)
+    return scorer.generate_reason(reason) if explain else scorer
+
+
+def round_score(value: float) -> float:
+    """``value`` rounded half-up to two decimals (0.665 → 0.67, 3.3 / 5 → 0.66)."""
+    return float(Decimal(repr(float(value))).quantize(Decimal("0.01"), rounding=ROUND_HALF_UP))
+
+
+def check_scale(scorer: str, scale: float) -> None:
+    """Refuse a ``scale`` that is not a positive finite number."""
+    if not (math.isfinite(scale) and scale > 0):
+        raise param_error(scorer, "scale", f"must be a positive number, got {scale!r}")
+
+
+def check_weight(scorer: str, param: str, value: float, *, upper: float = 1.0) -> None:
+    """Refuse a weight or penalty outside ``0..upper``."""
+    if not (math.isfinite(value) and 0.0 <= value <= upper):
+        raise param_error(scorer, param, f"must be between 0 and {upper:g}, got {value!r}")
+
+
+def is_blank(text: str) -> bool:
+    """True for text with nothing but whitespace."""
+    return not text.strip()
+
+
+def as_mapping(value: Any) -> Mapping[str, Any] | None:
+    """``value`` as a mapping: a mapping, JSON object text, or a pydantic model; else None."""
+    if isinstance(value, str):
+        if not value.lstrip().startswith("{"):
+            return None
+        try:
+            value = json.loads(value)
+        except ValueError:
+            return None
+    elif callable(getattr(value, "model_dump", None)):
+        value = to_jsonable(value)
+    return value if isinstance(value, Mapping) else None
+
+
+def row_value(run: ScorerRun, key: str) -> Any:
+    """The row's ``key``: from the request context, else from the input if it is a mapping."""
+    for source in (run.request_context, run.input):
+        mapping = as_mapping(source)
+        if mapping is not None and not is_missing(value := mapping.get(key)):
+            return value
+    return None
+
+
+def pieces(value: Any) -> list[str]:
+    """The non-blank texts of ``value``: one for a string, each item's for a list.
+
+    A string holding a JSON array is read as that array; other values are canonical JSON.
+    """
+    if isinstance(value, str) and value.lstrip().startswith("["):
+        with contextlib.suppress(ValueError):
+            value = json.loads(value)
+    plain = value if isinstance(value, str) else to_jsonable(value)
+    items = plain if isinstance(plain, list) else [plain]
+    return [text for item in items if not is_blank(text := as_text(item))]
+
+
+def row_context(run: ScorerRun, scorer: str, *, fixed: Sequence[str] | None, key: str) -> list[str]:
+    """The context pieces to judge against: ``fixed`` if given, else the row's ``key``.
+
+    Raises:
+        ScorerInputError: The row has no such key, or its value has no text.
+    """
+    if fixed is not None:
+        return list(fixed)
+    value = row_value(run, key)
+    if value is None:
+        raise ScorerInputError(
+            scorer,
+            "request_context",
+            f"no {key!r} key in the request context or the input (pass context=[...] or add "
+            f"{key!r} to the rows)",
+        )
+    found = pieces(value)
+    if not found:
+        raise ScorerInputError(scorer, "request_context", f"{key!r} holds no text")
+    return found
+
+
+def fixed_context(scorer: str, context: Sequence[str] | None) -> tuple[str, ...] | None:
+    """A ``context`` parameter checked at build time (None: read each row's)."""
+    if context is None:
+        return None
+    found = tuple(text for text in context if not is_blank(text))
+    if not found:
+        raise param_error(scorer, "context", "holds no text; give None to read it from each row")
+    return found
+
+
+def numbered(items: Sequence[str], *, empty: str = "(none)") -> str:
+    """``"1. first\\n2. second"``, or ``empty`` for no items."""
+    if not items:
+        return empty
+    return "\n".join(f"{number}. {item}" for number, item in enumerate(items, start=1))
+
+
+def show(score: float) -> str:
+    """A score as prompts and reasons print it: ``0.66``, ``1``."""
+    return f"{score:g}"
+
+
+def _lower(value: Any) -> Any:
+    # Native structured output keeps to the enum; the JSON-mode fallback may answer "Yes ".
+    return value.strip().lower() if isinstance(value, str) else value
+
+
+def _unit(value: float) -> float:
+    # Not a JSON Schema minimum/maximum: some providers' strict modes reject those keywords.
+    if not 0.0 <= value <= 1.0:
+        raise ValueError(f"must be between 0 and 1, got {value}")
+    return value
+
+
+#: A judge's score from 0 to 1; outside is a format failure (so the fallback asks again).
+Unit = Annotated[float, AfterValidator(_unit)]
+YesNo = Annotated[Literal["yes", "no"], BeforeValidator(_lower)]
+YesNoUnsure = Annotated[Literal["yes", "no", "unsure"], BeforeValidator(_lower)]
+
+
+class Statements(BaseModel):
+    """The statements extracted from a text."""
+
+    statements: list[str] = Field(description="One entry per statement, in order.")
+
+
+class Claims(BaseModel):
+    """The claims extracted from a text."""
+
+    claims: list[str] = Field(description="One entry per claim, in order.")
+
+
+def verdict_lines(verdicts: Sequence[Mapping[str, Any]], *, text: str = "statement") -> str:
+    """``"1. [yes] the statement: the reason"`` per verdict, for reason prompts."""
+    lines = [
+        f"[{verdict['verdict']}] {verdict.get(text, '')}: {verdict.get('reason', '')}"
+        for verdict in verdicts
+    ]
+    return numbered(lines)
+
+
+def count(verdicts: Sequence[Mapping[str, Any]], value: str) -> int:
+    """How many ``verdicts`` say ``value``."""
+    return sum(1 for verdict in verdicts if verdict["verdict"] == value)
