@@ -102,8 +102,13 @@ def finish(
 
 
 def round_score(value: float) -> float:
-    """``value`` rounded half-up to two decimals (0.665 → 0.67, 3.3 / 5 → 0.66)."""
-    return float(Decimal(repr(float(value))).quantize(Decimal("0.01"), rounding=ROUND_HALF_UP))
+    """``value`` rounded half-up to two decimals: 0.665 → 0.67, 3.3 / 5 → 0.66.
+
+    Float noise is dropped first (nine decimals), so a weighted sum that is 0.795 on paper but
+    0.79499999… in binary rounds to 0.8, as by hand (and as Mastra's ``roundToTwoDecimals``).
+    """
+    exact = Decimal(f"{float(value):.9f}")
+    return float(exact.quantize(Decimal("0.01"), rounding=ROUND_HALF_UP))
 
 
 def check_scale(scorer: str, scale: float) -> None:

@@ -1,0 +1,129 @@
+from __future__ import annotations
+
+import hashlib
+import inspect
+import json
+from pathlib import Path
+
+import pytest
+
+import evalkit
+from evalkit import Judge, Scorer, get_scorer, list_scorers, load_experiment_file, scorer_info
+from evalkit.scorer import slugify
+from evalkit.testing import FakeOpenAIServer
+
+LLM_SCORERS = {
+    "answer_relevancy",
+    "answer_similarity",
+    "bias",
+    "context_precision",
+    "context_recall",
+    "context_relevance",
+    "faithfulness",
+    "hallucination",
+    "llm_rubric",
+    "prompt_alignment",
+    "rubric",
+    "summarization",
+    "tool_call_accuracy_llm",
+    "toxicity",
+}
+LOWER_IS_BETTER = {"bias", "hallucination", "toxicity"}
+ROOT = Path(__file__).resolve().parents[3]
+
+# The prompts each scorer sends for one fixed row, hashed. When a scorer's prompts change,
+# this test fails: bump the scorer's registry `version` (its stored identity), then record the
+# new version and hash here.
+PROMPTS = {
+    "answer_relevancy": (1, "0"),
+    "answer_similarity": (1, "0"),
+    "bias": (1, "0"),
+    "context_precision": (1, "0"),
+    "context_recall": (1, "0"),
+    "context_relevance": (1, "0"),
+    "faithfulness": (1, "0"),
+    "hallucination": (1, "0"),
+    "llm_rubric": (1, "0"),
+    "prompt_alignment": (1, "0"),
+    "rubric": (1, "0"),
+    "summarization": (1, "0"),
+    "tool_call_accuracy_llm": (1, "0"),
+    "toxicity": (1, "0"),
+}
+
+
+def test_every_llm_scorer_is_listed() -> None:
+    assert {info.name for info in list_scorers(kind="llm")} == LLM_SCORERS
+
+
+@pytest.mark.parametrize("name", sorted(LLM_SCORERS))
+def test_metadata_is_complete(name: str) -> None:
+    info = scorer_info(name)
+    assert info.kind == "llm"
+    assert info.range == (0.0, 1.0)
+    assert info.higher_is_better is (name not in LOWER_IS_BETTER)
+    assert info.version >= 1
+    assert info.description.endswith(".")
+    assert info.inputs
+    assert slugify(info.title) == name.replace("_", "-")
+    assert info.param("scale").default == 1.0
+    assert all(param.description for param in info.params)
+    assert info.extra is None
+    json.dumps(info.to_dict())
+    factory = getattr(evalkit.scorers, name)
+    assert "judge" in inspect.signature(factory).parameters
+
+
+@pytest.mark.parametrize("name", sorted(LLM_SCORERS))
+def test_get_scorer_passes_the_judge_and_records_the_identity(name: str) -> None:
+    judge = Judge("gpt-4o-mini")
+    info = scorer_info(name)
+    scorer = get_scorer(name, judge=judge, id=f"my-{name}")
+    assert isinstance(scorer, Scorer)
+    assert (scorer.id, scorer.name, scorer.judge) == (f"my-{name}", info.title, judge)
+    assert scorer.higher_is_better is info.higher_is_better
+    assert scorer.metadata == {
+        "prebuilt": name,
+        "version": info.version,
+        "params": {param.name: evalkit._json.to_jsonable(param.default) for param in info.params},
+    }
+    assert "generate_score" in scorer.steps
+    assert "generate_reason" in scorer.steps
+
+
+ROW = {
+    "input": "What does the Nimbus Notes Pro plan cost?",
+    "output": "Nimbus Notes Pro costs $8 a month. It syncs across devices.",
+    "ground_truth": "$8 per month, billed monthly.",
+    "request_context": {
+        "context": ["Pro costs $8 per month.", "Notes sync across devices."],
+        "rubric": "- States the price\n- (optional) Mentions billing",
+        "system_prompt": "Answer in one sentence.",
+        "tools": {"lookup_price": "Looks up a plan's price."},
+    },
+}
+
+
+async def test_prompt_versions(judge: Judge, server: FakeOpenAIServer) -> None:
+    changed = {}
+    for name in sorted(LLM_SCORERS):
+        server.reset()
+        await get_scorer(name, judge=judge).run(**ROW)  # type: ignore[arg-type]
+        # What the model is asked: messages and the structured-output schema of each request.
+        sent = [[body["messages"], body.get("response_format")] for body in server.requests]
+        digest = hashlib.sha256(json.dumps(sent).encode()).hexdigest()[:16]
+        if (scorer_info(name).version, digest) != PROMPTS[name]:
+            changed[name] = (scorer_info(name).version, digest)
+    assert not changed, f"prompts changed: bump the version, then record {changed}"
+
+
+def test_the_nightly_llm_experiment_builds_its_scorers() -> None:
+    config = load_experiment_file(ROOT / "experiments" / "nightly-llm.toml").config
+    for entry in config.scorers:
+        scorer = get_scorer(
+            entry.use, id=entry.id, judge=Judge(**config.judge_settings(entry)), **entry.params
+        )
+        assert (entry.direction == "higher") is scorer.higher_is_better, entry.use
+        if scorer_info(entry.use).kind == "llm":
+            assert scorer.judge is not None
+            assert scorer.judge.model == (entry.judge.model if entry.judge else config.judge.model)  # type: ignore[union-attr]
