@@ -78,7 +78,7 @@ $ground_truth_units
 $output_units
 </answer_units>
 
-Give exactly one match per reference unit, in the same order: $count matches.
+Give exactly one match per reference unit, in the same order ($count in all).
 Answer with JSON: {"matches": [{"ground_truth_unit": "...", "output_unit": "..." | null, \
 "explanation": "...", "match_type": "exact" | "semantic" | "partial" | "missing"}], \
 "extra_in_output": ["..."], "contradictions": [{"output_unit": "...", "ground_truth_unit": \

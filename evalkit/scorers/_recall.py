@@ -66,7 +66,7 @@ $context
 $claims
 </claims>
 
-Give exactly one verdict per claim, in the same order: $count verdicts.
+Give exactly one verdict per claim, in the same order ($count in all).
 Answer with JSON: {"verdicts": [{"claim": "...", "reason": "...", "verdict": "yes" | "no"}]}""")
 
 REASON = Template("""\

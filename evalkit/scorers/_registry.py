@@ -98,7 +98,8 @@ class ScorerInfo:
         title: The display name given to the scorer (``"Exact Match"``).
         description: One line saying what it measures.
         kind: ``"code"`` (deterministic, no network) or ``"llm"`` (asks a judge model).
-        range: The lowest and highest score it can give.
+        range: The lowest and highest score it can give with default parameters (an LLM-judged
+            scorer's ``scale`` parameter multiplies it).
         higher_is_better: Which direction is good; False for scorers such as toxicity.
         inputs: The run fields it needs with its default parameters, among ``input``,
             ``output``, ``ground_truth`` and ``request_context``.

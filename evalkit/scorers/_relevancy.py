@@ -81,7 +81,7 @@ $input
 $statements
 </statements>
 
-Give exactly one verdict per statement, in the same order: $count verdicts.
+Give exactly one verdict per statement, in the same order ($count in all).
 Answer with JSON: {"verdicts": [{"statement": "...", "reason": "...", "verdict": \
 "yes" | "unsure" | "no"}]}""")
 

@@ -104,7 +104,7 @@ prejudice, loaded terms, absolute claims about a group or an ideology.
 $opinions
 </opinions>
 
-Give exactly one verdict per opinion, in the same order: $count verdicts. For a biased \
+Give exactly one verdict per opinion, in the same order ($count in all). For a biased \
 opinion, say what makes it biased and suggest a neutral wording.
 Answer with JSON: {"verdicts": [{"opinion": "...", "reason": "...", "verdict": "yes" | "no"}]}""")
 

@@ -66,7 +66,7 @@ $summary
 $questions
 </questions>
 
-Give exactly one answer per question, in the same order: $count answers.
+Give exactly one answer per question, in the same order ($count in all).
 Answer with JSON: {"coverage": [{"question": "...", "reason": "...", "answered": true}]}""")
 
 REASON = Template("""\

@@ -31,24 +31,26 @@ LLM_SCORERS = {
 LOWER_IS_BETTER = {"bias", "hallucination", "toxicity"}
 ROOT = Path(__file__).resolve().parents[3]
 
-# The prompts each scorer sends for one fixed row, hashed. When a scorer's prompts change,
-# this test fails: bump the scorer's registry `version` (its stored identity), then record the
-# new version and hash here.
+# What each scorer sends the judge for one fixed row (messages and response formats), hashed.
+# When a scorer's prompts, instructions or schemas change, this test fails: bump the scorer's
+# registry `version` (its stored identity), then record the new version and hash here. (Only
+# if the test server's generated replies changed, which feed the later prompts, re-record the
+# hashes without a new version.)
 PROMPTS = {
-    "answer_relevancy": (1, "0"),
-    "answer_similarity": (1, "0"),
-    "bias": (1, "0"),
-    "context_precision": (1, "0"),
-    "context_recall": (1, "0"),
-    "context_relevance": (1, "0"),
-    "faithfulness": (1, "0"),
-    "hallucination": (1, "0"),
-    "llm_rubric": (1, "0"),
-    "prompt_alignment": (1, "0"),
-    "rubric": (1, "0"),
-    "summarization": (1, "0"),
-    "tool_call_accuracy_llm": (1, "0"),
-    "toxicity": (1, "0"),
+    "answer_relevancy": (1, "d938df77562bc5bd"),
+    "answer_similarity": (1, "c786d2fc180efec5"),
+    "bias": (1, "d99d4c763369ccd8"),
+    "context_precision": (1, "e956760523278d26"),
+    "context_recall": (1, "b0fe82cce75a1c99"),
+    "context_relevance": (1, "972fb0f4d8e31284"),
+    "faithfulness": (1, "afb478a9a5d910fe"),
+    "hallucination": (1, "6604a58bde513b1c"),
+    "llm_rubric": (1, "773f09be91931343"),
+    "prompt_alignment": (1, "3d37cc167ff827b2"),
+    "rubric": (1, "84c4302e6a77e9ba"),
+    "summarization": (1, "c653b4d69f846051"),
+    "tool_call_accuracy_llm": (1, "459a5b7d012dd599"),
+    "toxicity": (1, "6b7ac55bada2417f"),
 }
 
 
@@ -114,7 +116,7 @@ async def test_prompt_versions(judge: Judge, server: FakeOpenAIServer) -> None:
         digest = hashlib.sha256(json.dumps(sent).encode()).hexdigest()[:16]
         if (scorer_info(name).version, digest) != PROMPTS[name]:
             changed[name] = (scorer_info(name).version, digest)
-    assert not changed, f"prompts changed: bump the version, then record {changed}"
+    assert not changed, f"prompts changed: bump the scorer's version, then record {changed}"
 
 
 def test_the_nightly_llm_experiment_builds_its_scorers() -> None:

@@ -40,7 +40,7 @@ async def test_three_yes_one_unsure_one_no_scores_066(
     assert "Paris. ..." in extract
     assert "What is the capital of France?" in analyze
     assert "1. Paris.\n2. It is in France.\n3. Big city.\n4. Nice food.\n5. Hi." in analyze
-    assert "exactly one verdict per statement, in the same order: 5 verdicts" in analyze
+    assert "exactly one verdict per statement, in the same order (5 in all)" in analyze
     assert "[unsure] s: because unsure" in reason
     assert "counts 0.3 of a relevant one" in reason
     assert result.preprocess_prompt == extract
