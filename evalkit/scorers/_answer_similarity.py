@@ -10,9 +10,9 @@ below changes.
 from __future__ import annotations
 
 from string import Template
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, BeforeValidator, Field
 
 from evalkit.scorer import Scorer, ScorerRun, StepResults
 from evalkit.scorers._common import as_text, ground_truth
@@ -22,6 +22,7 @@ from evalkit.scorers._judged import (
     check_weight,
     finish,
     is_blank,
+    lowercase,
     numbered,
     round_score,
     show,
@@ -131,7 +132,9 @@ class Match(BaseModel):
     ground_truth_unit: str
     output_unit: str | None = Field(description="The matching answer unit; null if missing.")
     explanation: str
-    match_type: Literal["exact", "semantic", "partial", "missing"]
+    match_type: Annotated[
+        Literal["exact", "semantic", "partial", "missing"], BeforeValidator(lowercase)
+    ]
 
 
 class Contradiction(BaseModel):

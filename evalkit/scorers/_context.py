@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from string import Template
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, BeforeValidator, Field
 
 from evalkit.scorer import Scorer, ScorerRun, StepResults
 from evalkit.scorers._common import as_text, ground_truth
@@ -24,6 +24,8 @@ from evalkit.scorers._judged import (
     check_weight,
     finish,
     fixed_context,
+    is_blank,
+    lowercase,
     numbered,
     round_score,
     row_context,
@@ -132,6 +134,8 @@ $missing_context
 Write two or three sentences of plain text starting with "The score is $score because". Use \
 the given score, do not recompute it.""")
 
+EMPTY_ANSWER = "The score is 0 because the answer is empty: no context piece can be useful for it."
+
 _LEVELS = {"high": 1.0, "medium": 0.7, "low": 0.3, "none": 0.0}
 
 
@@ -154,7 +158,7 @@ class Evaluation(BaseModel):
 
     context_index: int = Field(description="The piece's number, from 1.")
     reasoning: str = Field(description="Why this level, and how the response used it.")
-    relevance_level: Literal["high", "medium", "low", "none"]
+    relevance_level: Annotated[Literal["high", "medium", "low", "none"], BeforeValidator(lowercase)]
     was_used: bool = Field(description="Whether the response draws on this piece.")
 
 
@@ -214,7 +218,8 @@ def context_precision(
     ``no``; the score is the mean average precision over the pieces in their given order:
     the mean, over the useful pieces, of the share of useful pieces up to and including each
     one. Useful pieces at ranks 1 and 3 of 4 give (1/1 + 2/3) / 2 = 0.83. No useful piece
-    scores 0; a piece the judge skips counts as not useful. The answer is the output (as in
+    scores 0; a piece the judge skips counts as not useful; an empty answer scores 0 without
+    a judge call. The answer is the output (as in
     Mastra) or the ground truth (``reference="ground_truth"``, as in RAGAS). The context is
     read as for ``faithfulness``; a row without one fails with ``ScorerInputError``.
 
@@ -256,6 +261,8 @@ def context_precision(
         ),
         instructions=PRECISION_INSTRUCTIONS,
         output_schema=PrecisionVerdicts,
+        # No piece can be useful for an empty answer.
+        skip=lambda run: {"verdicts": []} if is_blank(answer(run)) else None,
     )
     reason = JudgeStep(
         "Explain the score",
@@ -271,6 +278,7 @@ def context_precision(
             ),
         ),
         instructions=PRECISION_INSTRUCTIONS,
+        skip=lambda run: EMPTY_ANSWER if is_blank(answer(run)) else None,
     )
     return finish(
         scorer.preprocess(preprocess).analyze(judge),

@@ -208,8 +208,11 @@ def show(score: float) -> str:
     return f"{score:g}"
 
 
-def _lower(value: Any) -> Any:
-    # Native structured output keeps to the enum; the JSON-mode fallback may answer "Yes ".
+def lowercase(value: Any) -> Any:
+    """A pydantic before-validator for enum answers: ``" Yes"`` → ``"yes"``.
+
+    Native structured output keeps to the enum; the JSON-mode fallback may not.
+    """
     return value.strip().lower() if isinstance(value, str) else value
 
 
@@ -222,8 +225,8 @@ def _unit(value: float) -> float:
 
 #: A judge's score from 0 to 1; outside is a format failure (so the fallback asks again).
 Unit = Annotated[float, AfterValidator(_unit)]
-YesNo = Annotated[Literal["yes", "no"], BeforeValidator(_lower)]
-YesNoUnsure = Annotated[Literal["yes", "no", "unsure"], BeforeValidator(_lower)]
+YesNo = Annotated[Literal["yes", "no"], BeforeValidator(lowercase)]
+YesNoUnsure = Annotated[Literal["yes", "no", "unsure"], BeforeValidator(lowercase)]
 
 
 class Statements(BaseModel):

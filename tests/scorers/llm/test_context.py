@@ -7,6 +7,7 @@ import pytest
 from evalkit import ConfigError, Judge
 from evalkit.scorers import context_precision, context_relevance
 from evalkit.scorers._context import (
+    EMPTY_ANSWER,
     PRECISION_ANALYZE,
     PRECISION_INSTRUCTIONS,
     PRECISION_REASON,
@@ -94,6 +95,20 @@ async def test_precision_against_the_ground_truth(
         "ground_truth",
         "missing (this row has no ground truth)",
     )
+
+
+@pytest.mark.parametrize(
+    ("params", "row"),
+    [({}, {"output": " "}), ({"reference": "ground_truth"}, {"ground_truth": ""})],
+)
+async def test_an_empty_answer_has_no_useful_piece(
+    llm_server: FakeOpenAIServer, llm_judge: Judge, params: dict[str, Any], row: dict[str, Any]
+) -> None:
+    scorer = context_precision(judge=llm_judge, **params)
+    result = await scorer.run(**{**ROW, **row})
+    assert (result.score, result.reason) == (0.0, EMPTY_ANSWER)
+    assert result.judge == {}
+    assert llm_server.stats.requests == 0
 
 
 @pytest.mark.parametrize("factory", [context_precision, context_relevance])

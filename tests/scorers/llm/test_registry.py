@@ -129,3 +129,53 @@ def test_the_nightly_llm_experiment_builds_its_scorers() -> None:
         if scorer_info(entry.use).kind == "llm":
             assert scorer.judge is not None
             assert scorer.judge.model == (entry.judge.model if entry.judge else config.judge.model)  # type: ignore[union-attr]
+
+
+async def test_an_experiment_file_names_llm_scorers_with_params(
+    tmp_path: Path, llm_server: FakeOpenAIServer, llm_judge: Judge
+) -> None:
+    dataset = tmp_path / "data.parquet"
+    dataset.write_bytes(b"")  # the loader only checks that the file exists
+    (tmp_path / "exp.toml").write_text(
+        f"""
+[experiment]
+name = "rag"
+dataset = "data.parquet"
+
+[judge]
+model = "fake-judge"
+base_url = "{llm_judge.base_url}"
+api_key_env = "{llm_judge.api_key_env}"
+
+[[scorers]]
+use = "faithfulness"
+threshold = 0.8
+params = {{ context_key = "passages", explain = false }}
+
+[[scorers]]
+use = "llm_rubric"
+id = "polite"
+threshold = 0.5
+params = {{ rubric = "The answer is polite.", scale = 10 }}
+""",
+        encoding="utf-8",
+    )
+    config = load_experiment_file(tmp_path / "exp.toml").config
+    scorers = [
+        get_scorer(
+            entry.use, id=entry.id, judge=Judge(**config.judge_settings(entry)), **entry.params
+        )
+        for entry in config.scorers
+    ]
+    assert [scorer.id for scorer in scorers] == ["faithfulness", "polite"]
+    row = {
+        "input": "Price?",
+        "output": "It costs $8, thank you for asking.",
+        "request_context": {"passages": ["Pro costs $8 per month."]},
+    }
+    faithful, polite = [await scorer.run(**row) for scorer in scorers]  # type: ignore[arg-type]
+    assert faithful.score == 1.0  # the server's generated reply: one claim, verdict "yes"
+    assert list(faithful.judge) == ["preprocess", "analyze"]
+    assert polite.score == 5.0  # generated score 0.5, times the scale
+    assert list(polite.judge) == ["analyze"]
+    assert all(body["model"] == "fake-judge" for body in llm_server.requests)
