@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from evalkit.report._html import html_report
 from evalkit.report._junit import junit_xml
-from evalkit.report._model import ItemView, ReportData, ScorerSummary
+from evalkit.report._model import ItemView, ReportData, ScorerRow
 from evalkit.report._text import console_table, markdown_summary
 
 __all__ = [
     "ItemView",
     "ReportData",
-    "ScorerSummary",
+    "ScorerRow",
     "console_table",
     "html_report",
     "junit_xml",

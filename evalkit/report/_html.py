@@ -6,7 +6,7 @@ import html
 from typing import Any
 
 from evalkit._json import dumps
-from evalkit.report._model import ItemView, ReportData, ScorerSummary, delta_text, mean_text
+from evalkit.report._model import ItemView, ReportData, ScorerRow, delta_text, mean_text
 
 _CSS = """
 body{font:14px/1.45 system-ui,sans-serif;margin:2rem auto;max-width:72rem;color:#222}
@@ -59,7 +59,7 @@ def histogram_svg(
     )
 
 
-def _scorer_row(s: ScorerSummary) -> str:
+def _scorer_row(s: ScorerRow) -> str:
     cells = [
         f"<td>{_e(s.scorer_id)}</td>",
         f'<td class="num">{s.n}</td>',

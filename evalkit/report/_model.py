@@ -9,7 +9,7 @@ Verdict = Literal["passed", "failed", "regressed", "no data"]
 
 
 @dataclass(frozen=True, slots=True)
-class ScorerSummary:
+class ScorerRow:
     """One scorer's line in a report.
 
     Attributes:
@@ -60,6 +60,23 @@ class ScorerSummary:
         """Whether this scorer makes the run fail."""
         return self.regressed or self.threshold_passed is False
 
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict of the fields and the verdict."""
+        return {
+            "scorer_id": self.scorer_id,
+            "n": self.n,
+            "mean": self.mean,
+            "ci_low": self.ci_low,
+            "ci_high": self.ci_high,
+            "failures": self.failures,
+            "threshold": self.threshold,
+            "higher_is_better": self.higher_is_better,
+            "delta": self.delta,
+            "delta_low": self.delta_low,
+            "delta_high": self.delta_high,
+            "verdict": self.verdict,
+        }
+
 
 @dataclass(frozen=True, slots=True)
 class ItemView:
@@ -89,7 +106,7 @@ class ReportData:
     total_items: int
     succeeded_items: int
     failed_items: int
-    scorers: tuple[ScorerSummary, ...]
+    scorers: tuple[ScorerRow, ...]
     distributions: dict[str, list[float]] = field(default_factory=dict)
     worst_items: dict[str, list[ItemView]] = field(default_factory=dict)
     failures: tuple[ItemView, ...] = ()
@@ -111,14 +128,14 @@ def fmt_signed(value: float | None, digits: int = 3) -> str:
     return "-" if value is None else f"{value:+.{digits}f}"
 
 
-def delta_text(s: ScorerSummary) -> str:
+def delta_text(s: ScorerRow) -> str:
     """``-0.050 [-0.080, -0.020]``: the Δ vs baseline with its CI, or "-"."""
     if s.delta is None:
         return "-"
     return f"{fmt_signed(s.delta)} [{fmt_signed(s.delta_low)}, {fmt_signed(s.delta_high)}]"
 
 
-def mean_text(s: ScorerSummary) -> str:
+def mean_text(s: ScorerRow) -> str:
     """``0.750 ± 0.031``: the mean with the half-width of its 95% CI."""
     if s.mean is None:
         return "-"

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from evalkit.report._model import ReportData, ScorerSummary, delta_text, mean_text
+from evalkit.report._model import ReportData, ScorerRow, delta_text, mean_text
 
 _HEADERS = ("scorer", "n", "mean ± CI", "failures", "threshold", "Δ vs baseline [CI]", "verdict")
 
 
-def _cells(s: ScorerSummary) -> tuple[str, ...]:
+def _cells(s: ScorerRow) -> tuple[str, ...]:
     return (
         s.scorer_id,
         str(s.n),

@@ -91,12 +91,21 @@ class Scorer:
         return {kind: self._steps[kind] for kind in STEP_ORDER if kind in self._steps}
 
     def _with(self, kind: StepName, step: object) -> Scorer:
+        return self._copy(id=self.id, steps={**self._steps, kind: step})
+
+    def with_id(self, id: str) -> Scorer:
+        """A new scorer identical to this one but recorded under ``id``."""
+        if not isinstance(id, str) or not id:
+            raise ConfigError(f"scorer {self.name!r}: an id must be a non-empty string")
+        return self._copy(id=id, steps=self._steps)
+
+    def _copy(self, *, id: str, steps: Mapping[StepName, object]) -> Scorer:
         return Scorer(
-            id=self.id,
+            id=id,
             name=self.name,
             description=self.description,
             judge=self.judge,
-            steps={**self._steps, kind: step},
+            steps=steps,
             higher_is_better=self.higher_is_better,
             metadata=self.metadata,
         )

@@ -5,7 +5,7 @@ import xml.etree.ElementTree as ET
 from evalkit.report import (
     ItemView,
     ReportData,
-    ScorerSummary,
+    ScorerRow,
     console_table,
     html_report,
     junit_xml,
@@ -13,16 +13,16 @@ from evalkit.report import (
 )
 from evalkit.report._html import histogram_svg
 
-EXACT = ScorerSummary("exact", 3, 0.75, 0.7, 0.8, 1, threshold=">= 0.8", threshold_passed=False)
-F1 = ScorerSummary(
+EXACT = ScorerRow("exact", 3, 0.75, 0.7, 0.8, 1, threshold=">= 0.8", threshold_passed=False)
+F1 = ScorerRow(
     "f1", 4, 0.5, 0.4, 0.6, 0, delta=-0.1, delta_low=-0.15, delta_high=-0.05, regressed=True
 )
-TONE = ScorerSummary("tone", 4, 0.9, None, None, 0, threshold="<= 0.95", threshold_passed=True)
+TONE = ScorerRow("tone", 4, 0.9, None, None, 0, threshold="<= 0.95", threshold_passed=True)
 
 HOSTILE = "<script>alert('x')</script>"
 
 
-def make_report(*scorers: ScorerSummary) -> ReportData:
+def make_report(*scorers: ScorerRow) -> ReportData:
     return ReportData(
         experiment_id="exp-1",
         name="nightly",
@@ -47,7 +47,7 @@ def make_report(*scorers: ScorerSummary) -> ReportData:
 
 def test_verdicts_follow_gates() -> None:
     assert (EXACT.verdict, F1.verdict, TONE.verdict) == ("failed", "regressed", "passed")
-    assert ScorerSummary("empty", 0, None, None, None, 2).verdict == "no data"
+    assert ScorerRow("empty", 0, None, None, None, 2).verdict == "no data"
     assert make_report(TONE).passed
     assert not make_report(TONE, F1).passed
 

@@ -226,3 +226,13 @@ async def test_to_dict_is_json_ready_for_nested_values() -> None:
     assert data["request_context"] == {"k": "v"}
     assert data["score"] == 1.0
     assert isinstance(result.score, float)
+
+
+async def test_with_id_records_under_a_new_id_and_keeps_everything_else() -> None:
+    base = create_scorer("Base", higher_is_better=False).generate_score(lambda: 0.25)
+    renamed = base.with_id("base-v2")
+    assert (renamed.id, renamed.name, renamed.higher_is_better) == ("base-v2", "Base", False)
+    assert base.id == "base"
+    assert (await renamed.run(input=1, output=2)).score == 0.25
+    with pytest.raises(ConfigError):
+        base.with_id("")
