@@ -88,9 +88,11 @@ async def chat_completion(
         except openai.APIStatusError as exc:
             error = exc
             hint = retry_after(exc.response.headers)
-            if exc.status_code == 429 and limiter is not None and permit is not None:
-                pause = hint if hint is not None else budget_pause(exc.response.headers, tokens)
-                limiter.rate_limited(permit, pause=pause)
+            if exc.status_code == 429:
+                # Without Retry-After, a spent x-ratelimit budget still says when to come back.
+                hint = hint if hint is not None else budget_pause(exc.response.headers, tokens)
+                if limiter is not None and permit is not None:
+                    limiter.rate_limited(permit, pause=hint)
         except openai.APIConnectionError as exc:  # timeouts included
             error, hint = exc, None
         except openai.OpenAIError as exc:

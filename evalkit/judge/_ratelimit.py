@@ -12,7 +12,7 @@ Three controls, each optional, checked in this order before every HTTP attempt:
 3. **rpm / tpm buckets** — token buckets in their GCRA form ("virtual scheduling"): each
    request reserves the earliest time its cost fits, so waiting is one sleep with no polling,
    and in any window of ``w`` seconds at most ``burst + rate * w`` requests start. The burst is
-   a tenth of a second's worth (at least one request), so the observed rate stays close to the
+   a twentieth of a second's worth (at least one request), so the observed rate stays close to the
    limit even over short windows. The token bucket is charged an estimate before the call and
    corrected with the reported usage after it.
 
@@ -31,7 +31,7 @@ from anyio import WouldBlock
 
 from evalkit.judge._hints import Headers, budget_pause
 
-_BURST_SECONDS = 0.1
+_BURST_SECONDS = 0.05
 # Output tokens assumed for a call without max_tokens until replies show the real average.
 _FIRST_OUTPUT_GUESS = 256
 
@@ -97,7 +97,7 @@ class _Bucket:
         self.tat += cost / self.rate
 
     def defer(self, until: float) -> None:
-        """Start nothing before ``until``."""
+        """Start nothing before ``until``, then pace at the rate (no burst after a pause)."""
         self.tat = max(self.tat, until + self.tolerance)
 
 
