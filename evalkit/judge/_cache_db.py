@@ -12,7 +12,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-import duckdb
+# duckdb is imported by the functions that need it: `import evalkit` stays free of its ~40 ms.
 import pyarrow as pa
 
 from evalkit.errors import StoreError
@@ -57,12 +57,14 @@ def when(epoch: float) -> datetime:
     return datetime.fromtimestamp(epoch, UTC)
 
 
-def connect(path: Path) -> duckdb.DuckDBPyConnection:
+def connect(path: Path) -> Any:
     """Open (creating if needed) the cache file, with its table.
 
     Raises:
         StoreError: The file cannot be opened, e.g. another process holds it.
     """
+    import duckdb
+
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         con = duckdb.connect(str(path))
@@ -79,14 +81,12 @@ def connect(path: Path) -> duckdb.DuckDBPyConnection:
     return con
 
 
-def prune(con: duckdb.DuckDBPyConnection, now: float) -> None:
+def prune(con: Any, now: float) -> None:
     """Delete the expired entries."""
     con.execute(f"DELETE FROM {TABLE} WHERE expires_at <= ?", [when(now)])
 
 
-def load(
-    con: duckdb.DuckDBPyConnection, step_key: bytes, now: float
-) -> list[tuple[bytes, str, int, float]]:
+def load(con: Any, step_key: bytes, now: float) -> list[tuple[bytes, str, int, float]]:
     """The live entries of one step: ``(prompt_key, content, attempt_count, expires_at)``,
     oldest first (so a later entry for the same prompt wins)."""
     result = con.execute(
@@ -100,7 +100,7 @@ def load(
     ]
 
 
-def write(con: duckdb.DuckDBPyConnection, rows: Sequence[Row]) -> None:
+def write(con: Any, rows: Sequence[Row]) -> None:
     """Append ``rows`` in one transaction, through Arrow."""
     columns: list[list[Any]] = [list(column) for column in zip(*rows, strict=True)]
     columns[7] = [round(t * 1_000_000) for t in columns[7]]
@@ -116,7 +116,7 @@ def write(con: duckdb.DuckDBPyConnection, rows: Sequence[Row]) -> None:
         con.unregister("evalkit_cache_rows")
 
 
-def summary(con: duckdb.DuckDBPyConnection, now: float) -> dict[str, Any]:
+def summary(con: Any, now: float) -> dict[str, Any]:
     """Counts, age bounds and live entries per model."""
     at = when(now)
     live, expired, oldest, newest = con.execute(
@@ -137,12 +137,14 @@ def summary(con: duckdb.DuckDBPyConnection, now: float) -> dict[str, Any]:
     }
 
 
-def delete(con: duckdb.DuckDBPyConnection, before: float | None) -> int:
+def delete(con: Any, before: float | None) -> int:
     """Delete entries created before ``before`` (all when None); return how many."""
     if before is None:
         row = con.execute(f"DELETE FROM {TABLE}").fetchone()
     else:
         row = con.execute(f"DELETE FROM {TABLE} WHERE created_at < ?", [when(before)]).fetchone()
+    import duckdb
+
     with contextlib.suppress(duckdb.Error):
         con.execute("CHECKPOINT")
     return int(row[0]) if row else 0
