@@ -164,13 +164,16 @@ class JudgeCache:
         if self._pending:
             self._hand_over()
         writes, self._writes = self._writes, []
-        for future in writes:
-            future.result()
+        _wait_for(writes)
 
     async def aflush(self) -> None:
-        """:meth:`flush`, in a worker thread."""
-        if self._pending or self._writes:
-            await anyio.to_thread.run_sync(self.flush)
+        """:meth:`flush` without blocking the event loop."""
+        # Hand over here, on the loop's thread, which is the only one appending entries.
+        if self._pending:
+            self._hand_over()
+        writes, self._writes = self._writes, []
+        if writes:
+            await anyio.to_thread.run_sync(_wait_for, writes)
 
     def close(self) -> None:
         """Write pending entries and close the file (it reopens on next use). Blocking."""
@@ -185,7 +188,8 @@ class JudgeCache:
             self._steps.clear()
 
     async def aclose(self) -> None:
-        """:meth:`close`, in a worker thread."""
+        """:meth:`close` without blocking the event loop."""
+        await self.aflush()
         await anyio.to_thread.run_sync(self.close)
 
     async def __aenter__(self) -> JudgeCache:
@@ -210,7 +214,7 @@ class JudgeCache:
         size = 0
         summary: dict[str, Any] = {"entries": 0, "expired": 0, "oldest": None, "newest": None}
         if self.path.exists():
-            with self._connected() as con:
+            with self._briefly() as con:
                 summary = db.summary(con, time.time())
             size = sum(
                 p.stat().st_size for p in (self.path, Path(f"{self.path}.wal")) if p.exists()
@@ -242,7 +246,7 @@ class JudgeCache:
         if older_than is not None:
             age = older_than.total_seconds() if isinstance(older_than, timedelta) else older_than
             before = time.time() - float(age)
-        with self._connected() as con:
+        with self._briefly() as con:
             deleted = db.delete(con, before)
         self._steps.clear()
         return deleted
@@ -342,6 +346,23 @@ class JudgeCache:
             if self._con is None:
                 self._con = db.connect(self.path)
             yield self._con
+
+    @contextmanager
+    def _briefly(self) -> Iterator[Any]:
+        """The connection for a maintenance call, closed after it unless it was open before
+        (so a notebook's ``stats()`` does not keep the file locked against a run)."""
+        with self._lock:
+            con = self._con if self._con is not None else db.connect(self.path)
+            try:
+                yield con
+            finally:
+                if con is not self._con:
+                    con.close()
+
+
+def _wait_for(writes: list[Future[None]]) -> None:
+    for future in writes:
+        future.result()
 
 
 _ACTIVE: ContextVar[JudgeCache | None] = ContextVar("evalkit_judge_cache", default=None)

@@ -278,6 +278,7 @@ async def test_stats_and_clear(server: FakeOpenAIServer, judge: Judge, cache_pat
     cache = JudgeCache(cache_path)
     try:
         stats = cache.stats()
+        assert not cache.is_open  # maintenance calls do not keep the file locked
         assert (stats.entries, stats.expired) == (4, 0)
         assert stats.by_model == {"big-judge": 1, "fake-judge": 3}
         assert stats.size_bytes > 0
