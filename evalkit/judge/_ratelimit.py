@@ -104,12 +104,13 @@ class _Bucket:
 class Permit:
     """One admitted attempt: hand it back to :meth:`RateLimiter.release`."""
 
-    __slots__ = ("epoch", "slots", "tokens")
+    __slots__ = ("epoch", "slots", "tokens", "waiting_since")
 
     def __init__(self, epoch: int, tokens: int) -> None:
         self.epoch = epoch
         self.tokens = tokens
         self.slots: anyio.CapacityLimiter | None = None
+        self.waiting_since = 0.0
 
 
 class RateLimiter:
@@ -208,29 +209,26 @@ class RateLimiter:
         """
         permit = Permit(self._epoch, tokens)
         slots = self._slots
-        started = 0.0
         if slots is not None:
             try:
                 slots.acquire_on_behalf_of_nowait(permit)
             except WouldBlock:
-                started = self._begin_wait()
+                self._begin_wait(permit)
                 try:
                     await slots.acquire_on_behalf_of(permit)
                 except BaseException:
-                    self._end_wait(started)
+                    self._end_wait(permit)
                     raise
             permit.slots = slots
         self._in_flight += 1
-        try:
-            if self._requests is not None or self._tokens is not None or self._paused_until:
-                started = await self._wait_for_budget(permit, started)
-        except BaseException:
-            self.release(permit)
-            if started:
-                self._end_wait(started)
-            raise
-        if started:
-            self._end_wait(started)
+        if self._requests is not None or self._tokens is not None or self._paused_until:
+            try:
+                await self._wait_for_budget(permit)
+            except BaseException:
+                self.release(permit)
+                self._end_wait(permit)
+                raise
+        self._end_wait(permit)
         permit.epoch = self._epoch
         return permit
 
@@ -298,21 +296,24 @@ class RateLimiter:
 
     # -- internals ----------------------------------------------------------------------------
 
-    def _begin_wait(self) -> float:
-        self._waiting += 1
-        self._waits += 1
-        return time.monotonic()
+    def _begin_wait(self, permit: Permit) -> None:
+        if not permit.waiting_since:
+            permit.waiting_since = time.monotonic()
+            self._waiting += 1
+            self._waits += 1
 
-    def _end_wait(self, started: float) -> None:
-        self._waiting -= 1
-        self._wait_seconds += time.monotonic() - started
+    def _end_wait(self, permit: Permit) -> None:
+        if permit.waiting_since:
+            self._waiting -= 1
+            self._wait_seconds += time.monotonic() - permit.waiting_since
+            permit.waiting_since = 0.0
 
-    async def _wait_for_budget(self, permit: Permit, started: float) -> float:
+    async def _wait_for_budget(self, permit: Permit) -> None:
         requests, tokens = self._requests, self._tokens
         while True:
             now = time.monotonic()
             if now < self._paused_until:
-                started = started or self._begin_wait()
+                self._begin_wait(permit)
                 await anyio.sleep(self._paused_until - now)
                 continue
             start = now
@@ -325,12 +326,12 @@ class RateLimiter:
             if tokens is not None:
                 tokens.commit(start, permit.tokens)
             if start <= now:
-                return started
-            started = started or self._begin_wait()
+                return
+            self._begin_wait(permit)
             pauses = self._pauses
             await anyio.sleep(start - now)
             if self._pauses == pauses:
-                return started
+                return
             # A pause began while this request waited: its place is void; queue again after it.
 
     def _set_limit(self, limit: int | None) -> None:

@@ -199,3 +199,13 @@ async def test_a_cancelled_wait_gives_nothing_away() -> None:
 def test_limiters_without_tpm_need_no_token_estimate() -> None:
     assert not RateLimiter(rpm=60).limits_tokens
     assert RateLimiter().stats.rpm is None
+
+
+async def test_a_wait_cancelled_during_a_pause_is_not_left_counted() -> None:
+    limiter = RateLimiter(max_concurrency=2)
+    limiter.pause(30.0)
+    with anyio.move_on_after(0.01):
+        await limiter.acquire()
+    stats = limiter.stats
+    assert (stats.in_flight, stats.waiting, stats.waits) == (0, 0, 1)
+    assert stats.wait_seconds > 0
