@@ -23,11 +23,15 @@ from evalkit.errors import (
 from evalkit.experiment_file import ExperimentFile, load_experiment_file
 from evalkit.judge import (
     Judge,
+    JudgeCache,
+    JudgeCacheStats,
     JudgeCost,
     JudgeErrorInfo,
     JudgeExecution,
     JudgeUsage,
+    RateLimiterStats,
     StepJudgeRecord,
+    use_judge_cache,
 )
 from evalkit.scorer import (
     PromptStep,
@@ -51,12 +55,15 @@ __all__ = [
     "ExperimentFileIssue",
     "InvalidScoreError",
     "Judge",
+    "JudgeCache",
+    "JudgeCacheStats",
     "JudgeCost",
     "JudgeError",
     "JudgeErrorInfo",
     "JudgeExecution",
     "JudgeUsage",
     "PromptStep",
+    "RateLimiterStats",
     "Scorer",
     "ScorerComparison",
     "ScorerInfo",
@@ -75,4 +82,5 @@ __all__ = [
     "list_scorers",
     "load_experiment_file",
     "scorer_info",
+    "use_judge_cache",
 ]

@@ -1,14 +1,30 @@
-"""LLM judges: the models prompt steps ask, the shared clients, and the records of every call."""
+"""LLM judges: the models prompt steps ask, the shared clients, and the records of every call.
+
+Also the two things that make repeated and large runs cheap: the judge call cache
+(:class:`JudgeCache`, activated with :func:`use_judge_cache`) and the per-model rate limiters
+(:class:`RateLimiter`, shared through :func:`shared_rate_limiter`).
+"""
 
 from __future__ import annotations
 
+from evalkit.judge._cache import (
+    CachedReply,
+    JudgeCache,
+    JudgeCacheStats,
+    active_judge_cache,
+    default_cache_path,
+    use_judge_cache,
+)
 from evalkit.judge._clients import (
     aclose_shared_clients,
     openai_client_for,
+    rate_limiter_stats,
     shared_limiter,
     shared_openai_client,
+    shared_rate_limiter,
 )
 from evalkit.judge._judge import Judge
+from evalkit.judge._ratelimit import Permit, RateLimiter, RateLimiterStats
 from evalkit.judge._records import (
     JudgeCost,
     JudgeErrorInfo,
@@ -19,16 +35,27 @@ from evalkit.judge._records import (
 from evalkit.judge._usage import normalize_usage, reported_cost
 
 __all__ = [
+    "CachedReply",
     "Judge",
+    "JudgeCache",
+    "JudgeCacheStats",
     "JudgeCost",
     "JudgeErrorInfo",
     "JudgeExecution",
     "JudgeUsage",
+    "Permit",
+    "RateLimiter",
+    "RateLimiterStats",
     "StepJudgeRecord",
     "aclose_shared_clients",
+    "active_judge_cache",
+    "default_cache_path",
     "normalize_usage",
     "openai_client_for",
+    "rate_limiter_stats",
     "reported_cost",
     "shared_limiter",
     "shared_openai_client",
+    "shared_rate_limiter",
+    "use_judge_cache",
 ]

@@ -1,9 +1,10 @@
-"""Asking a judge for one prompt step's output: the call, the one fallback, the record.
+"""Asking a judge for one prompt step's output: the cache, the call, the fallback, the record.
 
 :func:`ask` returns a :class:`~evalkit.judge.JudgeExecution` whatever happens once a call has
 been attempted, so the step can record it before raising. Transport failures end the step
-at once (the ``openai`` client already retried 429/5xx/timeouts within ``max_retries``);
+at once (:func:`~evalkit.judge._call.chat_completion` already retried 429/5xx/timeouts);
 format failures get one fallback attempt (SPEC §1 "Structured output and its fallback").
+With a judge cache active and a cacheable judge, a cached success is replayed instead.
 """
 
 from __future__ import annotations
@@ -12,15 +13,14 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-import anyio
 import openai
-from openai import AsyncOpenAI
 
 from evalkit.errors import JudgeError
+from evalkit.judge._cache import JudgeCache, active_judge_cache
 from evalkit.judge._call import Reply, chat_completion
-from evalkit.judge._clients import openai_client_for, shared_limiter
-from evalkit.judge._judge import Judge
+from evalkit.judge._clients import openai_client_for
 from evalkit.judge._records import JudgeCost, JudgeErrorInfo, JudgeExecution, JudgeUsage
+from evalkit.judge._request import PreparedRequest, prompt_key
 from evalkit.judge._structured import FormatFailure, OutputSpec
 
 _NO_USAGE = JudgeUsage()
@@ -35,32 +35,6 @@ class Asked:
     error: JudgeError | None = None
 
 
-class PreparedRequest:
-    """The parts of a judge's request body that do not depend on the prompt (built once)."""
-
-    __slots__ = ("base", "judge", "label", "system")
-
-    def __init__(self, judge: Judge) -> None:
-        self.judge = judge
-        self.label = judge.label
-        self.system = (
-            {"role": "system", "content": judge.instructions} if judge.instructions else None
-        )
-        base: dict[str, Any] = {"model": judge.model}
-        if judge.temperature is not None:
-            base["temperature"] = judge.temperature
-        if judge.max_tokens is not None:
-            base["max_completion_tokens"] = judge.max_tokens
-        if judge.extra_body:
-            base.update(judge.extra_body)
-        self.base = base
-
-    def body(self, prompt: str, extra: dict[str, Any]) -> dict[str, Any]:
-        user = {"role": "user", "content": prompt}
-        messages = [self.system, user] if self.system is not None else [user]
-        return {**self.base, "messages": messages, **extra}
-
-
 async def ask(request: PreparedRequest, prompt: str, spec: OutputSpec, started: float) -> Asked:
     """Ask ``request.judge`` for ``spec``'s output to ``prompt``; never raises a JudgeError.
 
@@ -72,7 +46,45 @@ async def ask(request: PreparedRequest, prompt: str, spec: OutputSpec, started: 
 
     Raises:
         ConfigError: The judge's API key is missing (before any call is attempted).
+        StoreError: The active judge cache cannot be read.
     """
+    cache = active_judge_cache() if request.caches else None
+    if cache is None:
+        return await _ask(request, prompt, spec, started, None, b"")
+    step_key = request.step_key(spec)
+    key = prompt_key(step_key, prompt)
+    cached = await cache.get(step_key, key)
+    if cached is not None:
+        try:
+            output, value = spec.parse(cached.content)
+        except FormatFailure:
+            pass  # a reply the current validation rejects (e.g. a changed model class)
+        else:
+            judge = request.judge
+            execution = JudgeExecution(
+                status="success",
+                prompt=prompt,
+                judge_model_id=judge.model or "",
+                judge_provider=judge.provider,
+                attempt_count=cached.attempt_count,
+                model_call_count=0,
+                duration_ms=(time.perf_counter() - started) * 1000,
+                output=output,
+                usage=_NO_USAGE,
+                cached=True,
+            )
+            return Asked(execution, value=value)
+    return await _ask(request, prompt, spec, started, cache, key)
+
+
+async def _ask(
+    request: PreparedRequest,
+    prompt: str,
+    spec: OutputSpec,
+    started: float,
+    cache: JudgeCache | None,
+    key: bytes,
+) -> Asked:
     judge = request.judge
     client = await openai_client_for(
         client=judge.client,
@@ -80,11 +92,7 @@ async def ask(request: PreparedRequest, prompt: str, spec: OutputSpec, started: 
         api_key_env=judge.api_key_env,
         user=request.label,
     )
-    limiter = (
-        shared_limiter(judge.limiter_key, judge.max_concurrency)
-        if judge.max_concurrency is not None
-        else None
-    )
+    limiter = request.limiter()
     attempts = calls = 0
     usage: JudgeUsage | None = None
     cost: float | None = 0.0
@@ -96,8 +104,18 @@ async def ask(request: PreparedRequest, prompt: str, spec: OutputSpec, started: 
     for text, extra in plan:
         attempts += 1
         body = request.body(text, extra)
+        tokens = request.estimate_tokens(text, extra, limiter) if limiter.limits_tokens else 0
         try:
-            reply = await _call(client, body, request, limiter)
+            reply = await chat_completion(
+                client,
+                body,
+                timeout=judge.timeout,
+                max_retries=judge.max_retries,
+                label=request.label,
+                limiter=limiter,
+                tokens=tokens,
+                rate_limit_retries=judge.rate_limit_retries,
+            )
         except Exception as exc:
             error = exc if isinstance(exc, JudgeError) else _unexpected(exc, request.label)
             execution = _failed(request, prompt, started, attempts, calls, usage, last, error)
@@ -114,6 +132,16 @@ async def ask(request: PreparedRequest, prompt: str, spec: OutputSpec, started: 
         except FormatFailure as exc:
             failure = exc
             continue
+        if cache is not None and reply.content is not None:
+            cache.put(
+                request.step_key(spec),
+                key,
+                reply.content,
+                attempt_count=attempts,
+                model=judge.model or "",
+                host=request.host,
+                step=spec.kind,
+            )
         execution = JudgeExecution(
             status="success",
             prompt=prompt,
@@ -136,23 +164,6 @@ async def ask(request: PreparedRequest, prompt: str, spec: OutputSpec, started: 
     return Asked(
         _failed(request, prompt, started, attempts, calls, usage, last, error), error=error
     )
-
-
-async def _call(
-    client: AsyncOpenAI,
-    body: dict[str, Any],
-    request: PreparedRequest,
-    limiter: anyio.CapacityLimiter | None,
-) -> Reply:
-    judge = request.judge
-    if limiter is None:
-        return await chat_completion(
-            client, body, timeout=judge.timeout, max_retries=judge.max_retries, label=request.label
-        )
-    async with limiter:
-        return await chat_completion(
-            client, body, timeout=judge.timeout, max_retries=judge.max_retries, label=request.label
-        )
 
 
 def _unexpected(exc: Exception, label: str) -> JudgeError:

@@ -1,24 +1,39 @@
 """One chat completion over the ``openai`` client's lean documented path, errors translated once.
 
-``client.post("/chat/completions", cast_to=object, ...)`` is the client's documented low-level
-request method: it keeps auth, retries with back-off, timeouts and error classes, but returns the
-decoded JSON instead of building a pydantic ``ChatCompletion`` — the model-building is most of
-the client's per-call CPU cost, and a judge reads four fields.
+``client.post("/chat/completions", cast_to=httpx2.Response, ...)`` is the client's documented
+low-level request method: it keeps auth, timeouts and error classes, but returns the HTTP
+response instead of building a pydantic ``ChatCompletion`` — the model-building is most of the
+client's per-call CPU cost, a judge reads four fields, and the raw response carries the
+``x-ratelimit-*`` headers.
+
+Retries are made here, not by the client (``max_retries=0`` per request), so that every attempt
+goes through the model's :class:`~evalkit.judge.RateLimiter` and every 429 reaches it: the
+client's own retries would resend outside the rpm/tpm budget and hide the storm from AIMD.
+The back-off is the client's: ``Retry-After`` when the server sends one (up to 2 minutes),
+else 0.5 s doubling up to 8 s with 25% jitter; 429s wait 1 s doubling up to 60 s instead.
 """
 
 from __future__ import annotations
 
+import random
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 import aiohttp
+import anyio
+import httpx2
 import openai
 from openai import AsyncOpenAI
 
 from evalkit.errors import JudgeError
+from evalkit.judge._hints import budget_pause, retry_after
+from evalkit.judge._ratelimit import Permit, RateLimiter
 from evalkit.judge._records import JudgeUsage
 from evalkit.judge._usage import normalize_usage, reported_cost
+
+_MAX_RETRY_AFTER = 120.0
+_RETRYABLE_STATUS = frozenset({408, 409, 429})
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,41 +48,147 @@ class Reply:
 
 
 async def chat_completion(
-    client: AsyncOpenAI, body: dict[str, Any], *, timeout: float, max_retries: int, label: str
+    client: AsyncOpenAI,
+    body: dict[str, Any],
+    *,
+    timeout: float,
+    max_retries: int,
+    label: str,
+    limiter: RateLimiter | None = None,
+    tokens: int = 0,
+    rate_limit_retries: int = 0,
 ) -> Reply:
-    """POST ``body`` to ``/chat/completions`` and read the reply.
+    """POST ``body`` to ``/chat/completions`` and read the reply, retrying what is transient.
+
+    Args:
+        client: The client to send with.
+        body: The request body.
+        timeout: Seconds allowed to each HTTP attempt.
+        max_retries: Retries after a 5xx, 408, 409, timeout or dropped connection.
+        label: Names the caller in error messages (e.g. ``"judge 'gpt-4o' at ..."``).
+        limiter: The model's limiter; every attempt is admitted by it and reports to it.
+        tokens: The attempt's estimated tokens, charged to the limiter's ``tpm``.
+        rate_limit_retries: Retries after an HTTP 429 (counted apart from ``max_retries``);
+            a 429 saying the quota is exhausted (``insufficient_quota``) is never retried.
 
     Raises:
         JudgeError: The call failed (``code`` is the HTTP status, ``"timeout"``,
             ``"connection"`` or ``"bad_response"``), chained from the ``openai`` error.
     """
-    options: Any = {"timeout": timeout, "max_retries": max_retries}
+    options: Any = {"timeout": timeout, "max_retries": 0}
+    failures = limited = 0
+    error: openai.OpenAIError
+    hint: float | None
+    while True:
+        permit = None if limiter is None else await limiter.acquire(tokens)
+        try:
+            response = await client.post(
+                "/chat/completions", cast_to=httpx2.Response, body=body, options=options
+            )
+        except openai.APIStatusError as exc:
+            error = exc
+            hint = retry_after(exc.response.headers)
+            if exc.status_code == 429:
+                # Without Retry-After, a spent x-ratelimit budget still says when to come back.
+                hint = hint if hint is not None else budget_pause(exc.response.headers, tokens)
+                if limiter is not None and permit is not None:
+                    limiter.rate_limited(permit, pause=hint)
+        except openai.APIConnectionError as exc:  # timeouts included
+            error, hint = exc, None
+        except openai.OpenAIError as exc:
+            raise JudgeError(f"{label}: {type(exc).__name__}: {exc}") from exc
+        else:
+            reply = _read(response, label)
+            if limiter is not None and permit is not None:
+                _report(limiter, permit, response, reply)
+            return reply
+        finally:
+            if limiter is not None and permit is not None:
+                limiter.release(permit)
+        if _is_rate_limit(error):
+            if limited >= rate_limit_retries or _quota_exhausted(error):
+                raise _translate(error, label, timeout, failures)
+            limited += 1
+            wait = _backoff(limited, hint, first=1.0, cap=60.0)
+        else:
+            if failures >= max_retries or not _retryable(error):
+                raise _translate(error, label, timeout, failures)
+            failures += 1
+            wait = _backoff(failures, hint, first=0.5, cap=8.0)
+        if wait is None:
+            raise _translate(error, label, timeout, failures)
+        if limiter is not None:
+            limiter.retried()
+        await anyio.sleep(wait)
+
+
+def _report(limiter: RateLimiter, permit: Permit, response: httpx2.Response, reply: Reply) -> None:
+    usage = reply.usage
+    limiter.succeeded(
+        permit,
+        headers=response.headers,
+        total_tokens=None if usage is None else usage.total_tokens,
+        output_tokens=None if usage is None else usage.output_tokens,
+    )
+
+
+def _read(response: httpx2.Response, label: str) -> Reply:
     try:
-        data = await client.post("/chat/completions", cast_to=object, body=body, options=options)
-    except openai.APIStatusError as exc:
-        raise JudgeError(
-            f"{label}: HTTP {exc.status_code} {_error_message(exc)}", code=str(exc.status_code)
-        ) from exc
-    except openai.APITimeoutError as exc:
-        if _dropped(exc):
-            raise JudgeError(
-                f"{label}: the server closed the connection", code="connection"
-            ) from exc
-        raise JudgeError(
-            f"{label}: no reply within the {timeout:g} s timeout "
-            f"({max_retries} retr{'y' if max_retries == 1 else 'ies'} allowed)",
-            code="timeout",
-        ) from exc
-    except openai.APIConnectionError as exc:
-        cause = exc.__cause__ or exc
-        raise JudgeError(f"{label}: connection failed: {cause}", code="connection") from exc
-    except openai.OpenAIError as exc:
-        raise JudgeError(f"{label}: {type(exc).__name__}: {exc}") from exc
+        data = response.json()
     except ValueError as exc:  # the body said JSON but was not
         raise JudgeError(
             f"{label}: the response body is not valid JSON ({exc})", code="bad_response"
         ) from exc
     return parse_reply(data, label)
+
+
+def _is_rate_limit(error: openai.OpenAIError) -> bool:
+    return isinstance(error, openai.APIStatusError) and error.status_code == 429
+
+
+def _quota_exhausted(error: openai.OpenAIError) -> bool:
+    return getattr(error, "code", None) == "insufficient_quota"
+
+
+def _retryable(error: openai.OpenAIError) -> bool:
+    if not isinstance(error, openai.APIStatusError):
+        return True  # timeouts and connection errors
+    should = error.response.headers.get("x-should-retry")
+    if should in ("true", "false"):
+        return should == "true"
+    return error.status_code in _RETRYABLE_STATUS or error.status_code >= 500
+
+
+def _backoff(attempt: int, hint: float | None, *, first: float, cap: float) -> float | None:
+    """Seconds before retry number ``attempt``; None when the server asks for too long."""
+    if hint is not None:
+        return hint if hint <= _MAX_RETRY_AFTER else None
+    delay: float = min(first * 2.0 ** (attempt - 1), cap)
+    return delay * (1 - 0.25 * random.random())
+
+
+def _translate(error: openai.OpenAIError, label: str, timeout: float, retries: int) -> JudgeError:
+    translated = _translated(error, label, timeout, retries)
+    translated.__cause__ = error
+    return translated
+
+
+def _translated(error: openai.OpenAIError, label: str, timeout: float, retries: int) -> JudgeError:
+    if isinstance(error, openai.APIStatusError):
+        code = str(error.status_code)
+        return JudgeError(f"{label}: HTTP {code} {_error_message(error)}", code=code)
+    if isinstance(error, openai.APITimeoutError):
+        if _dropped(error):
+            return JudgeError(f"{label}: the server closed the connection", code="connection")
+        return JudgeError(
+            f"{label}: no reply within the {timeout:g} s timeout "
+            f"({retries} retr{'y' if retries == 1 else 'ies'} made)",
+            code="timeout",
+        )
+    if isinstance(error, openai.APIConnectionError):
+        cause = error.__cause__ or error
+        return JudgeError(f"{label}: connection failed: {cause}", code="connection")
+    return JudgeError(f"{label}: {type(error).__name__}: {error}")
 
 
 def _dropped(exc: BaseException) -> bool:

@@ -4,7 +4,8 @@ Everything here is scoped to the running event loop (an anyio ``RunVar``) becaus
 ``aiohttp`` session, like an ``anyio.CapacityLimiter``, belongs to the loop it was created in:
 a process that runs several loops in turn (tests, repeated ``asyncio.run``) gets fresh ones
 in each. Within a loop there is exactly one client per ``(base_url, API key)`` and one limiter
-per key, whoever asks — judges now, the OpenAI target too.
+(and one :class:`~evalkit.judge.RateLimiter`) per key, whoever asks — judges and the OpenAI
+target alike, so a model's budget is shared by everything calling it.
 
 Clients are closed when their loop shuts down, without the caller having to: the first client
 of a loop starts a tiny async generator whose ``finally`` closes them, and both ``asyncio``
@@ -23,14 +24,16 @@ from anyio.lowlevel import RunVar, current_token
 from openai import AsyncOpenAI, DefaultAioHttpClient, DefaultAsyncHttpxClient
 
 from evalkit.errors import ConfigError
+from evalkit.judge._ratelimit import RateLimiter, RateLimiterStats
 
 
 class _LoopState:
-    __slots__ = ("clients", "closer", "limiters")
+    __slots__ = ("clients", "closer", "limiters", "rate_limiters")
 
     def __init__(self) -> None:
         self.clients: dict[tuple[str | None, str], AsyncOpenAI] = {}
         self.limiters: dict[Hashable, anyio.CapacityLimiter] = {}
+        self.rate_limiters: dict[Hashable, RateLimiter] = {}
         self.closer: AsyncGenerator[None, None] | None = None
 
 
@@ -137,3 +140,40 @@ def shared_limiter(key: Hashable, capacity: int) -> anyio.CapacityLimiter:
     if limiter is None:
         limiter = limiters[key] = anyio.CapacityLimiter(capacity)
     return limiter
+
+
+def shared_rate_limiter(
+    key: Hashable,
+    *,
+    max_concurrency: int | None = None,
+    rpm: float | None = None,
+    tpm: float | None = None,
+    name: str = "",
+) -> RateLimiter:
+    """The running event loop's :class:`~evalkit.judge.RateLimiter` for ``key``.
+
+    Created at the first call with the given limits; every caller passing an equal ``key``
+    gets the same one, so include the limits in the key (as ``Judge.limiter_key`` does). An
+    OpenAI target calling the same model as a judge shares its budget by using the judge's
+    key: ``("chat", (base_url, api_key_env), model, max_concurrency, rpm, tpm)``.
+
+    Args:
+        key: What the callers sharing the limiter have in common.
+        max_concurrency: Most requests in flight (None: none, except AIMD during 429 storms).
+        rpm: Requests per minute (None: no limit).
+        tpm: Tokens per minute (None: no limit).
+        name: How :func:`rate_limiter_stats` names it, e.g. ``"gpt-4o-mini at api.openai.com"``.
+    """
+    limiters = _state().rate_limiters
+    limiter = limiters.get(key)
+    if limiter is None:
+        limiter = limiters[key] = RateLimiter(
+            max_concurrency=max_concurrency, rpm=rpm, tpm=tpm, name=name
+        )
+    return limiter
+
+
+def rate_limiter_stats() -> tuple[RateLimiterStats, ...]:
+    """A snapshot of every rate limiter of the running event loop (for a progress bar):
+    current concurrency, in flight, waits, 429s and retries per model."""
+    return tuple(limiter.stats for limiter in _state().rate_limiters.values())

@@ -33,6 +33,7 @@ _PROVIDER: Any = _Default("openai")
 _TEMPERATURE: Any = _Default(0.0)
 _TIMEOUT: Any = _Default(60.0)
 _RETRIES: Any = _Default(2)
+_RATE_LIMIT_RETRIES: Any = _Default(10)
 
 
 @dataclass(frozen=True, slots=True, init=False)
@@ -72,6 +73,15 @@ class Judge:
         max_concurrency: Most calls in flight at once, shared as described above; None for no
             limit of the judge's own.
         extra_body: Extra JSON fields merged into each request body (e.g. ``{"seed": 1}``).
+        cache: Whether calls are answered from, and stored in, the active judge cache
+            (:func:`evalkit.judge.use_judge_cache`): True, False, or None for "when the
+            temperature is 0" (a judge without a temperature samples at the provider's
+            default, usually 1, so it is not cached unless ``cache=True``).
+        rpm: Requests per minute allowed to this model at this endpoint; None for no limit.
+        tpm: Tokens (input + output) per minute allowed; each call is charged an estimate
+            (prompt length and ``max_tokens``) and corrected with the reported usage.
+        rate_limit_retries: Retries after an HTTP 429, counted apart from ``max_retries``;
+            each waits the server's ``Retry-After`` (else 1 s doubling up to 60 s).
     """
 
     model: str | None
@@ -86,6 +96,10 @@ class Judge:
     max_retries: int
     max_concurrency: int | None
     extra_body: Mapping[str, Any] | None = field(hash=False)
+    cache: bool | None
+    rpm: float | None
+    tpm: float | None
+    rate_limit_retries: int
     _explicit: frozenset[str] = field(compare=False, repr=False)
 
     def __init__(
@@ -103,6 +117,10 @@ class Judge:
         max_retries: int = _RETRIES,
         max_concurrency: int | None = _NONE,
         extra_body: Mapping[str, Any] | None = _NONE,
+        cache: bool | None = _NONE,
+        rpm: float | None = _NONE,
+        tpm: float | None = _NONE,
+        rate_limit_retries: int = _RATE_LIMIT_RETRIES,
     ) -> None:
         given = dict(locals())
         explicit: set[str] = set()
@@ -119,14 +137,22 @@ class Judge:
 
     @property
     def limiter_key(self) -> Hashable:
-        """What judges sharing one ``max_concurrency`` limiter have in common.
+        """What judges sharing one rate limiter (concurrency, rpm, tpm, AIMD) have in common.
 
-        The endpoint (the ``client`` object, or ``base_url`` and ``api_key_env``), the model and
-        ``max_concurrency``: the limit protects a model behind an endpoint, so scorers whose
-        judges differ only in instructions or sampling settings still share it.
+        The endpoint (the ``client`` object, or ``base_url`` and ``api_key_env``), the model,
+        ``max_concurrency``, ``rpm`` and ``tpm``: the limits protect a model behind an endpoint,
+        so scorers whose judges differ only in instructions or sampling settings share them.
         """
         endpoint = self.client if self.client is not None else (self.base_url, self.api_key_env)
-        return ("chat", endpoint, self.model, self.max_concurrency)
+        return ("chat", endpoint, self.model, self.max_concurrency, self.rpm, self.tpm)
+
+    @property
+    def caches(self) -> bool:
+        """Whether this judge's calls use the active judge cache (``cache``, or temperature 0)."""
+        if self.cache is not None:
+            return self.cache
+        temperature = (self.extra_body or {}).get("temperature", self.temperature)
+        return bool(temperature == 0)
 
     @property
     def explicit_fields(self) -> frozenset[str]:
@@ -206,6 +232,18 @@ def _check(values: Mapping[str, Any]) -> None:
             raise bad(name, "an integer >= 1 or None")
     if values["extra_body"] is not None and not isinstance(values["extra_body"], Mapping):
         raise bad("extra_body", "a mapping or None")
+    if values["cache"] is not None and not isinstance(values["cache"], bool):
+        raise bad("cache", "True, False or None")
+    for name in ("rpm", "tpm"):
+        value = values[name]
+        if value is not None and (
+            isinstance(value, bool)
+            or not isinstance(value, (int, float))
+            or not 0 < value < math.inf
+        ):
+            raise bad(name, "a positive number or None")
+    if not _is_int(values["rate_limit_retries"], minimum=0):
+        raise bad("rate_limit_retries", "an integer >= 0")
     client = values["client"]
     if client is not None:
         from openai import AsyncOpenAI

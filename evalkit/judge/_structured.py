@@ -46,6 +46,8 @@ class OutputSpec:
         self.fallback: dict[str, Any] | None = None
         self.fallback_suffix = ""
         self.describe = "text"
+        #: The step kind asking (part of the judge cache key).
+        self.kind = ""
 
     def parse(self, content: str) -> tuple[Any, Any]:
         """``(recorded output, step value)`` of a reply, or :class:`FormatFailure`."""
@@ -168,6 +170,12 @@ class ModelSpec(JsonSpec):
 
 def output_spec(kind: str, output_schema: Any, where: str) -> OutputSpec:
     """The spec of a ``kind`` prompt step, or a :class:`ConfigError` naming ``where``."""
+    spec = _output_spec(kind, output_schema, where)
+    spec.kind = kind
+    return spec
+
+
+def _output_spec(kind: str, output_schema: Any, where: str) -> OutputSpec:
     if kind in ("generate_score", "generate_reason"):
         if output_schema is not None:
             asks = '{"score": number}' if kind == "generate_score" else "plain text"

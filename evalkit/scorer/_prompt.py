@@ -10,8 +10,9 @@ from typing import Any
 import pydantic
 
 from evalkit.errors import ConfigError
-from evalkit.judge._ask import PreparedRequest, ask
+from evalkit.judge._ask import ask
 from evalkit.judge._judge import Judge
+from evalkit.judge._request import PreparedRequest
 from evalkit.judge._structured import OutputSpec, output_spec
 from evalkit.scorer._result import ScorerRun, StepName, StepResults
 from evalkit.scorer._steps import BoundStep, StepOwner, bind_callable

@@ -2,20 +2,23 @@
 
 ``FakeOpenAIServer`` runs in-process (``async with FakeOpenAIServer() as server``) or as its own
 process (``python -m evalkit.testing.server --port 8000``). ``Rule`` scripts replies and
-``Fault`` injects failures per prompt. ``server.add_route(method, path, handler)`` serves more
-endpoints: a handler is an async function of a ``Request`` returning a ``Response``.
+``Fault`` injects failures per prompt; ``RateLimitPolicy`` makes it enforce provider-like rate
+limits, announced with ``x-ratelimit-*`` headers. ``server.add_route(method, path, handler)``
+serves more endpoints: a handler is an async function of a ``Request`` returning a
+``Response``.
 """
 
 from __future__ import annotations
 
 from evalkit.testing._http import Request, Response
 from evalkit.testing._instances import instance_from_schema
-from evalkit.testing._rules import Fault, Rule
+from evalkit.testing._rules import Fault, RateLimitPolicy, Rule
 from evalkit.testing._server import FakeOpenAIServer, ServerStats
 
 __all__ = [
     "FakeOpenAIServer",
     "Fault",
+    "RateLimitPolicy",
     "Request",
     "Response",
     "Rule",

@@ -141,16 +141,21 @@ def completion(
     return Response.json(payload, headers=[("x-request-id", f"req-evalkit-{number}")])
 
 
+def retry_after_headers(seconds: float) -> list[tuple[str, str]]:
+    """``Retry-After`` and ``retry-after-ms``, as OpenAI sends them."""
+    return [("retry-after", f"{seconds:g}"), ("retry-after-ms", f"{seconds * 1000:g}")]
+
+
 async def fault_response(fault: Fault) -> Response:
     """The response (or dropped connection) a fault produces."""
     if fault.kind == "http":
         message = fault.message or f"The test server injected an HTTP {fault.status} error"
         kind = _ERROR_TYPES.get(fault.status, "server_error")
-        code = "rate_limit_exceeded" if fault.status == 429 else None
+        code = fault.code or ("rate_limit_exceeded" if fault.status == 429 else None)
         response = Response.json(error_body(message, kind, code), fault.status)
         if fault.retry_after is not None:
-            response.headers.append(("retry-after", f"{fault.retry_after:g}"))
-            response.headers.append(("retry-after-ms", f"{fault.retry_after * 1000:g}"))
+            response.headers.extend(retry_after_headers(fault.retry_after))
+        response.headers.extend(fault.headers)
         return response
     if fault.kind == "malformed_body":
         return Response(200, b'{"id": "chatcmpl-evalkit", "choices": [{"message": {"con')

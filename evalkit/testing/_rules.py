@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -24,10 +24,18 @@ class Fault:
     message: str = ""
     retry_after: float | None = None
     seconds: float | None = None
+    headers: tuple[tuple[str, str], ...] = ()
+    code: str | None = None
 
     @classmethod
     def http(
-        cls, status: int = 500, message: str = "", *, retry_after: float | None = None
+        cls,
+        status: int = 500,
+        message: str = "",
+        *,
+        retry_after: float | None = None,
+        headers: Mapping[str, str] | None = None,
+        code: str | None = None,
     ) -> Fault:
         """Answer with HTTP ``status`` and an OpenAI-shaped error body.
 
@@ -35,13 +43,26 @@ class Fault:
             status: The HTTP status, e.g. 500, 503, 400.
             message: The error message; a default naming the status when empty.
             retry_after: Seconds to send in a ``Retry-After`` header, if any.
+            headers: More response headers, e.g. ``{"x-ratelimit-reset-requests": "250ms"}``.
+            code: The body's ``error.code`` (for a 429, ``"rate_limit_exceeded"`` by default;
+                ``"insufficient_quota"`` says the quota is spent).
         """
-        return cls("http", status=status, message=message, retry_after=retry_after)
+        return cls(
+            "http",
+            status=status,
+            message=message,
+            retry_after=retry_after,
+            headers=tuple((headers or {}).items()),
+            code=code,
+        )
 
     @classmethod
-    def rate_limit(cls, retry_after: float = 1.0) -> Fault:
-        """Answer HTTP 429 with ``Retry-After: retry_after`` (seconds, may be fractional)."""
-        return cls("http", status=429, message="Rate limit reached", retry_after=retry_after)
+    def rate_limit(
+        cls, retry_after: float | None = 1.0, *, headers: Mapping[str, str] | None = None
+    ) -> Fault:
+        """Answer HTTP 429 with ``Retry-After: retry_after`` (seconds, may be fractional;
+        None sends no ``Retry-After``) and any extra ``headers``."""
+        return cls.http(429, "Rate limit reached", retry_after=retry_after, headers=headers)
 
     @classmethod
     def malformed_body(cls) -> Fault:
@@ -105,3 +126,28 @@ class Rule:
         if isinstance(self.match, str):
             return self.match in text
         return self.match.search(text) is not None
+
+
+@dataclass(frozen=True, slots=True)
+class RateLimitPolicy:
+    """A provider-like rate limit the server enforces, announced with OpenAI's headers.
+
+    Budgets are counted in fixed windows starting at the first request. A request arriving
+    when the window's request budget is spent, or its token budget is already used up, gets
+    HTTP 429 with ``Retry-After``. Every response (429s included) carries
+    ``x-ratelimit-limit-requests``, ``x-ratelimit-remaining-requests`` and
+    ``x-ratelimit-reset-requests`` (and the ``-tokens`` trio when ``tokens`` is set), with
+    resets written like OpenAI's (``"250ms"``, ``"1.5s"``, ``"1m0s"``).
+
+    Attributes:
+        requests: Requests allowed per window (None: no request limit).
+        tokens: Tokens (prompt + completion, as ``usage`` reports them) per window.
+        window: The window's length in seconds (60 for per-minute limits).
+        retry_after: The ``Retry-After`` of 429s in seconds; None sends the time left in the
+            window (rounded up to a millisecond).
+    """
+
+    requests: int | None = None
+    tokens: int | None = None
+    window: float = 60.0
+    retry_after: float | None = None

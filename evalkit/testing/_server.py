@@ -21,7 +21,9 @@ expose the counters to other processes.
 
 from __future__ import annotations
 
+import json
 import random
+import time
 from collections import deque
 from collections.abc import Iterable
 from contextlib import AsyncExitStack
@@ -42,7 +44,8 @@ from evalkit.testing._chat import (
     rule_content,
 )
 from evalkit.testing._http import Handler, HttpServer, Request, Response, error_body
-from evalkit.testing._rules import Rule
+from evalkit.testing._limits import WindowBudget
+from evalkit.testing._rules import RateLimitPolicy, Rule
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,6 +58,7 @@ class ServerStats:
         faults: Requests answered with an injected fault.
         in_flight: Requests being handled right now.
         max_in_flight: The most requests handled at the same time.
+        rate_limited: Requests refused with HTTP 429 by the server's ``rate_limit`` policy.
     """
 
     requests: int = 0
@@ -62,6 +66,7 @@ class ServerStats:
     faults: int = 0
     in_flight: int = 0
     max_in_flight: int = 0
+    rate_limited: int = 0
 
     def to_dict(self) -> dict[str, int]:
         """The counters as a plain dict."""
@@ -86,7 +91,10 @@ class FakeOpenAIServer:
         reasoning_tokens: Reasoning tokens reported (and added to completion tokens) per reply.
         cost_per_token: When set, ``usage.cost`` is reported as total tokens times this,
             as OpenRouter and LiteLLM report an authoritative cost.
-        history: How many request bodies :attr:`requests` keeps (the most recent).
+        history: How many request bodies :attr:`requests` (and arrival times
+            :attr:`arrivals`) are kept (the most recent).
+        rate_limit: A provider-like rate limit to enforce, with ``x-ratelimit-*`` headers on
+            every response and 429s with ``Retry-After`` beyond it.
     """
 
     def __init__(
@@ -102,6 +110,7 @@ class FakeOpenAIServer:
         reasoning_tokens: int = 0,
         cost_per_token: float | None = None,
         history: int = 1000,
+        rate_limit: RateLimitPolicy | None = None,
     ) -> None:
         self.host = host
         self.latency = latency
@@ -112,6 +121,9 @@ class FakeOpenAIServer:
         self._port = port
         self._stack: AsyncExitStack | None = None
         self._history: deque[dict[str, Any]] = deque(maxlen=history)
+        self._arrivals: deque[float] = deque(maxlen=history)
+        self.rate_limit = rate_limit
+        self._budget: WindowBudget | None = None
         self._http = HttpServer()
         self._http.add_route("POST", "/v1/chat/completions", self._chat_completions)
         self._http.add_route("GET", "/v1/models", self._models)
@@ -142,13 +154,23 @@ class FakeOpenAIServer:
     def stats(self) -> ServerStats:
         """A snapshot of the counters."""
         return ServerStats(
-            self._requests, self._completions, self._faults, self._in_flight, self._max_in_flight
+            self._requests,
+            self._completions,
+            self._faults,
+            self._in_flight,
+            self._max_in_flight,
+            self._rate_limited,
         )
 
     @property
     def requests(self) -> list[dict[str, Any]]:
         """The JSON bodies of the most recent chat completion requests, oldest first."""
         return list(self._history)
+
+    @property
+    def arrivals(self) -> list[float]:
+        """When the most recent chat completion requests arrived (``time.monotonic()``)."""
+        return list(self._arrivals)
 
     @property
     def rules(self) -> tuple[Rule, ...]:
@@ -170,8 +192,10 @@ class FakeOpenAIServer:
         self._uses: list[int] = [0] * len(self._rules)
         self._random = random.Random(self._seed)
         self._history.clear()
-        self._requests = self._completions = self._faults = 0
+        self._arrivals.clear()
+        self._requests = self._completions = self._faults = self._rate_limited = 0
         self._in_flight = self._max_in_flight = 0
+        self._budget = WindowBudget(self.rate_limit) if self.rate_limit is not None else None
 
     async def __aenter__(self) -> FakeOpenAIServer:
         stack = AsyncExitStack()
@@ -209,6 +233,7 @@ class FakeOpenAIServer:
         return None
 
     async def _chat_completions(self, request: Request) -> Response:
+        self._arrivals.append(time.monotonic())
         self._requests += 1
         number = self._requests
         self._in_flight += 1
@@ -237,6 +262,20 @@ class FakeOpenAIServer:
         if problem:
             return _bad_request(problem)
         self._history.append(body)
+        budget = self._budget
+        if budget is None:
+            return await self._reply(body, number)
+        refused = budget.admit()
+        if refused is not None:
+            self._rate_limited += 1
+            return refused
+        response = await self._reply(body, number)
+        if response.status == 200 and budget.policy.tokens is not None:
+            budget.charge(_total_tokens(response))
+        budget.annotate(response)
+        return response
+
+    async def _reply(self, body: dict[str, Any], number: int) -> Response:
         messages = body["messages"]
         text = conversation_text(messages)
         kind = response_format_kind(body)
@@ -276,6 +315,13 @@ class FakeOpenAIServer:
     async def _reset_route(self, request: Request) -> Response:
         self.reset()
         return Response.json(self.stats.to_dict())
+
+
+def _total_tokens(response: Response) -> int:
+    try:
+        return int(json.loads(response.body)["usage"]["total_tokens"])
+    except (ValueError, KeyError, TypeError):
+        return 0
 
 
 def _bad_request(message: str) -> Response:

@@ -11,7 +11,7 @@ import signal
 
 import anyio
 
-from evalkit.testing._rules import Fault, Rule
+from evalkit.testing._rules import Fault, RateLimitPolicy, Rule
 from evalkit.testing._server import FakeOpenAIServer
 
 _FAULTS = {
@@ -40,6 +40,9 @@ def _parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--cost-per-token", type=float, default=None, help="report usage.cost")
     parser.add_argument("--cache-ratio", type=float, default=0.0, help="cached prompt share")
     parser.add_argument("--reasoning-tokens", type=int, default=0, help="per reply")
+    parser.add_argument("--limit-requests", type=int, default=None, help="requests per window")
+    parser.add_argument("--limit-tokens", type=int, default=None, help="tokens per window")
+    parser.add_argument("--limit-window", type=float, default=60.0, help="window in seconds")
     return parser.parse_args(argv)
 
 
@@ -58,6 +61,11 @@ async def _serve(args: argparse.Namespace) -> None:
         cache_ratio=args.cache_ratio,
         reasoning_tokens=args.reasoning_tokens,
         cost_per_token=args.cost_per_token,
+        rate_limit=(
+            RateLimitPolicy(args.limit_requests, args.limit_tokens, args.limit_window)
+            if args.limit_requests or args.limit_tokens
+            else None
+        ),
     )
     with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
         async with server:

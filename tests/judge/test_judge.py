@@ -16,6 +16,8 @@ def test_defaults_match_the_spec() -> None:
     assert (judge.api_key_env, judge.provider) == ("OPENAI_API_KEY", "openai")
     assert (judge.temperature, judge.max_tokens, judge.timeout) == (0.0, None, 60.0)
     assert (judge.max_retries, judge.max_concurrency, judge.extra_body) == (2, None, None)
+    assert (judge.cache, judge.rpm, judge.tpm, judge.rate_limit_retries) == (None, None, None, 10)
+    assert judge.caches  # temperature 0
     assert judge.explicit_fields == {"model", "instructions"}
 
 
@@ -84,6 +86,9 @@ def test_limiter_key_ignores_prompt_settings_but_not_the_endpoint() -> None:
     assert base.limiter_key != base.replace(base_url="http://y/v1").limiter_key
     assert base.limiter_key != base.replace(api_key_env="OTHER").limiter_key
     assert base.limiter_key != base.replace(max_concurrency=5).limiter_key
+    assert base.limiter_key != base.replace(rpm=600).limiter_key
+    assert base.limiter_key != base.replace(tpm=10_000).limiter_key
+    assert base.limiter_key == base.replace(cache=False, rate_limit_retries=1).limiter_key
 
 
 async def test_client_must_be_an_async_openai_client() -> None:
@@ -112,6 +117,12 @@ async def test_client_must_be_an_async_openai_client() -> None:
         ({"max_tokens": 0}, "max_tokens must be an integer >= 1 or None"),
         ({"max_concurrency": 2.5}, "max_concurrency must be an integer >= 1 or None"),
         ({"extra_body": ["seed"]}, "extra_body must be a mapping or None"),
+        ({"cache": "yes"}, "cache must be True, False or None"),
+        ({"rpm": 0}, "rpm must be a positive number or None"),
+        ({"rpm": float("nan")}, "rpm must be a positive number or None"),
+        ({"tpm": float("inf")}, "tpm must be a positive number or None"),
+        ({"tpm": True}, "tpm must be a positive number or None"),
+        ({"rate_limit_retries": -1}, "rate_limit_retries must be an integer >= 0"),
     ],
 )
 def test_invalid_fields_are_config_errors(kwargs: dict[str, Any], message: str) -> None:
@@ -122,3 +133,11 @@ def test_invalid_fields_are_config_errors(kwargs: dict[str, Any], message: str) 
 def test_label_names_model_and_endpoint() -> None:
     assert Judge("m").label == "judge 'm'"
     assert Judge("m", base_url="http://h/v1").label == "judge 'm' at http://h/v1"
+
+
+def test_a_step_judge_inherits_the_rate_limits_and_cache_setting() -> None:
+    base = Judge("m", rpm=600, tpm=50_000, cache=False)
+    step = Judge(temperature=0.0).with_defaults(base)
+    assert (step.rpm, step.tpm, step.cache) == (600, 50_000, False)
+    assert not step.caches
+    assert step.limiter_key == base.limiter_key

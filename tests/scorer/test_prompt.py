@@ -285,11 +285,11 @@ async def test_transport_errors_do_not_trigger_the_fallback(
     assert server.stats.requests == 1  # 400 is not retried by the client either
 
 
-async def test_rate_limit_is_retried_by_the_client_within_max_retries(
+async def test_rate_limit_is_retried_within_one_attempt(
     server: FakeOpenAIServer, judge: Judge
 ) -> None:
     server.add_rule(Rule(fault=Fault.rate_limit(retry_after=0.01), times=2))
-    scorer = create_scorer("Quality", judge=judge.replace(max_retries=2)).generate_score(
+    scorer = create_scorer("Quality", judge=judge.replace(max_retries=0)).generate_score(
         score_step()
     )
     result = await scorer.run(input="q", output="a")

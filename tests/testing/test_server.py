@@ -15,7 +15,7 @@ import jsonschema
 import pytest
 from openai import AsyncOpenAI
 
-from evalkit.testing import FakeOpenAIServer, Fault, Request, Response, Rule
+from evalkit.testing import FakeOpenAIServer, Fault, RateLimitPolicy, Request, Response, Rule
 
 SCHEMA = {
     "type": "object",
@@ -326,3 +326,73 @@ async def test_custom_routes_extend_the_server(
     response = await http.get("/v1/files?purpose=batch")
     assert response.status_code == 201
     assert response.json()["query"] == "purpose=batch"
+
+
+async def test_fault_headers_and_error_code(
+    server: FakeOpenAIServer, http: httpx2.AsyncClient
+) -> None:
+    quota = Fault.http(429, "Quota spent", code="insufficient_quota", headers={"x-a": "1"})
+    server.add_rule(Rule("quota", fault=quota))
+    server.add_rule(Rule("bare", fault=Fault.rate_limit(None)))
+    response = await http.post("/v1/chat/completions", json=chat("quota"))
+    assert response.status_code == 429
+    assert response.headers["x-a"] == "1"
+    assert "retry-after" not in response.headers
+    assert response.json()["error"]["code"] == "insufficient_quota"
+    response = await http.post("/v1/chat/completions", json=chat("bare"))
+    assert response.status_code == 429
+    assert "retry-after" not in response.headers
+    assert response.json()["error"]["code"] == "rate_limit_exceeded"
+
+
+async def test_rate_limit_policy_counts_requests_per_window_with_headers() -> None:
+    policy = RateLimitPolicy(requests=2, window=60.0)
+    async with (
+        FakeOpenAIServer(rate_limit=policy) as server,
+        httpx2.AsyncClient(base_url=server.url, timeout=5) as http,
+    ):
+        responses = [await http.post("/v1/chat/completions", json=chat()) for _ in range(3)]
+        stats = server.stats
+    assert [r.status_code for r in responses] == [200, 200, 429]
+    first, second, refused = (r.headers for r in responses)
+    assert first["x-ratelimit-limit-requests"] == "2"
+    assert first["x-ratelimit-remaining-requests"] == "1"
+    assert second["x-ratelimit-remaining-requests"] == "0"
+    assert re.fullmatch(r"59(\.\d+)?s", second["x-ratelimit-reset-requests"])
+    assert refused["x-ratelimit-remaining-requests"] == "0"
+    assert 59 < float(refused["retry-after"]) <= 60  # what is left of the window
+    assert "x-ratelimit-limit-tokens" not in first
+    assert (stats.requests, stats.completions, stats.rate_limited, stats.faults) == (3, 2, 1, 0)
+
+
+async def test_rate_limit_policy_tokens_and_a_fixed_retry_after() -> None:
+    policy = RateLimitPolicy(tokens=30, window=0.2, retry_after=1.0)
+    async with (
+        FakeOpenAIServer(rate_limit=policy) as server,
+        httpx2.AsyncClient(base_url=server.url, timeout=5) as http,
+    ):
+        first = await http.post("/v1/chat/completions", json=chat("x" * 100))
+        refused = await http.post("/v1/chat/completions", json=chat())
+        await anyio.sleep(0.25)  # a new window
+        again = await http.post("/v1/chat/completions", json=chat())
+        assert server.stats.rate_limited == 1
+    used = first.json()["usage"]["total_tokens"]
+    assert used >= 30
+    assert first.headers["x-ratelimit-remaining-tokens"] == "0"
+    assert first.headers["x-ratelimit-limit-tokens"] == "30"
+    assert refused.status_code == 429
+    assert refused.headers["retry-after"] == "1"
+    assert again.status_code == 200
+    assert int(again.headers["x-ratelimit-remaining-tokens"]) < 30
+
+
+async def test_arrivals_are_recorded_in_order(
+    server: FakeOpenAIServer, http: httpx2.AsyncClient
+) -> None:
+    for _ in range(3):
+        await completion_content(http, chat())
+    arrivals = server.arrivals
+    assert len(arrivals) == 3
+    assert arrivals == sorted(arrivals)
+    server.reset()
+    assert server.arrivals == []

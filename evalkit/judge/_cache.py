@@ -1,0 +1,407 @@
+"""``JudgeCache``: replies of deterministic judge calls, replayed instead of asked again.
+
+Where the time goes, and why the design is as it is (see also the README's "Design"):
+
+- **Reads never touch the database on the hot path.** Entries are grouped by *step key* (a
+  hash of everything but the prompt: endpoint host, model, instructions, sampling settings,
+  step kind, schema and fallback). The first call of a step loads that step's live entries
+  in one query, in a worker thread; every later lookup is a dict lookup.
+- **Writes leave the event loop.** New entries are buffered and handed, ``batch_size`` at a
+  time (and at least every few seconds), to one writer thread that appends them through
+  Arrow in one transaction. :meth:`JudgeCache.aclose` (or leaving :func:`use_judge_cache`)
+  writes the rest.
+- **A separate file**, not a table of the score store: the store's writer owns its
+  connection, while the cache is shared by every experiment and can be deleted at any time.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+import warnings
+from collections.abc import AsyncIterator, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import asynccontextmanager, contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+import anyio
+
+from evalkit.errors import ConfigError
+from evalkit.judge import _cache_db as db
+
+CACHE_FILE_NAME = "evalkit-cache.duckdb"
+DEFAULT_TTL = timedelta(days=7)
+_FLUSH_SECONDS = 5.0
+
+
+def default_cache_path(store: str | os.PathLike[str] | None = None) -> Path:
+    """Where the judge cache lives by default.
+
+    ``evalkit-cache.duckdb`` in the score store's folder; without a store, ``judge-cache.duckdb``
+    in ``$XDG_CACHE_HOME/evalkit`` (``~/.cache/evalkit``).
+
+    Args:
+        store: The score store's path, if any.
+    """
+    if store is not None:
+        return Path(store).expanduser().absolute().parent / CACHE_FILE_NAME
+    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    return Path(base) / "evalkit" / "judge-cache.duckdb"
+
+
+@dataclass(frozen=True, slots=True)
+class JudgeCacheStats:
+    """What a judge cache holds, and what it did in this process.
+
+    Attributes:
+        path: The cache file.
+        entries: Live (unexpired) entries.
+        expired: Expired entries not yet deleted (they are deleted when a run opens the cache).
+        size_bytes: The file's size on disk (0 when it does not exist).
+        oldest: When the oldest entry was written (None when empty).
+        newest: When the newest entry was written.
+        by_model: Live entries per judge model.
+        hits: Judge calls answered from the cache since this object was created.
+        misses: Cacheable judge calls that had to be asked.
+        writes: Entries written (or waiting to be written).
+    """
+
+    path: Path
+    entries: int
+    expired: int
+    size_bytes: int
+    oldest: datetime | None
+    newest: datetime | None
+    by_model: dict[str, int] = field(hash=False)
+    hits: int
+    misses: int
+    writes: int
+
+
+@dataclass(frozen=True, slots=True)
+class CachedReply:
+    """A cached judge reply: the content of the successful attempt and how many it took."""
+
+    content: str
+    attempt_count: int
+    expires_at: float
+
+
+class JudgeCache:
+    """Judge replies kept in a DuckDB file, keyed by everything that determines them.
+
+    Activate one for a run with :func:`use_judge_cache`; judges whose calls are cacheable
+    (:attr:`Judge.caches`: temperature 0 unless ``cache=`` says otherwise) then look each
+    call up before asking and store each success. Errors are never cached. A cached call is
+    recorded as a success with ``cached=True``, ``model_call_count=0``, zero usage and no cost.
+
+    The maintenance methods (:meth:`stats`, :meth:`clear`) are synchronous, for the CLI.
+
+    Args:
+        path: The cache file; None for :func:`default_cache_path` ``()``.
+        ttl: How long an entry stays valid (a ``timedelta`` or seconds); default 7 days.
+        batch_size: New entries handed to the writer thread at a time.
+    """
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str] | None = None,
+        *,
+        ttl: timedelta | float = DEFAULT_TTL,
+        batch_size: int = 1000,
+    ) -> None:
+        seconds = ttl.total_seconds() if isinstance(ttl, timedelta) else ttl
+        if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or seconds < 0:
+            raise ConfigError(f"JudgeCache ttl must be a timedelta or seconds >= 0, got {ttl!r}")
+        if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
+            raise ConfigError(f"JudgeCache batch_size must be an integer >= 1, got {batch_size!r}")
+        self.path = Path(path) if path is not None else default_cache_path()
+        self.ttl = float(seconds)
+        self.batch_size = batch_size
+        self.hits = self.misses = self.writes = 0
+        self._lock = threading.Lock()
+        self._con: Any = None
+        self._steps: dict[bytes, dict[bytes, CachedReply] | anyio.Event] = {}
+        self._pending: list[db.Row] = []
+        self._handed = time.monotonic()
+        self._writer: ThreadPoolExecutor | None = None
+        self._writes: list[Future[None]] = []
+
+    def __repr__(self) -> str:
+        return f"JudgeCache({str(self.path)!r}, ttl={self.ttl:g})"
+
+    # -- lifecycle ----------------------------------------------------------------------------
+
+    @property
+    def is_open(self) -> bool:
+        """Whether the file is open (by :meth:`open`, ``async with``, or a maintenance call)."""
+        return self._con is not None
+
+    def open(self) -> None:
+        """Open the file (creating it), delete expired entries. Blocking; see :meth:`aopen`.
+
+        Raises:
+            StoreError: The file cannot be opened (another process may be using it).
+        """
+        with self._lock:
+            if self._con is None:
+                con = db.connect(self.path)
+                db.prune(con, time.time())
+                self._con = con
+
+    async def aopen(self) -> None:
+        """:meth:`open`, in a worker thread."""
+        await anyio.to_thread.run_sync(self.open)
+
+    def flush(self) -> None:
+        """Write every pending entry and wait for the writer. Blocking; see :meth:`aflush`."""
+        if self._pending:
+            self._hand_over()
+        writes, self._writes = self._writes, []
+        _wait_for(writes)
+
+    async def aflush(self) -> None:
+        """:meth:`flush` without blocking the event loop."""
+        # Hand over here, on the loop's thread, which is the only one appending entries.
+        if self._pending:
+            self._hand_over()
+        writes, self._writes = self._writes, []
+        if writes:
+            await anyio.to_thread.run_sync(_wait_for, writes)
+
+    def close(self) -> None:
+        """Write pending entries and close the file (it reopens on next use). Blocking."""
+        self.flush()
+        if self._writer is not None:
+            self._writer.shutdown(wait=True)
+            self._writer = None
+        with self._lock:
+            if self._con is not None:
+                self._con.close()
+                self._con = None
+            self._steps.clear()
+
+    async def aclose(self) -> None:
+        """:meth:`close` without blocking the event loop."""
+        await self.aflush()
+        await anyio.to_thread.run_sync(self.close)
+
+    async def __aenter__(self) -> JudgeCache:
+        await self.aopen()
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        with anyio.CancelScope(shield=True):
+            await self.aclose()
+
+    # -- maintenance (CLI) --------------------------------------------------------------------
+
+    def stats(self) -> JudgeCacheStats:
+        """Entries, expired entries, size, age bounds, entries per model and this process's
+        hits/misses/writes. Does not create the file when it does not exist."""
+        self.flush()
+        size = 0
+        summary: dict[str, Any] = {"entries": 0, "expired": 0, "oldest": None, "newest": None}
+        if self.path.exists():
+            with self._briefly() as con:
+                summary = db.summary(con, time.time())
+            size = sum(
+                p.stat().st_size for p in (self.path, Path(f"{self.path}.wal")) if p.exists()
+            )
+        return JudgeCacheStats(
+            path=self.path,
+            entries=summary["entries"],
+            expired=summary["expired"],
+            size_bytes=size,
+            oldest=summary["oldest"],
+            newest=summary["newest"],
+            by_model=summary.get("by_model", {}),
+            hits=self.hits,
+            misses=self.misses,
+            writes=self.writes,
+        )
+
+    def clear(self, older_than: timedelta | float | None = None) -> int:
+        """Delete entries; return how many were deleted.
+
+        Args:
+            older_than: Delete only entries written more than this long ago (a ``timedelta``
+                or seconds); None deletes everything.
+        """
+        self.flush()
+        if not self.path.exists():
+            return 0
+        before = None
+        if older_than is not None:
+            age = older_than.total_seconds() if isinstance(older_than, timedelta) else older_than
+            before = time.time() - float(age)
+        with self._briefly() as con:
+            deleted = db.delete(con, before)
+        self._steps.clear()
+        return deleted
+
+    # -- lookups and writes (the judge's hot path) -------------------------------------------
+
+    async def get(self, step_key: bytes, prompt_key: bytes) -> CachedReply | None:
+        """The live reply cached for this step and prompt, or None (counted as a miss)."""
+        entries = self._steps.get(step_key)
+        if not isinstance(entries, dict):
+            entries = await self._load(step_key)
+        reply = entries.get(prompt_key)
+        if reply is None or reply.expires_at <= time.time():
+            self.misses += 1
+            return None
+        self.hits += 1
+        return reply
+
+    def put(
+        self,
+        step_key: bytes,
+        prompt_key: bytes,
+        content: str,
+        *,
+        attempt_count: int,
+        model: str,
+        host: str,
+        step: str,
+    ) -> None:
+        """Remember a successful reply (written to the file in the next batch)."""
+        now = time.time()
+        expires = now + self.ttl
+        entries = self._steps.get(step_key)
+        if isinstance(entries, dict):
+            entries[prompt_key] = CachedReply(content, attempt_count, expires)
+        self._pending.append(
+            (step_key, prompt_key, content, attempt_count, model, host, step, now, expires)
+        )
+        self.writes += 1
+        if (
+            len(self._pending) >= self.batch_size
+            or time.monotonic() - self._handed > _FLUSH_SECONDS
+        ):
+            self._hand_over()
+
+    # -- internals ----------------------------------------------------------------------------
+
+    async def _load(self, step_key: bytes) -> dict[bytes, CachedReply]:
+        while True:
+            state = self._steps.get(step_key)
+            if isinstance(state, dict):
+                return state
+            if state is not None:
+                await state.wait()
+                continue
+            loading = self._steps[step_key] = anyio.Event()
+            try:
+                rows = await anyio.to_thread.run_sync(self._load_sync, step_key)
+            except BaseException:
+                del self._steps[step_key]
+                loading.set()
+                raise
+            entries = {key: CachedReply(content, n, expires) for key, content, n, expires in rows}
+            self._steps[step_key] = entries
+            loading.set()
+            return entries
+
+    def _load_sync(self, step_key: bytes) -> list[tuple[bytes, str, int, float]]:
+        with self._connected() as con:
+            return db.load(con, step_key, time.time())
+
+    def _hand_over(self) -> None:
+        rows, self._pending = self._pending, []
+        self._handed = time.monotonic()
+        if self._writer is None:
+            self._writer = ThreadPoolExecutor(1, thread_name_prefix="evalkit-cache-writer")
+        self._writes = [f for f in self._writes if not f.done()]
+        self._writes.append(self._writer.submit(self._write_sync, rows))
+
+    def _write_sync(self, rows: list[db.Row]) -> None:
+        try:
+            with self._connected() as con:
+                db.write(con, rows)
+        except Exception as exc:
+            # A cache that cannot be written must not fail an evaluation: say so and go on.
+            warnings.warn(
+                f"evalkit: could not write {len(rows)} entries to the judge cache "
+                f"{self.path} ({exc}); those judge calls will be made again next time",
+                RuntimeWarning,
+                stacklevel=1,
+            )
+
+    @contextmanager
+    def _connected(self) -> Iterator[Any]:
+        """The open connection (opened on first use), under the cache's lock."""
+        with self._lock:
+            if self._con is None:
+                self._con = db.connect(self.path)
+            yield self._con
+
+    @contextmanager
+    def _briefly(self) -> Iterator[Any]:
+        """The connection for a maintenance call, closed after it unless it was open before
+        (so a notebook's ``stats()`` does not keep the file locked against a run)."""
+        with self._lock:
+            con = self._con if self._con is not None else db.connect(self.path)
+            try:
+                yield con
+            finally:
+                if con is not self._con:
+                    con.close()
+
+
+def _wait_for(writes: list[Future[None]]) -> None:
+    for future in writes:
+        future.result()
+
+
+_ACTIVE: ContextVar[JudgeCache | None] = ContextVar("evalkit_judge_cache", default=None)
+
+
+def active_judge_cache() -> JudgeCache | None:
+    """The cache judge calls use here (set by :func:`use_judge_cache`), or None."""
+    return _ACTIVE.get()
+
+
+@asynccontextmanager
+async def use_judge_cache(
+    cache: JudgeCache | str | os.PathLike[str] | None,
+) -> AsyncIterator[JudgeCache | None]:
+    """Use ``cache`` for the judge calls made inside the block.
+
+    The cache applies to this task and every task it starts inside the block (a context
+    variable), so an orchestrator enters it once around its task group. On the way out,
+    pending entries are written; a cache opened here (or given as a path) is also closed.
+    ``None`` turns caching off inside the block.
+
+    Example::
+
+        async with use_judge_cache(JudgeCache("evalkit-cache.duckdb")):
+            await scorer.run(input=..., output=...)
+
+    Raises:
+        StoreError: The cache file cannot be opened.
+    """
+    if cache is not None and not isinstance(cache, JudgeCache):
+        cache = JudgeCache(cache)
+    owned = cache is not None and not cache.is_open
+    if cache is not None and owned:
+        await cache.aopen()
+    token = _ACTIVE.set(cache)
+    try:
+        yield cache
+    finally:
+        _ACTIVE.reset(token)
+        if cache is not None:
+            with anyio.CancelScope(shield=True):
+                await (cache.aclose() if owned else cache.aflush())

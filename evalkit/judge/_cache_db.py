@@ -1,0 +1,150 @@
+"""The judge cache's DuckDB file: one table, read by step and written in Arrow batches.
+
+Every function here is synchronous and blocking; :class:`~evalkit.judge.JudgeCache` calls them
+from worker threads, never on the event loop, holding the connection's lock.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+# duckdb is imported by the functions that need it: `import evalkit` stays free of its ~40 ms.
+import pyarrow as pa
+
+from evalkit.errors import StoreError
+
+TABLE = "judge_cache"
+
+_SCHEMA = f"""
+CREATE TABLE IF NOT EXISTS {TABLE} (
+    step_key BLOB NOT NULL,
+    prompt_key BLOB NOT NULL,
+    content VARCHAR NOT NULL,
+    attempt_count INTEGER NOT NULL,
+    model VARCHAR NOT NULL,
+    host VARCHAR NOT NULL,
+    step VARCHAR NOT NULL,
+    created_at TIMESTAMPTZ NOT NULL,
+    expires_at TIMESTAMPTZ NOT NULL
+)
+"""
+
+_ARROW_SCHEMA = pa.schema(
+    [
+        ("step_key", pa.binary()),
+        ("prompt_key", pa.binary()),
+        ("content", pa.string()),
+        ("attempt_count", pa.int32()),
+        ("model", pa.string()),
+        ("host", pa.string()),
+        ("step", pa.string()),
+        ("created_at", pa.timestamp("us", tz="UTC")),
+        ("expires_at", pa.timestamp("us", tz="UTC")),
+    ]
+)
+
+#: One cached reply as written: step_key, prompt_key, content, attempt_count, model, host,
+#: step kind, created_at and expires_at (epoch seconds).
+Row = tuple[bytes, bytes, str, int, str, str, str, float, float]
+
+
+def when(epoch: float) -> datetime:
+    """``epoch`` seconds as an aware UTC datetime."""
+    return datetime.fromtimestamp(epoch, UTC)
+
+
+def connect(path: Path) -> Any:
+    """Open (creating if needed) the cache file, with its table.
+
+    Raises:
+        StoreError: The file cannot be opened, e.g. another process holds it.
+    """
+    import duckdb
+
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        con = duckdb.connect(str(path))
+    except (OSError, duckdb.Error) as exc:
+        raise StoreError(
+            f"judge cache {path}: cannot open it ({exc}); pass another cache path, "
+            "or run without the cache (cache=False, --no-cache)"
+        ) from exc
+    try:
+        con.execute(_SCHEMA)
+    except duckdb.Error as exc:
+        con.close()
+        raise StoreError(f"judge cache {path}: not a usable cache file ({exc})") from exc
+    return con
+
+
+def prune(con: Any, now: float) -> None:
+    """Delete the expired entries."""
+    con.execute(f"DELETE FROM {TABLE} WHERE expires_at <= ?", [when(now)])
+
+
+def load(con: Any, step_key: bytes, now: float) -> list[tuple[bytes, str, int, float]]:
+    """The live entries of one step: ``(prompt_key, content, attempt_count, expires_at)``,
+    oldest first (so a later entry for the same prompt wins)."""
+    result = con.execute(
+        f"SELECT prompt_key, content, attempt_count, epoch(expires_at) FROM {TABLE} "
+        "WHERE step_key = ? AND expires_at > ? ORDER BY created_at",
+        [step_key, when(now)],
+    )
+    return [
+        (bytes(key), content, attempts, expires)
+        for key, content, attempts, expires in result.fetchall()
+    ]
+
+
+def write(con: Any, rows: Sequence[Row]) -> None:
+    """Append ``rows`` in one transaction, through Arrow."""
+    columns: list[list[Any]] = [list(column) for column in zip(*rows, strict=True)]
+    columns[7] = [round(t * 1_000_000) for t in columns[7]]
+    columns[8] = [round(t * 1_000_000) for t in columns[8]]
+    table = pa.Table.from_arrays(
+        [pa.array(c, type=f.type) for c, f in zip(columns, _ARROW_SCHEMA, strict=True)],
+        schema=_ARROW_SCHEMA,
+    )
+    con.register("evalkit_cache_rows", table)
+    try:
+        con.execute(f"INSERT INTO {TABLE} SELECT * FROM evalkit_cache_rows")
+    finally:
+        con.unregister("evalkit_cache_rows")
+
+
+def summary(con: Any, now: float) -> dict[str, Any]:
+    """Counts, age bounds and live entries per model."""
+    at = when(now)
+    live, expired, oldest, newest = con.execute(
+        f"SELECT count(*) FILTER (WHERE expires_at > ?), count(*) FILTER (WHERE expires_at <= ?), "
+        f"min(created_at), max(created_at) FROM {TABLE}",
+        [at, at],
+    ).fetchone() or (0, 0, None, None)
+    models = con.execute(
+        f"SELECT model, count(*) FROM {TABLE} WHERE expires_at > ? GROUP BY model ORDER BY model",
+        [at],
+    ).fetchall()
+    return {
+        "entries": live,
+        "expired": expired,
+        "oldest": oldest,
+        "newest": newest,
+        "by_model": dict(models),
+    }
+
+
+def delete(con: Any, before: float | None) -> int:
+    """Delete entries created before ``before`` (all when None); return how many."""
+    if before is None:
+        row = con.execute(f"DELETE FROM {TABLE}").fetchone()
+    else:
+        row = con.execute(f"DELETE FROM {TABLE} WHERE created_at < ?", [when(before)]).fetchone()
+    import duckdb
+
+    with contextlib.suppress(duckdb.Error):
+        con.execute("CHECKPOINT")
+    return int(row[0]) if row else 0

@@ -1,0 +1,359 @@
+"""``RateLimiter``: the request budget of one model at one endpoint.
+
+Three controls, each optional, checked in this order before every HTTP attempt:
+
+1. **Concurrency** — a ``CapacityLimiter`` holding ``max_concurrency`` slots. Its size follows
+   AIMD (additive increase, multiplicative decrease, as TCP does): the first 429 among the
+   requests sent since the last decrease halves the limit (of the slots actually in use); each
+   run of ``limit`` successes adds one slot back, up to ``max_concurrency`` (or, when there is
+   none, up to the number in flight when the storm began, and then no limit again).
+2. **A server-requested pause** — ``Retry-After`` on a 429, or an ``x-ratelimit-*`` budget
+   reported as spent: every request of the model waits until it ends.
+3. **rpm / tpm buckets** — token buckets in their GCRA form ("virtual scheduling"): each
+   request reserves the earliest time its cost fits, so waiting is one sleep with no polling,
+   and in any window of ``w`` seconds at most ``burst + rate * w`` requests start. The burst is
+   a twentieth of a second's worth (at least one request), so the observed rate stays close to the
+   limit even over short windows. The token bucket is charged an estimate before the call and
+   corrected with the reported usage after it.
+
+The fast path (a free slot, no pause, budget available) takes no lock and never yields to the
+event loop; see the README's "Design" section.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+
+import anyio
+from anyio import WouldBlock
+
+from evalkit.judge._hints import Headers, budget_pause
+
+_BURST_SECONDS = 0.05
+# Output tokens assumed for a call without max_tokens until replies show the real average.
+_FIRST_OUTPUT_GUESS = 256
+
+
+@dataclass(frozen=True, slots=True)
+class RateLimiterStats:
+    """A snapshot of a :class:`RateLimiter`, cheap enough for a progress bar to poll.
+
+    Attributes:
+        name: What the limiter protects, e.g. ``"gpt-4o-mini at api.openai.com"``.
+        max_concurrency: The configured concurrency ceiling (None: none).
+        concurrency: The current concurrency limit after AIMD back-off (None: no limit).
+        in_flight: Requests holding a slot (being sent, or waiting for their budget).
+        waiting: Requests waiting right now for a slot, the budget or a pause.
+        waits: Requests that had to wait, since the limiter was created.
+        wait_seconds: Total time requests spent waiting.
+        rate_limited: HTTP 429 responses received.
+        retries: Attempts retried (after a 429, a 5xx, a timeout or a dropped connection).
+        decreases: Times the concurrency limit was halved.
+        paused_for: Seconds left of a server-requested pause (0 when none).
+        rpm: Requests per minute allowed (None: no limit).
+        tpm: Tokens per minute allowed (None: no limit).
+        burst: Requests that may start at once under ``rpm`` (None without ``rpm``).
+    """
+
+    name: str
+    max_concurrency: int | None
+    concurrency: int | None
+    in_flight: int
+    waiting: int
+    waits: int
+    wait_seconds: float
+    rate_limited: int
+    retries: int
+    decreases: int
+    paused_for: float
+    rpm: float | None
+    tpm: float | None
+    burst: int | None
+
+
+class _Bucket:
+    """A token bucket as GCRA: ``tat`` is when the bucket would be empty again."""
+
+    __slots__ = ("rate", "tat", "tolerance")
+
+    def __init__(self, per_second: float, tolerance: float) -> None:
+        self.rate = per_second
+        self.tolerance = tolerance
+        self.tat = 0.0
+
+    def earliest(self, now: float) -> float:
+        """When a request arriving at ``now`` may start."""
+        start = self.tat - self.tolerance
+        return start if start > now else now
+
+    def commit(self, start: float, cost: float) -> None:
+        """Charge ``cost`` to a request starting at ``start``."""
+        self.tat = (self.tat if self.tat > start else start) + cost / self.rate
+
+    def adjust(self, cost: float) -> None:
+        """Charge (or refund, when negative) ``cost`` after the fact."""
+        self.tat += cost / self.rate
+
+    def defer(self, until: float) -> None:
+        """Start nothing before ``until``, then pace at the rate (no burst after a pause)."""
+        self.tat = max(self.tat, until + self.tolerance)
+
+
+class Permit:
+    """One admitted attempt: hand it back to :meth:`RateLimiter.release`."""
+
+    __slots__ = ("epoch", "slots", "tokens", "waiting_since")
+
+    def __init__(self, epoch: int, tokens: int) -> None:
+        self.epoch = epoch
+        self.tokens = tokens
+        self.slots: anyio.CapacityLimiter | None = None
+        self.waiting_since = 0.0
+
+
+class RateLimiter:
+    """Concurrency (with AIMD back-off), rpm and tpm budgets and server pauses of one model.
+
+    Judges get theirs from :func:`evalkit.judge.shared_rate_limiter`, shared by every judge
+    (and OpenAI target) calling the same model at the same endpoint with the same limits.
+    The protocol per HTTP attempt::
+
+        permit = await limiter.acquire(tokens=estimate)
+        try:
+            response = ...
+            limiter.succeeded(permit, headers=response.headers, total_tokens=used)
+            # or, on HTTP 429: limiter.rate_limited(permit, headers=error.response.headers)
+        finally:
+            limiter.release(permit)
+
+    Args:
+        max_concurrency: Most requests in flight at once; None for no limit of its own (AIMD
+            still imposes one during a 429 storm).
+        rpm: Requests per minute; None for no limit.
+        tpm: Tokens (input + output) per minute; None for no limit.
+        name: Shown in :attr:`stats`.
+    """
+
+    def __init__(
+        self,
+        *,
+        max_concurrency: int | None = None,
+        rpm: float | None = None,
+        tpm: float | None = None,
+        name: str = "",
+    ) -> None:
+        self.name = name
+        self.max_concurrency = max_concurrency
+        self.rpm = rpm
+        self.tpm = tpm
+        self._limit = max_concurrency
+        self._slots = anyio.CapacityLimiter(max_concurrency) if max_concurrency else None
+        self._restore: int | None = None
+        self._epoch = 0
+        self._successes = 0
+        self._paused_until = 0.0
+        self._pauses = 0
+        self._requests: _Bucket | None = None
+        self.burst: int | None = None
+        if rpm is not None:
+            per_second = rpm / 60
+            self.burst = max(1, math.floor(per_second * _BURST_SECONDS))
+            self._requests = _Bucket(per_second, (self.burst - 1) / per_second)
+        self._tokens = _Bucket(tpm / 60, _BURST_SECONDS) if tpm is not None else None
+        self._in_flight = self._waiting = self._waits = 0
+        self._wait_seconds = 0.0
+        self._rate_limited = self._retries = self._decreases = 0
+        self._output_tokens = 0
+        self._replies = 0
+
+    @property
+    def stats(self) -> RateLimiterStats:
+        """The current state and counters."""
+        return RateLimiterStats(
+            name=self.name,
+            max_concurrency=self.max_concurrency,
+            concurrency=self._limit,
+            in_flight=self._in_flight,
+            waiting=self._waiting,
+            waits=self._waits,
+            wait_seconds=self._wait_seconds,
+            rate_limited=self._rate_limited,
+            retries=self._retries,
+            decreases=self._decreases,
+            paused_for=max(0.0, self._paused_until - time.monotonic()),
+            rpm=self.rpm,
+            tpm=self.tpm,
+            burst=self.burst,
+        )
+
+    @property
+    def limits_tokens(self) -> bool:
+        """Whether a token estimate matters (``tpm`` is set)."""
+        return self._tokens is not None
+
+    @property
+    def expected_output_tokens(self) -> int:
+        """The mean output tokens of the replies seen so far (a guess before the first)."""
+        if not self._replies:
+            return _FIRST_OUTPUT_GUESS
+        return round(self._output_tokens / self._replies)
+
+    async def acquire(self, tokens: int = 0) -> Permit:
+        """Wait for a slot, the end of any pause and the rpm/tpm budget; return the permit.
+
+        Args:
+            tokens: The estimated tokens of the request (prompt and output), charged to
+                ``tpm`` now and corrected by :meth:`succeeded`.
+        """
+        permit = Permit(self._epoch, tokens)
+        slots = self._slots
+        if slots is not None:
+            try:
+                slots.acquire_on_behalf_of_nowait(permit)
+            except WouldBlock:
+                self._begin_wait(permit)
+                try:
+                    await slots.acquire_on_behalf_of(permit)
+                except BaseException:
+                    self._end_wait(permit)
+                    raise
+            permit.slots = slots
+        self._in_flight += 1
+        if self._requests is not None or self._tokens is not None or self._paused_until:
+            try:
+                await self._wait_for_budget(permit)
+            except BaseException:
+                self.release(permit)
+                self._end_wait(permit)
+                raise
+        self._end_wait(permit)
+        permit.epoch = self._epoch
+        return permit
+
+    def release(self, permit: Permit) -> None:
+        """Give the permit's slot back (once, whatever happened to the request)."""
+        self._in_flight -= 1
+        if permit.slots is not None:
+            permit.slots.release_on_behalf_of(permit)
+            permit.slots = None
+
+    def succeeded(
+        self,
+        permit: Permit,
+        *,
+        headers: Headers | None = None,
+        total_tokens: int | None = None,
+        output_tokens: int | None = None,
+    ) -> None:
+        """Record a successful response.
+
+        Corrects the token charge with the reported ``total_tokens``, grows the concurrency
+        limit (AIMD) and honours ``x-ratelimit-*`` headers (``headers`` as ``httpx`` gives them).
+        """
+        if self._tokens is not None and total_tokens is not None:
+            self._tokens.adjust(total_tokens - permit.tokens)
+            if output_tokens is not None:
+                self._output_tokens += output_tokens
+                self._replies += 1
+        if self._limit is not None and self._slots is not None:
+            self._grow()
+        if headers is not None:
+            pause = budget_pause(headers, permit.tokens)
+            if pause:
+                self.pause(pause)
+
+    def rate_limited(self, permit: Permit, *, pause: float | None) -> None:
+        """Record an HTTP 429: halve the limit once per storm and pause for ``pause`` s."""
+        self._rate_limited += 1
+        if pause:
+            self.pause(pause)
+        if permit.epoch != self._epoch:
+            return  # sent before the last decrease: part of the storm already answered
+        self._epoch += 1
+        self._decreases += 1
+        in_use = max(1, self._in_flight)
+        current = in_use if self._limit is None else min(self._limit, in_use)
+        if self.max_concurrency is None and self._restore is None:
+            self._restore = max(2, in_use)
+        self._set_limit(max(1, current // 2))
+
+    def retried(self) -> None:
+        """Count a retried attempt (for :attr:`stats`)."""
+        self._retries += 1
+
+    def pause(self, seconds: float) -> None:
+        """Hold back every request of this limiter for ``seconds`` from now."""
+        until = time.monotonic() + seconds
+        if until <= self._paused_until:
+            return
+        self._paused_until = until
+        self._pauses += 1
+        for bucket in (self._requests, self._tokens):
+            if bucket is not None:
+                bucket.defer(until)
+
+    # -- internals ----------------------------------------------------------------------------
+
+    def _begin_wait(self, permit: Permit) -> None:
+        if not permit.waiting_since:
+            permit.waiting_since = time.monotonic()
+            self._waiting += 1
+            self._waits += 1
+
+    def _end_wait(self, permit: Permit) -> None:
+        if permit.waiting_since:
+            self._waiting -= 1
+            self._wait_seconds += time.monotonic() - permit.waiting_since
+            permit.waiting_since = 0.0
+
+    async def _wait_for_budget(self, permit: Permit) -> None:
+        requests, tokens = self._requests, self._tokens
+        while True:
+            now = time.monotonic()
+            if now < self._paused_until:
+                self._begin_wait(permit)
+                await anyio.sleep(self._paused_until - now)
+                continue
+            start = now
+            if requests is not None:
+                start = requests.earliest(now)
+            if tokens is not None:
+                start = max(start, tokens.earliest(now))
+            if requests is not None:
+                requests.commit(start, 1)
+            if tokens is not None:
+                tokens.commit(start, permit.tokens)
+            if start <= now:
+                return
+            self._begin_wait(permit)
+            pauses = self._pauses
+            await anyio.sleep(start - now)
+            if self._pauses == pauses:
+                return
+            # A pause began while this request waited: its place is void; queue again after it.
+
+    def _set_limit(self, limit: int | None) -> None:
+        self._limit = limit
+        self._successes = 0
+        total: float = limit if limit is not None else math.inf
+        if self._slots is None:
+            self._slots = anyio.CapacityLimiter(total)
+        else:
+            self._slots.total_tokens = total
+
+    def _grow(self) -> None:
+        ceiling = self.max_concurrency if self.max_concurrency is not None else self._restore
+        limit = self._limit
+        if limit is None or ceiling is None or limit >= ceiling:
+            return
+        self._successes += 1
+        if self._successes < limit:
+            return
+        limit += 1
+        if limit >= ceiling and self.max_concurrency is None:
+            self._restore = None
+            self._set_limit(None)
+        else:
+            self._set_limit(limit)

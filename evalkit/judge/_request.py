@@ -1,0 +1,118 @@
+"""``PreparedRequest``: what a judge sends, worked out once per prompt step.
+
+Besides the request body's fixed part, it holds the step's judge cache key (a hash of
+everything that determines a reply except the prompt) and the pieces of the token estimate
+charged to ``tpm`` before a call.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from typing import Any
+from urllib.parse import urlsplit
+
+from evalkit.judge._clients import shared_rate_limiter
+from evalkit.judge._judge import Judge
+from evalkit.judge._ratelimit import RateLimiter
+from evalkit.judge._structured import OutputSpec
+
+# Bump when what a cache entry means changes (its key inputs or how replies are read).
+CACHE_FORMAT = 1
+_OPENAI_URL = "https://api.openai.com/v1"
+
+
+class PreparedRequest:
+    """The parts of a judge's requests that do not depend on the prompt (built once)."""
+
+    __slots__ = ("_host", "_step_keys", "base", "caches", "judge", "label", "name", "system")
+
+    def __init__(self, judge: Judge) -> None:
+        self.judge = judge
+        self.label = judge.label
+        self.system = (
+            {"role": "system", "content": judge.instructions} if judge.instructions else None
+        )
+        base: dict[str, Any] = {"model": judge.model}
+        if judge.temperature is not None:
+            base["temperature"] = judge.temperature
+        if judge.max_tokens is not None:
+            base["max_completion_tokens"] = judge.max_tokens
+        if judge.extra_body:
+            base.update(judge.extra_body)
+        self.base = base
+        self.caches = judge.caches
+        self.name = f"{judge.model} at {judge.base_url or 'the OpenAI API'}"
+        self._host: str | None = None
+        self._step_keys: dict[int, tuple[OutputSpec, bytes]] = {}
+
+    def body(self, prompt: str, extra: dict[str, Any]) -> dict[str, Any]:
+        """The request body of one attempt."""
+        user = {"role": "user", "content": prompt}
+        messages = [self.system, user] if self.system is not None else [user]
+        return {**self.base, "messages": messages, **extra}
+
+    def limiter(self) -> RateLimiter:
+        """The running loop's rate limiter of this judge's model and endpoint."""
+        judge = self.judge
+        return shared_rate_limiter(
+            judge.limiter_key,
+            max_concurrency=judge.max_concurrency,
+            rpm=judge.rpm,
+            tpm=judge.tpm,
+            name=self.name,
+        )
+
+    def estimate_tokens(self, text: str, extra: dict[str, Any], limiter: RateLimiter) -> int:
+        """Tokens an attempt will cost: about four characters a token for the messages (and
+        any schema sent), a few per message, plus ``max_tokens`` or the usual output."""
+        chars = len(text) + (len(self.judge.instructions or "") if self.system else 0)
+        if extra:
+            chars += len(json.dumps(extra))
+        messages = 2 if self.system else 1
+        output = self.judge.max_tokens or limiter.expected_output_tokens
+        return chars // 4 + 4 * messages + 3 + output
+
+    @property
+    def host(self) -> str:
+        """The endpoint's host name, as the cache key records it."""
+        if self._host is None:
+            judge = self.judge
+            if judge.client is not None:
+                url = str(judge.client.base_url)
+            else:
+                url = judge.base_url or os.environ.get("OPENAI_BASE_URL") or _OPENAI_URL
+            self._host = (urlsplit(url).hostname or url).lower()
+        return self._host
+
+    def step_key(self, spec: OutputSpec) -> bytes:
+        """The cache key of every call asking this judge for ``spec`` (the prompt aside).
+
+        It hashes the endpoint host (not the port: local servers change ports, their models
+        do not), the model, instructions, sampling settings and extra body fields, the step
+        kind, and both request shapes (structured output, and the JSON-mode fallback with its
+        prompt suffix), so a change to any of them misses.
+        """
+        known = self._step_keys.get(id(spec))
+        if known is not None and known[0] is spec:
+            return known[1]
+        document = {
+            "format": CACHE_FORMAT,
+            "host": self.host,
+            "request": self.base,
+            "instructions": self.judge.instructions,
+            "step": spec.kind,
+            "first": spec.first,
+            "fallback": spec.fallback,
+            "fallback_suffix": spec.fallback_suffix,
+        }
+        text = json.dumps(document, sort_keys=True, ensure_ascii=False, default=repr)
+        key = hashlib.blake2b(text.encode(), digest_size=16).digest()
+        self._step_keys[id(spec)] = (spec, key)
+        return key
+
+
+def prompt_key(step_key: bytes, prompt: str) -> bytes:
+    """The cache key of one prompt within a step (``step_key`` keys the hash)."""
+    return hashlib.blake2b(prompt.encode(), digest_size=16, key=step_key).digest()
