@@ -7,6 +7,7 @@ report/compare, with the CLI on top. Everything a user needs is importable from 
 from __future__ import annotations
 
 from evalkit.compare import Comparison, ScorerComparison, compare_experiments
+from evalkit.dataset import Dataset, Item, load_dataset
 from evalkit.errors import (
     ConfigError,
     DatasetError,
@@ -33,6 +34,19 @@ from evalkit.judge import (
     StepJudgeRecord,
     use_judge_cache,
 )
+from evalkit.run import (
+    ErrorInfo,
+    ExperimentResult,
+    ItemResult,
+    RunSummary,
+    ScorerOutcome,
+    ScorerSummary,
+    ScorerVerdict,
+    Threshold,
+    Verdict,
+    run_evals,
+    run_evals_sync,
+)
 from evalkit.scorer import (
     PromptStep,
     Scorer,
@@ -42,18 +56,26 @@ from evalkit.scorer import (
     create_scorer,
 )
 from evalkit.scorers import ScorerInfo, ScorerParam, get_scorer, list_scorers, scorer_info
+from evalkit.store import list_experiments, read_experiment, read_item_scores
+from evalkit.target import FunctionTarget, Target
 
 __version__ = "0.1.0"
 
 __all__ = [
     "Comparison",
     "ConfigError",
+    "Dataset",
     "DatasetError",
+    "ErrorInfo",
     "EvalkitError",
     "ExperimentFile",
     "ExperimentFileError",
     "ExperimentFileIssue",
+    "ExperimentResult",
+    "FunctionTarget",
     "InvalidScoreError",
+    "Item",
+    "ItemResult",
     "Judge",
     "JudgeCache",
     "JudgeCacheStats",
@@ -64,23 +86,36 @@ __all__ = [
     "JudgeUsage",
     "PromptStep",
     "RateLimiterStats",
+    "RunSummary",
     "Scorer",
     "ScorerComparison",
     "ScorerInfo",
     "ScorerInputError",
+    "ScorerOutcome",
     "ScorerParam",
     "ScorerRun",
     "ScorerRunError",
     "ScorerRunResult",
+    "ScorerSummary",
+    "ScorerVerdict",
     "StepJudgeRecord",
     "StepResults",
     "StoreError",
+    "Target",
     "TargetError",
+    "Threshold",
+    "Verdict",
     "compare_experiments",
     "create_scorer",
     "get_scorer",
+    "list_experiments",
     "list_scorers",
+    "load_dataset",
     "load_experiment_file",
+    "read_experiment",
+    "read_item_scores",
+    "run_evals",
+    "run_evals_sync",
     "scorer_info",
     "use_judge_cache",
 ]

@@ -1,0 +1,17 @@
+"""Datasets: Parquet files or folders, DataFrames, Arrow tables and lists of dicts as items."""
+
+from __future__ import annotations
+
+from evalkit.dataset._columns import ALIASES, ColumnMap
+from evalkit.dataset._dataset import DEFAULT_BATCH_SIZE, Dataset, ItemBatches, load_dataset
+from evalkit.dataset._item import Item
+
+__all__ = [
+    "ALIASES",
+    "DEFAULT_BATCH_SIZE",
+    "ColumnMap",
+    "Dataset",
+    "Item",
+    "ItemBatches",
+    "load_dataset",
+]

@@ -1,0 +1,110 @@
+"""Which dataset column plays which role (``input``, ``ground_truth``…), with camelCase aliases."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from evalkit.errors import ConfigError, DatasetError
+
+Role = Literal["id", "input", "ground_truth", "output", "request_context", "metadata"]
+
+ROLES: tuple[Role, ...] = ("id", "input", "ground_truth", "output", "request_context", "metadata")
+
+#: Column names accepted for each role, in the spelling users write them.
+ALIASES: Mapping[Role, tuple[str, ...]] = {
+    "id": ("id",),
+    "input": ("input",),
+    "ground_truth": ("groundTruth", "ground_truth"),
+    "output": ("output",),
+    "request_context": ("requestContext", "request_context"),
+    "metadata": ("metadata",),
+}
+
+
+@dataclass(frozen=True, slots=True)
+class ColumnMap:
+    """The column each role is read from (None when absent), and the remaining columns."""
+
+    id: str | None
+    input: str
+    ground_truth: str | None
+    output: str | None
+    request_context: str | None
+    metadata: str | None
+    extra: tuple[str, ...] = ()
+
+    def role_columns(self) -> dict[Role, str]:
+        """The roles present, mapped to their column names."""
+        found = {role: getattr(self, role) for role in ROLES}
+        return {role: name for role, name in found.items() if name is not None}
+
+    def all_columns(self) -> list[str]:
+        """Every column to read: the role columns, then the extra ones."""
+        return [*self.role_columns().values(), *self.extra]
+
+
+def check_overrides(overrides: Mapping[str, str] | None) -> dict[Role, str]:
+    """Validate a ``columns={"input": "question", ...}`` mapping of role → column name."""
+    if not overrides:
+        return {}
+    checked: dict[Role, str] = {}
+    for role, column in overrides.items():
+        if role not in ROLES:
+            raise ConfigError(
+                f"columns: unknown role {role!r}; roles are {', '.join(ROLES)} "
+                "(map a role to the column that holds it)"
+            )
+        if not isinstance(column, str) or not column:
+            raise ConfigError(f"columns: the column for {role!r} must be a name, got {column!r}")
+        checked[role] = column
+    return checked
+
+
+def resolve_columns(
+    names: Sequence[str], source: str, overrides: Mapping[Role, str] | None = None
+) -> ColumnMap:
+    """Find each role's column among ``names``.
+
+    Raises:
+        DatasetError: ``input`` is missing, an overridden column does not exist, or both
+            spellings of a role are present.
+    """
+    present = list(names)
+    found: dict[Role, str | None] = {}
+    for role in ROLES:
+        if overrides and role in overrides:
+            column = overrides[role]
+            if column not in present:
+                raise DatasetError(
+                    source,
+                    f"no such column (mapped to {role!r}); columns: {_listing(present)}",
+                    column=column,
+                )
+            found[role] = column
+            continue
+        matches = [alias for alias in ALIASES[role] if alias in present]
+        if len(matches) > 1:
+            raise DatasetError(
+                source, f"has both {matches[0]!r} and {matches[1]!r}; keep one", column=matches[0]
+            )
+        found[role] = matches[0] if matches else None
+    if found["input"] is None:
+        raise DatasetError(
+            source, f"missing the required column (columns: {_listing(present)})", column="input"
+        )
+    used = {c for c in found.values() if c is not None}
+    return ColumnMap(
+        id=found["id"],
+        input=found["input"],
+        ground_truth=found["ground_truth"],
+        output=found["output"],
+        request_context=found["request_context"],
+        metadata=found["metadata"],
+        extra=tuple(c for c in present if c not in used),
+    )
+
+
+def _listing(names: Sequence[str]) -> str:
+    return ", ".join(repr(n) for n in names) if names else "none"

@@ -1,0 +1,243 @@
+"""The dataset: a source of rows turned into :class:`Item` batches, with ids and a fingerprint.
+
+Ids: a row's ``id`` column when the dataset has one (null or repeated ids are an error);
+otherwise a 16-hex-digit hash of the row's input, ground truth and request context, so the
+same case gets the same id across runs even when rows are reordered or outputs change. Rows
+whose content is identical get ``-2``, ``-3``… appended in order of appearance.
+
+Fingerprint: a hash over every row's id and content (all columns) in order, computed while the
+rows stream through; it identifies exactly what was evaluated.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
+
+import pyarrow as pa
+
+from evalkit.dataset._columns import ColumnMap, check_overrides, resolve_columns
+from evalkit.dataset._item import Item
+from evalkit.dataset._sources import ArrowSource, ColumnsSource, ParquetSource, Source
+from evalkit.dataset._values import canonical, content_id, decode_json_cells
+from evalkit.errors import ConfigError, DatasetError
+
+#: Rows read per batch: large enough to amortise Arrow calls, small enough to bound memory.
+DEFAULT_BATCH_SIZE = 1024
+
+
+class Dataset:
+    """A dataset of :class:`Item` rows, read lazily in batches.
+
+    Build one with :func:`load_dataset`. Iterating yields items; :meth:`batches` yields lists
+    of items and computes the fingerprint on the way.
+
+    Attributes:
+        source: The file, folder or kind of object the rows come from.
+        columns: Which column plays which role.
+        num_rows: The number of rows.
+    """
+
+    def __init__(self, source: Source, columns: ColumnMap, *, batch_size: int) -> None:
+        self._source = source
+        self.source = source.name
+        self.columns = columns
+        self.num_rows = source.num_rows
+        self.batch_size = batch_size
+
+    @property
+    def has_output(self) -> bool:
+        """Whether the dataset has an ``output`` column."""
+        return self.columns.output is not None
+
+    def __len__(self) -> int:
+        return self.num_rows
+
+    def __repr__(self) -> str:
+        return f"Dataset({self.source!r}, rows={self.num_rows})"
+
+    def __iter__(self) -> Iterator[Item]:
+        for batch in self.batches():
+            yield from batch
+
+    def batches(self, *, limit: int | None = None) -> ItemBatches:
+        """Iterate over the rows as lists of at most ``batch_size`` items.
+
+        Args:
+            limit: Stop after this many rows.
+        """
+        return ItemBatches(self, limit=limit)
+
+    def fingerprint(self) -> str:
+        """The content hash of the whole dataset (reads every row once)."""
+        reader = self.batches()
+        for _ in reader:
+            pass
+        assert reader.fingerprint is not None
+        return reader.fingerprint
+
+    def _column_batches(self) -> Iterator[tuple[str, dict[str, list[Any]], int]]:
+        return self._source.batches(self.columns.all_columns(), self.batch_size)
+
+
+class ItemBatches:
+    """An iterator of item lists over a dataset; ``fingerprint`` is set once it is exhausted."""
+
+    def __init__(self, dataset: Dataset, *, limit: int | None = None) -> None:
+        self._columns = dataset.columns
+        self._batches = dataset._column_batches()
+        self._limit = dataset.num_rows if limit is None else min(limit, dataset.num_rows)
+        self._hash = hashlib.blake2b(digest_size=16)
+        self._seen: set[str] = set()
+        self._repeats: dict[str, int] = {}
+        self.rows_read = 0
+        self.fingerprint: str | None = None
+
+    def __iter__(self) -> ItemBatches:
+        return self
+
+    def __next__(self) -> list[Item]:
+        if self.rows_read >= self._limit:
+            self._finish()
+            raise StopIteration
+        try:
+            origin, data, count = next(self._batches)
+        except StopIteration:
+            self._finish()
+            raise
+        count = min(count, self._limit - self.rows_read)
+        items = self._items(origin, data, count)
+        self.rows_read += count
+        return items
+
+    def _finish(self) -> None:
+        if self.fingerprint is None:
+            self._hash.update(str(self.rows_read).encode())
+            self.fingerprint = self._hash.hexdigest()
+
+    def _items(self, origin: str, data: dict[str, list[Any]], count: int) -> list[Item]:
+        cols = self._columns
+        none = [None] * count
+
+        def column(name: str | None, *, decode: bool = True) -> list[Any]:
+            if name is None:
+                return none
+            values = data[name][:count]
+            return decode_json_cells(values) if decode else values
+
+        inputs = column(cols.input)
+        truths = column(cols.ground_truth)
+        outputs = column(cols.output, decode=False)
+        contexts = column(cols.request_context)
+        metas = column(cols.metadata)
+        extras = {name: column(name) for name in cols.extra}
+        ids = data[cols.id][:count] if cols.id is not None else None
+
+        items: list[Item] = []
+        keys: list[str] = []
+        start = self.rows_read
+        for i in range(count):
+            identity = (
+                f"{canonical(inputs[i])}\x1e{canonical(truths[i])}\x1e{canonical(contexts[i])}"
+            )
+            extra = {name: values[i] for name, values in extras.items()} if extras else None
+            if ids is None:
+                item_id = self._derived_id(identity)
+            else:
+                item_id = ids[i] if type(ids[i]) is str else _id_text(ids[i], origin, cols)
+            keys.append(
+                f"{item_id}\x1e{identity}\x1e{canonical(outputs[i])}\x1e{canonical(metas[i])}"
+                f"\x1e{canonical(extra)}\x1d"
+            )
+            items.append(
+                Item(
+                    item_id,
+                    inputs[i],
+                    truths[i],
+                    outputs[i],
+                    contexts[i],
+                    metas[i],
+                    start + i,
+                    extra,
+                )
+            )
+        self._hash.update("".join(keys).encode())
+        return items
+
+    def _derived_id(self, identity: str) -> str:
+        item_id = content_id(identity)
+        if item_id in self._seen:
+            # Identical rows: number the repeats so each still has its own stable id.
+            n = self._repeats.get(item_id, 1) + 1
+            self._repeats[item_id] = n
+            return f"{item_id}-{n}"
+        self._seen.add(item_id)
+        return item_id
+
+
+def _id_text(value: Any, origin: str, cols: ColumnMap) -> str:
+    if value is None:
+        raise DatasetError(origin, "an id is null; every row needs one", column=cols.id)
+    return str(value)
+
+
+def load_dataset(
+    data: Any,
+    *,
+    columns: Mapping[str, str] | None = None,
+    batch_size: int = DEFAULT_BATCH_SIZE,
+) -> Dataset:
+    """Open a dataset.
+
+    Args:
+        data: A Parquet file or folder of Parquet files (path), a pandas DataFrame, a
+            ``pyarrow.Table``, a list of dicts, or a :class:`Dataset` (returned as is).
+        columns: Map a role to a differently named column, e.g.
+            ``{"input": "question", "ground_truth": "answer"}``. Without it, ``input`` is
+            required and ``groundTruth``/``ground_truth``, ``output``,
+            ``requestContext``/``request_context``, ``metadata`` and ``id`` are optional.
+        batch_size: Rows read at a time.
+
+    Returns:
+        The dataset, with its columns checked and (for an ``id`` column) its ids checked.
+
+    Raises:
+        DatasetError: Unreadable file, missing ``input`` column, null or repeated ids; the
+            message names the file and the column.
+    """
+    if isinstance(data, Dataset):
+        return data
+    if batch_size < 1:
+        raise ConfigError(f"batch_size must be at least 1, got {batch_size}")
+    source = _source_of(data)
+    column_map = resolve_columns(source.column_names(), source.name, check_overrides(columns))
+    if column_map.id is not None:
+        duplicate = source.duplicate_of(column_map.id)
+        if duplicate is not None:
+            origin, value = duplicate
+            problem = (
+                "an id is null; every row needs one"
+                if value is None
+                else f"id {value!r} appears more than once; ids must be unique"
+            )
+            raise DatasetError(origin, problem, column=column_map.id)
+    return Dataset(source, column_map, batch_size=batch_size)
+
+
+def _source_of(data: Any) -> Source:
+    if isinstance(data, (str, os.PathLike)):
+        return ParquetSource(data)
+    if isinstance(data, pa.RecordBatch):
+        return ArrowSource(pa.Table.from_batches([data]))
+    if isinstance(data, pa.Table):
+        return ArrowSource(data)
+    if type(data).__module__.startswith("pandas") and hasattr(data, "columns"):
+        return ColumnsSource.from_pandas(data)
+    if isinstance(data, Sequence) and not isinstance(data, (bytes, bytearray)):
+        return ColumnsSource.from_records(data)
+    raise ConfigError(
+        "data must be a Parquet path, a pandas DataFrame, a pyarrow Table or a list of dicts, "
+        f"not {type(data).__name__}"
+    )

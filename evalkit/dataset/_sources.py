@@ -1,0 +1,221 @@
+"""Where rows come from: Parquet files or folders, Arrow tables, DataFrames, lists of dicts.
+
+Every source yields *column batches*: ``(origin, {column: python values}, row count)``, read
+a bounded number of rows at a time so that a file larger than memory streams through.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any, Protocol
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from evalkit.errors import DatasetError
+
+ColumnBatch = tuple[str, dict[str, list[Any]], int]
+
+#: ``(origin, value)`` of the first null or repeated value of an id column.
+Duplicate = tuple[str, Any]
+
+
+class Source(Protocol):
+    """Rows of one kind of dataset object."""
+
+    name: str
+    num_rows: int
+
+    def column_names(self) -> list[str]:
+        """The columns of the source (for a folder: checked to agree file by file)."""
+        ...
+
+    def batches(self, columns: Sequence[str], batch_size: int) -> Iterator[ColumnBatch]:
+        """Yield the given columns as Python lists, ``batch_size`` rows at a time."""
+        ...
+
+    def duplicate_of(self, column: str) -> Duplicate | None:
+        """Where and which value of ``column`` is null (value None) or repeated, else None."""
+        ...
+
+
+def _arrow_to_python(array: pa.Array | pa.ChunkedArray) -> list[Any]:
+    values: list[Any] = array.to_pylist(maps_as_pydicts="lossy")
+    return values
+
+
+_NULL = object()
+
+
+def _first_duplicate(array: pa.ChunkedArray | pa.Array) -> Any:
+    """The first repeated value, None for a null, or ``_NULL`` when every value is unique."""
+    if array.null_count:
+        return None
+    counts = pc.value_counts(array)
+    repeated = counts.filter(pc.greater(counts.field("counts"), 1))
+    if len(repeated):
+        return repeated.field("values")[0].as_py()
+    return _NULL
+
+
+class ParquetSource:
+    """A Parquet file, or every ``*.parquet`` file under a folder in sorted path order."""
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        root = Path(path)
+        self.name = str(path)
+        if root.is_dir():
+            self.files = sorted(p for p in root.rglob("*.parquet") if p.is_file())
+            if not self.files:
+                raise DatasetError(self.name, "folder holds no .parquet files")
+        elif root.is_file():
+            self.files = [root]
+        else:
+            raise DatasetError(self.name, "no such file or folder")
+        self._readers = [self._open(f) for f in self.files]
+        self.num_rows = sum(r.metadata.num_rows for r in self._readers)
+
+    @staticmethod
+    def _open(file: Path) -> pq.ParquetFile:
+        try:
+            return pq.ParquetFile(file)
+        except (OSError, pa.ArrowException) as exc:
+            raise DatasetError(str(file), f"cannot read as Parquet: {exc}") from exc
+
+    def column_names(self) -> list[str]:
+        first: list[str] = list(self._readers[0].schema_arrow.names)
+        for file, reader in zip(self.files[1:], self._readers[1:], strict=True):
+            names = list(reader.schema_arrow.names)
+            if set(names) != set(first):
+                missing = sorted(set(first) - set(names)) or sorted(set(names) - set(first))
+                raise DatasetError(
+                    str(file),
+                    f"its columns differ from {str(self.files[0])!r} "
+                    f"({', '.join(names)} vs {', '.join(first)})",
+                    column=missing[0],
+                )
+        return first
+
+    def batches(self, columns: Sequence[str], batch_size: int) -> Iterator[ColumnBatch]:
+        for file, reader in zip(self.files, self._readers, strict=True):
+            origin = str(file)
+            batches = reader.iter_batches(batch_size=batch_size, columns=list(columns))
+            while True:
+                try:
+                    batch = next(batches)
+                except StopIteration:
+                    break
+                except (OSError, pa.ArrowException) as exc:
+                    raise DatasetError(origin, f"cannot read rows: {exc}") from exc
+                data = {name: _arrow_to_python(batch.column(name)) for name in columns}
+                yield origin, data, batch.num_rows
+
+    def duplicate_of(self, column: str) -> Duplicate | None:
+        # Only the id column is read, in Arrow form: cheap even for a very large dataset.
+        chunks: list[pa.ChunkedArray] = []
+        for file, reader in zip(self.files, self._readers, strict=True):
+            try:
+                chunks.append(reader.read(columns=[column]).column(column))
+            except (OSError, pa.ArrowException) as exc:
+                raise DatasetError(str(file), f"cannot read: {exc}", column=column) from exc
+        found = _first_duplicate(pa.chunked_array([c for ch in chunks for c in ch.chunks]))
+        if found is _NULL:
+            return None
+        holders = [
+            str(file)
+            for file, values in zip(self.files, chunks, strict=True)
+            if (
+                pc.any(pc.is_null(values)) if found is None else pc.any(pc.equal(values, found))
+            ).as_py()
+        ]
+        return ", ".join(holders), found
+
+
+class ArrowSource:
+    """A ``pyarrow.Table`` (or record batch) held in memory."""
+
+    def __init__(self, table: pa.Table, name: str = "<Arrow table>") -> None:
+        self.name = name
+        self.table = table
+        self.num_rows = table.num_rows
+
+    def column_names(self) -> list[str]:
+        names: list[str] = list(self.table.column_names)
+        return names
+
+    def batches(self, columns: Sequence[str], batch_size: int) -> Iterator[ColumnBatch]:
+        for batch in self.table.select(list(columns)).to_batches(max_chunksize=batch_size):
+            data = {name: _arrow_to_python(batch.column(name)) for name in columns}
+            yield self.name, data, batch.num_rows
+
+    def duplicate_of(self, column: str) -> Duplicate | None:
+        found = _first_duplicate(self.table.column(column))
+        return None if found is _NULL else (self.name, found)
+
+
+class ColumnsSource:
+    """Python columns already in memory: a pandas DataFrame or a list of dicts."""
+
+    def __init__(self, columns: Mapping[str, list[Any]], num_rows: int, name: str) -> None:
+        self.name = name
+        self.columns = columns
+        self.num_rows = num_rows
+
+    @classmethod
+    def from_records(cls, records: Sequence[Mapping[str, Any]]) -> ColumnsSource:
+        """Columns gathered from a list of dicts (a key missing in a row reads as None)."""
+        names: dict[str, None] = {}
+        for i, row in enumerate(records):
+            if not isinstance(row, Mapping):
+                raise DatasetError(
+                    "<list of dicts>", f"row {i} is a {type(row).__name__}, not a dict"
+                )
+            names.update(dict.fromkeys(row))
+        columns = {name: [row.get(name) for row in records] for name in names}
+        return cls(columns, len(records), "<list of dicts>")
+
+    @classmethod
+    def from_pandas(cls, frame: Any) -> ColumnsSource:
+        """Columns of a pandas DataFrame; missing cells (NaN, NA, NaT) become None."""
+        columns: dict[str, list[Any]] = {}
+        for name in frame.columns:
+            series = frame[name]
+            missing = series.isna().tolist()
+            columns[str(name)] = [
+                None if gone else _plain(value)
+                for value, gone in zip(series.tolist(), missing, strict=True)
+            ]
+        return cls(columns, len(frame), "<DataFrame>")
+
+    def column_names(self) -> list[str]:
+        return list(self.columns)
+
+    def batches(self, columns: Sequence[str], batch_size: int) -> Iterator[ColumnBatch]:
+        for start in range(0, self.num_rows, batch_size):
+            stop = min(start + batch_size, self.num_rows)
+            data = {name: self.columns[name][start:stop] for name in columns}
+            yield self.name, data, stop - start
+
+    def duplicate_of(self, column: str) -> Duplicate | None:
+        seen: set[str] = set()
+        for value in self.columns[column]:
+            if value is None:
+                return self.name, None
+            key = str(value)
+            if key in seen:
+                return self.name, value
+            seen.add(key)
+        return None
+
+
+def _plain(value: Any) -> Any:
+    # numpy arrays and scalars inside object columns become plain lists and numbers.
+    if type(value) in (str, int, float, bool, dict, list) or value is None:
+        return value
+    tolist = getattr(value, "tolist", None)
+    if callable(tolist):
+        return tolist()
+    return value

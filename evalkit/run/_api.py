@@ -1,0 +1,197 @@
+"""``run_evals`` and ``run_evals_sync``: check the arguments, compose the stages, run them."""
+
+from __future__ import annotations
+
+import datetime as dt
+import functools
+import os
+import uuid
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import anyio
+import anyio.to_thread
+
+from evalkit.dataset._dataset import Dataset, load_dataset
+from evalkit.errors import ConfigError
+from evalkit.run._experiment import ExperimentResult
+from evalkit.run._feed import ItemFeed
+from evalkit.run._item import ItemEvaluator
+from evalkit.run._plan import build_config, check_scorers, check_target, evalkit_version
+from evalkit.run._progress import Progress
+from evalkit.run._runner import ItemCallback, Runner
+from evalkit.run._summary import SummaryBuilder
+from evalkit.run._thresholds import parse_thresholds
+from evalkit.scorer._scorer import Scorer
+from evalkit.store._connect import DEFAULT_STORE
+from evalkit.store._writer import ExperimentRecord, ScorerRecord, StoreWriter
+from evalkit.target._resolve import as_target
+
+
+def _default_name(dataset: Dataset) -> str:
+    path = Path(dataset.source)
+    return path.stem if dataset.source and not dataset.source.startswith("<") else "experiment"
+
+
+def new_experiment_id() -> str:
+    """A fresh experiment id: 12 hex digits, short enough to type, random enough to be unique."""
+    return uuid.uuid4().hex[:12]
+
+
+async def run_evals(
+    data: Any,
+    scorers: Sequence[Scorer] | Scorer,
+    *,
+    target: Any = None,
+    concurrency: int = 8,
+    store: str | os.PathLike[str] | None = DEFAULT_STORE,
+    experiment: str | None = None,
+    description: str | None = None,
+    thresholds: Mapping[str, Any] | None = None,
+    on_item_complete: ItemCallback | None = None,
+    progress: bool = True,
+    metadata: Mapping[str, Any] | None = None,
+    keep_results: bool = True,
+    limit: int | None = None,
+    columns: Mapping[str, str] | None = None,
+    flush_interval: float = 2.0,
+) -> ExperimentResult:
+    """Run scorers over every item of a dataset and record the results.
+
+    Args:
+        data: A Parquet file or folder, a pandas DataFrame, a pyarrow Table, a list of dicts
+            or a :class:`~evalkit.dataset.Dataset`.
+        scorers: The scorers to run on every item (ids must be unique).
+        target: What produces the outputs: None (the dataset's ``output`` column), a Python
+            callable ``f(input, *, request_context=None)``, sync or async, or a
+            :class:`~evalkit.target.Target`.
+        concurrency: Items in flight at once.
+        store: The DuckDB score store file; None keeps everything in memory only.
+        experiment: The experiment name; defaults to the dataset file's stem.
+        description: Free text stored with the experiment.
+        thresholds: Per scorer id, ``0.8`` (mean at least 0.8) or ``{"max": 0.1}`` (mean at
+            most 0.1, for lower-is-better scorers), or both bounds.
+        on_item_complete: Called (or awaited) with each :class:`ItemResult` as it finishes.
+        progress: Show a progress bar on stderr.
+        metadata: JSON-ready data stored with the experiment (secrets redacted).
+        keep_results: Keep every item's results in memory. With False only the summaries are
+            kept, so a dataset of any size runs in flat memory (the store still gets every
+            row).
+        limit: Evaluate only the first ``limit`` rows.
+        columns: Map roles to differently named columns, e.g. ``{"input": "question"}``.
+        flush_interval: Seconds between writes to the store at most.
+
+    Returns:
+        The :class:`ExperimentResult`.
+
+    Raises:
+        ConfigError: A scorer, threshold or option is invalid.
+        DatasetError: The dataset cannot be read, lacks ``input``, or lacks ``output`` with
+            no target.
+        StoreError: The store cannot be written.
+    """
+    if isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1:
+        raise ConfigError(f"concurrency must be a positive integer, got {concurrency!r}")
+    if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 0):
+        raise ConfigError(f"limit must be a non-negative integer, got {limit!r}")
+    if flush_interval <= 0:
+        raise ConfigError(f"flush_interval must be positive, got {flush_interval!r}")
+    checked = check_scorers(scorers)
+    scorer_ids = [s.id for s in checked]
+    parsed_thresholds = parse_thresholds(thresholds, scorer_ids)
+    dataset = load_dataset(data, columns=columns)
+    resolved_target = as_target(target)
+    check_target(resolved_target, dataset)
+
+    name = experiment or _default_name(dataset)
+    experiment_id = new_experiment_id()
+    total = dataset.num_rows if limit is None else min(limit, dataset.num_rows)
+    config = build_config(
+        dataset=dataset,
+        target=resolved_target,
+        scorers=checked,
+        thresholds=parsed_thresholds,
+        options={"concurrency": concurrency, "limit": limit, "keep_results": keep_results},
+        metadata=metadata,
+    )
+    started_at = dt.datetime.now(dt.UTC)
+    writer = StoreWriter(store) if store is not None else None
+    if writer is not None:
+        record = ExperimentRecord(
+            id=experiment_id,
+            name=name,
+            description=description,
+            dataset=dataset.source,
+            config=config,
+            metadata=metadata,
+            total_items=total,
+            started_at=started_at,
+            evalkit_version=evalkit_version(),
+        )
+        scorer_records = [
+            ScorerRecord(
+                s.id,
+                s.name,
+                s.description,
+                i,
+                parsed_thresholds[s.id].min if s.id in parsed_thresholds else None,
+                parsed_thresholds[s.id].max if s.id in parsed_thresholds else None,
+            )
+            for i, s in enumerate(checked)
+        ]
+        await anyio.to_thread.run_sync(writer.begin, record, scorer_records)
+
+    summary = SummaryBuilder(scorer_ids, total)
+    runner = Runner(
+        experiment_id=experiment_id,
+        feed=ItemFeed(dataset.batches(limit=limit)),
+        evaluator=ItemEvaluator(resolved_target, checked, run_prefix=experiment_id),
+        summary=summary,
+        progress=Progress(total, name=name, enabled=progress),
+        writer=writer,
+        scorer_names={s.id: s.name for s in checked},
+        concurrency=concurrency,
+        keep_results=keep_results,
+        on_item_complete=on_item_complete,
+        flush_interval=flush_interval,
+    )
+    status = await runner.run()
+    return ExperimentResult(
+        experiment_id=experiment_id,
+        name=name,
+        description=description,
+        status=status,
+        started_at=started_at,
+        completed_at=dt.datetime.now(dt.UTC),
+        dataset=dataset.source,
+        dataset_fingerprint=runner.feed.fingerprint,
+        scorer_ids=tuple(scorer_ids),
+        summary=summary.build(),
+        thresholds=parsed_thresholds,
+        items=runner.sorted_items(),
+        config=config,
+        store=str(store) if store is not None else None,
+        results_kept=keep_results,
+    )
+
+
+def run_evals_sync(
+    data: Any,
+    scorers: Sequence[Scorer] | Scorer,
+    **options: Any,
+) -> ExperimentResult:
+    """:func:`run_evals` for synchronous code: same arguments, same result.
+
+    Raises:
+        ConfigError: Called from inside a running event loop (``await run_evals`` there).
+    """
+    call = functools.partial(run_evals, data, scorers, **options)
+    try:
+        return anyio.run(call)
+    except RuntimeError as exc:
+        if "Already running" not in str(exc):
+            raise
+        raise ConfigError(
+            "run_evals_sync() cannot run inside an event loop; use await run_evals(...)"
+        ) from exc

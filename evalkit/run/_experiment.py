@@ -1,0 +1,180 @@
+"""The result of a whole run: status, summaries, verdict and (optionally) every item."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal
+
+from evalkit.errors import ConfigError
+from evalkit.run._outcome import ItemResult, ScorerOutcome
+from evalkit.run._summary import RunSummary
+from evalkit.run._thresholds import Threshold, Verdict, judge
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+ExperimentStatus = Literal["running", "completed", "completed_with_errors", "failed", "cancelled"]
+
+_FRAME_COLUMNS = (
+    "item_id", "item_index", "run_id", "scorer_id", "status", "score", "reason", "error",
+    "failed_step", "completed_steps", "duration_ms", "input", "ground_truth", "output",
+    "source", "item_status", "target_error",
+)  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True, repr=False)
+class ExperimentResult:
+    """Everything a run produced, held in memory.
+
+    Attributes:
+        experiment_id: The experiment's id in the store (``experiments.id``).
+        name: The experiment name; runs of the same name form a history.
+        description: Free text, or None.
+        status: ``"completed"`` (no failures), ``"completed_with_errors"`` (some target or
+            scorer failures), ``"failed"`` (nothing could be scored) or ``"cancelled"``.
+        started_at: Start time (UTC).
+        completed_at: End time (UTC).
+        dataset: Where the rows came from.
+        dataset_fingerprint: Content hash of the rows evaluated; None if the run stopped early.
+        scorer_ids: The scorers, in the order given.
+        summary: Item counts and per-scorer statistics.
+        thresholds: The thresholds by scorer id.
+        items: Every :class:`ItemResult`, in dataset order; empty with ``keep_results=False``.
+        config: The run's configuration as stored, secrets redacted.
+        store: The score store file written, or None.
+        results_kept: Whether ``items`` holds the per-item results.
+    """
+
+    experiment_id: str
+    name: str
+    description: str | None
+    status: ExperimentStatus
+    started_at: dt.datetime
+    completed_at: dt.datetime
+    dataset: str
+    dataset_fingerprint: str | None
+    scorer_ids: tuple[str, ...]
+    summary: RunSummary
+    thresholds: Mapping[str, Threshold]
+    items: tuple[ItemResult, ...]
+    config: Mapping[str, Any]
+    store: str | None
+    results_kept: bool = True
+
+    def __repr__(self) -> str:
+        # Compact on purpose: asyncio formats the main task's repr (and so its result) at
+        # shutdown, and a full dataclass repr of every item costs seconds and gigabytes.
+        return (
+            f"ExperimentResult(experiment_id={self.experiment_id!r}, name={self.name!r}, "
+            f"status={self.status!r}, items={self.summary.processed}, scores={self.scores!r})"
+        )
+
+    @property
+    def scores(self) -> dict[str, float | None]:
+        """The mean of each scorer's successful scores (None when it has none)."""
+        return {sid: s.mean for sid, s in self.summary.scorers.items()}
+
+    @property
+    def verdict(self) -> Verdict:
+        """Pass/fail of each thresholded scorer's mean, and overall."""
+        return judge(self.thresholds, self.scores)
+
+    @property
+    def duration_s(self) -> float:
+        """Wall time of the run in seconds."""
+        return (self.completed_at - self.started_at).total_seconds()
+
+    def _require_items(self) -> tuple[ItemResult, ...]:
+        if not self.results_kept:
+            raise ConfigError(
+                f"experiment {self.experiment_id}: per-item results were not kept "
+                "(keep_results=False); read them from the store"
+            )
+        return self.items
+
+    def results_for(self, scorer_id: str) -> list[ScorerOutcome]:
+        """Every outcome of one scorer, in dataset order.
+
+        Raises:
+            KeyError: No scorer has this id.
+            ConfigError: The run kept summaries only.
+        """
+        if scorer_id not in self.scorer_ids:
+            raise KeyError(f"no scorer {scorer_id!r}; scorers: {', '.join(self.scorer_ids)}")
+        found = []
+        for result in self._require_items():
+            outcome = result.outcome(scorer_id)
+            if outcome is not None:
+                found.append(outcome)
+        return found
+
+    def to_pandas(self) -> pd.DataFrame:
+        """A DataFrame with one row per item and scorer, in dataset then scorer order.
+
+        An item whose target failed has one row with empty scorer columns, so no item is
+        silently missing.
+
+        Columns: ``item_id``, ``item_index``, ``run_id``, ``scorer_id``, ``status``, ``score``
+        (recovered scores of failed scorers included, with status ``failed``), ``reason``,
+        ``error``, ``failed_step``, ``completed_steps``, ``duration_ms``, ``input``,
+        ``ground_truth``, ``output``, ``source``, ``item_status``, ``target_error``.
+        """
+        import pandas as pd
+
+        data: dict[str, list[Any]] = {name: [] for name in _FRAME_COLUMNS}
+        for result in self._require_items():
+            item = result.item
+            shared = {
+                "item_id": item.id,
+                "item_index": item.index,
+                "run_id": result.run_id,
+                "input": item.input,
+                "ground_truth": item.ground_truth,
+                "output": result.output,
+                "source": result.source,
+                "item_status": result.status,
+                "target_error": result.error.message if result.error else None,
+            }
+            rows: list[dict[str, Any]] = [
+                {
+                    "scorer_id": o.scorer_id,
+                    "status": o.status,
+                    "score": o.score,
+                    "reason": o.reason,
+                    "error": o.error.message if o.error else None,
+                    "failed_step": o.failed_step,
+                    "completed_steps": list(o.completed_steps),
+                    "duration_ms": o.duration_ms,
+                }
+                for o in result.outcomes
+            ] or [{"status": "failed"}]
+            for row in rows:
+                for name in _FRAME_COLUMNS:
+                    data[name].append(row[name] if name in row else shared.get(name))
+        frame = pd.DataFrame(data)
+        frame["score"] = frame["score"].astype("float64")
+        return frame
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready summary of the experiment (no per-item results)."""
+        verdict = self.verdict
+        return {
+            "experiment_id": self.experiment_id,
+            "name": self.name,
+            "description": self.description,
+            "status": self.status,
+            "started_at": self.started_at.isoformat(),
+            "completed_at": self.completed_at.isoformat(),
+            "dataset": self.dataset,
+            "dataset_fingerprint": self.dataset_fingerprint,
+            "store": self.store,
+            "scores": self.scores,
+            "summary": self.summary.to_dict(),
+            "thresholds": {sid: t.to_dict() for sid, t in self.thresholds.items()},
+            "verdict": {
+                "passed": verdict.passed,
+                "scorers": {sid: v.passed for sid, v in verdict.scorers.items()},
+            },
+        }

@@ -1,0 +1,97 @@
+"""Evaluating one item: produce its output, then run every scorer on it, each isolated."""
+
+from __future__ import annotations
+
+import inspect
+import time
+from collections.abc import Sequence
+
+import anyio
+
+from evalkit.dataset._item import Item
+from evalkit.run._outcome import ErrorInfo, ItemResult, OutputSource, ScorerOutcome
+from evalkit.run._plan import may_suspend
+from evalkit.scorer._result import STEP_ORDER, StepName
+from evalkit.scorer._scorer import Scorer
+from evalkit.target._dataset_output import DatasetOutput
+from evalkit.target._protocol import Target
+
+
+class ItemEvaluator:
+    """Turns an :class:`Item` into an :class:`ItemResult`.
+
+    A target failure fails the item (no scorer runs). A scorer failure is recorded in that
+    scorer's outcome and touches nothing else. Scorers that never wait (sync function steps)
+    run one after the other without a task; when two or more scorers can wait on I/O, those
+    run concurrently in a task group so an item's judge calls overlap.
+    """
+
+    def __init__(self, target: Target, scorers: Sequence[Scorer], *, run_prefix: str) -> None:
+        self.target = target
+        self.run_prefix = run_prefix
+        self.from_dataset = isinstance(target, DatasetOutput)
+        self.source: OutputSource = "dataset" if self.from_dataset else "target"
+        self.scorers = tuple(scorers)
+        self.steps: tuple[tuple[StepName, ...], ...] = tuple(
+            tuple(k for k in STEP_ORDER if k in s.steps) for s in scorers
+        )
+        waiting = [i for i, s in enumerate(scorers) if may_suspend(s)]
+        self.concurrent = tuple(waiting) if len(waiting) > 1 else ()
+        self.inline = tuple(i for i in range(len(scorers)) if i not in self.concurrent)
+
+    async def __call__(self, item: Item) -> ItemResult:
+        """Evaluate ``item``; only cancellation escapes."""
+        start = time.perf_counter()
+        # Unique without a random draw per item: the experiment id is random, the index is not.
+        run_id = f"{self.run_prefix}-{item.index}"
+        if self.from_dataset:
+            output = item.output
+        else:
+            try:
+                value = self.target(item)
+                output = await value if inspect.isawaitable(value) else value
+            except Exception as exc:
+                elapsed = (time.perf_counter() - start) * 1000
+                return ItemResult(
+                    item, run_id, "failed", None, self.source, ErrorInfo.from_exception(exc),
+                    (), elapsed, elapsed, time.time_ns() // 1000,
+                )  # fmt: skip
+        target_ms = (time.perf_counter() - start) * 1000
+        outcomes: list[ScorerOutcome | None] = [None] * len(self.scorers)
+        if self.concurrent:
+            async with anyio.create_task_group() as tg:
+                for i in self.concurrent:
+                    tg.start_soon(self._score_into, outcomes, i, item, output, run_id)
+                for i in self.inline:
+                    outcomes[i] = await self._score(i, item, output, run_id)
+        else:
+            for i in self.inline:
+                outcomes[i] = await self._score(i, item, output, run_id)
+        done = tuple(o for o in outcomes if o is not None)
+        ok = all(o.status == "success" for o in done)
+        return ItemResult(
+            item, run_id, "success" if ok else "failed", output, self.source, None, done,
+            target_ms, (time.perf_counter() - start) * 1000, time.time_ns() // 1000,
+        )  # fmt: skip
+
+    async def _score_into(
+        self, slots: list[ScorerOutcome | None], i: int, item: Item, output: object, run_id: str
+    ) -> None:
+        slots[i] = await self._score(i, item, output, run_id)
+
+    async def _score(self, i: int, item: Item, output: object, run_id: str) -> ScorerOutcome:
+        scorer = self.scorers[i]
+        start = time.perf_counter()
+        try:
+            result = await scorer.run(
+                input=item.input,
+                output=output,
+                ground_truth=item.ground_truth,
+                request_context=item.request_context,
+                run_id=run_id,
+            )
+        except Exception as exc:
+            elapsed = (time.perf_counter() - start) * 1000
+            return ScorerOutcome.failure(item.id, scorer.id, exc, elapsed)
+        elapsed = (time.perf_counter() - start) * 1000
+        return ScorerOutcome.success(item.id, scorer.id, result, self.steps[i], elapsed)

@@ -1,0 +1,129 @@
+"""Checking a run's arguments and describing them for the stored config."""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib.metadata
+import inspect
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from evalkit._json import to_jsonable
+from evalkit.dataset._dataset import Dataset
+from evalkit.errors import ConfigError, DatasetError
+from evalkit.scorer._scorer import Scorer
+from evalkit.store._redact import redact
+from evalkit.target._dataset_output import DatasetOutput
+from evalkit.target._function import callable_name
+from evalkit.target._protocol import Target
+
+
+def evalkit_version() -> str:
+    """The installed evalkit version (recorded with each experiment)."""
+    try:
+        return importlib.metadata.version("evalkit")
+    except importlib.metadata.PackageNotFoundError:
+        return "unknown"
+
+
+def check_scorers(scorers: Any) -> tuple[Scorer, ...]:
+    """At least one scorer, each with a generate_score step, ids unique."""
+    if isinstance(scorers, Scorer):
+        scorers = [scorers]
+    if not isinstance(scorers, Sequence) or not scorers:
+        raise ConfigError("scorers: give a non-empty list of scorers")
+    seen: set[str] = set()
+    for i, scorer in enumerate(scorers):
+        if not isinstance(scorer, Scorer):
+            raise ConfigError(
+                f"scorers[{i}] is a {type(scorer).__name__}, not a Scorer (build one with "
+                "create_scorer)"
+            )
+        if "generate_score" not in scorer.steps:
+            raise ConfigError(f"Scorer {scorer.name!r} has no generate_score step")
+        if scorer.id in seen:
+            raise ConfigError(f"scorers: two scorers have the id {scorer.id!r}; pass id=...")
+        seen.add(scorer.id)
+    return tuple(scorers)
+
+
+def check_target(target: Target, dataset: Dataset) -> None:
+    """Without a target the dataset must carry the outputs."""
+    if isinstance(target, DatasetOutput) and not dataset.has_output:
+        raise DatasetError(
+            dataset.source,
+            "no output column and no target: add an 'output' column or pass target=...",
+            column="output",
+        )
+
+
+def may_suspend(scorer: Scorer) -> bool:
+    """Whether a scorer can wait on I/O (async function or prompt steps).
+
+    Such scorers of one item run as concurrent tasks; the others run one after the other
+    inline, which is far cheaper than a task each.
+    """
+    for step in scorer.steps.values():
+        if hasattr(step, "_bind_step"):
+            return True
+        call = None if inspect.isroutine(step) else type(step).__call__
+        if inspect.iscoroutinefunction(step) or inspect.iscoroutinefunction(call):
+            return True
+    return False
+
+
+def describe(obj: Any) -> Any:
+    """A JSON-ready description of a step, judge or target for the stored config.
+
+    Uses the object's ``describe()`` when it has one; a function is described by its
+    qualified name; dataclasses and pydantic models by their fields; anything else by its type
+    only, so an object's text (which might hold a secret) is never stored by accident.
+    """
+    if obj is None:
+        return None
+    method = getattr(obj, "describe", None)
+    if callable(method):
+        return to_jsonable(method())
+    if inspect.isroutine(obj) or isinstance(obj, type):
+        return {"type": "function", "name": callable_name(obj)}
+    if (dataclasses.is_dataclass(obj) and not isinstance(obj, type)) or hasattr(obj, "model_dump"):
+        return {"type": type(obj).__qualname__, **to_jsonable(obj)}
+    return {"type": f"{type(obj).__module__}.{type(obj).__qualname__}"}
+
+
+def describe_scorer(scorer: Scorer) -> dict[str, Any]:
+    """Id, name, description, default judge and steps of a scorer."""
+    return {
+        "id": scorer.id,
+        "name": scorer.name,
+        "description": scorer.description,
+        "judge": describe(scorer.judge),
+        "steps": {kind: describe(step) for kind, step in scorer.steps.items()},
+    }
+
+
+def build_config(
+    *,
+    dataset: Dataset,
+    target: Target,
+    scorers: Sequence[Scorer],
+    thresholds: Mapping[str, Any],
+    options: Mapping[str, Any],
+    metadata: Mapping[str, Any] | None,
+) -> dict[str, Any]:
+    """The run's configuration as stored with the experiment, secrets redacted."""
+    config = {
+        "evalkit_version": evalkit_version(),
+        "dataset": {
+            "source": dataset.source,
+            "rows": dataset.num_rows,
+            "columns": dataset.columns.role_columns(),
+        },
+        "target": describe(target),
+        "scorers": [describe_scorer(s) for s in scorers],
+        "thresholds": {sid: t.to_dict() for sid, t in thresholds.items()},
+        **options,
+        "metadata": to_jsonable(metadata) if metadata else None,
+    }
+    redacted: dict[str, Any] = redact(to_jsonable(config))
+    return redacted

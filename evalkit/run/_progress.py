@@ -1,0 +1,52 @@
+"""The progress bar on stderr: items done of total, failures, rate and ETA."""
+
+from __future__ import annotations
+
+import sys
+import time
+
+from tqdm import tqdm
+
+_REFRESH_S = 0.2
+
+
+class Progress:
+    """A tqdm bar fed item by item, redrawn at most every 0.2 s to stay cheap."""
+
+    def __init__(self, total: int, *, name: str, enabled: bool) -> None:
+        self.bar = tqdm(
+            total=total,
+            desc=name,
+            unit="item",
+            file=sys.stderr,
+            disable=not enabled,
+            dynamic_ncols=True,
+            mininterval=_REFRESH_S,
+        )
+        self.enabled = enabled
+        self.failures = 0
+        self._pending = 0
+        self._last = 0.0
+
+    def item_done(self, failed: bool) -> None:
+        """Count one finished item."""
+        if not self.enabled:
+            return
+        self._pending += 1
+        if failed:
+            self.failures += 1
+        now = time.monotonic()
+        if now - self._last >= _REFRESH_S:
+            self._last = now
+            self._flush()
+
+    def _flush(self) -> None:
+        if self._pending:
+            self.bar.set_postfix_str(f"failures={self.failures}", refresh=False)
+            self.bar.update(self._pending)
+            self._pending = 0
+
+    def close(self) -> None:
+        """Draw the final state and release the bar."""
+        self._flush()
+        self.bar.close()

@@ -1,0 +1,192 @@
+"""The run itself: workers pulling items, results collected, rows flushed to the store.
+
+Concurrency is a fixed pool of ``concurrency`` workers pulling from one :class:`ItemFeed`, so
+at most that many items are in flight and no task is created per row. Finished items go to
+the in-memory result, the progress bar, the store buffer and the user's callback, in that
+order. The buffer is written when it is large or a couple of seconds old (a ticker task
+covers quiet periods), always in a shielded scope so a cancellation never loses a batch that
+was taken. On cancellation or a fatal error, the rows already finished are flushed and the
+experiment is marked ``cancelled`` or ``failed`` before the exception propagates.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import inspect
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import anyio
+import anyio.lowlevel
+import anyio.to_thread
+
+from evalkit.run._experiment import ExperimentStatus
+from evalkit.run._feed import ItemFeed
+from evalkit.run._item import ItemEvaluator
+from evalkit.run._outcome import ItemResult
+from evalkit.run._progress import Progress
+from evalkit.run._summary import SummaryBuilder
+from evalkit.store._rows import RowBuffer
+from evalkit.store._writer import StoreWriter
+
+ItemCallback = Callable[[ItemResult], Any]
+
+#: Rows buffered before a write is due regardless of time.
+FLUSH_ROWS = 50_000
+
+
+class Runner:
+    """Runs one experiment's items and records them (built and awaited by ``run_evals``)."""
+
+    def __init__(
+        self,
+        *,
+        experiment_id: str,
+        feed: ItemFeed,
+        evaluator: ItemEvaluator,
+        summary: SummaryBuilder,
+        progress: Progress,
+        writer: StoreWriter | None,
+        scorer_names: dict[str, str],
+        concurrency: int,
+        keep_results: bool,
+        on_item_complete: ItemCallback | None,
+        flush_interval: float,
+    ) -> None:
+        self.experiment_id = experiment_id
+        self.feed = feed
+        self.evaluator = evaluator
+        self.summary = summary
+        self.progress = progress
+        self.writer = writer
+        self.scorer_names = scorer_names
+        self.concurrency = concurrency
+        self.keep_results = keep_results
+        self.on_item_complete = on_item_complete
+        self.flush_interval = flush_interval
+        self.items: list[ItemResult] = []
+        self._buffer = RowBuffer(experiment_id, scorer_names)
+        self._flush_lock = anyio.Lock()
+        self._last_flush = time.monotonic()
+
+    async def run(self) -> ExperimentStatus:
+        """Process every item; returns the final status or raises after recording it."""
+        try:
+            async with anyio.create_task_group() as outer:
+                if self.writer is not None:
+                    outer.start_soon(self._ticker)
+                async with anyio.create_task_group() as workers:
+                    for _ in range(self.concurrency):
+                        workers.start_soon(self._worker)
+                outer.cancel_scope.cancel()
+        except BaseException as exc:
+            error = _leading_error(exc)
+            status: ExperimentStatus = "cancelled" if _is_interrupt(error) else "failed"
+            with anyio.CancelScope(shield=True):
+                try:
+                    await self._finish(status)
+                except Exception as secondary:
+                    error.add_note(f"and recording the {status} run failed too: {secondary}")
+            if error is exc:
+                raise
+            raise error from None
+        status = self._status()
+        await self._finish(status)
+        return status
+
+    async def _worker(self) -> None:
+        feed, evaluate, complete = self.feed, self.evaluator, self._complete
+        while (item := await feed.next()) is not None:
+            await complete(await evaluate(item))
+            # A scorer that never awaits would otherwise keep this worker from yielding:
+            # give the other tasks (and a pending cancellation) their turn.
+            await anyio.lowlevel.checkpoint()
+
+    async def _complete(self, result: ItemResult) -> None:
+        self.summary.add(result)
+        if self.keep_results:
+            self.items.append(result)
+        self.progress.item_done(result.status != "success")
+        if self.writer is not None:
+            self._buffer.add(result)
+            if (
+                self._buffer.rows >= FLUSH_ROWS
+                or time.monotonic() - self._last_flush >= self.flush_interval
+            ):
+                await self._flush()
+        if self.on_item_complete is not None:
+            value = self.on_item_complete(result)
+            if inspect.isawaitable(value):
+                await value
+
+    async def _ticker(self) -> None:
+        while True:
+            await anyio.sleep(self.flush_interval / 2)
+            if time.monotonic() - self._last_flush >= self.flush_interval:
+                await self._flush()
+
+    async def _flush(self) -> None:
+        writer = self.writer
+        if writer is None:
+            return
+        async with self._flush_lock:
+            buffer = self._buffer
+            self._buffer = RowBuffer(self.experiment_id, self.scorer_names)
+            self._last_flush = time.monotonic()
+            if buffer.rows:
+                # Shielded: once taken from the buffer, a batch is written even if the run
+                # is being cancelled.
+                with anyio.CancelScope(shield=True):
+                    await anyio.to_thread.run_sync(writer.write, buffer)
+
+    def _status(self) -> ExperimentStatus:
+        summary = self.summary
+        if summary.processed and not summary.any_score():
+            return "failed"
+        return "completed_with_errors" if summary.failed else "completed"
+
+    async def _finish(self, status: ExperimentStatus) -> None:
+        self.progress.close()
+        writer = self.writer
+        if writer is None:
+            return
+        try:
+            await self._flush()
+        finally:
+            await anyio.to_thread.run_sync(
+                lambda: writer.finish(
+                    status=status,
+                    completed_at=dt.datetime.now(dt.UTC),
+                    dataset_fingerprint=self.feed.fingerprint,
+                )
+            )
+
+    def sorted_items(self) -> tuple[ItemResult, ...]:
+        """The kept results in dataset order."""
+        return tuple(sorted(self.items, key=lambda r: r.item.index))
+
+
+def _leaves(exc: BaseException) -> Sequence[BaseException]:
+    if isinstance(exc, BaseExceptionGroup):
+        return [leaf for inner in exc.exceptions for leaf in _leaves(inner)]
+    return [exc]
+
+
+def _is_interrupt(exc: BaseException) -> bool:
+    return isinstance(exc, (anyio.get_cancelled_exc_class(), KeyboardInterrupt))
+
+
+def _leading_error(exc: BaseException) -> BaseException:
+    """The exception that matters in what a task group raised: a real error before an
+    interruption, so a failing flush or dataset read is reported as itself, not as a group."""
+    if not isinstance(exc, BaseExceptionGroup):
+        return exc
+    leaves = _leaves(exc)
+    for leaf in leaves:
+        if not _is_interrupt(leaf):
+            return leaf
+    for leaf in leaves:
+        if isinstance(leaf, KeyboardInterrupt):
+            return leaf
+    return exc

@@ -1,0 +1,164 @@
+"""Running summaries of a run: counts, and per scorer n / mean / spread, in constant memory."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from evalkit.run._outcome import ItemResult
+
+
+@dataclass(frozen=True, slots=True)
+class ScorerSummary:
+    """One scorer over a run. Statistics are over successful scores only.
+
+    Attributes:
+        scorer_id: The scorer's id.
+        succeeded: Items the scorer scored (its n).
+        failed: Items on which it failed.
+        mean: Mean of the successful scores, or None without any.
+        stddev: Sample standard deviation, or None with fewer than two scores.
+        min: Lowest successful score, or None.
+        max: Highest successful score, or None.
+    """
+
+    scorer_id: str
+    succeeded: int
+    failed: int
+    mean: float | None
+    stddev: float | None
+    min: float | None
+    max: float | None
+
+    @property
+    def n(self) -> int:
+        """The number of successful scores."""
+        return self.succeeded
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict of the fields."""
+        return {
+            "scorer_id": self.scorer_id,
+            "succeeded": self.succeeded,
+            "failed": self.failed,
+            "mean": self.mean,
+            "stddev": self.stddev,
+            "min": self.min,
+            "max": self.max,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class RunSummary:
+    """Counts over a run.
+
+    Attributes:
+        total_items: Rows to evaluate (the dataset, or its first ``limit`` rows).
+        processed: Items finished (less than ``total_items`` when cancelled).
+        succeeded: Items whose output was obtained and whose every scorer succeeded.
+        failed: Items with a target failure or at least one failed scorer.
+        target_failed: Items whose target failed (no scorer ran on them).
+        scorers: Per-scorer summaries, in scorer order.
+    """
+
+    total_items: int
+    processed: int
+    succeeded: int
+    failed: int
+    target_failed: int
+    scorers: Mapping[str, ScorerSummary]
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict of the counts and per-scorer summaries."""
+        return {
+            "total_items": self.total_items,
+            "processed": self.processed,
+            "succeeded": self.succeeded,
+            "failed": self.failed,
+            "target_failed": self.target_failed,
+            "scorers": {sid: s.to_dict() for sid, s in self.scorers.items()},
+        }
+
+
+class _Welford:
+    """Streaming mean and variance (Welford), so a summary-only run needs no per-item memory."""
+
+    __slots__ = ("failed", "high", "low", "m2", "mean", "n")
+
+    def __init__(self) -> None:
+        self.n = 0
+        self.failed = 0
+        self.mean = 0.0
+        self.m2 = 0.0
+        self.low = math.inf
+        self.high = -math.inf
+
+    def add(self, x: float) -> None:
+        self.n += 1
+        delta = x - self.mean
+        self.mean += delta / self.n
+        self.m2 += delta * (x - self.mean)
+        if x < self.low:
+            self.low = x
+        if x > self.high:
+            self.high = x
+
+
+class SummaryBuilder:
+    """Accumulates item results into a :class:`RunSummary`."""
+
+    def __init__(self, scorer_ids: Sequence[str], total_items: int) -> None:
+        self.total_items = total_items
+        self.processed = 0
+        self.succeeded = 0
+        self.target_failed = 0
+        self._stats = {sid: _Welford() for sid in scorer_ids}
+
+    @property
+    def failed(self) -> int:
+        """Items finished without full success so far."""
+        return self.processed - self.succeeded
+
+    def add(self, result: ItemResult) -> None:
+        """Count one finished item (only successful scores enter the statistics)."""
+        self.processed += 1
+        if result.status == "success":
+            self.succeeded += 1
+        elif result.error is not None:
+            self.target_failed += 1
+        stats = self._stats
+        for outcome in result.outcomes:
+            if outcome.status == "success" and outcome.score is not None:
+                stats[outcome.scorer_id].add(outcome.score)
+            else:
+                stats[outcome.scorer_id].failed += 1
+
+    def any_score(self) -> bool:
+        """Whether at least one scorer succeeded on at least one item."""
+        return any(s.n for s in self._stats.values())
+
+    def build(self) -> RunSummary:
+        """The summary so far."""
+        scorers = {
+            sid: ScorerSummary(
+                scorer_id=sid,
+                succeeded=s.n,
+                failed=s.failed,
+                mean=s.mean if s.n else None,
+                stddev=math.sqrt(s.m2 / (s.n - 1)) if s.n > 1 else None,
+                min=s.low if s.n else None,
+                max=s.high if s.n else None,
+            )
+            for sid, s in self._stats.items()
+        }
+        return RunSummary(
+            total_items=self.total_items,
+            processed=self.processed,
+            succeeded=self.succeeded,
+            failed=self.failed,
+            target_failed=self.target_failed,
+            scorers=scorers,
+        )

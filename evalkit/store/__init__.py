@@ -1,0 +1,37 @@
+"""The DuckDB score store: every experiment's items, scores, failures and judge calls.
+
+Tables: ``experiments``, ``experiment_scorers``, ``experiment_items``, ``scores`` (successful
+scores only), ``scorer_errors`` (failures, without a score), ``judge_executions``,
+``model_prices`` and ``schema_version``; views ``scorer_summary`` and ``judge_usage``.
+"""
+
+from __future__ import annotations
+
+from evalkit.store._connect import DEFAULT_STORE, connection, open_connection, quote_ident
+from evalkit.store._prices import PRICES_AS_OF, SEED_PRICES
+from evalkit.store._read import list_experiments, read_experiment, read_item_scores
+from evalkit.store._redact import REDACTED, redact
+from evalkit.store._rows import RowBuffer
+from evalkit.store._schema import SCHEMA_VERSION, migrate, schema_version
+from evalkit.store._writer import ExperimentRecord, ScorerRecord, StoreWriter
+
+__all__ = [
+    "DEFAULT_STORE",
+    "PRICES_AS_OF",
+    "REDACTED",
+    "SCHEMA_VERSION",
+    "SEED_PRICES",
+    "ExperimentRecord",
+    "RowBuffer",
+    "ScorerRecord",
+    "StoreWriter",
+    "connection",
+    "list_experiments",
+    "migrate",
+    "open_connection",
+    "quote_ident",
+    "read_experiment",
+    "read_item_scores",
+    "redact",
+    "schema_version",
+]

@@ -1,0 +1,121 @@
+"""Reading experiments back: listings, one experiment, and per-item scores for comparisons."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import duckdb
+import pyarrow as pa
+
+from evalkit.errors import StoreError
+from evalkit.store._connect import DEFAULT_STORE, connection
+
+_EXPERIMENT_COLUMNS = (
+    "id, name, description, status, dataset, dataset_fingerprint, total_items,"
+    " succeeded_count, failed_count, started_at, completed_at"
+)
+
+
+def _arrow(con: duckdb.DuckDBPyConnection, sql: str, params: list[Any]) -> pa.Table:
+    relation = con.sql(sql, params=params)
+    assert relation is not None
+    return relation.to_arrow_table()
+
+
+def list_experiments(
+    store: str | os.PathLike[str] = DEFAULT_STORE,
+    *,
+    name: str | None = None,
+    status: str | list[str] | None = None,
+    limit: int | None = None,
+) -> pa.Table:
+    """Experiments in the store, newest first.
+
+    Args:
+        store: The store file.
+        name: Only experiments of this name.
+        status: Only experiments with this status (or any of these statuses).
+        limit: At most this many rows.
+
+    Returns:
+        An Arrow table with ``id``, ``name``, ``description``, ``status``, ``dataset``,
+        ``dataset_fingerprint``, ``total_items``, ``succeeded_count``, ``failed_count``,
+        ``started_at``, ``completed_at`` (UTC).
+    """
+    where: list[str] = []
+    params: list[Any] = []
+    if name is not None:
+        where.append("name = ?")
+        params.append(name)
+    if status is not None:
+        statuses = [status] if isinstance(status, str) else list(status)
+        where.append("list_contains(?, status)")
+        params.append(statuses)
+    sql = f"SELECT {_EXPERIMENT_COLUMNS} FROM experiments"
+    if where:
+        sql += " WHERE " + " AND ".join(where)
+    sql += " ORDER BY started_at DESC, id"
+    if limit is not None:
+        sql += " LIMIT ?"
+        params.append(int(limit))
+    with connection(store, read_only=True) as con:
+        return _arrow(con, sql, params)
+
+
+def read_experiment(store: str | os.PathLike[str], ref: str) -> dict[str, Any]:
+    """One experiment's row (``config`` and ``metadata`` as JSON text), by id or id prefix.
+
+    Raises:
+        StoreError: No experiment matches, or a prefix matches several.
+    """
+    with connection(store, read_only=True) as con:
+        rows = con.execute(
+            f"SELECT {_EXPERIMENT_COLUMNS}, config, metadata, evalkit_version FROM experiments"
+            " WHERE starts_with(id, ?) ORDER BY id LIMIT 2",
+            [ref],
+        )
+        names = [d[0] for d in rows.description]
+        found = rows.fetchall()
+        exact = [r for r in found if r[0] == ref]
+    if exact:
+        found = exact
+    if not found:
+        raise StoreError(f"{store}: no experiment with id {ref!r}")
+    if len(found) > 1:
+        raise StoreError(f"{store}: id prefix {ref!r} matches several experiments")
+    return dict(zip(names, found[0], strict=True))
+
+
+def read_item_scores(store: str | os.PathLike[str], experiment_id: str) -> pa.Table:
+    """Per item and scorer, the score and status of one experiment, for paired comparisons.
+
+    Every finished item gets a row per scorer of the experiment: ``status`` is ``"success"``
+    with its ``score``, or ``"failed"`` with a null score (the scorer failed, or the item's
+    target did, in which case ``error`` says so). Items never reached (a cancelled run) have
+    no rows.
+
+    Returns:
+        An Arrow table with ``item_id``, ``item_index``, ``scorer_id``, ``score``, ``status``
+        and ``error``, sorted by item index and scorer position.
+
+    Raises:
+        StoreError: No experiment has this id.
+    """
+    read_experiment(store, experiment_id)
+    sql = """
+        SELECT i.item_id, i.item_index, es.scorer_id, s.score,
+               CASE WHEN s.score IS NOT NULL THEN 'success' ELSE 'failed' END AS status,
+               CASE WHEN s.score IS NOT NULL THEN NULL
+                    ELSE coalesce(e.error_message, i.error->>'$.message') END AS error
+        FROM experiment_items i
+        JOIN experiment_scorers es ON es.experiment_id = i.experiment_id
+        LEFT JOIN scores s ON s.experiment_id = i.experiment_id AND s.run_id = i.run_id
+             AND s.scorer_id = es.scorer_id
+        LEFT JOIN scorer_errors e ON e.experiment_id = i.experiment_id AND e.run_id = i.run_id
+             AND e.scorer_id = es.scorer_id
+        WHERE i.experiment_id = ?
+        ORDER BY i.item_index, es.position
+    """
+    with connection(store, read_only=True) as con:
+        return _arrow(con, sql, [experiment_id])

@@ -1,0 +1,241 @@
+"""Column-wise buffers of store rows, turned into Arrow tables for one bulk insert each.
+
+A finished item becomes one ``experiment_items`` row, a ``scores`` row per successful scorer,
+a ``scorer_errors`` row per failed scorer (never with its recovered score) and a
+``judge_executions`` row per judge execution of any scorer, success or failed. Values are
+appended to per-column lists, so building the Arrow tables costs one conversion per column.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from json.encoder import encode_basestring
+from typing import TYPE_CHECKING, Any
+
+import pyarrow as pa
+
+from evalkit._json import to_jsonable
+from evalkit.scorer._result import STEP_ORDER
+
+if TYPE_CHECKING:
+    from evalkit.judge._records import JudgeExecution
+    from evalkit.run._outcome import ItemResult, ScorerOutcome
+
+_S = pa.string()
+_F = pa.float64()
+_I = pa.int64()
+_I32 = pa.int32()
+_TS = pa.timestamp("us")
+
+SCHEMAS: Mapping[str, pa.Schema] = {
+    "experiment_items": pa.schema(
+        [
+            ("experiment_id", _S), ("item_id", _S), ("item_index", _I), ("run_id", _S),
+            ("status", _S), ("source", _S), ("input", _S), ("ground_truth", _S),
+            ("request_context", _S), ("metadata", _S), ("output", _S), ("error", _S),
+            ("scorers_succeeded", _I32), ("scorers_failed", _I32), ("target_ms", _F),
+            ("duration_ms", _F), ("completed_at", _TS),
+        ]
+    ),
+    "scores": pa.schema(
+        [
+            ("experiment_id", _S), ("run_id", _S), ("scorer_id", _S), ("scorer_name", _S),
+            ("item_id", _S), ("score", _F), ("reason", _S), ("input", _S), ("output", _S),
+            ("ground_truth", _S), ("request_context", _S), ("preprocess_step_result", _S),
+            ("analyze_step_result", _S), ("preprocess_prompt", _S), ("analyze_prompt", _S),
+            ("generate_score_prompt", _S), ("generate_reason_prompt", _S), ("source", _S),
+            ("duration_ms", _F), ("created_at", _TS),
+        ]
+    ),
+    "scorer_errors": pa.schema(
+        [
+            ("experiment_id", _S), ("run_id", _S), ("scorer_id", _S), ("scorer_name", _S),
+            ("item_id", _S), ("failed_step", _S), ("completed_steps", _S), ("error_name", _S),
+            ("error_message", _S), ("error", _S), ("duration_ms", _F), ("created_at", _TS),
+        ]
+    ),
+    "judge_executions": pa.schema(
+        [
+            ("experiment_id", _S), ("run_id", _S), ("item_id", _S), ("scorer_id", _S),
+            ("scorer_status", _S), ("step", _S), ("execution_index", _I32), ("status", _S),
+            ("judge_model_id", _S), ("judge_provider", _S), ("attempt_count", _I32),
+            ("model_call_count", _I32), ("duration_ms", _F), ("input_tokens", _I),
+            ("output_tokens", _I), ("total_tokens", _I), ("reasoning_tokens", _I),
+            ("cached_input_tokens", _I), ("cache_creation_input_tokens", _I),
+            ("cost_amount", _F), ("cost_unit", _S), ("cost_source", _S), ("error_name", _S),
+            ("error_message", _S), ("error_code", _S), ("finish_reason", _S),
+            ("raw_output", _S), ("prompt", _S), ("output", _S), ("cached", pa.bool_()),
+            ("created_at", _TS),
+        ]
+    ),
+}  # fmt: skip
+
+
+# One encoder, built once: json.dumps with options builds a new encoder on every call.
+_encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode
+
+
+def json_text(value: Any) -> str | None:
+    """``value`` as JSON text for a JSON column; None stays SQL NULL."""
+    if value is None:
+        return None
+    if type(value) is str:
+        text: str = encode_basestring(value)
+        return text
+    try:
+        return _encode(value)
+    except (TypeError, ValueError):
+        return _encode(to_jsonable(value))
+
+
+class _Rows:
+    """Rows of one table as tuples in schema order; transposed into columns at flush time
+    (one tuple per row is far cheaper than an append per cell)."""
+
+    __slots__ = ("rows", "schema")
+
+    def __init__(self, schema: pa.Schema) -> None:
+        self.schema = schema
+        self.rows: list[tuple[Any, ...]] = []
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def table(self) -> pa.Table:
+        columns = list(zip(*self.rows, strict=True))
+        return pa.table(
+            [pa.array(col, f.type) for col, f in zip(columns, self.schema, strict=True)],
+            schema=self.schema,
+        )
+
+
+_USAGE_FIELDS = (
+    "input_tokens",
+    "output_tokens",
+    "total_tokens",
+    "reasoning_tokens",
+    "cached_input_tokens",
+    "cache_creation_input_tokens",
+)
+_NO_USAGE = (None,) * len(_USAGE_FIELDS)
+
+
+class RowBuffer:
+    """Rows of finished items for one experiment, waiting to be written in one transaction."""
+
+    def __init__(self, experiment_id: str, scorer_names: Mapping[str, str]) -> None:
+        self.experiment_id = experiment_id
+        self.scorer_names = scorer_names
+        self.items = _Rows(SCHEMAS["experiment_items"])
+        self.scores = _Rows(SCHEMAS["scores"])
+        self.errors = _Rows(SCHEMAS["scorer_errors"])
+        self.judge = _Rows(SCHEMAS["judge_executions"])
+        self.rows = 0
+        self.succeeded = 0
+        self.failed = 0
+
+    def tables(self) -> dict[str, pa.Table]:
+        """The non-empty tables, by store table name."""
+        named = {
+            "experiment_items": self.items,
+            "scores": self.scores,
+            "scorer_errors": self.errors,
+            "judge_executions": self.judge,
+        }
+        return {name: rows.table() for name, rows in named.items() if len(rows)}
+
+    def add(self, result: ItemResult) -> None:
+        """Buffer every row of one finished item."""
+        item = result.item
+        exp = self.experiment_id
+        run_id = result.run_id
+        when = result.completed_at_us
+        source = result.source
+        names = self.scorer_names
+        enc_input = json_text(item.input)
+        enc_truth = json_text(item.ground_truth)
+        enc_context = json_text(item.request_context)
+        enc_output = json_text(result.output)
+        ok = 0
+        for o in result.outcomes:
+            run = o.result
+            if o.status == "success":
+                assert run is not None
+                ok += 1
+                self.scores.rows.append(
+                    (
+                        exp, run_id, o.scorer_id, names.get(o.scorer_id), o.item_id, o.score,
+                        o.reason, enc_input, enc_output, enc_truth, enc_context,
+                        json_text(run.preprocess_step_result),
+                        json_text(run.analyze_step_result), run.preprocess_prompt,
+                        run.analyze_prompt, run.generate_score_prompt,
+                        run.generate_reason_prompt, source, o.duration_ms, when,
+                    )
+                )  # fmt: skip
+            else:
+                # Deliberately no score: a recovered score of a failed scorer is never stored.
+                error = o.error
+                self.errors.rows.append(
+                    (
+                        exp, run_id, o.scorer_id, names.get(o.scorer_id), o.item_id,
+                        o.failed_step, json_text(list(o.completed_steps)),
+                        error.name if error else None, error.message if error else None,
+                        json_text(error.to_dict()) if error else None, o.duration_ms, when,
+                    )
+                )  # fmt: skip
+            if run is not None and run.judge:
+                self._add_judge(result, o)
+        failed = len(result.outcomes) - ok
+        self.items.rows.append(
+            (
+                exp, item.id, item.index, run_id, result.status, source, enc_input, enc_truth,
+                enc_context, json_text(item.metadata), enc_output,
+                json_text(result.error.to_dict()) if result.error else None, ok, failed,
+                result.target_ms, result.duration_ms, when,
+            )
+        )  # fmt: skip
+        self.rows += 1 + len(result.outcomes)
+        if result.status == "success":
+            self.succeeded += 1
+        else:
+            self.failed += 1
+
+    def _add_judge(self, result: ItemResult, outcome: ScorerOutcome) -> None:
+        assert outcome.result is not None
+        judge = outcome.result.judge
+        for step in STEP_ORDER:
+            record = judge.get(step)
+            if record is None:
+                continue
+            for index, execution in enumerate(record.executions):
+                self.judge.rows.append(self._execution_row(result, outcome, step, index, execution))
+                self.rows += 1
+
+    def _execution_row(
+        self,
+        result: ItemResult,
+        outcome: ScorerOutcome,
+        step: str,
+        index: int,
+        ex: JudgeExecution,
+    ) -> tuple[Any, ...]:
+        usage, cost, error = ex.usage, ex.cost, ex.error
+        tokens = (
+            tuple(getattr(usage, name) for name in _USAGE_FIELDS)
+            if usage is not None
+            else _NO_USAGE
+        )
+        has_output = ex.status == "success" or ex.output is not None
+        return (
+            self.experiment_id, result.run_id, outcome.item_id, outcome.scorer_id,
+            outcome.status, step, index, ex.status, ex.judge_model_id, ex.judge_provider,
+            ex.attempt_count, ex.model_call_count, ex.duration_ms, *tokens,
+            cost.amount if cost is not None else None, cost.unit if cost is not None else None,
+            cost.source if cost is not None else None,
+            error.name if error is not None else None,
+            error.message if error is not None else None,
+            error.code if error is not None else None, ex.finish_reason, ex.raw_output,
+            ex.prompt, json_text(ex.output) if has_output else None, ex.cached,
+            result.completed_at_us,
+        )  # fmt: skip

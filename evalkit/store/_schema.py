@@ -1,0 +1,307 @@
+"""The score store's schema, its version and the migrations that bring a file up to date.
+
+A store records its version in ``schema_version``; opening a store for writing applies every
+migration above it in order, each in its own transaction. A store written by a newer evalkit
+is refused rather than guessed at. Views are recreated by the migration that changes them.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Callable
+
+import duckdb
+
+from evalkit.errors import StoreError
+from evalkit.store._prices import PRICES_AS_OF, SEED_PRICES
+
+_TABLES_V1 = """
+CREATE TABLE schema_version (
+    version INTEGER NOT NULL,
+    applied_at TIMESTAMP NOT NULL
+);
+CREATE TABLE experiments (
+    id VARCHAR PRIMARY KEY,
+    name VARCHAR NOT NULL,
+    description VARCHAR,
+    dataset VARCHAR,
+    dataset_fingerprint VARCHAR,
+    config JSON,
+    metadata JSON,
+    status VARCHAR NOT NULL,
+    total_items BIGINT NOT NULL,
+    succeeded_count BIGINT NOT NULL,
+    failed_count BIGINT NOT NULL,
+    started_at TIMESTAMP NOT NULL,
+    completed_at TIMESTAMP,
+    evalkit_version VARCHAR
+);
+CREATE TABLE experiment_scorers (
+    experiment_id VARCHAR NOT NULL,
+    scorer_id VARCHAR NOT NULL,
+    scorer_name VARCHAR,
+    description VARCHAR,
+    position INTEGER NOT NULL,
+    threshold_min DOUBLE,
+    threshold_max DOUBLE
+);
+CREATE TABLE experiment_items (
+    experiment_id VARCHAR NOT NULL,
+    item_id VARCHAR NOT NULL,
+    item_index BIGINT,
+    run_id VARCHAR NOT NULL,
+    status VARCHAR NOT NULL,
+    source VARCHAR NOT NULL,
+    input JSON,
+    ground_truth JSON,
+    request_context JSON,
+    metadata JSON,
+    output JSON,
+    error JSON,
+    scorers_succeeded INTEGER NOT NULL,
+    scorers_failed INTEGER NOT NULL,
+    target_ms DOUBLE,
+    duration_ms DOUBLE,
+    completed_at TIMESTAMP NOT NULL
+);
+CREATE TABLE scores (
+    id UUID NOT NULL DEFAULT uuid(),
+    experiment_id VARCHAR NOT NULL,
+    run_id VARCHAR NOT NULL,
+    scorer_id VARCHAR NOT NULL,
+    scorer_name VARCHAR,
+    item_id VARCHAR NOT NULL,
+    score DOUBLE NOT NULL,
+    reason VARCHAR,
+    input JSON,
+    output JSON,
+    ground_truth JSON,
+    request_context JSON,
+    preprocess_step_result JSON,
+    analyze_step_result JSON,
+    preprocess_prompt VARCHAR,
+    analyze_prompt VARCHAR,
+    generate_score_prompt VARCHAR,
+    generate_reason_prompt VARCHAR,
+    source VARCHAR NOT NULL,
+    duration_ms DOUBLE,
+    created_at TIMESTAMP NOT NULL
+);
+CREATE TABLE scorer_errors (
+    experiment_id VARCHAR NOT NULL,
+    run_id VARCHAR NOT NULL,
+    scorer_id VARCHAR NOT NULL,
+    scorer_name VARCHAR,
+    item_id VARCHAR NOT NULL,
+    failed_step VARCHAR,
+    completed_steps JSON,
+    error_name VARCHAR,
+    error_message VARCHAR,
+    error JSON,
+    duration_ms DOUBLE,
+    created_at TIMESTAMP NOT NULL
+);
+CREATE TABLE judge_executions (
+    id UUID NOT NULL DEFAULT uuid(),
+    experiment_id VARCHAR NOT NULL,
+    run_id VARCHAR NOT NULL,
+    item_id VARCHAR NOT NULL,
+    scorer_id VARCHAR NOT NULL,
+    scorer_status VARCHAR NOT NULL,
+    step VARCHAR NOT NULL,
+    execution_index INTEGER NOT NULL,
+    status VARCHAR NOT NULL,
+    judge_model_id VARCHAR,
+    judge_provider VARCHAR,
+    attempt_count INTEGER,
+    model_call_count INTEGER,
+    duration_ms DOUBLE,
+    input_tokens BIGINT,
+    output_tokens BIGINT,
+    total_tokens BIGINT,
+    reasoning_tokens BIGINT,
+    cached_input_tokens BIGINT,
+    cache_creation_input_tokens BIGINT,
+    cost_amount DOUBLE,
+    cost_unit VARCHAR,
+    cost_source VARCHAR,
+    error_name VARCHAR,
+    error_message VARCHAR,
+    error_code VARCHAR,
+    finish_reason VARCHAR,
+    raw_output VARCHAR,
+    prompt VARCHAR,
+    output JSON,
+    cached BOOLEAN,
+    created_at TIMESTAMP NOT NULL
+);
+CREATE TABLE model_prices (
+    model VARCHAR PRIMARY KEY,
+    provider VARCHAR,
+    input_per_mtok DOUBLE NOT NULL,
+    cached_input_per_mtok DOUBLE,
+    output_per_mtok DOUBLE NOT NULL,
+    currency VARCHAR NOT NULL DEFAULT 'USD',
+    as_of DATE
+);
+"""
+
+# Two-sided 95% Student t critical values for 1..30 degrees of freedom; beyond, the
+# Cornish-Fisher expansion around z = 1.959964 is within 0.001 of the exact quantile.
+_T975 = (
+    "12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, "
+    "2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, "
+    "2.060, 2.056, 2.052, 2.048, 2.045, 2.042"
+)
+
+_VIEWS_V1 = f"""
+CREATE OR REPLACE MACRO evalkit_t975(df) AS
+    CASE
+        WHEN df IS NULL OR df < 1 THEN NULL
+        WHEN df <= 30 THEN CAST([{_T975}][df] AS DOUBLE)
+        ELSE 1.959964 + (1.959964 ^ 3 + 1.959964) / (4 * df)
+            + (5 * 1.959964 ^ 5 + 16 * 1.959964 ^ 3 + 3 * 1.959964) / (96 * df ^ 2)
+    END;
+
+CREATE OR REPLACE VIEW scorer_summary AS
+WITH s AS (
+    SELECT experiment_id, scorer_id, count(*) AS n, avg(score) AS mean,
+           stddev_samp(score) AS stddev, min(score) AS min, median(score) AS median,
+           max(score) AS max
+    FROM scores GROUP BY experiment_id, scorer_id
+), e AS (
+    SELECT experiment_id, scorer_id, count(*) AS errors
+    FROM scorer_errors GROUP BY experiment_id, scorer_id
+), p AS (
+    SELECT sc.experiment_id, sc.scorer_id,
+           avg(CASE WHEN (t.threshold_min IS NULL OR sc.score >= t.threshold_min)
+                     AND (t.threshold_max IS NULL OR sc.score <= t.threshold_max)
+                    THEN 1.0 ELSE 0.0 END) AS pass_rate
+    FROM scores sc
+    JOIN experiment_scorers t USING (experiment_id, scorer_id)
+    WHERE t.threshold_min IS NOT NULL OR t.threshold_max IS NOT NULL
+    GROUP BY sc.experiment_id, sc.scorer_id
+)
+SELECT
+    x.id AS experiment_id,
+    x.name AS experiment_name,
+    x.started_at,
+    es.scorer_id,
+    es.scorer_name,
+    coalesce(s.n, 0) AS n,
+    coalesce(e.errors, 0) AS errors,
+    s.mean,
+    s.stddev,
+    s.mean - evalkit_t975(s.n - 1) * s.stddev / sqrt(s.n) AS ci95_low,
+    s.mean + evalkit_t975(s.n - 1) * s.stddev / sqrt(s.n) AS ci95_high,
+    s.min,
+    s.median,
+    s.max,
+    es.threshold_min,
+    es.threshold_max,
+    p.pass_rate,
+    coalesce(e.errors, 0) / nullif(coalesce(s.n, 0) + coalesce(e.errors, 0), 0) AS error_rate
+FROM experiment_scorers es
+JOIN experiments x ON x.id = es.experiment_id
+LEFT JOIN s ON s.experiment_id = es.experiment_id AND s.scorer_id = es.scorer_id
+LEFT JOIN e ON e.experiment_id = es.experiment_id AND e.scorer_id = es.scorer_id
+LEFT JOIN p ON p.experiment_id = es.experiment_id AND p.scorer_id = es.scorer_id;
+
+CREATE OR REPLACE VIEW judge_usage AS
+WITH u AS (
+    SELECT experiment_id, scorer_id, judge_model_id, judge_provider,
+           count(*) AS executions,
+           count(*) FILTER (WHERE status = 'success') AS succeeded,
+           count(*) FILTER (WHERE status = 'failed') AS failed,
+           sum(attempt_count) AS attempts,
+           sum(model_call_count) AS model_calls,
+           coalesce(sum(input_tokens), 0) AS input_tokens,
+           coalesce(sum(output_tokens), 0) AS output_tokens,
+           coalesce(sum(total_tokens), 0) AS total_tokens,
+           coalesce(sum(reasoning_tokens), 0) AS reasoning_tokens,
+           coalesce(sum(cached_input_tokens), 0) AS cached_input_tokens,
+           coalesce(sum(cache_creation_input_tokens), 0) AS cache_creation_input_tokens,
+           quantile_cont(duration_ms, 0.5) AS latency_p50_ms,
+           quantile_cont(duration_ms, 0.95) AS latency_p95_ms,
+           sum(cost_amount) AS cost_amount,
+           string_agg(DISTINCT cost_unit, ',') AS cost_unit
+    FROM judge_executions
+    GROUP BY experiment_id, scorer_id, judge_model_id, judge_provider
+), priced AS (
+    SELECT u.*, m.model AS price_model, m.input_per_mtok, m.cached_input_per_mtok,
+           m.output_per_mtok
+    FROM u
+    LEFT JOIN model_prices m
+      ON starts_with(lower(regexp_extract(u.judge_model_id, '[^/]+$')), lower(m.model))
+    QUALIFY row_number() OVER (
+        PARTITION BY u.experiment_id, u.scorer_id, u.judge_model_id, u.judge_provider
+        ORDER BY length(m.model) DESC NULLS LAST) = 1
+)
+SELECT
+    experiment_id, scorer_id, judge_model_id, judge_provider,
+    executions, succeeded, failed, attempts, model_calls,
+    input_tokens, output_tokens, total_tokens, reasoning_tokens, cached_input_tokens,
+    cache_creation_input_tokens, latency_p50_ms, latency_p95_ms,
+    cost_amount, cost_unit,
+    price_model,
+    (greatest(input_tokens - cached_input_tokens, 0) * input_per_mtok
+        + cached_input_tokens * coalesce(cached_input_per_mtok, input_per_mtok)
+        + output_tokens * output_per_mtok) / 1e6 AS estimated_cost_usd
+FROM priced;
+"""
+
+
+def _migrate_to_1(con: duckdb.DuckDBPyConnection) -> None:
+    con.execute(_TABLES_V1)
+    con.executemany(
+        "INSERT INTO model_prices (model, provider, input_per_mtok, cached_input_per_mtok,"
+        " output_per_mtok, as_of) VALUES (?, ?, ?, ?, ?, ?)",
+        [(*row, PRICES_AS_OF) for row in SEED_PRICES],
+    )
+    con.execute(_VIEWS_V1)
+
+
+#: Migrations in order: ``MIGRATIONS[i]`` brings a store from version i to i + 1.
+MIGRATIONS: tuple[Callable[[duckdb.DuckDBPyConnection], None], ...] = (_migrate_to_1,)
+
+#: The schema version this evalkit writes.
+SCHEMA_VERSION = len(MIGRATIONS)
+
+
+def schema_version(con: duckdb.DuckDBPyConnection) -> int:
+    """The version of the store behind ``con`` (0 for an empty file)."""
+    found = con.execute(
+        "SELECT count(*) FROM information_schema.tables "
+        "WHERE table_name = 'schema_version' AND table_schema = current_schema()"
+    ).fetchone()
+    if not found or not found[0]:
+        return 0
+    row = con.execute("SELECT max(version) FROM schema_version").fetchone()
+    return int(row[0]) if row and row[0] is not None else 0
+
+
+def migrate(con: duckdb.DuckDBPyConnection, *, where: str) -> int:
+    """Bring the store up to :data:`SCHEMA_VERSION`; returns the version found before.
+
+    Raises:
+        StoreError: The store was written by a newer evalkit.
+    """
+    found = schema_version(con)
+    if found > SCHEMA_VERSION:
+        raise StoreError(
+            f"{where}: score store schema version {found} is newer than this evalkit's "
+            f"({SCHEMA_VERSION}); upgrade evalkit to write to it"
+        )
+    for version in range(found, SCHEMA_VERSION):
+        con.execute("BEGIN TRANSACTION")
+        try:
+            MIGRATIONS[version](con)
+            con.execute(
+                "INSERT INTO schema_version VALUES (?, ?)",
+                [version + 1, dt.datetime.now(dt.UTC).replace(tzinfo=None)],
+            )
+            con.execute("COMMIT")
+        except BaseException:
+            con.execute("ROLLBACK")
+            raise
+    return found

@@ -1,0 +1,169 @@
+"""Writing one experiment to the store: its record, then batches of items, then its outcome.
+
+Every call opens the file, does its work in one transaction and closes it again, so other
+processes can read the store between flushes (DuckDB allows one writing process *or* several
+readers at a time). A batch holds whole items only, so a crash never leaves half an item.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import duckdb
+
+from evalkit.errors import StoreError
+from evalkit.store._connect import connection, quote_ident
+from evalkit.store._redact import redact
+from evalkit.store._rows import RowBuffer, json_text
+from evalkit.store._schema import migrate
+
+
+@dataclass(frozen=True, slots=True)
+class ExperimentRecord:
+    """The ``experiments`` row written when a run starts."""
+
+    id: str
+    name: str
+    description: str | None
+    dataset: str
+    config: Mapping[str, Any]
+    metadata: Mapping[str, Any] | None
+    total_items: int
+    started_at: dt.datetime
+    evalkit_version: str
+
+
+@dataclass(frozen=True, slots=True)
+class ScorerRecord:
+    """An ``experiment_scorers`` row: a scorer of the experiment and its threshold."""
+
+    scorer_id: str
+    scorer_name: str
+    description: str
+    position: int
+    threshold_min: float | None = None
+    threshold_max: float | None = None
+
+
+def _naive_utc(moment: dt.datetime) -> dt.datetime:
+    return moment.astimezone(dt.UTC).replace(tzinfo=None) if moment.tzinfo else moment
+
+
+class StoreWriter:
+    """Writes one experiment's rows to a DuckDB store file.
+
+    Args:
+        path: The store file; created (with its schema) when missing.
+        lock_timeout: Seconds to wait for another process that holds the file.
+    """
+
+    def __init__(self, path: str | os.PathLike[str], *, lock_timeout: float = 30.0) -> None:
+        self.path = str(path)
+        self.lock_timeout = lock_timeout
+        self.experiment_id: str | None = None
+        self.succeeded = 0
+        self.failed = 0
+
+    def _transaction(self, con: duckdb.DuckDBPyConnection) -> _Transaction:
+        return _Transaction(con)
+
+    def begin(self, record: ExperimentRecord, scorers: Sequence[ScorerRecord]) -> None:
+        """Create or migrate the store, and record the experiment as ``running``."""
+        with connection(self.path, lock_timeout=self.lock_timeout) as con:
+            migrate(con, where=self.path)
+            with self._transaction(con):
+                con.execute(
+                    "INSERT INTO experiments (id, name, description, dataset, config, metadata,"
+                    " status, total_items, succeeded_count, failed_count, started_at,"
+                    " evalkit_version) VALUES (?, ?, ?, ?, ?, ?, 'running', ?, 0, 0, ?, ?)",
+                    [
+                        record.id,
+                        record.name,
+                        record.description,
+                        record.dataset,
+                        json_text(redact(record.config)),
+                        json_text(redact(record.metadata)) if record.metadata else None,
+                        record.total_items,
+                        _naive_utc(record.started_at),
+                        record.evalkit_version,
+                    ],
+                )
+                if scorers:
+                    con.executemany(
+                        "INSERT INTO experiment_scorers (experiment_id, scorer_id, scorer_name,"
+                        " description, position, threshold_min, threshold_max)"
+                        " VALUES (?, ?, ?, ?, ?, ?, ?)",
+                        [
+                            [
+                                record.id,
+                                s.scorer_id,
+                                s.scorer_name,
+                                s.description,
+                                s.position,
+                                s.threshold_min,
+                                s.threshold_max,
+                            ]
+                            for s in scorers
+                        ],
+                    )
+        self.experiment_id = record.id
+
+    def write(self, buffer: RowBuffer) -> None:
+        """Insert a batch of finished items and update the experiment's counts, atomically."""
+        tables = buffer.tables()
+        if not tables:
+            return
+        succeeded = self.succeeded + buffer.succeeded
+        failed = self.failed + buffer.failed
+        with connection(self.path, lock_timeout=self.lock_timeout) as con, self._transaction(con):
+            for name, table in tables.items():
+                view = f"_evalkit_batch_{name}"
+                con.register(view, table)
+                try:
+                    con.execute(
+                        f"INSERT INTO {quote_ident(name)} BY NAME SELECT * FROM {quote_ident(view)}"
+                    )
+                finally:
+                    con.unregister(view)
+            con.execute(
+                "UPDATE experiments SET succeeded_count = ?, failed_count = ? WHERE id = ?",
+                [succeeded, failed, buffer.experiment_id],
+            )
+        self.succeeded, self.failed = succeeded, failed
+
+    def finish(
+        self, *, status: str, completed_at: dt.datetime, dataset_fingerprint: str | None
+    ) -> None:
+        """Record the experiment's final status, end time and dataset fingerprint."""
+        if self.experiment_id is None:
+            raise StoreError(f"{self.path}: finish() called before begin()")
+        with connection(self.path, lock_timeout=self.lock_timeout) as con, self._transaction(con):
+            con.execute(
+                "UPDATE experiments SET status = ?, completed_at = ?, dataset_fingerprint = ?,"
+                " succeeded_count = ?, failed_count = ? WHERE id = ?",
+                [
+                    status,
+                    _naive_utc(completed_at),
+                    dataset_fingerprint,
+                    self.succeeded,
+                    self.failed,
+                    self.experiment_id,
+                ],
+            )
+
+
+class _Transaction:
+    """``BEGIN`` … ``COMMIT``, or ``ROLLBACK`` when the block raises."""
+
+    def __init__(self, con: duckdb.DuckDBPyConnection) -> None:
+        self.con = con
+
+    def __enter__(self) -> None:
+        self.con.execute("BEGIN TRANSACTION")
+
+    def __exit__(self, exc_type: type[BaseException] | None, *_: object) -> None:
+        self.con.execute("COMMIT" if exc_type is None else "ROLLBACK")

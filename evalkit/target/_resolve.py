@@ -1,0 +1,29 @@
+"""Turning the ``target=`` argument of a run into a :class:`Target`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from evalkit.errors import ConfigError
+from evalkit.target._dataset_output import DatasetOutput
+from evalkit.target._function import FunctionTarget
+from evalkit.target._protocol import Target
+
+
+def as_target(target: Any) -> Target:
+    """The target a run uses for ``target``.
+
+    Args:
+        target: None (the dataset's ``output`` column), an object implementing
+            :class:`Target`, or a plain callable (wrapped in :class:`FunctionTarget`).
+
+    Raises:
+        ConfigError: ``target`` is none of these.
+    """
+    if target is None:
+        return DatasetOutput()
+    if isinstance(target, Target):
+        return target
+    if callable(target):
+        return FunctionTarget(target)
+    raise ConfigError(f"target must be None, a callable or a Target, not {type(target).__name__}")
