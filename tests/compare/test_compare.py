@@ -148,6 +148,38 @@ def test_a_large_drop_on_few_items_is_not_significant() -> None:
     assert result.verdict == "unchanged"
 
 
+@pytest.mark.parametrize(("n", "p_value"), [(1, 1.0), (3, 0.25), (5, 0.0625)])
+def test_every_item_dropping_on_too_few_items_is_unchanged(n: int, p_value: float) -> None:
+    # Every item went 1 -> 0: the bootstrap interval collapses to the single point -1, which
+    # excludes zero, but 2 / 2**n sign assignments are as extreme, so nothing is significant.
+    baseline = {"s": {str(i): 1.0 for i in range(n)}}
+    candidate = {"s": {str(i): 0.0 for i in range(n)}}
+    result = compare_experiments(baseline, candidate)["s"]
+    assert (result.ci_low, result.ci_high) == (-1.0, -1.0)
+    assert result.p_value == pytest.approx(p_value)
+    assert result.verdict == "unchanged"
+    assert compare_experiments(candidate, baseline)["s"].verdict == "unchanged"
+
+
+def test_every_item_dropping_on_six_items_is_a_regression() -> None:
+    # 2 / 64 < 0.05: the smallest all-dropped run the sign-flip test can call significant.
+    baseline = {"s": {str(i): 1.0 for i in range(6)}}
+    candidate = {"s": {str(i): 0.0 for i in range(6)}}
+    result = compare_experiments(baseline, candidate)["s"]
+    assert result.p_value == pytest.approx(2 / 64)
+    assert result.verdict == "regressed"
+    assert compare_experiments(candidate, baseline)["s"].verdict == "improved"
+
+
+def test_a_stricter_confidence_needs_a_smaller_p_value() -> None:
+    baseline = {"s": {str(i): 1.0 for i in range(6)}}
+    candidate = {"s": {str(i): 0.0 for i in range(6)}}
+    result = compare_experiments(baseline, candidate, confidence=0.99)["s"]
+    assert result.ci_high is not None
+    assert result.ci_high < 0
+    assert result.verdict == "unchanged"
+
+
 @pytest.mark.parametrize(
     ("direction", "toxicity_after", "verdict"),
     [
