@@ -95,6 +95,31 @@ def test_every_input_shape_gives_the_same_comparison(convert: Any) -> None:
     assert compare_experiments(convert(BASELINE), convert(CANDIDATE)) == expected
 
 
+def with_result_columns(df: pd.DataFrame) -> pd.DataFrame:
+    """The extra columns of ``ExperimentResult.to_pandas()``: mixed types Arrow cannot convert."""
+    n = len(df)
+    mixed: list[Any] = [{"question": "q", "lang": "en"}, "plain text", [1, 2], 3.5, None]
+    return df.assign(
+        input=[mixed[i % len(mixed)] for i in range(n)],
+        output=[mixed[(i + 1) % len(mixed)] for i in range(n)],
+        preprocess_step_result=[{"n": i} if i % 2 else "x" for i in range(n)],
+    )
+
+
+def test_a_frame_with_mixed_type_result_columns_is_compared_on_its_score_columns() -> None:
+    with pytest.raises(pa.ArrowInvalid):
+        pa.Table.from_pandas(with_result_columns(BASELINE))  # what the full frame gives
+    expected = compare_experiments(BASELINE, CANDIDATE)
+    result = compare_experiments(with_result_columns(BASELINE), with_result_columns(CANDIDATE))
+    assert result == expected
+
+
+def test_an_arrow_table_or_batch_with_extra_columns_is_compared_on_its_score_columns() -> None:
+    baseline = as_arrow(BASELINE).append_column("note", pa.array([[1]] * len(BASELINE)))
+    candidate = pa.record_batch(as_arrow(CANDIDATE).to_batches()[0])
+    assert compare_experiments(baseline, candidate) == compare_experiments(BASELINE, CANDIDATE)
+
+
 def test_row_order_does_not_change_the_result() -> None:
     baseline, candidate = binary_runs(500, accuracy=0.8, flipped=30)
     shuffled = candidate.sample(frac=1.0, random_state=3)
@@ -260,6 +285,16 @@ def test_unknown_scorer_id_lookup_is_a_key_error() -> None:
         (frame([("a", "s", None, "success")]), "succeeded without a finite score"),
         (frame([(None, "s", 1.0, "success")]), "null"),  # type: ignore[list-item]
         (pd.DataFrame({"item_id": ["a"], "scorer_id": ["s"], "score": ["high"]}), "numbers"),
+        (pd.DataFrame({"item_id": [1, "b"], "scorer_id": "s", "score": 1.0}), "item_id"),
+        (pd.DataFrame({"item_id": ["a"], "scorer_id": ["s"], "score": [{"x": 1}]}), "numbers"),
+        (
+            pd.DataFrame(
+                [["a", "s", 1.0, 0.0]], columns=["item_id", "scorer_id", "score", "score"]
+            ),
+            "more than once",
+        ),
+        (pa.table({"item_id": ["a"], "scorer_id": ["s"], "score": [[1.0]]}), "numbers"),
+        (pa.table({"item_id": [[1]], "scorer_id": ["s"], "score": [1.0]}), "ids must be"),
         ({"s": {"a": "high"}}, "not a number"),
         ({"s": [1.0]}, "must map item ids"),
         ([("a", "s", 1.0)], "expected a DataFrame"),
