@@ -57,6 +57,13 @@ def bind_step(step: object, kind: StepName, owner: StepOwner) -> BoundStep:
     )
 
 
+def is_async_callable(fn: object) -> bool:
+    """True for an ``async def`` function, a partial of one, or an object whose ``__call__`` is."""
+    return inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(
+        getattr(fn, "__call__", None)  # noqa: B004 - the bound __call__ of a callable object
+    )
+
+
 def bind_callable(fn: Callable[..., Any], kind: StepName, where: str) -> BoundStep:
     """Bind ``fn`` to be called with the keyword arguments it declares among those of ``kind``.
 
