@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import json
+import os
 import uuid
 from typing import Any
 
@@ -8,6 +9,7 @@ import anyio
 import pytest
 
 from evalkit import ConfigError, ScorerRun, StepResults, create_scorer
+from evalkit.scorer._scorer import new_run_id
 
 ML_OUTPUT = "Machine learning is a subset of artificial intelligence that lets computers learn"
 
@@ -236,3 +238,70 @@ async def test_with_id_records_under_a_new_id_and_keeps_everything_else() -> Non
     assert (await renamed.run(input=1, output=2)).score == 0.25
     with pytest.raises(ConfigError):
         base.with_id("")
+
+
+@pytest.mark.parametrize(
+    ("attribute", "value"),
+    [
+        ("id", "other"),
+        ("name", "Other"),
+        ("description", "d"),
+        ("judge", None),
+        ("higher_is_better", False),
+        ("metadata", {}),
+    ],
+)
+def test_scorer_attributes_are_read_only(attribute: str, value: Any) -> None:
+    scorer = create_scorer("Fixed", "what it measures").generate_score(lambda: 1.0)
+    before = getattr(scorer, attribute)
+    with pytest.raises(AttributeError):
+        setattr(scorer, attribute, value)
+    assert getattr(scorer, attribute) == before
+
+
+def test_a_scorer_takes_no_new_attributes() -> None:
+    scorer = create_scorer("Fixed").generate_score(lambda: 1.0)
+    with pytest.raises(AttributeError):
+        scorer.extra = 1  # type: ignore[attr-defined]
+
+
+async def test_a_sync_function_returning_an_awaitable_is_awaited() -> None:
+    async def later(value: float) -> float:
+        return value
+
+    class AsyncCall:
+        async def __call__(self, results: StepResults) -> float:
+            return results.preprocess_step_result + 0.5
+
+    scorer = (
+        create_scorer("Mixed")
+        .preprocess(lambda run: later(len(run.output) / 10))
+        .generate_score(AsyncCall())
+        .generate_reason(lambda score: later(f"{score}"))  # type: ignore[arg-type]
+    )
+    result = await scorer.run(input="q", output="ab")
+    assert (result.preprocess_step_result, result.score, result.reason) == (0.2, 0.7, "0.7")
+
+
+async def test_run_ids_are_canonical_version_4_uuids_and_unique() -> None:
+    scorer = quality_scorer()
+    ids = [(await scorer.run(input="q", output="a")).run_id for _ in range(2_000)]
+    assert len(set(ids)) == len(ids)
+    for text in ids[:50]:
+        parsed = uuid.UUID(text)
+        assert str(parsed) == text
+        assert (parsed.version, parsed.variant) == (4, uuid.RFC_4122)
+
+
+def test_a_forked_child_draws_other_run_ids_than_its_parent() -> None:
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: report its next id and leave at once
+        os.write(write, new_run_id().encode())
+        os._exit(0)
+    os.close(write)
+    os.waitpid(pid, 0)
+    with os.fdopen(read) as pipe:
+        child = pipe.read()
+    assert uuid.UUID(child).version == 4
+    assert child != new_run_id()
