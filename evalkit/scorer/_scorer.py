@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import hashlib
 import inspect
 import math
 import numbers
 import os
 import random
 import re
+import unicodedata
 from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any
@@ -37,8 +39,18 @@ def new_run_id() -> str:
 
 
 def slugify(name: str) -> str:
-    """``"Quality Scorer"`` → ``"quality-scorer"``: lowercase ASCII words joined by dashes."""
-    return re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")
+    """``"Quality Scorer"`` → ``"quality-scorer"``: lowercase ASCII words joined by dashes.
+
+    Accents are folded to ASCII first (``"Réponse exacte"`` → ``"reponse-exacte"``). A name
+    with no ASCII letter left (``"評価"``, ``"!!!"``) gets ``"scorer-"`` and 8 hex digits of
+    its SHA-256, stable across runs and machines, so every name has an id.
+    """
+    folded = unicodedata.normalize("NFKD", name.casefold()).encode("ascii", "ignore").decode()
+    slug = re.sub(r"[^a-z0-9]+", "-", folded).strip("-")
+    if not re.search(r"[a-z]", slug):
+        digest = hashlib.sha256(unicodedata.normalize("NFC", name).encode()).hexdigest()
+        return f"scorer-{digest[:8]}"
+    return slug
 
 
 def _check_score(value: Any) -> float:
@@ -324,7 +336,7 @@ def create_scorer(
         raise ConfigError(f"a scorer needs a non-empty name, got {name!r}")
     scorer_id = slugify(name) if id is None else id
     if not scorer_id or not isinstance(scorer_id, str):
-        raise ConfigError(f"scorer {name!r}: cannot derive an id from its name; pass id=...")
+        raise ConfigError(f"scorer {name!r}: an id must be a non-empty string, got {id!r}")
     if judge is not None and not isinstance(judge, Judge):
         raise ConfigError(f"scorer {name!r}: judge must be a Judge, not {type(judge).__name__}")
     if not isinstance(higher_is_better, bool):

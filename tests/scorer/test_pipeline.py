@@ -1,7 +1,9 @@
 from __future__ import annotations
 
+import hashlib
 import json
 import os
+import unicodedata
 import uuid
 from typing import Any
 
@@ -9,6 +11,7 @@ import anyio
 import pytest
 
 from evalkit import ConfigError, ScorerRun, StepResults, create_scorer
+from evalkit.scorer import slugify
 from evalkit.scorer._scorer import new_run_id
 
 ML_OUTPUT = "Machine learning is a subset of artificial intelligence that lets computers learn"
@@ -69,13 +72,43 @@ def test_id_defaults_to_slug_of_name_and_fields_are_readable() -> None:
         "Evaluates response quality",
     )
     assert create_scorer("Exact  Match!", id="exact").id == "exact"
-    assert create_scorer("Réponse  Exacte (v2)").id == "r-ponse-exacte-v2"
+    assert create_scorer("Réponse  Exacte (v2)").id == "reponse-exacte-v2"
 
 
-@pytest.mark.parametrize("name", ["", "   ", "!!!"])
+@pytest.mark.parametrize(
+    ("name", "slug"),
+    [
+        ("Quality Scorer", "quality-scorer"),
+        ("Réponse  Exacte (v2)", "reponse-exacte-v2"),
+        ("Ångström Ünïcode", "angstrom-unicode"),
+        ("Straße", "strasse"),
+        ("\uff46\uff55\uff4c\uff4c\u3000\uff57\uff49\uff44\uff54\uff48", "full-width"),
+        ("  --Édition--  ", "edition"),
+        ("GPT-4o judge", "gpt-4o-judge"),
+    ],
+)
+def test_slugify_folds_to_ascii(name: str, slug: str) -> None:
+    assert slugify(name) == slug
+
+
+@pytest.mark.parametrize("name", ["評価", "!!!", "2024", "Ωμέγα"])
+def test_a_name_without_ascii_letters_gets_a_stable_hashed_id(name: str) -> None:
+    digest = hashlib.sha256(unicodedata.normalize("NFC", name).encode()).hexdigest()[:8]
+    assert slugify(name) == f"scorer-{digest}"
+    assert create_scorer(name).id == f"scorer-{digest}"
+    assert slugify(unicodedata.normalize("NFD", name)) == slugify(name)
+    assert slugify(name + "!") != slugify(name)
+
+
+@pytest.mark.parametrize("name", ["", "   "])
 def test_unusable_name_is_a_config_error(name: str) -> None:
     with pytest.raises(ConfigError):
         create_scorer(name)
+
+
+def test_an_empty_id_is_a_config_error() -> None:
+    with pytest.raises(ConfigError, match="an id must be a non-empty string, got ''"):
+        create_scorer("Fine", id="")
 
 
 async def test_run_id_is_kept_when_given() -> None:
