@@ -70,7 +70,10 @@ class ExperimentFile:
         return ExperimentFileError(self.display_path, self.line_of(key), format_key(key), problem)
 
     def import_object(self, key: Sequence[str | int], reference: str) -> object:
-        """Import ``reference`` (``"module:attribute"``) with this file's folder on ``sys.path``.
+        """Import ``reference`` (``"module:attribute"``), this file's folder first on ``sys.path``.
+
+        The folder is on ``sys.path`` only while the module loads (see
+        :func:`~evalkit.experiment_file.import_reference`).
 
         Raises:
             ExperimentFileError: The module or attribute is missing or fails to import; the

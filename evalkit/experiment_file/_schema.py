@@ -198,7 +198,8 @@ class PythonTarget(_Table):
 
     Attributes:
         type: ``"python"``.
-        callable: ``"module:attribute"``; the experiment file's folder is on ``sys.path``.
+        callable: ``"module:attribute"``, imported with the experiment file's folder on
+            ``sys.path`` while it loads.
     """
 
     type: Literal["python"]
