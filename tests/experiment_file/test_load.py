@@ -1,12 +1,14 @@
 from __future__ import annotations
 
 import textwrap
+import tomllib
 from pathlib import Path
 
 import pytest
 
 from evalkit import ConfigError, ExperimentFileError, Judge, load_experiment_file
 from evalkit.experiment_file import ExperimentFile, OpenAITarget, PythonTarget
+from evalkit.experiment_file._load import _syntax_error
 
 GOOD = """\
 [experiment]
@@ -476,3 +478,31 @@ def test_a_bad_judge_timeout_or_max_retries_is_named(
     error = problems(write(tmp_path, MINIMAL + f'[judge]\nmodel = "m"\n{setting}\n'))
     assert (error.line, error.key) == (9, f"judge.{setting.split(' =')[0]}")
     assert error.problem == problem
+
+
+def decode_error(message: str, **position: object) -> tomllib.TOMLDecodeError:
+    """A TOMLDecodeError as Python 3.14 raises it: its position in attributes."""
+    error = tomllib.TOMLDecodeError(message)
+    for name, value in position.items():
+        setattr(error, name, value)
+    return error
+
+
+def test_a_toml_error_position_is_read_from_its_attributes_when_present() -> None:
+    text = "[experiment]\nconcurrency = \n"
+    # The attributes win over a message that would say otherwise.
+    error = decode_error(
+        "Invalid value (at line 9, column 3)", msg="Invalid value", pos=27, lineno=2, colno=15
+    )
+    located = _syntax_error("x.toml", text, error)
+    assert (located.line, located.problem) == (2, "invalid TOML: Invalid value (column 15)")
+
+
+def test_a_toml_error_at_the_end_uses_its_attributes_too() -> None:
+    text = "a = [1,\n2,\n"
+    error = decode_error("Unclosed array (at end of document)", pos=len(text), lineno=3, colno=1)
+    located = _syntax_error("x.toml", text, error)
+    assert (located.line, located.problem) == (
+        3,
+        "invalid TOML: Unclosed array (at the end of the file)",
+    )
