@@ -7,22 +7,41 @@ import datetime as dt
 import json
 import math
 from collections.abc import Mapping
+from decimal import Decimal
 from typing import Any
 
 _PLAIN = (str, int, bool, type(None))
+# pandas' missing-value singletons, told by type so that importing this module (and reading
+# values that are not from pandas) never imports pandas. NaT is also a datetime, so it must be
+# recognised before dates are.
+_PANDAS_MISSING = frozenset({"NAType", "NaTType"})
+
+
+def is_pandas_missing(value: Any) -> bool:
+    """True for ``pd.NA`` and ``pd.NaT``, without importing pandas."""
+    kind = type(value)
+    return kind.__name__ in _PANDAS_MISSING and kind.__module__.startswith("pandas")
 
 
 def to_jsonable(value: Any) -> Any:
     """Convert ``value`` into plain JSON types (dict, list, str, int, float, bool, None).
 
     Dataclasses and pydantic models become dicts, tuples and sets become lists, numpy and Arrow
-    scalars become Python numbers, dates become ISO strings. Non-finite floats become None,
-    because JSON has no NaN. Anything else falls back to ``str(value)``.
+    scalars become Python values, decimals become floats, dates become ISO strings. Missing
+    values (``pd.NA``, ``pd.NaT``, Arrow nulls) and non-finite floats become None, because JSON
+    has no NaN. Anything else falls back to ``str(value)``.
     """
     if isinstance(value, _PLAIN):
         return value
     if isinstance(value, float):
         return value if math.isfinite(value) else None
+    if isinstance(value, Decimal):
+        return to_jsonable(float(value))
+    if is_pandas_missing(value):
+        return None
+    as_py = getattr(value, "as_py", None)  # Arrow scalars, before Mapping: a struct is one
+    if callable(as_py):
+        return to_jsonable(as_py())
     if isinstance(value, Mapping):
         return {str(k): to_jsonable(v) for k, v in value.items()}
     if isinstance(value, (list, tuple, set, frozenset)):

@@ -16,10 +16,14 @@ class also inherits it, so ``except ValueError`` keeps working for callers who e
 
 Each class builds its message from structured fields, and ``to_dict()`` gives a JSON-ready
 summary (``name``, ``message`` and the fields) that never includes bulky payloads.
+
+Every error pickles (worker processes send them back): it is rebuilt from its message and
+attributes without running ``__init__`` again, whose parameters differ from class to class.
 """
 
 from __future__ import annotations
 
+import pickle
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -28,12 +32,34 @@ if TYPE_CHECKING:
     from evalkit.scorer._result import ScorerRunResult, StepName
 
 
+def _restore(cls: type[EvalkitError], args: tuple[Any, ...], state: dict[str, Any]) -> Any:
+    """Unpickle an error: ``args`` as built by its ``__init__``, then its attributes."""
+    error = cls.__new__(cls)
+    BaseException.__init__(error, *args)
+    error.__dict__.update(state)
+    return error
+
+
+def _picklable(value: Any) -> bool:
+    try:
+        pickle.dumps(value)
+    except Exception:
+        return False
+    return True
+
+
 class EvalkitError(Exception):
     """Base class of every error evalkit raises on purpose."""
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready summary of the error: its class name and message."""
         return {"name": type(self).__name__, "message": str(self)}
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_restore, (type(self), self.args, self._pickled_state()))
+
+    def _pickled_state(self) -> dict[str, Any]:
+        return dict(self.__dict__)
 
 
 class ConfigError(EvalkitError, ValueError):
@@ -123,6 +149,13 @@ class InvalidScoreError(EvalkitError, ValueError):
             f"generate_score returned {value!r} ({type(value).__name__}), not a finite number"
         )
 
+    def _pickled_state(self) -> dict[str, Any]:
+        # The value is whatever the step returned; the message already shows it.
+        state = super()._pickled_state()
+        if not _picklable(self.value):
+            state["value"] = None
+        return state
+
 
 class ScorerInputError(EvalkitError, ValueError):
     """A scorer cannot score this row: an input it needs is missing or unusable.
@@ -162,7 +195,8 @@ class ScorerRunError(EvalkitError):
             generate_score completed. None when there is nothing to show.
 
     The original exception is chained as ``__cause__``. ``str()`` and ``to_dict()`` omit
-    ``result``; read it explicitly.
+    ``result``; read it explicitly. A pickled error keeps ``result`` when it pickles (it holds
+    the step results, which may be anything), else its copy has None.
     """
 
     def __init__(
@@ -183,6 +217,12 @@ class ScorerRunError(EvalkitError):
         self.cause_name = type(cause).__name__
         self.cause_message = str(cause) or self.cause_name
         super().__init__(f"Scorer {scorer_name!r} failed at {failed_step}: {self.cause_message}")
+
+    def _pickled_state(self) -> dict[str, Any]:
+        state = super()._pickled_state()
+        if self.result is not None and not _picklable(self.result):
+            state["result"] = None
+        return state
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready summary without ``result``."""

@@ -54,9 +54,9 @@ class ScorerComparison:
         failed_in_candidate: Items in both experiments whose candidate run failed.
         failed_in_either: Items in both experiments left unpaired because a run failed (an item
             that failed in both counts once here and once in each of the two fields above).
-        verdict: ``"regressed"`` when the score got worse by more than ``max_drop`` and the
-            interval excludes zero; ``"improved"`` when it got better by more than ``max_drop``
-            and the interval excludes zero; ``"not_comparable"`` without paired items;
+        verdict: ``"regressed"`` when the score got worse by more than ``max_drop``, the
+            interval excludes zero on the worse side and ``p_value < 1 - confidence``;
+            ``"improved"`` in the mirror case; ``"not_comparable"`` without paired items;
             ``"unchanged"`` otherwise.
         max_drop: The tolerated change the verdict used.
         confidence: The interval's coverage.
@@ -165,8 +165,9 @@ def compare_experiments(
 
     For each scorer id found in either experiment, the items scored successfully in both are
     paired; the mean of ``candidate - baseline`` gets a paired bootstrap confidence interval
-    and a paired sign-flip test. Items present in one experiment only and items whose run
-    failed in either are counted, never silently dropped.
+    and a paired sign-flip test. A change is significant only when both agree: the interval
+    excludes zero and the p-value is below ``1 - confidence``. Items present in one experiment
+    only and items whose run failed in either are counted, never silently dropped.
 
     Args:
         baseline: The reference experiment's per-item scores (see :data:`ScoreTable`).
@@ -175,7 +176,8 @@ def compare_experiments(
             higher-is-better.
         max_drop: The change in mean, in score units, tolerated before a significant drop is
             a regression (and needed before a significant rise is an improvement).
-        confidence: The bootstrap interval's coverage.
+        confidence: The bootstrap interval's coverage; ``1 - confidence`` is also the level the
+            sign-flip p-value must fall below.
         resamples: Resamples for the interval and for the sign-flip test.
         seed: Seeds the draws. Each scorer's draws derive from the seed and its id, so a
             scorer's result does not depend on which other scorers are compared.
@@ -276,14 +278,18 @@ def _compare_scorer(
     )
     p_value = sign_flip_test(differences, resamples=resamples, seed=streams[1])
     difference = float(differences.mean())
-    # The interval must exclude zero on the side the mean moved to.
+    # The interval must exclude zero on the side the mean moved to, and the test must reject
+    # "no difference": with a handful of items the bootstrap interval collapses onto the few
+    # values seen (one item gives a single point), so the interval alone is not evidence.
+    # README, Design: "Paired statistics".
     rose, fell = ci_low > 0.0, ci_high < 0.0
     worse, better = (fell, rose) if direction == "higher" else (rose, fell)
+    significant = p_value < 1.0 - confidence
     change = difference if direction == "higher" else -difference
     verdict: Verdict = "unchanged"
-    if worse and change < -max_drop:
+    if significant and worse and change < -max_drop:
         verdict = "regressed"
-    elif better and change > max_drop:
+    elif significant and better and change > max_drop:
         verdict = "improved"
     return ScorerComparison(
         scorer_id=scorer_id,

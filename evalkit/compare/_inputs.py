@@ -57,12 +57,8 @@ def scores_by_scorer(data: ScoreTable, *, label: str) -> dict[str, ScorerScores]
         DatasetError: A missing column, a null id, a duplicate item for a scorer, an unknown
             status, or a successful row without a finite score.
     """
-    if isinstance(data, pd.DataFrame):
-        data = pa.Table.from_pandas(data, preserve_index=False)
-    if isinstance(data, pa.RecordBatch):
-        data = pa.Table.from_batches([data])
-    if isinstance(data, pa.Table):
-        items, scorers, scores, ok = _from_table(data, label=label)
+    if isinstance(data, pd.DataFrame | pa.Table | pa.RecordBatch):
+        items, scorers, scores, ok = _from_table(_score_columns(data, label=label), label=label)
     elif isinstance(data, Mapping):
         items, scorers, scores, ok = _from_mapping(data, label=label)
     else:
@@ -100,14 +96,37 @@ _Columns: TypeAlias = tuple[
 ]
 
 
-def _from_table(table: pa.Table, *, label: str) -> _Columns:
+def _score_columns(data: pd.DataFrame | pa.Table | pa.RecordBatch, *, label: str) -> pa.Table:
+    """Only the columns a comparison reads, as an Arrow table.
+
+    A frame from ``ExperimentResult.to_pandas()`` also holds inputs, outputs and step results
+    of mixed types that Arrow cannot convert; they are never needed here, so never converted.
+    """
+    if isinstance(data, pd.DataFrame):
+        names = [str(name) for name in data.columns]
+    else:
+        names = list(data.column_names)
     for name in _REQUIRED:
-        if name not in table.column_names:
+        if name not in names:
             raise DatasetError(label, "required column is missing", column=name)
+    wanted = [*_REQUIRED, "status"] if "status" in names else list(_REQUIRED)
+    for name in wanted:
+        if names.count(name) > 1:
+            raise DatasetError(label, "the column appears more than once", column=name)
+    try:
+        if isinstance(data, pd.DataFrame):
+            return pa.Table.from_pandas(data[wanted], preserve_index=False)
+        table = data.select(wanted)
+        return table if isinstance(table, pa.Table) else pa.Table.from_batches([table])
+    except pa.ArrowException as exc:
+        raise DatasetError(label, f"columns {wanted} cannot be read: {exc}") from exc
+
+
+def _from_table(table: pa.Table, *, label: str) -> _Columns:
     ids = {name: _strings(table[name], label=label, column_name=name) for name in _REQUIRED[:2]}
     try:
         scores = table["score"].cast(pa.float64()).to_numpy(zero_copy_only=False)
-    except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
+    except pa.ArrowException as exc:
         raise DatasetError(label, f"scores must be numbers: {exc}", column="score") from exc
     scores = np.asarray(scores, dtype=np.float64)
     finite = np.isfinite(scores)
@@ -140,7 +159,7 @@ def _strings(column: pa.ChunkedArray, *, label: str, column_name: str) -> npt.ND
         raise DatasetError(label, "ids must not be null", column=column_name)
     try:
         strings = column.cast(pa.string())
-    except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
+    except pa.ArrowException as exc:
         raise DatasetError(
             label, f"ids must be text or numbers: {exc}", column=column_name
         ) from exc

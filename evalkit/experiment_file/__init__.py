@@ -3,7 +3,8 @@
 :func:`load_experiment_file` validates a file against :class:`ExperimentConfig` and reports
 every problem as ``FILE:LINE: key: problem`` in one :class:`~evalkit.errors.ExperimentFileError`.
 :meth:`ExperimentFile.import_object` imports ``"module:attribute"`` references with the file's
-folder on ``sys.path``, and :meth:`ExperimentFile.error` builds located errors for later checks.
+folder on ``sys.path`` while they load, and :meth:`ExperimentFile.error` builds located
+errors for later checks.
 """
 
 from __future__ import annotations

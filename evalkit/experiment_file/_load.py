@@ -70,7 +70,10 @@ class ExperimentFile:
         return ExperimentFileError(self.display_path, self.line_of(key), format_key(key), problem)
 
     def import_object(self, key: Sequence[str | int], reference: str) -> object:
-        """Import ``reference`` (``"module:attribute"``) with this file's folder on ``sys.path``.
+        """Import ``reference`` (``"module:attribute"``), this file's folder first on ``sys.path``.
+
+        The folder is on ``sys.path`` only while the module loads (see
+        :func:`~evalkit.experiment_file.import_reference`).
 
         Raises:
             ExperimentFileError: The module or attribute is missing or fails to import; the
@@ -129,9 +132,20 @@ def load_experiment_file(path: str | os.PathLike[str]) -> ExperimentFile:
 
 def _syntax_error(display: str, text: str, exc: tomllib.TOMLDecodeError) -> ExperimentFileError:
     message = str(exc)
+    # Python 3.14's TOMLDecodeError carries its position (msg, pos, lineno, colno); 3.11-3.13
+    # only write it into the message, which is parsed below.
+    lineno, colno, bare = (getattr(exc, name, None) for name in ("lineno", "colno", "msg"))
+    if isinstance(lineno, int) and isinstance(colno, int):
+        bare = bare if isinstance(bare, str) else _TOML_POSITION.sub("", message)
+        bare = bare.removesuffix(" (at end of document)")
+        pos = getattr(exc, "pos", None)
+        at_end = isinstance(pos, int) and pos >= len(text)
+        where = " (at the end of the file)" if at_end else f" (column {colno})"
+        return ExperimentFileError(display, lineno, None, f"invalid TOML: {bare}{where}")
+    line: int | None
     match = _TOML_POSITION.search(message)
     if match:
-        line: int | None = int(match.group(1))
+        line = int(match.group(1))
         message = f"{message[: match.start()]} (column {match.group(2)})"
     elif message.endswith("(at end of document)"):
         line = text.count("\n") + 1

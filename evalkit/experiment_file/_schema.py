@@ -32,6 +32,7 @@ _SCORER_NAME = re.compile(r"[A-Za-z][\w-]*")
 
 Text = Annotated[str, Field(min_length=1)]
 PositiveInt = Annotated[int, Field(ge=1)]
+PositiveFloat = Annotated[float, Field(gt=0.0)]
 Temperature = Annotated[float, Field(ge=0.0, le=2.0)]
 
 
@@ -46,15 +47,61 @@ def problem(message: str, *, at: tuple[str | int, ...] = ()) -> PydanticCustomEr
 
 def _resolve(value: Path, info: ValidationInfo) -> Path:
     folder = (info.context or {}).get("folder")
-    value = value.expanduser()
-    if folder is not None and not value.is_absolute():
-        value = Path(folder) / value
-    return value.resolve()
+    try:
+        # expanduser raises RuntimeError for "~nosuchuser/"; resolve, for a symlink loop.
+        value = value.expanduser()
+        if folder is not None and not value.is_absolute():
+            value = Path(folder) / value
+        return value.resolve()
+    except (RuntimeError, OSError) as exc:
+        raise problem(f"cannot resolve the path {str(value)!r}: {exc}") from exc
+
+
+_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+# Prefixes of common provider keys (OpenAI, Anthropic, Groq, xAI, Hugging Face, Google, ...).
+_KEY_PREFIXES = ("sk-", "sk_", "pk-", "gsk_", "xai-", "hf_", "AIza", "Bearer ")
+
+
+def _looks_like_a_key(value: str) -> bool:
+    """True for text that reads like a pasted secret rather than a variable's name."""
+    if value.startswith(_KEY_PREFIXES):
+        return True
+    # Names are words joined by underscores; keys are long runs of mixed letters and digits.
+    return (
+        len(value) >= 20
+        and "_" not in value
+        and any(c.isdigit() for c in value)
+        and any(c.islower() for c in value)
+    )
+
+
+def _check_env_name(value: str | None) -> str | None:
+    # The value is never echoed: it may be a secret pasted in the wrong place.
+    if value is None:
+        return value
+    if _looks_like_a_key(value):
+        raise problem(
+            "this looks like an API key, not the name of an environment variable (value not "
+            "shown); keep the key out of the file: export it, e.g. as OPENAI_API_KEY, and "
+            'write api_key_env = "OPENAI_API_KEY"'
+        )
+    if not _ENV_NAME.fullmatch(value):
+        raise problem(
+            "expected the name of an environment variable (value not shown): letters, digits "
+            'and underscores, not starting with a digit, such as "OPENAI_API_KEY"'
+        )
+    return value
 
 
 class _Table(BaseModel):
+    # hide_input_in_errors: the chained ValidationError's text must not carry a pasted secret.
     model_config = ConfigDict(
-        extra="forbid", strict=True, frozen=True, allow_inf_nan=False, validate_default=False
+        extra="forbid",
+        strict=True,
+        frozen=True,
+        allow_inf_nan=False,
+        validate_default=False,
+        hide_input_in_errors=True,
     )
 
 
@@ -117,7 +164,7 @@ class OpenAITarget(_Table):
         prompt: A ``str.format`` template over the row (``"{input}"``); None sends the input
             as is.
         base_url: Any OpenAI-compatible endpoint; None means OpenAI's.
-        api_key_env: The environment variable holding the API key.
+        api_key_env: The name of the environment variable holding the API key.
         max_concurrency: Target calls in flight at once.
         temperature: Sampling temperature, 0 to 2.
         max_tokens: Maximum tokens per answer.
@@ -132,6 +179,8 @@ class OpenAITarget(_Table):
     max_concurrency: PositiveInt | None = None
     temperature: Temperature | None = None
     max_tokens: PositiveInt | None = None
+
+    _api_key_env = field_validator("api_key_env")(_check_env_name)
 
     @field_validator("prompt")
     @classmethod
@@ -149,7 +198,8 @@ class PythonTarget(_Table):
 
     Attributes:
         type: ``"python"``.
-        callable: ``"module:attribute"``; the experiment file's folder is on ``sys.path``.
+        callable: ``"module:attribute"``, imported with the experiment file's folder on
+            ``sys.path`` while it loads.
     """
 
     type: Literal["python"]
@@ -174,10 +224,13 @@ class JudgeOverride(_Table):
         model: The judge model.
         instructions: The judge's system instructions.
         base_url: Any OpenAI-compatible endpoint.
-        api_key_env: The environment variable holding the API key.
+        api_key_env: The name of the environment variable holding the API key.
         max_concurrency: Judge calls in flight at once, shared by the scorers using this judge.
         temperature: Sampling temperature, 0 to 2.
         max_tokens: Maximum tokens per reply.
+        timeout: Seconds allowed to each HTTP attempt (``Judge(timeout=...)``), above 0.
+        max_retries: Retries of the client on 429, 5xx, timeouts and connection errors
+            (``Judge(max_retries=...)``), 0 or more.
     """
 
     model: Text | None = None
@@ -187,6 +240,10 @@ class JudgeOverride(_Table):
     max_concurrency: PositiveInt | None = None
     temperature: Temperature | None = None
     max_tokens: PositiveInt | None = None
+    timeout: PositiveFloat | None = None
+    max_retries: Annotated[int, Field(ge=0)] | None = None
+
+    _api_key_env = field_validator("api_key_env")(_check_env_name)
 
     def settings(self) -> dict[str, Any]:
         """The fields the file sets, as keyword arguments for ``Judge``."""

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from evalkit.report._model import ReportData, ScorerRow, delta_text, mean_text
 
 _HEADERS = ("scorer", "n", "mean ± CI", "failures", "threshold", "Δ vs baseline [CI]", "verdict")
@@ -35,8 +37,32 @@ def console_table(report: ReportData) -> str:
     return "\n".join([head, *(line.rstrip() for line in lines), verdict])
 
 
+# ASCII punctuation with a meaning mid-line (and # for headings' closing sequence); a
+# backslash makes each literal (CommonMark). "<" becomes an entity so it cannot open HTML.
+_MD_SPECIAL = re.compile(r"([\\`*_\[\]|#~&])")
+_BACKTICKS = re.compile(r"`+")
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.splitlines())
+
+
 def _md_escape(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ").replace("<", "&lt;")
+    """``text`` as literal Markdown text, also inside a table cell; ``<`` cannot open HTML."""
+    return _MD_SPECIAL.sub(r"\\\1", _one_line(text)).replace("<", "&lt;")
+
+
+def _md_code(text: str) -> str:
+    """``text`` as a code span, whatever backticks it holds.
+
+    Escapes mean nothing inside a code span, so instead the fence is one backtick longer than
+    the longest run inside, with a space of padding when the text starts or ends with a
+    backtick or a space (CommonMark strips one on each side).
+    """
+    text = _one_line(text) or " "
+    fence = "`" * (max((len(run) for run in _BACKTICKS.findall(text)), default=0) + 1)
+    pad = " " if text[0] in "` " or text[-1] in "` " else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
 
 
 def markdown_summary(report: ReportData) -> str:
@@ -44,26 +70,28 @@ def markdown_summary(report: ReportData) -> str:
     out = [
         f"# {_md_escape(report.name)}",
         "",
-        f"- experiment: `{report.experiment_id}` — **{report.status}**, "
+        f"- experiment: {_md_code(report.experiment_id)} — **{_md_escape(report.status)}**, "
         f"{'passed' if report.passed else 'FAILED'}",
-        f"- dataset: `{_md_escape(report.dataset or '-')}`",
+        f"- dataset: {_md_code(report.dataset or '-')}",
         f"- items: {report.total_items} ({report.failed_items} failed)",
         f"- started {report.started_at}, completed {report.completed_at or '-'}",
     ]
     if report.baseline:
-        out.append(f"- baseline: `{_md_escape(report.baseline)}`")
+        out.append(f"- baseline: {_md_code(report.baseline)}")
     out += ["", "| " + " | ".join(_HEADERS) + " |", "|" + "---|" * len(_HEADERS)]
     out += ["| " + " | ".join(_md_escape(c) for c in _cells(s)) + " |" for s in report.scorers]
     notes = [s for s in report.scorers if s.comparison_note]
     if notes:
         out += ["", "Comparison notes:", ""]
-        out += [f"- {s.scorer_id}: {_md_escape(s.comparison_note or '')}" for s in notes]
+        out += [
+            f"- {_md_escape(s.scorer_id)}: {_md_escape(s.comparison_note or '')}" for s in notes
+        ]
     if report.failures:
         out += ["", f"## Failures ({len(report.failures)})", ""]
         for f in report.failures[:50]:
             out.append(
-                f"- `{_md_escape(f.item_id)}` {f.scorer_id} at {f.failed_step or 'target'}: "
-                f"{_md_escape((f.error or '')[:300])}"
+                f"- {_md_code(f.item_id)} {_md_escape(f.scorer_id)} at "
+                f"{_md_escape(f.failed_step or 'target')}: {_md_escape((f.error or '')[:300])}"
             )
         if len(report.failures) > 50:
             out.append(f"- … {len(report.failures) - 50} more in the HTML report")

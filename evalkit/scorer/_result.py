@@ -15,9 +15,12 @@ StepName = Literal["preprocess", "analyze", "generate_score", "generate_reason"]
 STEP_ORDER: tuple[StepName, ...] = ("preprocess", "analyze", "generate_score", "generate_reason")
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, weakref_slot=True)
 class ScorerRun:
-    """What is being scored: passed to steps as ``run``."""
+    """What is being scored: passed to steps as ``run``.
+
+    Weakly referenceable, so helpers can remember per-run values without keeping rows alive.
+    """
 
     input: Any
     output: Any

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import hashlib
 import inspect
 import math
 import numbers
+import os
+import random
 import re
-import uuid
+import unicodedata
 from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any
@@ -19,13 +22,42 @@ from evalkit.scorer._trace import RunTrace
 
 _EMPTY_RESULTS = StepResults()
 
+# Run ids: version 4 UUIDs drawn from one Mersenne Twister per process, seeded from the OS
+# (reseeded in a forked child, which would otherwise repeat its parent's ids). uuid.uuid4()
+# asks the OS for 16 bytes and builds a UUID object per run: about a third of a function
+# scorer's overhead. Uniqueness needs 122 random bits, not unpredictability.
+_ids = random.Random(os.urandom(32))
+os.register_at_fork(after_in_child=lambda: _ids.seed(os.urandom(32)))
+_UUID_CLEAR = ~((0xC000 << 48) | (0xF000 << 64)) & ((1 << 128) - 1)
+_UUID_V4 = (0x8000 << 48) | (4 << 76)
+
+
+def new_run_id() -> str:
+    """A new random run id: a version 4 UUID in its canonical text form."""
+    h = f"{(_ids.getrandbits(128) & _UUID_CLEAR) | _UUID_V4:032x}"
+    return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
+
 
 def slugify(name: str) -> str:
-    """``"Quality Scorer"`` → ``"quality-scorer"``: lowercase ASCII words joined by dashes."""
-    return re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")
+    """``"Quality Scorer"`` → ``"quality-scorer"``: lowercase ASCII words joined by dashes.
+
+    Accents are folded to ASCII first (``"Réponse exacte"`` → ``"reponse-exacte"``). A name
+    with no ASCII letter left (``"評価"``, ``"!!!"``) gets ``"scorer-"`` and 8 hex digits of
+    its SHA-256, stable across runs and machines, so every name has an id.
+    """
+    folded = unicodedata.normalize("NFKD", name.casefold()).encode("ascii", "ignore").decode()
+    slug = re.sub(r"[^a-z0-9]+", "-", folded).strip("-")
+    if not re.search(r"[a-z]", slug):
+        digest = hashlib.sha256(unicodedata.normalize("NFC", name).encode()).hexdigest()
+        return f"scorer-{digest[:8]}"
+    return slug
 
 
 def _check_score(value: Any) -> float:
+    if type(value) is float:  # the usual case, without the numbers.Real ABC check
+        if math.isfinite(value):
+            return value
+        raise InvalidScoreError(value)
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise InvalidScoreError(value)
     score = float(value)
@@ -40,12 +72,17 @@ def _check_reason(value: Any) -> str | None:
     raise TypeError(f"generate_reason returned {type(value).__name__}, not text (str or None)")
 
 
+_NEVER_AWAITABLE = frozenset({float, int, str, dict, list, tuple, bool, type(None)})
+
+
 class Scorer:
     """A scorer: up to four steps run as preprocess → analyze → generate_score → generate_reason.
 
     Build one with :func:`create_scorer` and the builder methods; each returns a new scorer and
     leaves the original unchanged. Adding a step a scorer already has replaces it in the new
-    scorer, which is how a variant is derived from a base scorer.
+    scorer, which is how a variant is derived from a base scorer. A scorer is immutable: its
+    steps are bound to its name and judge when it is built, so ``id``, ``name``, ``judge`` and
+    the other attributes are read-only; :meth:`with_id` and :meth:`with_judge` derive variants.
 
     ``higher_is_better`` tells comparisons and regression gates which way is good;
     ``metadata`` is a read-only mapping kept with the scorer (prebuilt scorers record their
@@ -53,14 +90,15 @@ class Scorer:
     """
 
     __slots__ = (
-        "_bound",
+        "_description",
+        "_has_score",
+        "_higher_is_better",
+        "_id",
+        "_judge",
+        "_metadata",
+        "_name",
+        "_plan",
         "_steps",
-        "description",
-        "higher_is_better",
-        "id",
-        "judge",
-        "metadata",
-        "name",
     )
 
     def __init__(
@@ -74,16 +112,51 @@ class Scorer:
         higher_is_better: bool = True,
         metadata: Mapping[str, Any] | None = None,
     ) -> None:
-        self.id = id
-        self.name = name
-        self.description = description
-        self.judge = judge
-        self.higher_is_better = higher_is_better
-        self.metadata: Mapping[str, Any] = MappingProxyType(dict(metadata or {}))
+        self._id = id
+        self._name = name
+        self._description = description
+        self._judge = judge
+        self._higher_is_better = higher_is_better
+        self._metadata: Mapping[str, Any] = MappingProxyType(dict(metadata or {}))
         self._steps: dict[StepName, object] = dict(steps)
-        self._bound: dict[StepName, BoundStep] = {
-            kind: bind_step(step, kind, self) for kind, step in self._steps.items()
-        }
+        # The steps in run order, bound once: (kind, call, whether it always returns an
+        # awaitable).
+        self._plan: tuple[tuple[StepName, BoundStep, bool], ...] = tuple(
+            (kind, *bind_step(self._steps[kind], kind, self))
+            for kind in STEP_ORDER
+            if kind in self._steps
+        )
+        self._has_score = "generate_score" in self._steps
+
+    @property
+    def id(self) -> str:
+        """The id the store records (a slug of the name unless given)."""
+        return self._id
+
+    @property
+    def name(self) -> str:
+        """The display name."""
+        return self._name
+
+    @property
+    def description(self) -> str:
+        """What the scorer measures."""
+        return self._description
+
+    @property
+    def judge(self) -> Judge | None:
+        """The default judge of the scorer's prompt steps."""
+        return self._judge
+
+    @property
+    def higher_is_better(self) -> bool:
+        """Whether a higher score is better (False for toxicity, error rates)."""
+        return self._higher_is_better
+
+    @property
+    def metadata(self) -> Mapping[str, Any]:
+        """Extra facts kept with the scorer, read-only."""
+        return self._metadata
 
     @property
     def steps(self) -> dict[StepName, object]:
@@ -91,24 +164,37 @@ class Scorer:
         return {kind: self._steps[kind] for kind in STEP_ORDER if kind in self._steps}
 
     def _with(self, kind: StepName, step: object) -> Scorer:
-        return self._copy(id=self.id, steps={**self._steps, kind: step})
+        return self._copy(steps={**self._steps, kind: step})
 
     def with_id(self, id: str) -> Scorer:
         """A new scorer identical to this one but recorded under ``id``."""
         if not isinstance(id, str) or not id:
             raise ConfigError(f"scorer {self.name!r}: an id must be a non-empty string")
-        return self._copy(id=id, steps=self._steps)
+        return self._copy(id=id)
 
-    def _copy(self, *, id: str, steps: Mapping[StepName, object]) -> Scorer:
-        return Scorer(
-            id=id,
-            name=self.name,
-            description=self.description,
-            judge=self.judge,
-            steps=steps,
-            higher_is_better=self.higher_is_better,
-            metadata=self.metadata,
-        )
+    def with_judge(self, judge: Judge | None) -> Scorer:
+        """A new scorer identical to this one but whose prompt steps default to ``judge``.
+
+        The steps are bound again, so every prompt step without a judge of its own uses
+        ``judge``, and a step judge's unset fields come from it.
+        """
+        if judge is not None and not isinstance(judge, Judge):
+            raise ConfigError(
+                f"scorer {self.name!r}: judge must be a Judge, not {type(judge).__name__}"
+            )
+        return self._copy(judge=judge)
+
+    def _copy(self, **changes: Any) -> Scorer:
+        fields: dict[str, Any] = {
+            "id": self._id,
+            "name": self._name,
+            "description": self._description,
+            "judge": self._judge,
+            "steps": self._steps,
+            "higher_is_better": self._higher_is_better,
+            "metadata": self._metadata,
+        }
+        return Scorer(**{**fields, **changes})
 
     def preprocess(self, step: object) -> Scorer:
         """A new scorer with ``step`` as its preprocess step (extract or transform the data)."""
@@ -154,35 +240,30 @@ class Scorer:
             ConfigError: The scorer has no generate_score step.
             ScorerRunError: A step failed; the error holds what the finished steps produced.
         """
-        bound = self._bound
-        if "generate_score" not in bound:
+        if not self._has_score:
             raise ConfigError(f"Scorer {self.name!r} has no generate_score step")
-        run = ScorerRun(input, output, ground_truth, request_context, run_id or str(uuid.uuid4()))
+        run = ScorerRun(input, output, ground_truth, request_context, run_id or new_run_id())
         trace = RunTrace()
         completed: list[StepName] = []
         pre = ana = score = reason = None
         results = _EMPTY_RESULTS
         kind: StepName = "preprocess"
         try:
-            if (step := bound.get("preprocess")) is not None:
-                value = step(run, results, None, trace)
-                pre = await value if inspect.isawaitable(value) else value
-                completed.append(kind)
-                results = StepResults(pre)
-            if (step := bound.get("analyze")) is not None:
-                kind = "analyze"
-                value = step(run, results, None, trace)
-                ana = await value if inspect.isawaitable(value) else value
-                completed.append(kind)
-                results = StepResults(pre, ana)
-            kind = "generate_score"
-            value = bound["generate_score"](run, results, None, trace)
-            score = _check_score(await value if inspect.isawaitable(value) else value)
-            completed.append(kind)
-            if (step := bound.get("generate_reason")) is not None:
-                kind = "generate_reason"
-                value = step(run, StepResults(pre, ana, score), score, trace)
-                reason = _check_reason(await value if inspect.isawaitable(value) else value)
+            for kind, call, awaits in self._plan:
+                value = call(run, results, score, trace)
+                if awaits or (type(value) not in _NEVER_AWAITABLE and inspect.isawaitable(value)):
+                    value = await value
+                if kind == "preprocess":
+                    pre = value
+                    results = StepResults(pre)
+                elif kind == "analyze":
+                    ana = value
+                    results = StepResults(pre, ana)
+                elif kind == "generate_score":
+                    score = _check_score(value)
+                    results = StepResults(pre, ana, score)
+                else:
+                    reason = _check_reason(value)
                 completed.append(kind)
         except Exception as exc:
             snapshot = None
@@ -255,7 +336,7 @@ def create_scorer(
         raise ConfigError(f"a scorer needs a non-empty name, got {name!r}")
     scorer_id = slugify(name) if id is None else id
     if not scorer_id or not isinstance(scorer_id, str):
-        raise ConfigError(f"scorer {name!r}: cannot derive an id from its name; pass id=...")
+        raise ConfigError(f"scorer {name!r}: an id must be a non-empty string, got {id!r}")
     if judge is not None and not isinstance(judge, Judge):
         raise ConfigError(f"scorer {name!r}: judge must be a Judge, not {type(judge).__name__}")
     if not isinstance(higher_is_better, bool):

@@ -2,7 +2,9 @@
 
 A bound step is called as ``step(run, results, score, trace)`` and returns the step's value or
 an awaitable of it. Function signatures are inspected once, when the step is added, so a run
-pays only for the call itself.
+pays only for the call itself; so is whether the step is a coroutine function, so the pipeline
+awaits those directly and checks only other steps' values (a sync function may still return
+an awaitable).
 """
 
 from __future__ import annotations
@@ -39,21 +41,33 @@ def _allowed_arguments(kind: StepName) -> tuple[str, ...]:
     return ("run", "results", "score") if kind == "generate_reason" else ("run", "results")
 
 
-def bind_step(step: object, kind: StepName, owner: StepOwner) -> BoundStep:
+def bind_step(step: object, kind: StepName, owner: StepOwner) -> tuple[BoundStep, bool]:
     """Turn a step definition into a :class:`BoundStep` for ``owner``'s ``kind`` step.
 
     Prompt steps (and any object with a ``_bind_step`` method) bind themselves; plain callables
     become function steps.
+
+    Returns:
+        The bound step, and whether it always returns an awaitable (a coroutine function, or
+        a bound step whose ``__call__`` is one). When False, the value may still be awaitable.
     """
     bind = getattr(step, "_bind_step", None)
     if callable(bind):
         bound: BoundStep = bind(kind, owner)
-        return bound
+        return bound, is_async_callable(bound)
     if callable(step):
-        return bind_callable(step, kind, f"Scorer {owner.name!r}, {kind} step")
+        where = f"Scorer {owner.name!r}, {kind} step"
+        return bind_callable(step, kind, where), is_async_callable(step)
     raise ConfigError(
         f"Scorer {owner.name!r}: the {kind} step must be a function or a PromptStep, "
         f"not {type(step).__name__}"
+    )
+
+
+def is_async_callable(fn: object) -> bool:
+    """True for an ``async def`` function, a partial of one, or an object whose ``__call__`` is."""
+    return inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(
+        getattr(fn, "__call__", None)  # noqa: B004 - the bound __call__ of a callable object
     )
 
 

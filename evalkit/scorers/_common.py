@@ -6,9 +6,10 @@ The rules every code scorer shares (see the README's "Prebuilt scorers" section)
   anything else (dicts, lists, numbers, booleans, pydantic models, numpy values) becomes its
   canonical JSON text (sorted keys, no ASCII escaping), so ``{"b": 1, "a": 2}`` and
   ``{"a": 2, "b": 1}`` read the same.
-- **Missing ground truth.** ``None`` (or a float NaN, as pandas writes missing cells) is not an
-  empty answer but no answer: a scorer that needs one raises :class:`ScorerInputError`, so the
-  row is recorded as a scorer failure rather than a score of 0.
+- **Missing ground truth.** ``None`` (or a float NaN, ``pd.NA`` or ``pd.NaT``, as pandas
+  writes missing cells) is not an empty answer but no answer: a scorer that needs one raises
+  :class:`ScorerInputError`, so the row is recorded as a scorer failure rather than a score
+  of 0.
 - **Several references.** A ground truth that is a non-empty list of strings holds alternative
   acceptable answers; text scorers score against each and keep the best (BLEU and chrF use
   them as multiple references). Any other list is one reference, read as JSON text.
@@ -20,7 +21,7 @@ import json
 import math
 from typing import Any
 
-from evalkit._json import to_jsonable
+from evalkit._json import is_pandas_missing, to_jsonable
 from evalkit.errors import ConfigError, ScorerInputError
 from evalkit.scorer import ScorerRun
 
@@ -37,8 +38,12 @@ def as_text(value: Any) -> str:
 
 
 def is_missing(value: Any) -> bool:
-    """True for ``None`` and float NaN, the two ways a dataset leaves a cell empty."""
-    return value is None or (isinstance(value, float) and math.isnan(value))
+    """True for the ways a dataset leaves a cell empty: None, float NaN, ``pd.NA``, ``pd.NaT``."""
+    if value is None:
+        return True
+    if isinstance(value, float):
+        return math.isnan(value)
+    return is_pandas_missing(value)
 
 
 def ground_truth(run: ScorerRun, scorer: str) -> Any:

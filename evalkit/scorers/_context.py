@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from string import Template
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import BaseModel, BeforeValidator, Field
 
@@ -19,6 +19,7 @@ from evalkit.scorer import Scorer, ScorerRun, StepResults
 from evalkit.scorers._common import as_text, ground_truth
 from evalkit.scorers._judged import (
     JudgeStep,
+    OnePerItem,
     YesNo,
     check_scale,
     check_weight,
@@ -147,8 +148,10 @@ class PrecisionVerdict(BaseModel):
     verdict: YesNo = Field(description='"yes" useful, "no" not useful.')
 
 
-class PrecisionVerdicts(BaseModel):
+class PrecisionVerdicts(OnePerItem):
     """One verdict per context piece."""
+
+    numbered_by: ClassVar[str | None] = "context_index"
 
     verdicts: list[PrecisionVerdict]
 
@@ -162,8 +165,11 @@ class Evaluation(BaseModel):
     was_used: bool = Field(description="Whether the response draws on this piece.")
 
 
-class Evaluations(BaseModel):
+class Evaluations(OnePerItem):
     """The evaluation of each context piece and what context was missing."""
+
+    per_item: ClassVar[str] = "evaluations"
+    numbered_by: ClassVar[str | None] = "context_index"
 
     evaluations: list[Evaluation]
     missing_context: list[str] = Field(description="Information needed but not provided.")
@@ -213,15 +219,16 @@ def context_precision(
 ) -> Scorer:
     """Whether the context pieces useful for the answer are ranked first (LLM-judged, MAP).
 
-    Range 0 to ``scale``, higher is better. After Mastra's context precision scorer: the
-    judge marks each context piece ``yes`` (useful for arriving at the answer to the input) or
-    ``no``; the score is the mean average precision over the pieces in their given order:
-    the mean, over the useful pieces, of the share of useful pieces up to and including each
-    one. Useful pieces at ranks 1 and 3 of 4 give (1/1 + 2/3) / 2 = 0.83. No useful piece
-    scores 0; a piece the judge skips counts as not useful; an empty answer scores 0 without
-    a judge call. The answer is the output (as in
-    Mastra) or the ground truth (``reference="ground_truth"``, as in RAGAS). The context is
-    read as for ``faithfulness``; a row without one fails with ``ScorerInputError``.
+    Range 0 to ``scale``, higher is better. After Mastra's context precision scorer: the judge
+    marks each context piece ``yes`` (useful for arriving at the answer to the input) or ``no``;
+    the score is the mean average precision over the pieces in their given order: the mean, over
+    the useful pieces, of the share of useful pieces up to and including each one. Useful pieces
+    at ranks 1 and 3 of 4 give (1/1 + 2/3) / 2 = 0.83. No useful piece scores 0; an empty answer
+    scores 0 without a judge call. The judge must answer every piece once, by number
+    (``context_index`` 1 to n); another reply is asked once more, then fails the run. The answer
+    is the output (as in Mastra) or the ground truth (``reference="ground_truth"``, as in
+    RAGAS). The context is read as for ``faithfulness``; a row without one fails with
+    ``ScorerInputError``.
 
     Args:
         context: Passages, in retrieval order, used for every row; None reads each row's.
@@ -245,10 +252,11 @@ def context_precision(
         return as_text(run.ground_truth if reference == "ground_truth" else run.output)
 
     def relevance(results: StepResults) -> list[bool]:
+        # One verdict per piece, numbered 1..n (PrecisionVerdicts checks it); an empty answer
+        # has none, and then no piece is useful.
         relevant = [False] * len(pieces(results))
         for verdict in results.analyze_step_result["verdicts"]:
-            if 1 <= verdict["context_index"] <= len(relevant):
-                relevant[verdict["context_index"] - 1] = verdict["verdict"] == "yes"
+            relevant[verdict["context_index"] - 1] = verdict["verdict"] == "yes"
         return relevant
 
     judge = JudgeStep(
@@ -263,6 +271,7 @@ def context_precision(
         output_schema=PrecisionVerdicts,
         # No piece can be useful for an empty answer.
         skip=lambda run: {"verdicts": []} if is_blank(answer(run)) else None,
+        items=lambda results: len(pieces(results)),
     )
     reason = JudgeStep(
         "Explain the score",
@@ -309,15 +318,15 @@ def context_relevance(
 ) -> Scorer:
     """How relevant and well used the context pieces were for the response (LLM-judged).
 
-    Range 0 to ``scale``, higher is better. After Mastra's context relevance scorer: the
-    judge rates each context piece ``high`` (1), ``medium`` (0.7), ``low`` (0.3) or ``none``
-    (0) for the input, says whether the output used it, and lists missing context. Score =
-    max(0, mean level - unused_high_relevance_penalty * unused high pieces -
-    min(missing_context_penalty * missing items, max_missing_context_penalty)) * scale,
-    rounded to two decimals: levels high, high, low with one high piece unused and one
-    missing item give (2.3 / 3) - 0.1 - 0.15 = 0.52. When the judge evaluates no piece, the
-    score is 0 if it reports missing context, else 1 (as Mastra). The context is read as for
-    ``faithfulness``; a row without one fails with ``ScorerInputError``.
+    Range 0 to ``scale``, higher is better. After Mastra's context relevance scorer: the judge
+    rates each context piece ``high`` (1), ``medium`` (0.7), ``low`` (0.3) or ``none`` (0) for
+    the input, says whether the output used it, and lists missing context. Score = max(0, mean
+    level - unused_high_relevance_penalty * unused high pieces - min(missing_context_penalty *
+    missing items, max_missing_context_penalty)) * scale, rounded to two decimals: levels high,
+    high, low with one high piece unused and one missing item give (2.3 / 3) - 0.1 - 0.15 =
+    0.52. The judge must rate every piece once, by number; another reply is asked once more,
+    then fails the run (Mastra averages over the pieces the judge chose to rate). The context is
+    read as for ``faithfulness``; a row without one fails with ``ScorerInputError``.
 
     Args:
         context: Passages used for every row; None reads each row's.
@@ -339,8 +348,7 @@ def context_relevance(
         analysis = results.analyze_step_result
         evaluations = analysis["evaluations"]
         missing = len(analysis["missing_context"])
-        if not evaluations:
-            return round_score((0.0 if missing else 1.0) * scale)
+        # One evaluation per piece (Evaluations checks it), and a row has at least one piece.
         base = sum(_LEVELS[e["relevance_level"]] for e in evaluations) / len(evaluations)
         unused = sum(1 for e in evaluations if e["relevance_level"] == "high" and not e["was_used"])
         penalty = unused * unused_high_relevance_penalty + min(
@@ -358,6 +366,7 @@ def context_relevance(
         ),
         instructions=RELEVANCE_INSTRUCTIONS,
         output_schema=Evaluations,
+        items=lambda results: len(pieces(results)),
     )
 
     def reason_prompt(run: ScorerRun, results: StepResults, score: float) -> str:

@@ -12,24 +12,21 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from string import Template
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import BaseModel, Field
 
 from evalkit.scorer import Scorer, ScorerRun, StepResults
+from evalkit.scorers._claims import claim_verdicts, claims_scorer
 from evalkit.scorers._common import as_text
 from evalkit.scorers._judged import (
-    Claims,
-    JudgeStep,
+    OnePerItem,
+    PerRun,
     YesNo,
     YesNoUnsure,
     check_scale,
-    count,
-    finish,
     fixed_context,
-    is_blank,
     numbered,
-    round_score,
     row_context,
     show,
     verdict_lines,
@@ -162,7 +159,7 @@ class FaithfulnessVerdict(BaseModel):
     verdict: YesNoUnsure = Field(description='"yes" supported, "no" contradicted, "unsure".')
 
 
-class FaithfulnessVerdicts(BaseModel):
+class FaithfulnessVerdicts(OnePerItem):
     """One verdict per claim, in order."""
 
     verdicts: list[FaithfulnessVerdict]
@@ -176,13 +173,13 @@ class HallucinationVerdict(BaseModel):
     verdict: YesNo = Field(description='"yes" hallucinated, "no" supported.')
 
 
-class HallucinationVerdicts(BaseModel):
+class HallucinationVerdicts(OnePerItem):
     """One verdict per claim, in order."""
 
     verdicts: list[HallucinationVerdict]
 
 
-_SCHEMAS: dict[Kind, type[BaseModel]] = {
+_SCHEMAS: dict[Kind, type[OnePerItem]] = {
     "faithfulness": FaithfulnessVerdicts,
     "hallucination": HallucinationVerdicts,
 }
@@ -198,61 +195,33 @@ def _build(
 ) -> Scorer:
     check_scale(kind, scale)
     fixed = fixed_context(kind, context)
-
-    def pieces(run: ScorerRun) -> list[str]:
-        return row_context(run, kind, fixed=fixed, key=context_key)
-
-    def claims(results: StepResults) -> list[str]:
-        return list(results.preprocess_step_result["claims"])
-
-    def verdicts(results: StepResults) -> list[dict[str, Any]]:
-        return list(results.analyze_step_result["verdicts"])
-
-    def skip_extract(run: ScorerRun) -> dict[str, Any] | None:
-        pieces(run)  # a row without context fails before any judge call
-        return {"claims": []} if is_blank(as_text(run.output)) else None
-
-    def score(results: StepResults) -> float:
-        found = verdicts(results)
-        if not found:
-            return 0.0
-        return round_score(count(found, "yes") / len(found) * scale)
+    pieces = PerRun(lambda run: row_context(run, kind, fixed=fixed, key=context_key))
+    output = PerRun(lambda run: as_text(run.output))
 
     def reason_prompt(run: ScorerRun, results: StepResults, score: float) -> str:
         body = REASON_BODY.substitute(
             context=numbered(pieces(run)),
             input=as_text(run.input),
-            output=as_text(run.output),
-            verdicts=verdict_lines(verdicts(results), text="claim"),
+            output=output(run),
+            verdicts=verdict_lines(claim_verdicts(results), text="claim"),
             score=show(score),
         )
         return REASON[kind].substitute(score=show(score), scale=show(scale), body=body)
 
-    extract = JudgeStep(
-        "Extract the output's claims",
-        lambda run: EXTRACT.substitute(output=as_text(run.output)),
+    return claims_scorer(
+        scorer,
+        text=output,
+        whose="output",
+        pieces=pieces,
         instructions=INSTRUCTIONS[kind],
-        output_schema=Claims,
-        skip=skip_extract,
+        extract=lambda text: EXTRACT.substitute(output=text),
+        analyze=ANALYZE[kind],
+        verdicts=_SCHEMAS[kind],
+        reason=reason_prompt,
+        no_claims=NO_CLAIMS[kind],
+        scale=scale,
+        explain=explain,
     )
-    check = JudgeStep(
-        "Check each claim against the context",
-        lambda run, results: ANALYZE[kind].substitute(
-            context=numbered(pieces(run)),
-            count=len(claims(results)),
-            claims=numbered(claims(results)),
-        ),
-        instructions=INSTRUCTIONS[kind],
-        output_schema=_SCHEMAS[kind],
-        skip=lambda results: {"verdicts": []} if not claims(results) else None,
-    )
-    reason = JudgeStep(
-        "Explain the score",
-        reason_prompt,
-        instructions=INSTRUCTIONS[kind],
-        skip=lambda results: NO_CLAIMS[kind] if not claims(results) else None,
-    )
-    return finish(scorer.preprocess(extract).analyze(check), score, reason, explain=explain)
 
 
 @prebuilt(
@@ -276,8 +245,9 @@ def faithfulness(
     Range 0 to ``scale``, higher is better. After Mastra's faithfulness scorer: the judge
     extracts the output's claims, then checks each against the context only: ``yes``
     (supported), ``no`` (contradicted) or ``unsure`` (not mentioned, or speculative). Score =
-    yes / verdicts * scale, rounded to two decimals. An output with no claims (empty) scores
-    0, as in Mastra. The context is ``context``, else the row's ``context_key`` entry of the
+    yes / claims * scale, rounded to two decimals; a reply without exactly one verdict per
+    claim is asked once more, then fails the run. An output with no claims (empty) scores 0,
+    as in Mastra. The context is ``context``, else the row's ``context_key`` entry of the
     request context, else of the input when the input is a mapping: a string, or a list of
     passages. A row without one fails with ``ScorerInputError``. Non-string outputs are judged
     as JSON text.
@@ -312,8 +282,9 @@ def hallucination(
 
     Range 0 to ``scale``, **lower is better**. After Mastra's hallucination scorer: the judge
     extracts the output's claims, then marks each ``yes`` (hallucinated: contradicts the
-    context or is not supported by it) or ``no``. Score = yes / verdicts * scale, rounded to
-    two decimals. An output with no claims (empty) scores 0. The context is read as for
+    context or is not supported by it) or ``no``. Score = yes / claims * scale, rounded to
+    two decimals (one verdict per claim, as for ``faithfulness``). An output with no claims
+    (empty) scores 0. The context is read as for
     ``faithfulness``; a row without one fails with ``ScorerInputError``. Non-string outputs
     are judged as JSON text.
 

@@ -17,6 +17,12 @@ scorers" section):
 - **Context from the row.** Scorers judged against a context take it from a parameter, else
   from a key of the row's request context, else from that key of the input when the input is
   a mapping; a row with none fails with :class:`~evalkit.ScorerInputError`.
+- **One answer per item sent.** A step that sends numbered items (claims, statements,
+  context pieces) and asks for one verdict each declares how many it sent (``JudgeStep(
+  items=...)``) and a reply schema derived from :class:`OnePerItem`; a reply with more or
+  fewer entries fails the schema, which is a format failure: the JSON-mode fallback asks
+  once more, then the step fails. Scores divide by the items sent, so a judge that drops
+  verdicts cannot inflate them.
 """
 
 from __future__ import annotations
@@ -24,21 +30,60 @@ from __future__ import annotations
 import contextlib
 import json
 import math
+import weakref
 from collections.abc import Callable, Mapping, Sequence
+from contextvars import ContextVar
 from decimal import ROUND_HALF_UP, Decimal
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, ClassVar, Generic, Literal, Self, TypeVar
 
-from pydantic import AfterValidator, BaseModel, BeforeValidator, Field
+from pydantic import AfterValidator, BaseModel, BeforeValidator, Field, model_validator
 
 from evalkit._json import to_jsonable
-from evalkit.errors import ScorerInputError
+from evalkit.errors import ConfigError, ScorerInputError
 from evalkit.judge import Judge
 from evalkit.scorer import PromptStep, Scorer, ScorerRun
 from evalkit.scorer._prompt import OutputSchema
 from evalkit.scorer._result import StepName, StepResults
-from evalkit.scorer._steps import BoundStep, StepOwner, bind_callable
+from evalkit.scorer._steps import BoundStep, StepOwner, bind_callable, is_async_callable
 from evalkit.scorer._trace import RunTrace
 from evalkit.scorers._common import as_text, is_missing, param_error
+
+# How many items the step being asked sent; set by JudgeStep around the judge call only.
+_ITEMS_SENT: ContextVar[int | None] = ContextVar("evalkit_items_sent", default=None)
+
+
+class OnePerItem(BaseModel):
+    """A judge reply holding one entry per item the prompt sent (one verdict per claim, ...).
+
+    ``per_item`` names the list field; ``numbered_by``, when set, the entries' field that must
+    number the items 1 to n, each once. The check applies while a :class:`JudgeStep` with
+    ``items`` asks for the reply; it raises inside validation, so a miscount is a format
+    failure of the step like any schema error (the fallback asks once more, then the step
+    fails). It adds nothing to the JSON Schema sent to the judge.
+    """
+
+    per_item: ClassVar[str] = "verdicts"
+    numbered_by: ClassVar[str | None] = None
+
+    @model_validator(mode="after")
+    def _one_per_item(self) -> Self:
+        sent = _ITEMS_SENT.get()
+        if sent is None:
+            return self
+        entries = getattr(self, self.per_item)
+        if len(entries) != sent:
+            raise ValueError(
+                f"{len(entries)} {self.per_item} for the {sent} items sent; exactly one per "
+                "item is required"
+            )
+        if self.numbered_by is not None:
+            numbers = sorted(getattr(entry, self.numbered_by) for entry in entries)
+            if numbers != list(range(1, sent + 1)):
+                raise ValueError(
+                    f"{self.numbered_by} must number the {sent} items from 1 to {sent}, each "
+                    f"once; got {numbers}"
+                )
+        return self
 
 
 class JudgeStep:
@@ -49,11 +94,14 @@ class JudgeStep:
         create_prompt: Builds the prompt, like a :class:`~evalkit.PromptStep`'s.
         instructions: The system message; the scorer's judge supplies everything else.
         output_schema: The schema of a preprocess/analyze step's result.
-        skip: Called like a function step before the judge is asked; a value other than None
-            is the step's result and no call is made.
+        skip: A sync function called like a function step before the judge is asked; a value
+            other than None is the step's result and no call is made.
+        items: A sync function called like a function step: how many items the prompt sends,
+            each to be answered by one entry of the reply. ``output_schema`` must then be a
+            :class:`OnePerItem` model.
     """
 
-    __slots__ = ("_prompt", "_skip")
+    __slots__ = ("_items", "_prompt", "_skip")
 
     def __init__(
         self,
@@ -63,6 +111,7 @@ class JudgeStep:
         instructions: str,
         output_schema: OutputSchema | None = None,
         skip: Callable[..., Any] | None = None,
+        items: Callable[..., int] | None = None,
     ) -> None:
         self._prompt = PromptStep(
             description,
@@ -70,23 +119,47 @@ class JudgeStep:
             output_schema=output_schema,
             judge=Judge(instructions=instructions),
         )
+        if items is not None and not (
+            isinstance(output_schema, type) and issubclass(output_schema, OnePerItem)
+        ):
+            raise ConfigError(f"JudgeStep {description!r}: items needs a OnePerItem output_schema")
         self._skip = skip
+        self._items = items
 
     def __repr__(self) -> str:
         return f"JudgeStep({self._prompt.description!r})"
 
     def _bind_step(self, kind: StepName, owner: StepOwner) -> BoundStep:
         asked = self._prompt._bind_step(kind, owner)
-        if self._skip is None:
+        if self._skip is None and self._items is None:
             return asked
-        where = f"Scorer {owner.name!r}, {kind} step, skip"
-        skip = bind_callable(self._skip, kind, where)
+        where = f"Scorer {owner.name!r}, {kind} step"
+        skip = self._bind_sync(self._skip, kind, f"{where}, skip")
+        items = self._bind_sync(self._items, kind, f"{where}, items")
 
-        def call(run: ScorerRun, results: StepResults, score: float | None, trace: RunTrace) -> Any:
-            answered = skip(run, results, score, trace)
-            return asked(run, results, score, trace) if answered is None else answered
+        async def call(
+            run: ScorerRun, results: StepResults, score: float | None, trace: RunTrace
+        ) -> Any:
+            if skip is not None and (answered := skip(run, results, score, trace)) is not None:
+                return answered
+            if items is None:
+                return await asked(run, results, score, trace)
+            token = _ITEMS_SENT.set(items(run, results, score, trace))
+            try:
+                return await asked(run, results, score, trace)
+            finally:
+                _ITEMS_SENT.reset(token)
 
         return call
+
+    @staticmethod
+    def _bind_sync(fn: Callable[..., Any] | None, kind: StepName, where: str) -> BoundStep | None:
+        if fn is None:
+            return None
+        # An async function's coroutine is never None: it would be taken for the answer.
+        if is_async_callable(fn):
+            raise ConfigError(f"{where}: must be a plain (sync) function, not async")
+        return bind_callable(fn, kind, where)
 
 
 def finish(
@@ -253,3 +326,44 @@ def verdict_lines(verdicts: Sequence[Mapping[str, Any]], *, text: str = "stateme
 def count(verdicts: Sequence[Mapping[str, Any]], value: str) -> int:
     """How many ``verdicts`` say ``value``."""
     return sum(1 for verdict in verdicts if verdict["verdict"] == value)
+
+
+def share_of_yes(
+    verdicts: Sequence[Mapping[str, Any]], scale: float, *, unsure: float = 0.0
+) -> float:
+    """``(yes + unsure * "unsure") / verdicts * scale``, rounded; 0 when there is no verdict.
+
+    The verdicts are one per item sent (see :class:`OnePerItem`), so this is the share of the
+    items sent, not of the answers a judge chose to return.
+    """
+    if not verdicts:
+        return 0.0
+    weighed = count(verdicts, "yes") + (unsure * count(verdicts, "unsure") if unsure else 0.0)
+    return round_score(weighed / len(verdicts) * scale)
+
+
+T = TypeVar("T")
+
+
+class PerRun(Generic[T]):
+    """Memoise a function of the run for the run in progress.
+
+    Helpers such as the row's context pieces are needed by several steps of one run; this
+    computes them once per run instead of once per step. It remembers only the last run, by
+    a weak reference (a scorer outlives its rows), in one tuple: interleaved runs stay
+    correct and only recompute.
+    """
+
+    __slots__ = ("_fn", "_last")
+
+    def __init__(self, fn: Callable[[ScorerRun], T]) -> None:
+        self._fn = fn
+        self._last: tuple[weakref.ref[ScorerRun], T] | None = None
+
+    def __call__(self, run: ScorerRun) -> T:
+        last = self._last
+        if last is not None and last[0]() is run:
+            return last[1]
+        value = self._fn(run)
+        self._last = (weakref.ref(run), value)
+        return value

@@ -123,7 +123,7 @@ def _contains_phrase(words: list[str], vocabulary: set[str], phrase: tuple[str, 
     title="Keyword Coverage",
     inputs=("output", "ground_truth"),
     inputs_note="ground_truth by default; input with source='input'; neither with `keywords`",
-    version=1,
+    version=2,
 )
 def keyword_coverage(
     scorer: Scorer,
@@ -138,8 +138,10 @@ def keyword_coverage(
     phrase of several words, matched as consecutive words), else those extracted from the
     ground truth (or the input, with ``source="input"``): its distinct words without English
     stop words, numbers and single letters. Words are runs of Unicode letters and digits.
-    When there is no keyword to cover (an empty or all-stop-word reference) the score is 1,
-    as nothing expected is missing. A missing reference fails the run.
+    With a list of reference answers, each is scored on its own keywords and the best kept
+    (version 1 merged them into one keyword set). When there is no keyword to cover (an
+    empty or all-stop-word reference) the score is 1, as nothing expected is missing. A
+    missing reference fails the run.
 
     Args:
         keywords: The keywords (or phrases) to look for; when None they are extracted from
@@ -156,42 +158,53 @@ def keyword_coverage(
                 "keyword_coverage", "keywords", "give non-empty keywords, or leave it unset"
             )
 
-    def preprocess(run: ScorerRun) -> dict[str, Any]:
+    def keyword_sets(run: ScorerRun) -> list[dict[str, tuple[str, ...]]]:
+        """One ``{keyword: phrase}`` set per reference (alternative answers are scored apart)."""
         if fixed is not None:
-            names, phrases = list(fixed), tuple(fixed.values())
-        else:
-            value = ground_truth(run, "keyword_coverage") if source == "ground_truth" else run.input
-            if is_missing(value):
-                raise ScorerInputError(
-                    "keyword_coverage", "input", "missing (this row has no input)"
-                )
-            names = extract_keywords(
-                " ".join(references(value, "keyword_coverage", source)), fold=ignore_case
-            )
-            phrases = tuple((name,) for name in names)
+            return [fixed]
+        value = ground_truth(run, "keyword_coverage") if source == "ground_truth" else run.input
+        if is_missing(value):
+            raise ScorerInputError("keyword_coverage", "input", "missing (this row has no input)")
+        return [
+            {name: (name,) for name in extract_keywords(ref, fold=ignore_case)}
+            for ref in references(value, "keyword_coverage", source)
+        ]
+
+    def preprocess(run: ScorerRun) -> dict[str, Any]:
         words = _words(as_text(run.output), ignore_case)
         vocabulary = set(words)
-        hits = [_contains_phrase(words, vocabulary, phrase) for phrase in phrases]
-        return {
-            "matched": [n for n, hit in zip(names, hits, strict=True) if hit],
-            "missing": [n for n, hit in zip(names, hits, strict=True) if not hit],
-        }
+        found = []
+        for keywords in keyword_sets(run):
+            hits = {n: _contains_phrase(words, vocabulary, p) for n, p in keywords.items()}
+            found.append(
+                {
+                    "matched": [n for n, hit in hits.items() if hit],
+                    "missing": [n for n, hit in hits.items() if not hit],
+                }
+            )
+        index, _ = best_of([_coverage(f["matched"], f["missing"]) for f in found])
+        return {**found[index], "reference": index, "references": len(found)}
 
     def score(results: StepResults) -> float:
         pre = results.preprocess_step_result
-        total = len(pre["matched"]) + len(pre["missing"])
-        return len(pre["matched"]) / total if total else 1.0
+        return _coverage(pre["matched"], pre["missing"])
 
     def reason(score: float, results: StepResults) -> str:
-        matched = results.preprocess_step_result["matched"]
-        missing = results.preprocess_step_result["missing"]
+        pre = results.preprocess_step_result
+        matched, missing = pre["matched"], pre["missing"]
+        which = against(pre["references"], pre["reference"])
         total = len(matched) + len(missing)
         if not total:
-            return "No keywords to cover in the reference; nothing expected is missing."
+            return f"No keywords to cover in the reference; nothing expected is missing{which}."
         text = f"{len(matched)} of {total} keywords found"
         if missing:
             text += "; missing: " + ", ".join(clip(m, 30) for m in missing[:8])
             text += f" and {len(missing) - 8} more" if len(missing) > 8 else ""
-        return text + "."
+        return text + which + "."
 
     return scorer.preprocess(preprocess).generate_score(score).generate_reason(reason)
+
+
+def _coverage(matched: list[str], missing: list[str]) -> float:
+    total = len(matched) + len(missing)
+    return len(matched) / total if total else 1.0

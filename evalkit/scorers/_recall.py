@@ -10,23 +10,18 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from string import Template
-from typing import Any
 
 from pydantic import BaseModel, Field
 
-from evalkit.scorer import Scorer, ScorerRun, StepResults
+from evalkit.scorer import Scorer
+from evalkit.scorers._claims import claim_verdicts, claims_scorer
 from evalkit.scorers._common import as_text, ground_truth
 from evalkit.scorers._judged import (
-    Claims,
-    JudgeStep,
+    OnePerItem,
+    PerRun,
     YesNo,
     check_scale,
-    count,
-    finish,
     fixed_context,
-    is_blank,
-    numbered,
-    round_score,
     row_context,
     show,
     verdict_lines,
@@ -96,7 +91,7 @@ class Attribution(BaseModel):
     verdict: YesNo = Field(description='"yes" attributable, "no" not in the context.')
 
 
-class Attributions(BaseModel):
+class Attributions(OnePerItem):
     """One verdict per claim, in order."""
 
     verdicts: list[Attribution]
@@ -122,10 +117,11 @@ def context_recall(
 
     Range 0 to ``scale``, higher is better. After Mastra's context recall scorer: the judge
     extracts the claims of the ground truth, then marks each ``yes`` (attributable to the
-    context) or ``no``. Score = yes / claims * scale (at most ``scale``), rounded to two
-    decimals. An empty ground truth has no claims and scores 0, without judge calls. A
-    missing ground truth, or a row without context, fails with ``ScorerInputError``. The
-    context is read as for ``faithfulness``; non-string ground truths are JSON text.
+    context) or ``no``. Score = yes / claims * scale, rounded to two decimals; a reply without
+    exactly one verdict per claim is asked once more, then fails the run. An empty ground truth
+    has no claims and scores 0, without judge calls. A missing ground truth, or a row without
+    context, fails with ``ScorerInputError``. The context is read as for ``faithfulness``;
+    non-string ground truths are JSON text.
 
     Args:
         context: Passages used for every row; None reads each row's.
@@ -135,56 +131,24 @@ def context_recall(
     """
     check_scale("context_recall", scale)
     fixed = fixed_context("context_recall", context)
-
-    def pieces(run: ScorerRun) -> list[str]:
-        return row_context(run, "context_recall", fixed=fixed, key=context_key)
-
-    def reference(run: ScorerRun) -> str:
-        return as_text(ground_truth(run, "context_recall"))
-
-    def claims(results: StepResults) -> list[str]:
-        return list(results.preprocess_step_result["claims"])
-
-    def verdicts(results: StepResults) -> list[dict[str, Any]]:
-        return list(results.analyze_step_result["verdicts"])
-
-    def skip_extract(run: ScorerRun) -> dict[str, Any] | None:
-        pieces(run)  # a row without context fails before any judge call
-        return {"claims": []} if is_blank(reference(run)) else None
-
-    def score(results: StepResults) -> float:
-        total = len(claims(results))
-        if not total:
-            return 0.0
-        return round_score(min(1.0, count(verdicts(results), "yes") / total) * scale)
-
-    extract = JudgeStep(
-        "Extract the ground truth's claims",
-        lambda run: EXTRACT.substitute(ground_truth=reference(run)),
+    pieces = PerRun(lambda run: row_context(run, "context_recall", fixed=fixed, key=context_key))
+    reference = PerRun(lambda run: as_text(ground_truth(run, "context_recall")))
+    return claims_scorer(
+        scorer,
+        text=reference,
+        whose="ground truth",
+        pieces=pieces,
         instructions=INSTRUCTIONS,
-        output_schema=Claims,
-        skip=skip_extract,
-    )
-    attribute = JudgeStep(
-        "Check whether the context supports each claim",
-        lambda run, results: ANALYZE.substitute(
-            context=numbered(pieces(run)),
-            count=len(claims(results)),
-            claims=numbered(claims(results)),
-        ),
-        instructions=INSTRUCTIONS,
-        output_schema=Attributions,
-        skip=lambda results: {"verdicts": []} if not claims(results) else None,
-    )
-    reason = JudgeStep(
-        "Explain the score",
-        lambda run, results, score: REASON.substitute(
+        extract=lambda text: EXTRACT.substitute(ground_truth=text),
+        analyze=ANALYZE,
+        verdicts=Attributions,
+        reason=lambda run, results, score: REASON.substitute(
             score=show(score),
             scale=show(scale),
             ground_truth=reference(run),
-            verdicts=verdict_lines(verdicts(results), text="claim"),
+            verdicts=verdict_lines(claim_verdicts(results), text="claim"),
         ),
-        instructions=INSTRUCTIONS,
-        skip=lambda results: NO_CLAIMS if not claims(results) else None,
+        no_claims=NO_CLAIMS,
+        scale=scale,
+        explain=explain,
     )
-    return finish(scorer.preprocess(extract).analyze(attribute), score, reason, explain=explain)

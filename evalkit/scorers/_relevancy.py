@@ -17,15 +17,15 @@ from evalkit.scorer import Scorer, ScorerRun, StepResults
 from evalkit.scorers._common import as_text
 from evalkit.scorers._judged import (
     JudgeStep,
+    OnePerItem,
     Statements,
     YesNoUnsure,
     check_scale,
     check_weight,
-    count,
     finish,
     is_blank,
     numbered,
-    round_score,
+    share_of_yes,
     show,
     verdict_lines,
 )
@@ -119,7 +119,7 @@ class Verdict(BaseModel):
     verdict: YesNoUnsure = Field(description='"yes", "unsure" or "no".')
 
 
-class Verdicts(BaseModel):
+class Verdicts(OnePerItem):
     """One verdict per statement, in order."""
 
     verdicts: list[Verdict]
@@ -140,8 +140,9 @@ def answer_relevancy(
     Range 0 to ``scale``, higher is better. After Mastra's answer relevancy scorer: the judge
     splits the output into statements, then marks each ``yes`` (relevant), ``unsure`` (partly)
     or ``no`` for relevance to the input, not correctness. Score = (yes + uncertainty_weight *
-    unsure) / verdicts * scale, rounded to two decimals: 3 yes, 1 unsure and 1 no give
-    (3 + 0.3) / 5 = 0.66. An empty output, or one with no statements extracted, scores 0
+    unsure) / statements * scale, rounded to two decimals: 3 yes, 1 unsure and 1 no give
+    (3 + 0.3) / 5 = 0.66. A reply without exactly one verdict per statement is asked once
+    more, then fails the run. An empty output, or one with no statements extracted, scores 0
     (without asking the judge to judge nothing). Non-string outputs are judged as JSON text.
 
     Args:
@@ -157,13 +158,6 @@ def answer_relevancy(
 
     def verdicts(results: StepResults) -> list[dict[str, Any]]:
         return list(results.analyze_step_result["verdicts"])
-
-    def score(results: StepResults) -> float:
-        found = verdicts(results)
-        if not found:
-            return 0.0
-        relevant = count(found, "yes") + uncertainty_weight * count(found, "unsure")
-        return round_score(relevant / len(found) * scale)
 
     extract = JudgeStep(
         "Split the output into statements",
@@ -182,6 +176,7 @@ def answer_relevancy(
         instructions=INSTRUCTIONS,
         output_schema=Verdicts,
         skip=lambda results: {"verdicts": []} if not statements(results) else None,
+        items=lambda results: len(statements(results)),
     )
 
     def reason_prompt(run: ScorerRun, results: StepResults, score: float) -> str:
@@ -200,4 +195,9 @@ def answer_relevancy(
         instructions=INSTRUCTIONS,
         skip=lambda results: NO_STATEMENTS if not statements(results) else None,
     )
-    return finish(scorer.preprocess(extract).analyze(judge), score, reason, explain=explain)
+    return finish(
+        scorer.preprocess(extract).analyze(judge),
+        lambda results: share_of_yes(verdicts(results), scale, unsure=uncertainty_weight),
+        reason,
+        explain=explain,
+    )

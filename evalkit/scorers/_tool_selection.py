@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from string import Template
-from typing import Any
+from typing import Any, ClassVar
 
 from pydantic import BaseModel, Field
 
@@ -21,6 +21,7 @@ from evalkit.scorer import Scorer, ScorerRun, StepResults
 from evalkit.scorers._common import as_text, param_error
 from evalkit.scorers._judged import (
     JudgeStep,
+    OnePerItem,
     check_scale,
     finish,
     is_blank,
@@ -99,8 +100,10 @@ class ToolEvaluation(BaseModel):
     was_appropriate: bool
 
 
-class ToolEvaluations(BaseModel):
+class ToolEvaluations(OnePerItem):
     """One evaluation per tool call, and the tools that should have been called."""
+
+    per_item: ClassVar[str] = "evaluations"
 
     evaluations: list[ToolEvaluation]
     missing_tools: list[str] = Field(description="Tools the request needed but were not called.")
@@ -149,9 +152,10 @@ def tool_call_accuracy_llm(
     Range 0 to ``scale``, higher is better. After Mastra's LLM tool-call accuracy scorer: the
     tool calls are read from the output in code (every shape ``tool_call_accuracy`` reads),
     then the judge marks each call appropriate or not for the request, and lists tools that
-    should have been called. Score = appropriate / evaluated * scale, rounded to two
-    decimals; with no call evaluated, ``scale`` when the judge names no missing tool (not
-    calling was right) and 0 otherwise. The available tools (name → description) are
+    should have been called. Score = appropriate / calls * scale, rounded to two decimals (a
+    reply without exactly one evaluation per call is asked once more, then fails the run);
+    with no call, ``scale`` when the judge names no missing tool (not calling was right) and
+    0 otherwise. The available tools (name → description) are
     ``available_tools``, else the row's ``tools_key`` entry (request context or mapping
     input; a mapping, OpenAI tool definitions, or names), else the judge decides from the
     request alone. An empty input fails with ``ScorerInputError``.
@@ -202,6 +206,7 @@ def tool_call_accuracy_llm(
         analyze_prompt,
         instructions=INSTRUCTIONS,
         output_schema=ToolEvaluations,
+        items=lambda results: len(results.preprocess_step_result["tools_called"]),
     )
     reason = JudgeStep(
         "Explain the score",

@@ -95,6 +95,31 @@ def test_every_input_shape_gives_the_same_comparison(convert: Any) -> None:
     assert compare_experiments(convert(BASELINE), convert(CANDIDATE)) == expected
 
 
+def with_result_columns(df: pd.DataFrame) -> pd.DataFrame:
+    """The extra columns of ``ExperimentResult.to_pandas()``: mixed types Arrow cannot convert."""
+    n = len(df)
+    mixed: list[Any] = [{"question": "q", "lang": "en"}, "plain text", [1, 2], 3.5, None]
+    return df.assign(
+        input=[mixed[i % len(mixed)] for i in range(n)],
+        output=[mixed[(i + 1) % len(mixed)] for i in range(n)],
+        preprocess_step_result=[{"n": i} if i % 2 else "x" for i in range(n)],
+    )
+
+
+def test_a_frame_with_mixed_type_result_columns_is_compared_on_its_score_columns() -> None:
+    with pytest.raises(pa.ArrowInvalid):
+        pa.Table.from_pandas(with_result_columns(BASELINE))  # what the full frame gives
+    expected = compare_experiments(BASELINE, CANDIDATE)
+    result = compare_experiments(with_result_columns(BASELINE), with_result_columns(CANDIDATE))
+    assert result == expected
+
+
+def test_an_arrow_table_or_batch_with_extra_columns_is_compared_on_its_score_columns() -> None:
+    baseline = as_arrow(BASELINE).append_column("note", pa.array([[1]] * len(BASELINE)))
+    candidate = pa.record_batch(as_arrow(CANDIDATE).to_batches()[0])
+    assert compare_experiments(baseline, candidate) == compare_experiments(BASELINE, CANDIDATE)
+
+
 def test_row_order_does_not_change_the_result() -> None:
     baseline, candidate = binary_runs(500, accuracy=0.8, flipped=30)
     shuffled = candidate.sample(frac=1.0, random_state=3)
@@ -145,6 +170,38 @@ def test_a_large_drop_on_few_items_is_not_significant() -> None:
     candidate = {"s": {str(i): (0.0 if i < 2 else 1.0) for i in range(6)}}
     result = compare_experiments(baseline, candidate, max_drop=0.02)["s"]
     assert result.ci_high == 0.0
+    assert result.verdict == "unchanged"
+
+
+@pytest.mark.parametrize(("n", "p_value"), [(1, 1.0), (3, 0.25), (5, 0.0625)])
+def test_every_item_dropping_on_too_few_items_is_unchanged(n: int, p_value: float) -> None:
+    # Every item went 1 -> 0: the bootstrap interval collapses to the single point -1, which
+    # excludes zero, but 2 / 2**n sign assignments are as extreme, so nothing is significant.
+    baseline = {"s": {str(i): 1.0 for i in range(n)}}
+    candidate = {"s": {str(i): 0.0 for i in range(n)}}
+    result = compare_experiments(baseline, candidate)["s"]
+    assert (result.ci_low, result.ci_high) == (-1.0, -1.0)
+    assert result.p_value == pytest.approx(p_value)
+    assert result.verdict == "unchanged"
+    assert compare_experiments(candidate, baseline)["s"].verdict == "unchanged"
+
+
+def test_every_item_dropping_on_six_items_is_a_regression() -> None:
+    # 2 / 64 < 0.05: the smallest all-dropped run the sign-flip test can call significant.
+    baseline = {"s": {str(i): 1.0 for i in range(6)}}
+    candidate = {"s": {str(i): 0.0 for i in range(6)}}
+    result = compare_experiments(baseline, candidate)["s"]
+    assert result.p_value == pytest.approx(2 / 64)
+    assert result.verdict == "regressed"
+    assert compare_experiments(candidate, baseline)["s"].verdict == "improved"
+
+
+def test_a_stricter_confidence_needs_a_smaller_p_value() -> None:
+    baseline = {"s": {str(i): 1.0 for i in range(6)}}
+    candidate = {"s": {str(i): 0.0 for i in range(6)}}
+    result = compare_experiments(baseline, candidate, confidence=0.99)["s"]
+    assert result.ci_high is not None
+    assert result.ci_high < 0
     assert result.verdict == "unchanged"
 
 
@@ -228,6 +285,16 @@ def test_unknown_scorer_id_lookup_is_a_key_error() -> None:
         (frame([("a", "s", None, "success")]), "succeeded without a finite score"),
         (frame([(None, "s", 1.0, "success")]), "null"),  # type: ignore[list-item]
         (pd.DataFrame({"item_id": ["a"], "scorer_id": ["s"], "score": ["high"]}), "numbers"),
+        (pd.DataFrame({"item_id": [1, "b"], "scorer_id": "s", "score": 1.0}), "item_id"),
+        (pd.DataFrame({"item_id": ["a"], "scorer_id": ["s"], "score": [{"x": 1}]}), "numbers"),
+        (
+            pd.DataFrame(
+                [["a", "s", 1.0, 0.0]], columns=["item_id", "scorer_id", "score", "score"]
+            ),
+            "more than once",
+        ),
+        (pa.table({"item_id": ["a"], "scorer_id": ["s"], "score": [[1.0]]}), "numbers"),
+        (pa.table({"item_id": [[1]], "scorer_id": ["s"], "score": [1.0]}), "ids must be"),
         ({"s": {"a": "high"}}, "not a number"),
         ({"s": [1.0]}, "must map item ids"),
         ([("a", "s", 1.0)], "expected a DataFrame"),

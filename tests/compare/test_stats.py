@@ -14,6 +14,8 @@ from evalkit.compare import paired_bootstrap_ci, sign_flip_test
 def test_constant_differences_give_a_degenerate_interval_at_the_difference(
     value: float, n: int
 ) -> None:
+    # Correct as interval arithmetic, and the reason the verdict also needs the p-value: one
+    # item (or items that all moved alike) gives a single point that excludes zero.
     assert paired_bootstrap_ci(np.full(n, value)) == (value, value)
 
 

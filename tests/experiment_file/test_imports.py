@@ -12,7 +12,7 @@ from evalkit.experiment_file import import_reference
 
 @pytest.fixture(autouse=True)
 def restore_import_state() -> Iterator[None]:
-    # import_reference leaves the folder on sys.path on purpose; tests must not leak it.
+    # The imported modules stay in sys.modules on purpose; tests must not leak them.
     path, modules = list(sys.path), set(sys.modules)
     yield
     sys.path[:] = path
@@ -36,7 +36,8 @@ def test_a_module_beside_the_experiment_file_is_imported(tmp_path: Path) -> None
     tone = loaded.import_object(("scorers", 0, "use"), loaded.config.scorers[0].use)
     assert type(tone).__name__ == "Tone"
     assert loaded.import_object(("scorers", 0, "use"), f"{module}:Tone.scale") == 5
-    assert sys.path[0] == str(tmp_path)
+    assert str(tmp_path) not in sys.path
+    assert module in sys.modules
 
 
 def test_a_missing_attribute_names_the_key_its_line_and_a_close_name(tmp_path: Path) -> None:
@@ -93,8 +94,54 @@ def test_a_malformed_reference_is_a_config_error(reference: str) -> None:
         import_reference(reference)
 
 
-def test_the_folder_goes_on_sys_path_once(tmp_path: Path) -> None:
-    (tmp_path / f"once_{tmp_path.name}.py").write_text("x = 1\n")
-    import_reference(f"once_{tmp_path.name}:x", folder=tmp_path)
-    import_reference(f"once_{tmp_path.name}:x", folder=tmp_path)
+def test_the_folder_is_on_sys_path_only_while_importing(tmp_path: Path) -> None:
+    module = f"neighbours_{tmp_path.name}"
+    (tmp_path / f"helper_{tmp_path.name}.py").write_text("value = 7\n")
+    (tmp_path / f"{module}.py").write_text(
+        f"import sys\nimport helper_{tmp_path.name} as helper\n"
+        "seen = sys.path[0]\nx = helper.value\n"
+    )
+    before = list(sys.path)
+    assert import_reference(f"{module}:x", folder=tmp_path) == 7  # top-level imports work
+    assert import_reference(f"{module}:seen", folder=tmp_path) == str(tmp_path)
+    assert sys.path == before
+    assert import_reference(f"{module}:x", folder=tmp_path) == 7  # reused from sys.modules
+    assert sys.path == before
+
+
+def test_a_folder_already_on_sys_path_stays(tmp_path: Path) -> None:
+    (tmp_path / f"kept_{tmp_path.name}.py").write_text("x = 1\n")
+    sys.path.append(str(tmp_path))
+    import_reference(f"kept_{tmp_path.name}:x", folder=tmp_path)
     assert sys.path.count(str(tmp_path)) == 1
+    assert sys.path[-1] == str(tmp_path)
+
+
+def test_a_failed_import_takes_the_folder_off_too(tmp_path: Path) -> None:
+    (tmp_path / f"fails_{tmp_path.name}.py").write_text("raise ValueError('no')\n")
+    before = list(sys.path)
+    with pytest.raises(ConfigError):
+        import_reference(f"fails_{tmp_path.name}:x", folder=tmp_path)
+    assert sys.path == before
+
+
+def test_a_file_named_like_a_library_does_not_shadow_later_lazy_imports(
+    tmp_path: Path,
+) -> None:
+    # colorsys stands for any library the scorer imports lazily (regex, tokenize, ...).
+    original = sys.modules.pop("colorsys", None)
+    try:
+        (tmp_path / "colorsys.py").write_text("SHADOW = True\n")
+        module = f"lazy_{tmp_path.name}"
+        (tmp_path / f"{module}.py").write_text(
+            "def later():\n    import colorsys\n    return colorsys\n"
+        )
+        later = import_reference(f"{module}:later", folder=tmp_path)
+        assert callable(later)
+        library = later()
+        assert not hasattr(library, "SHADOW")
+        assert hasattr(library, "rgb_to_hsv")
+    finally:
+        sys.modules.pop("colorsys", None)
+        if original is not None:
+            sys.modules["colorsys"] = original

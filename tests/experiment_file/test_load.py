@@ -1,12 +1,14 @@
 from __future__ import annotations
 
 import textwrap
+import tomllib
 from pathlib import Path
 
 import pytest
 
-from evalkit import ConfigError, ExperimentFileError, load_experiment_file
+from evalkit import ConfigError, ExperimentFileError, Judge, load_experiment_file
 from evalkit.experiment_file import ExperimentFile, OpenAITarget, PythonTarget
+from evalkit.experiment_file._load import _syntax_error
 
 GOOD = """\
 [experiment]
@@ -387,3 +389,120 @@ def test_errors_found_after_loading_point_at_the_key(tmp_path: Path) -> None:
     )
     # Not written: the line of the entry's [[scorers]] header.
     assert experiment_file.line_of(("scorers", 2, "params")) == 37
+
+
+@pytest.mark.parametrize("key", ["dataset", "store"])
+def test_a_path_under_an_unknown_users_home_is_a_located_problem(tmp_path: Path, key: str) -> None:
+    text = MINIMAL
+    if key == "dataset":
+        text = text.replace('"data/qa.parquet"', '"~nosuchuser-evalkit/qa.parquet"')
+    else:
+        text = text.replace("[[scorers]]", 'store = "~nosuchuser-evalkit/x.duckdb"\n[[scorers]]')
+    error = problems(write(tmp_path, text))
+    assert error.key == f"experiment.{key}"
+    assert error.line == (3 if key == "dataset" else 5)
+    assert error.problem.startswith("cannot resolve the path '~nosuchuser-evalkit/")
+
+
+SECRET = "sk-proj-Q8x2LmZ0aB7cD9eF1gH3iJ5kL7mN9pR"
+
+
+@pytest.mark.parametrize(
+    ("where", "key"),
+    [
+        ('[judge]\nmodel = "m"\napi_key_env = "{value}"\n', "judge.api_key_env"),
+        ('judge = {{ api_key_env = "{value}" }}\n', "scorers[0].judge.api_key_env"),
+        ('[target]\ntype = "openai"\nmodel = "m"\napi_key_env = "{value}"\n', "target.api_key_env"),
+    ],
+)
+@pytest.mark.parametrize(
+    ("value", "problem"),
+    [
+        (SECRET, "this looks like an API key, not the name of an environment variable"),
+        ("3f9a0c1b2d4e5f60718293a4b5c6d7e8", "this looks like an API key"),
+        ("a3f9a0c1b2d4e5f60718293a4b5c6d7e8", "this looks like an API key"),
+        ("MY-KEY", "expected the name of an environment variable"),
+        ("1KEY", "expected the name of an environment variable"),
+        ("OPENAI KEY", "expected the name of an environment variable"),
+    ],
+)
+def test_api_key_env_must_be_a_variable_name_and_is_never_echoed(
+    tmp_path: Path, where: str, key: str, value: str, problem: str
+) -> None:
+    error = problems(write(tmp_path, MINIMAL + where.format(value=value)))
+    assert error.key == key
+    assert error.problem.startswith(problem)
+    assert "value not shown" in error.problem
+    assert value not in str(error)
+    assert value not in str(error.to_dict())
+    assert value not in str(error.__cause__)
+
+
+@pytest.mark.parametrize("name", ["OPENAI_API_KEY", "_KEY", "azure_openai_key_2", "KEY2024PROD"])
+def test_a_variable_name_is_accepted_as_api_key_env(tmp_path: Path, name: str) -> None:
+    text = MINIMAL + f'[judge]\nmodel = "m"\napi_key_env = "{name}"\n'
+    config = load_experiment_file(write(tmp_path, text)).config
+    assert config.judge is not None
+    assert config.judge.api_key_env == name
+
+
+def test_judge_timeout_and_max_retries_reach_the_judge(tmp_path: Path) -> None:
+    text = (
+        MINIMAL
+        + "judge = { timeout = 5, max_retries = 0 }\n"
+        + '[judge]\nmodel = "m"\ntimeout = 12.5\nmax_retries = 4\n'
+    )
+    config = load_experiment_file(write(tmp_path, text)).config
+    assert config.judge is not None
+    assert (config.judge.timeout, config.judge.max_retries) == (12.5, 4)
+    settings = config.judge_settings(config.scorers[0])
+    assert (settings["timeout"], settings["max_retries"]) == (5.0, 0)
+    judge = Judge(**settings)
+    assert (judge.timeout, judge.max_retries) == (5.0, 0)
+
+
+@pytest.mark.parametrize(
+    ("setting", "problem"),
+    [
+        ("timeout = 0", "expected a value greater than 0, got 0"),
+        ("timeout = -1.5", "expected a value greater than 0, got -1.5"),
+        ("timeout = inf", "expected a finite number, got inf"),
+        ('timeout = "30"', 'expected a number, got "30"'),
+        ("max_retries = -1", "expected a value greater than or equal to 0, got -1"),
+        ("max_retries = 1.5", "expected an integer, got 1.5"),
+    ],
+)
+def test_a_bad_judge_timeout_or_max_retries_is_named(
+    tmp_path: Path, setting: str, problem: str
+) -> None:
+    error = problems(write(tmp_path, MINIMAL + f'[judge]\nmodel = "m"\n{setting}\n'))
+    assert (error.line, error.key) == (9, f"judge.{setting.split(' =')[0]}")
+    assert error.problem == problem
+
+
+def decode_error(message: str, **position: object) -> tomllib.TOMLDecodeError:
+    """A TOMLDecodeError as Python 3.14 raises it: its position in attributes."""
+    error = tomllib.TOMLDecodeError(message)
+    for name, value in position.items():
+        setattr(error, name, value)
+    return error
+
+
+def test_a_toml_error_position_is_read_from_its_attributes_when_present() -> None:
+    text = "[experiment]\nconcurrency = \n"
+    # The attributes win over a message that would say otherwise.
+    error = decode_error(
+        "Invalid value (at line 9, column 3)", msg="Invalid value", pos=27, lineno=2, colno=15
+    )
+    located = _syntax_error("x.toml", text, error)
+    assert (located.line, located.problem) == (2, "invalid TOML: Invalid value (column 15)")
+
+
+def test_a_toml_error_at_the_end_uses_its_attributes_too() -> None:
+    text = "a = [1,\n2,\n"
+    error = decode_error("Unclosed array (at end of document)", pos=len(text), lineno=3, colno=1)
+    located = _syntax_error("x.toml", text, error)
+    assert (located.line, located.problem) == (
+        3,
+        "invalid TOML: Unclosed array (at the end of the file)",
+    )

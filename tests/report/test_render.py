@@ -1,6 +1,9 @@
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
+from dataclasses import replace
+
+import pytest
 
 from evalkit.report import (
     ItemView,
@@ -97,3 +100,53 @@ def test_histogram_counts_every_score() -> None:
     assert "<title>2</title>" in svg  # [0, 0.5): two zeros
     assert svg.count("<rect") == 2
     assert histogram_svg([]) == "<p>no scores</p>"
+
+
+def failing(item_id: str, scorer_id: str, error: str) -> ReportData:
+    failure = ItemView(item_id, scorer_id, None, "q", "o", None, failed_step="analyze", error=error)
+    return replace(make_report(EXACT), failures=(failure,))
+
+
+def failure_line(md: str) -> str:
+    return next(line for line in md.splitlines() if line.startswith("- ") and " at analyze" in line)
+
+
+@pytest.mark.parametrize(
+    ("item_id", "code"),
+    [
+        ("q-1", "`q-1`"),
+        ("a`b", "``a`b``"),
+        ("``x", "``` ``x ```"),
+        ("x`", "`` x` ``"),
+        ("a|b *c*", "`a|b *c*`"),
+        ("two\nlines", "`two lines`"),
+    ],
+)
+def test_markdown_item_ids_are_code_spans_whatever_backticks_they_hold(
+    item_id: str, code: str
+) -> None:
+    assert failure_line(markdown_summary(failing(item_id, "exact", "boom"))).startswith(
+        f"- {code} exact at analyze: "
+    )
+
+
+def test_markdown_failure_lines_escape_scorer_ids_and_errors() -> None:
+    md = markdown_summary(failing("i", "my_*scorer*|[x]", "bad `code` <b>bold</b> & more"))
+    assert failure_line(md) == (
+        "- `i` my\\_\\*scorer\\*\\|\\[x\\] at analyze: bad \\`code\\` &lt;b>bold&lt;/b> \\& more"
+    )
+
+
+def test_markdown_table_cells_and_notes_escape_scorer_ids() -> None:
+    row = replace(EXACT, scorer_id="a|b_c", comparison_note="only 3 paired | see *notes*")
+    md = markdown_summary(make_report(row))
+    assert "| a\\|b\\_c | 3 | 0.750 ± 0.050 | 1 | >= 0.8 | - | failed |" in md
+    assert "- a\\|b\\_c: only 3 paired \\| see \\*notes\\*" in md
+
+
+def test_markdown_header_facts_are_code_spans() -> None:
+    report = replace(make_report(EXACT), dataset="data/`odd`.parquet", baseline="run|1")
+    md = markdown_summary(report)
+    assert "- dataset: ``data/`odd`.parquet``" in md
+    assert "- baseline: `run|1`" in md
+    assert "- experiment: `exp-1` — **completed\\_with\\_errors**, FAILED" in md

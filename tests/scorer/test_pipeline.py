@@ -1,6 +1,9 @@
 from __future__ import annotations
 
+import hashlib
 import json
+import os
+import unicodedata
 import uuid
 from typing import Any
 
@@ -8,6 +11,8 @@ import anyio
 import pytest
 
 from evalkit import ConfigError, ScorerRun, StepResults, create_scorer
+from evalkit.scorer import slugify
+from evalkit.scorer._scorer import new_run_id
 
 ML_OUTPUT = "Machine learning is a subset of artificial intelligence that lets computers learn"
 
@@ -67,13 +72,43 @@ def test_id_defaults_to_slug_of_name_and_fields_are_readable() -> None:
         "Evaluates response quality",
     )
     assert create_scorer("Exact  Match!", id="exact").id == "exact"
-    assert create_scorer("Réponse  Exacte (v2)").id == "r-ponse-exacte-v2"
+    assert create_scorer("Réponse  Exacte (v2)").id == "reponse-exacte-v2"
 
 
-@pytest.mark.parametrize("name", ["", "   ", "!!!"])
+@pytest.mark.parametrize(
+    ("name", "slug"),
+    [
+        ("Quality Scorer", "quality-scorer"),
+        ("Réponse  Exacte (v2)", "reponse-exacte-v2"),
+        ("Ångström Ünïcode", "angstrom-unicode"),
+        ("Straße", "strasse"),
+        ("\uff46\uff55\uff4c\uff4c\u3000\uff57\uff49\uff44\uff54\uff48", "full-width"),
+        ("  --Édition--  ", "edition"),
+        ("GPT-4o judge", "gpt-4o-judge"),
+    ],
+)
+def test_slugify_folds_to_ascii(name: str, slug: str) -> None:
+    assert slugify(name) == slug
+
+
+@pytest.mark.parametrize("name", ["評価", "!!!", "2024", "Ωμέγα"])
+def test_a_name_without_ascii_letters_gets_a_stable_hashed_id(name: str) -> None:
+    digest = hashlib.sha256(unicodedata.normalize("NFC", name).encode()).hexdigest()[:8]
+    assert slugify(name) == f"scorer-{digest}"
+    assert create_scorer(name).id == f"scorer-{digest}"
+    assert slugify(unicodedata.normalize("NFD", name)) == slugify(name)
+    assert slugify(name + "!") != slugify(name)
+
+
+@pytest.mark.parametrize("name", ["", "   "])
 def test_unusable_name_is_a_config_error(name: str) -> None:
     with pytest.raises(ConfigError):
         create_scorer(name)
+
+
+def test_an_empty_id_is_a_config_error() -> None:
+    with pytest.raises(ConfigError, match="an id must be a non-empty string, got ''"):
+        create_scorer("Fine", id="")
 
 
 async def test_run_id_is_kept_when_given() -> None:
@@ -236,3 +271,70 @@ async def test_with_id_records_under_a_new_id_and_keeps_everything_else() -> Non
     assert (await renamed.run(input=1, output=2)).score == 0.25
     with pytest.raises(ConfigError):
         base.with_id("")
+
+
+@pytest.mark.parametrize(
+    ("attribute", "value"),
+    [
+        ("id", "other"),
+        ("name", "Other"),
+        ("description", "d"),
+        ("judge", None),
+        ("higher_is_better", False),
+        ("metadata", {}),
+    ],
+)
+def test_scorer_attributes_are_read_only(attribute: str, value: Any) -> None:
+    scorer = create_scorer("Fixed", "what it measures").generate_score(lambda: 1.0)
+    before = getattr(scorer, attribute)
+    with pytest.raises(AttributeError):
+        setattr(scorer, attribute, value)
+    assert getattr(scorer, attribute) == before
+
+
+def test_a_scorer_takes_no_new_attributes() -> None:
+    scorer = create_scorer("Fixed").generate_score(lambda: 1.0)
+    with pytest.raises(AttributeError):
+        scorer.extra = 1  # type: ignore[attr-defined]
+
+
+async def test_a_sync_function_returning_an_awaitable_is_awaited() -> None:
+    async def later(value: float) -> float:
+        return value
+
+    class AsyncCall:
+        async def __call__(self, results: StepResults) -> float:
+            return results.preprocess_step_result + 0.5
+
+    scorer = (
+        create_scorer("Mixed")
+        .preprocess(lambda run: later(len(run.output) / 10))
+        .generate_score(AsyncCall())
+        .generate_reason(lambda score: later(f"{score}"))  # type: ignore[arg-type]
+    )
+    result = await scorer.run(input="q", output="ab")
+    assert (result.preprocess_step_result, result.score, result.reason) == (0.2, 0.7, "0.7")
+
+
+async def test_run_ids_are_canonical_version_4_uuids_and_unique() -> None:
+    scorer = quality_scorer()
+    ids = [(await scorer.run(input="q", output="a")).run_id for _ in range(2_000)]
+    assert len(set(ids)) == len(ids)
+    for text in ids[:50]:
+        parsed = uuid.UUID(text)
+        assert str(parsed) == text
+        assert (parsed.version, parsed.variant) == (4, uuid.RFC_4122)
+
+
+def test_a_forked_child_draws_other_run_ids_than_its_parent() -> None:
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: report its next id and leave at once
+        os.write(write, new_run_id().encode())
+        os._exit(0)
+    os.close(write)
+    os.waitpid(pid, 0)
+    with os.fdopen(read) as pipe:
+        child = pipe.read()
+    assert uuid.UUID(child).version == 4
+    assert child != new_run_id()

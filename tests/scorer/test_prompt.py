@@ -476,3 +476,23 @@ async def test_create_prompt_must_return_text(server: FakeOpenAIServer, judge: J
     error = await run_failing(scorer)
     assert "create_prompt returned int, not the prompt text" in str(error)
     assert server.stats.requests == 0
+
+
+async def test_with_judge_rebinds_the_prompt_steps_and_leaves_the_original(
+    server: FakeOpenAIServer, judge: Judge
+) -> None:
+    server.add_rule(Rule("Rate", reply={"score": 0.5}))
+    without = create_scorer("Judged", higher_is_better=False).generate_score(score_step())
+    judged = without.with_judge(judge)
+    assert (judged.judge, without.judge) == (judge, None)
+    assert (judged.id, judged.name, judged.higher_is_better) == ("judged", "Judged", False)
+    assert (await judged.run(input="q", output="4")).score == 0.5
+    error = await run_failing(without)
+    assert "prompt step without a judge model" in str(error)
+    other = judged.with_judge(
+        Judge("other-model", base_url=judge.base_url, api_key_env=judge.api_key_env)
+    )
+    result = await other.run(input="q", output="4")
+    assert result.judge["generate_score"].executions[0].judge_model_id == "other-model"
+    with pytest.raises(ConfigError, match="judge must be a Judge, not str"):
+        judged.with_judge("gpt-4o")  # type: ignore[arg-type]

@@ -4,6 +4,7 @@ import math
 from typing import Any
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from evalkit import ScorerInputError
@@ -31,7 +32,18 @@ def test_as_text(value: Any, text: str) -> None:
 
 
 @pytest.mark.parametrize(
-    ("value", "missing"), [(None, True), (math.nan, True), ("", False), (0, False)]
+    ("value", "missing"),
+    [
+        (None, True),
+        (math.nan, True),
+        (np.float64("nan"), True),
+        (pd.NA, True),
+        (pd.NaT, True),
+        ("", False),
+        (0, False),
+        ("<NA>", False),
+        (pd.Timestamp("2024-01-01"), False),
+    ],
 )
 def test_is_missing(value: Any, missing: bool) -> None:
     assert is_missing(value) is missing

@@ -147,10 +147,33 @@ async def test_keyword_coverage_from_the_input() -> None:
     assert result.preprocess_step_result == {
         "matched": ["rust", "memory"],
         "missing": ["explain", "safety"],
+        "reference": 0,
+        "references": 1,
     }
     assert result.reason == "2 of 4 keywords found; missing: 'explain', 'safety'."
     error = await input_error(scorer, "x", "gt", input=None)
     assert (error.field, error.problem) == ("input", "missing (this row has no input)")
+
+
+@pytest.mark.parametrize(
+    ("output", "expected", "best"),
+    [
+        ("The Louvre museum", 1.0, 1),
+        ("Eiffel Tower", 2 / 3, 0),
+        ("A tower, a museum", 0.5, 1),  # 1/3 of the first, 1/2 of the second
+        ("nothing here", 0.0, 0),  # ties keep the first
+    ],
+)
+async def test_keyword_coverage_keeps_the_best_of_alternative_references(
+    output: str, expected: float, best: int
+) -> None:
+    truths = ["The Eiffel Tower in Paris", "The Louvre museum"]
+    result = await score(keyword_coverage(), output, truths)
+    assert result.score == pytest.approx(expected)
+    pre = result.preprocess_step_result
+    assert (pre["reference"], pre["references"]) == (best, 2)
+    assert set(pre["matched"]) | set(pre["missing"]) == set(extract_keywords(truths[best]))
+    assert result.reason.endswith(f" (best of 2 references: #{best + 1}).")
 
 
 async def test_keyword_coverage_reasons() -> None:

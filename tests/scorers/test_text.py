@@ -3,6 +3,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import numpy as np
+import pandas as pd
 import pytest
 
 from evalkit import ConfigError
@@ -58,7 +60,7 @@ async def test_exact_match_reasons() -> None:
     assert several.reason == "The output 'Nice' does not match any of 2 references."
 
 
-@pytest.mark.parametrize("truth", [None, math.nan])
+@pytest.mark.parametrize("truth", [None, math.nan, np.nan, pd.NA, pd.NaT])
 async def test_exact_match_without_ground_truth_fails(truth: Any) -> None:
     error = await input_error(exact_match(), "Paris", truth)
     assert (error.scorer, error.field) == ("exact_match", "ground_truth")

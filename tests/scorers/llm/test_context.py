@@ -70,14 +70,14 @@ async def test_context_precision_is_the_mean_average_precision(
 async def test_verdicts_are_placed_by_index_not_by_order(
     llm_server: FakeOpenAIServer, llm_judge: Judge
 ) -> None:
-    # Out of order, one piece skipped (counts as not useful), one index out of range ignored.
-    script(llm_server, {PRECISION_ANALYZE: precision((3, "yes"), (2, "yes"), (9, "yes"))})
+    reply = precision((3, "yes"), (2, "yes"), (4, "no"), (1, "no"))
+    script(llm_server, {PRECISION_ANALYZE: reply})
     result = await context_precision(judge=llm_judge, explain=False).run(**ROW)
     assert result.score == 0.58  # useful at ranks 2 and 3: (1/2 + 2/3) / 2
 
 
 async def test_no_useful_piece_scores_0(llm_server: FakeOpenAIServer, llm_judge: Judge) -> None:
-    script(llm_server, {PRECISION_ANALYZE: precision((1, "no"), (2, "no"))})
+    script(llm_server, {PRECISION_ANALYZE: precision(*((i, "no") for i in range(1, 5)))})
     result = await context_precision(judge=llm_judge, explain=False).run(**ROW)
     assert result.score == 0.0
 
@@ -85,7 +85,7 @@ async def test_no_useful_piece_scores_0(llm_server: FakeOpenAIServer, llm_judge:
 async def test_precision_against_the_ground_truth(
     llm_server: FakeOpenAIServer, llm_judge: Judge
 ) -> None:
-    script(llm_server, {PRECISION_ANALYZE: precision((1, "yes"))})
+    script(llm_server, {PRECISION_ANALYZE: precision((1, "yes"), (2, "no"), (3, "no"), (4, "no"))})
     scorer = context_precision(judge=llm_judge, reference="ground_truth", scale=2, explain=False)
     result = await scorer.run(**ROW, ground_truth="Paris is the capital.")
     assert result.score == 2.0
@@ -141,9 +141,6 @@ def relevance(levels: list[tuple[str, bool]], missing: list[str]) -> dict[str, A
         ([("high", True)], ["a", "b", "c", "d", "e"], 0.5),
         # never below 0
         ([("none", False), ("high", False)], ["a", "b", "c", "d"], 0.0),
-        # nothing evaluated: 1, unless context was missing
-        ([], [], 1.0),
-        ([], ["a"], 0.0),
     ],
 )
 async def test_context_relevance_formula(
@@ -154,7 +151,8 @@ async def test_context_relevance_formula(
     score: float,
 ) -> None:
     script(llm_server, {RELEVANCE_ANALYZE: relevance(levels, missing)})
-    result = await context_relevance(judge=llm_judge, explain=False).run(**ROW)
+    row = {**ROW, "request_context": {"context": CONTEXT[: len(levels)]}}
+    result = await context_relevance(judge=llm_judge, explain=False).run(**row)
     assert result.score == score
     assert_judged(result, {"analyze": 1})
 

@@ -1,6 +1,8 @@
 from __future__ import annotations
 
-from evalkit import Judge
+import pytest
+
+from evalkit import Judge, ScorerRunError
 from evalkit.scorers import context_recall
 from evalkit.scorers._recall import ANALYZE, EXTRACT, INSTRUCTIONS, NO_CLAIMS, REASON
 from evalkit.testing import FakeOpenAIServer
@@ -39,13 +41,26 @@ async def test_context_recall_is_the_share_of_attributed_claims(
     assert system_messages(llm_server) == {INSTRUCTIONS}
 
 
-async def test_more_yes_verdicts_than_claims_cap_at_scale(
+async def test_more_verdicts_than_claims_fail_the_analysis(
     llm_server: FakeOpenAIServer, llm_judge: Judge
 ) -> None:
     script(llm_server, {EXTRACT: {"claims": ["one"]}, ANALYZE: verdicts("yes", "yes", claim="c")})
     scorer = context_recall(judge=llm_judge, scale=4, explain=False)
-    result = await scorer.run(input="q", output="a", ground_truth="one", request_context=CONTEXT)
-    assert result.score == 4.0
+    with pytest.raises(ScorerRunError) as caught:
+        await scorer.run(input="q", output="a", ground_truth="one", request_context=CONTEXT)
+    assert caught.value.failed_step == "analyze"
+    assert "2 verdicts for the 1 items sent" in str(caught.value)
+
+
+async def test_the_scale_multiplies_the_share(
+    llm_server: FakeOpenAIServer, llm_judge: Judge
+) -> None:
+    script(
+        llm_server, {EXTRACT: {"claims": ["one", "two"]}, ANALYZE: verdicts("yes", "no", claim="c")}
+    )
+    scorer = context_recall(judge=llm_judge, scale=4, explain=False)
+    result = await scorer.run(input="q", output="a", ground_truth="gt", request_context=CONTEXT)
+    assert result.score == 2.0
 
 
 async def test_an_empty_ground_truth_scores_0_without_calls(

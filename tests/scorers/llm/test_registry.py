@@ -4,13 +4,18 @@ import hashlib
 import inspect
 import json
 from pathlib import Path
+from string import Template
+from typing import Any
 
 import pytest
 
 import evalkit
 from evalkit import Judge, Scorer, get_scorer, list_scorers, load_experiment_file, scorer_info
 from evalkit.scorer import slugify
+from evalkit.scorers._context import PRECISION_ANALYZE, RELEVANCE_ANALYZE
+from evalkit.scorers._tool_selection import ANALYZE as TOOLS_ANALYZE
 from evalkit.testing import FakeOpenAIServer
+from tests.scorers.llm._helpers import script
 
 LLM_SCORERS = {
     "answer_relevancy",
@@ -40,16 +45,16 @@ PROMPTS = {
     "answer_relevancy": (1, "d938df77562bc5bd"),
     "answer_similarity": (1, "c786d2fc180efec5"),
     "bias": (1, "d99d4c763369ccd8"),
-    "context_precision": (1, "e956760523278d26"),
+    "context_precision": (1, "c640f612d046e7f7"),
     "context_recall": (1, "b0fe82cce75a1c99"),
-    "context_relevance": (1, "972fb0f4d8e31284"),
+    "context_relevance": (1, "832e501196d40505"),
     "faithfulness": (1, "afb478a9a5d910fe"),
     "hallucination": (1, "6604a58bde513b1c"),
     "llm_rubric": (1, "773f09be91931343"),
     "prompt_alignment": (1, "3d37cc167ff827b2"),
     "rubric": (1, "84c4302e6a77e9ba"),
     "summarization": (1, "c653b4d69f846051"),
-    "tool_call_accuracy_llm": (1, "459a5b7d012dd599"),
+    "tool_call_accuracy_llm": (1, "ad45fbb33ce2b47f"),
     "toxicity": (1, "6b7ac55bada2417f"),
 }
 
@@ -106,10 +111,34 @@ ROW = {
 }
 
 
+def _pieces(*fields: tuple[str, Any]) -> list[dict[str, Any]]:
+    return [{"context_index": i, **dict(fields)} for i in (1, 2)]
+
+
+# The server's generated replies hold one entry per array; steps that send a known number of
+# items need one answer each (ROW has two context pieces and no tool call).
+SCRIPTED: dict[str, dict[Template, Any]] = {
+    "context_precision": {
+        PRECISION_ANALYZE: {"verdicts": _pieces(("reason", "r"), ("verdict", "yes"))}
+    },
+    "context_relevance": {
+        RELEVANCE_ANALYZE: {
+            "evaluations": _pieces(
+                ("reasoning", "r"), ("relevance_level", "high"), ("was_used", True)
+            ),
+            "missing_context": [],
+            "overall_assessment": "ok",
+        }
+    },
+    "tool_call_accuracy_llm": {TOOLS_ANALYZE: {"evaluations": [], "missing_tools": []}},
+}
+
+
 async def test_prompt_versions(judge: Judge, server: FakeOpenAIServer) -> None:
     changed = {}
     for name in sorted(LLM_SCORERS):
         server.reset()
+        script(server, SCRIPTED.get(name, {}))
         await get_scorer(name, judge=judge).run(**ROW)  # type: ignore[arg-type]
         # What the model is asked: messages and the structured-output schema of each request.
         sent = [[body["messages"], body.get("response_format")] for body in server.requests]

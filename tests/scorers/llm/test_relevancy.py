@@ -73,7 +73,8 @@ async def test_weight_and_scale(
 async def test_verdict_case_from_a_lenient_judge_is_normalised(
     llm_server: FakeOpenAIServer, llm_judge: Judge
 ) -> None:
-    script(llm_server, {EXTRACT: STATEMENTS, ANALYZE: verdicts(" Yes", "UNSURE", statement="s")})
+    extracted = {"statements": ["Paris.", "Nice food."]}
+    script(llm_server, {EXTRACT: extracted, ANALYZE: verdicts(" Yes", "UNSURE", statement="s")})
     result = await answer_relevancy(judge=llm_judge, explain=False).run(input="q", output="a")
     assert result.score == 0.65  # (1 + 0.3) / 2
 

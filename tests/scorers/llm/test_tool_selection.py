@@ -61,7 +61,6 @@ async def test_the_share_of_appropriate_calls(
     [
         (evaluations(), 1.0),  # no call, and none was needed
         (evaluations(missing=("search_web",)), 0.0),  # no call, but one was needed
-        (evaluations(True, True, True, False), 0.75),
     ],
 )
 async def test_formula(
@@ -113,3 +112,14 @@ async def test_an_empty_input_fails_before_any_call(
 def test_empty_available_tools_are_refused() -> None:
     with pytest.raises(ConfigError, match="parameter 'available_tools': is empty"):
         tool_call_accuracy_llm(available_tools={})
+
+
+async def test_the_share_is_over_every_call_sent(
+    llm_server: FakeOpenAIServer, llm_judge: Judge
+) -> None:
+    calls = [{"type": "function", "function": {"name": n, "arguments": "{}"}} for n in "abcd"]
+    script(llm_server, {ANALYZE: evaluations(True, True, True, False)})
+    scorer = tool_call_accuracy_llm(judge=llm_judge, explain=False)
+    result = await scorer.run(input="Weather?", output={"tool_calls": calls})
+    assert result.score == 0.75
+    assert "<tools_called>\n1. a\n2. b\n3. c\n4. d\n</tools_called>" in user_prompts(llm_server)[0]
