@@ -168,6 +168,10 @@ class OpenAITarget(_Table):
         max_concurrency: Target calls in flight at once.
         temperature: Sampling temperature, 0 to 2.
         max_tokens: Maximum tokens per answer.
+        timeout: Seconds allowed to each HTTP attempt.
+        max_retries: Retries on 5xx, timeouts and connection errors.
+        rpm: Requests per minute allowed to the model (shared with judges of the same model).
+        tpm: Tokens per minute allowed to the model.
     """
 
     type: Literal["openai"]
@@ -179,6 +183,10 @@ class OpenAITarget(_Table):
     max_concurrency: PositiveInt | None = None
     temperature: Temperature | None = None
     max_tokens: PositiveInt | None = None
+    timeout: PositiveFloat | None = None
+    max_retries: Annotated[int, Field(ge=0)] | None = None
+    rpm: PositiveFloat | None = None
+    tpm: PositiveFloat | None = None
 
     _api_key_env = field_validator("api_key_env")(_check_env_name)
 
@@ -231,6 +239,10 @@ class JudgeOverride(_Table):
         timeout: Seconds allowed to each HTTP attempt (``Judge(timeout=...)``), above 0.
         max_retries: Retries of the client on 429, 5xx, timeouts and connection errors
             (``Judge(max_retries=...)``), 0 or more.
+        rpm: Requests per minute allowed to this model, shared by every scorer using it.
+        tpm: Tokens per minute allowed to this model.
+        rate_limit_retries: Retries after an HTTP 429, counted apart from ``max_retries``.
+        cache: Cache replies (true), never (false); unset caches when temperature is 0.
     """
 
     model: Text | None = None
@@ -242,6 +254,10 @@ class JudgeOverride(_Table):
     max_tokens: PositiveInt | None = None
     timeout: PositiveFloat | None = None
     max_retries: Annotated[int, Field(ge=0)] | None = None
+    rpm: PositiveFloat | None = None
+    tpm: PositiveFloat | None = None
+    rate_limit_retries: Annotated[int, Field(ge=0)] | None = None
+    cache: bool | None = None
 
     _api_key_env = field_validator("api_key_env")(_check_env_name)
 

@@ -13,6 +13,7 @@ from typing import Any
 import anyio
 import anyio.to_thread
 
+from evalkit._json import dumps
 from evalkit.dataset._dataset import Dataset, load_dataset
 from evalkit.errors import ConfigError
 from evalkit.run._experiment import ExperimentResult
@@ -137,6 +138,8 @@ async def run_evals(
                 i,
                 parsed_thresholds[s.id].min if s.id in parsed_thresholds else None,
                 parsed_thresholds[s.id].max if s.id in parsed_thresholds else None,
+                s.higher_is_better,
+                dumps(s.metadata) if s.metadata else None,
             )
             for i, s in enumerate(checked)
         ]

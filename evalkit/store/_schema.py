@@ -43,7 +43,9 @@ CREATE TABLE experiment_scorers (
     description VARCHAR,
     position INTEGER NOT NULL,
     threshold_min DOUBLE,
-    threshold_max DOUBLE
+    threshold_max DOUBLE,
+    higher_is_better BOOLEAN NOT NULL DEFAULT true,
+    metadata JSON
 );
 CREATE TABLE experiment_items (
     experiment_id VARCHAR NOT NULL,

@@ -39,7 +39,8 @@ class ExperimentRecord:
 
 @dataclass(frozen=True, slots=True)
 class ScorerRecord:
-    """An ``experiment_scorers`` row: a scorer of the experiment and its threshold."""
+    """An ``experiment_scorers`` row: a scorer of the experiment, its threshold, its direction
+    and its metadata (a prebuilt scorer's name, definition version and parameters)."""
 
     scorer_id: str
     scorer_name: str
@@ -47,6 +48,8 @@ class ScorerRecord:
     position: int
     threshold_min: float | None = None
     threshold_max: float | None = None
+    higher_is_better: bool = True
+    metadata: str | None = None
 
 
 def _naive_utc(moment: dt.datetime) -> dt.datetime:
@@ -95,8 +98,9 @@ class StoreWriter:
                 if scorers:
                     con.executemany(
                         "INSERT INTO experiment_scorers (experiment_id, scorer_id, scorer_name,"
-                        " description, position, threshold_min, threshold_max)"
-                        " VALUES (?, ?, ?, ?, ?, ?, ?)",
+                        " description, position, threshold_min, threshold_max,"
+                        " higher_is_better, metadata)"
+                        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                         [
                             [
                                 record.id,
@@ -106,6 +110,8 @@ class StoreWriter:
                                 s.position,
                                 s.threshold_min,
                                 s.threshold_max,
+                                s.higher_is_better,
+                                s.metadata,
                             ]
                             for s in scorers
                         ],

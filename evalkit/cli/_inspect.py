@@ -1,0 +1,164 @@
+"""Read-only subcommands: ``experiments``, ``show``, ``compare`` and ``scorers``."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from evalkit.cli._format import json_text, records, text_table
+from evalkit.cli._main import EXIT_FAILED_GATE, EXIT_OK
+from evalkit.cli._refs import find_experiment
+from evalkit.compare import Comparison, compare_experiments
+from evalkit.errors import StoreError
+from evalkit.scorers import list_scorers
+from evalkit.store import DEFAULT_STORE, connection, read_item_scores
+from evalkit.store import list_experiments as stored_experiments
+
+
+def _scorer_rows(store: str, experiment_ids: list[str]) -> list[dict[str, Any]]:
+    if not experiment_ids:
+        return []
+    with connection(store, read_only=True) as con:
+        cursor = con.execute(
+            "SELECT * FROM scorer_summary WHERE list_contains(?, experiment_id)"
+            " ORDER BY experiment_id, scorer_id",
+            [experiment_ids],
+        )
+        columns = [d[0] for d in cursor.description]
+        return records(columns, cursor.fetchall())
+
+
+def directions_of(store: str, experiment_id: str) -> dict[str, str]:
+    """``"higher"`` or ``"lower"`` per scorer of a stored run, as recorded when it ran."""
+    with connection(store, read_only=True) as con:
+        rows = con.execute(
+            "SELECT scorer_id, higher_is_better FROM experiment_scorers WHERE experiment_id = ?",
+            [experiment_id],
+        ).fetchall()
+    return {sid: "higher" if better is not False else "lower" for sid, better in rows}
+
+
+def cmd_experiments(args: argparse.Namespace) -> int:
+    """List stored runs, newest first, with each scorer's mean."""
+    store = args.store or DEFAULT_STORE
+    runs = stored_experiments(store, name=args.name, limit=args.limit).to_pylist()
+    means: dict[str, list[str]] = {}
+    for row in _scorer_rows(store, [r["id"] for r in runs]):
+        mean = "-" if row["mean"] is None else f"{row['mean']:.3f}"
+        means.setdefault(row["experiment_id"], []).append(f"{row['scorer_id']}={mean}")
+    if args.json:
+        for run in runs:
+            run["scorer_means"] = means.get(run["id"], [])
+        print(json_text(runs))
+        return EXIT_OK
+    columns = ["name", "id", "started", "status", "items", "failed", "scorer means"]
+    rows = [
+        [
+            r["name"],
+            r["id"],
+            r["started_at"],
+            r["status"],
+            r["total_items"],
+            r["failed_count"],
+            " ".join(means.get(r["id"], [])),
+        ]
+        for r in runs
+    ]
+    print(text_table(columns, rows) if rows else f"{store}: no experiments")
+    return EXIT_OK
+
+
+def cmd_show(args: argparse.Namespace) -> int:
+    """One run's facts and its per-scorer summary from the ``scorer_summary`` view."""
+    store = args.store or DEFAULT_STORE
+    run = find_experiment(store, args.ref)
+    if run is None:
+        raise StoreError(f"{store}: no finished experiment yet")
+    summary = _scorer_rows(store, [run["id"]])
+    if args.json:
+        print(json_text({**run, "scorers": summary}))
+        return EXIT_OK
+    for key in ("id", "name", "description", "status", "dataset", "dataset_fingerprint"):
+        print(f"{key:>20}: {run.get(key) or '-'}")
+    print(f"{'items':>20}: {run['total_items']} ({run['failed_count']} failed)")
+    print(f"{'started':>20}: {run['started_at']}  completed: {run['completed_at'] or '-'}")
+    columns = ["scorer", "n", "errors", "mean", "stddev", "ci95_low", "ci95_high", "pass_rate"]
+    keys = ["scorer_id", "n", "errors", "mean", "stddev", "ci95_low", "ci95_high", "pass_rate"]
+    print()
+    print(text_table(columns, [[row[k] for k in keys] for row in summary]))
+    return EXIT_OK
+
+
+def comparison_table(comparison: Comparison) -> str:
+    """A compare result as text: one line per scorer with Δ, its CI, p and the verdict."""
+    columns = ["scorer", "paired", "baseline", "candidate", "Δ", "CI low", "CI high", "p"]
+    columns += ["unpaired/failed", "verdict"]
+    rows = [
+        [
+            c.scorer_id,
+            c.n_paired,
+            c.baseline_mean,
+            c.candidate_mean,
+            c.difference,
+            c.ci_low,
+            c.ci_high,
+            c.p_value,
+            f"{c.only_in_baseline + c.only_in_candidate}/{c.failed_in_either}",
+            c.verdict,
+        ]
+        for c in comparison
+    ]
+    return text_table(columns, rows)
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    """Paired comparison of two stored runs; exit 1 when a scorer regressed."""
+    store = args.store or DEFAULT_STORE
+    baseline = find_experiment(store, args.baseline)
+    candidate = find_experiment(
+        store, args.candidate, exclude=baseline["id"] if baseline is not None else None
+    )
+    if baseline is None or candidate is None:
+        raise StoreError(f"{store}: no finished experiment to compare")
+    comparison = compare_experiments(
+        read_item_scores(store, baseline["id"]),
+        read_item_scores(store, candidate["id"]),
+        directions=directions_of(store, candidate["id"]),  # type: ignore[arg-type]
+        max_drop=args.max_drop,
+        confidence=args.confidence,
+        resamples=args.resamples,
+    )
+    if args.json:
+        print(
+            json_text(
+                {"baseline": baseline["id"], "candidate": candidate["id"], **comparison.to_dict()}
+            )
+        )
+    else:
+        print(
+            f"baseline {baseline['name']} ({baseline['id']}) → "
+            f"candidate {candidate['name']} ({candidate['id']})"
+        )
+        print(comparison_table(comparison))
+    return EXIT_FAILED_GATE if comparison.regressed else EXIT_OK
+
+
+def cmd_scorers(args: argparse.Namespace) -> int:
+    """List the prebuilt scorers with one-line descriptions."""
+    infos = list_scorers(kind=args.kind)
+    if args.json:
+        print(json_text([info.to_dict() for info in infos]))
+        return EXIT_OK
+    columns = ["name", "kind", "better", "range", "description"]
+    rows = [
+        [
+            i.name,
+            i.kind,
+            "higher" if i.higher_is_better else "lower",
+            f"{i.range[0]:g}..{i.range[1]:g}",
+            i.description,
+        ]
+        for i in infos
+    ]
+    print(text_table(columns, rows))
+    return EXIT_OK

@@ -1,0 +1,104 @@
+"""Argument parsing and the one place where errors become messages and exit codes."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable, Sequence
+
+from evalkit.errors import EvalkitError, ExperimentFileError
+
+EXIT_OK = 0
+EXIT_FAILED_GATE = 1
+EXIT_USAGE = 2
+EXIT_INTERRUPTED = 130
+
+Handler = Callable[[argparse.Namespace], int]
+
+
+def _add_store(parser: argparse.ArgumentParser, help: str = "the DuckDB score store") -> None:
+    parser.add_argument("--store", metavar="PATH", help=f"{help} (default: evalkit.duckdb)")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The ``evalkit`` argument parser with every subcommand."""
+    from evalkit.cli import _inspect, _run, _sql
+    from evalkit.cli._cache import add_cache_commands
+
+    parser = argparse.ArgumentParser(
+        prog="evalkit",
+        description="Batch evaluation runner for LLM applications.",
+        epilog="Exit codes: 0 passed, 1 a gate failed, 2 usage/config/data error, 130 interrupted.",
+    )
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    run = commands.add_parser("run", help="run an experiment file")
+    run.add_argument("file", help="the experiment's TOML file")
+    _add_store(run, "override the experiment's store")
+    run.add_argument("--limit", type=int, metavar="N", help="evaluate only the first N rows")
+    run.add_argument("--concurrency", type=int, metavar="N", help="items in flight at once")
+    run.add_argument(
+        "--baseline", metavar="REF", help='"latest", a run name or an id to compare against'
+    )
+    run.add_argument(
+        "--report-dir", metavar="DIR", default="reports", help="where reports go (reports/)"
+    )
+    run.add_argument("--no-progress", action="store_true", help="no progress bar")
+    run.add_argument("--json", action="store_true", help="print a machine-readable summary")
+    run.set_defaults(handler=_run.cmd_run)
+
+    experiments = commands.add_parser("experiments", help="list stored runs, newest first")
+    _add_store(experiments)
+    experiments.add_argument("--name", help="only runs of this name")
+    experiments.add_argument("--limit", type=int, default=20, metavar="N", help="at most N rows")
+    experiments.add_argument("--json", action="store_true", help="print JSON")
+    experiments.set_defaults(handler=_inspect.cmd_experiments)
+
+    show = commands.add_parser("show", help="show one stored run")
+    show.add_argument("ref", help="an experiment id (or prefix), a run name, or latest")
+    _add_store(show)
+    show.add_argument("--json", action="store_true", help="print JSON")
+    show.set_defaults(handler=_inspect.cmd_show)
+
+    compare = commands.add_parser("compare", help="compare two stored runs (paired)")
+    compare.add_argument("baseline", help="the baseline run: id, prefix or name")
+    compare.add_argument("candidate", help="the candidate run: id, prefix or name")
+    _add_store(compare)
+    compare.add_argument("--max-drop", type=float, default=0.0, help="tolerated drop in mean")
+    compare.add_argument("--confidence", type=float, default=0.95, help="CI coverage (0.95)")
+    compare.add_argument("--resamples", type=int, default=10_000, help="bootstrap resamples")
+    compare.add_argument("--json", action="store_true", help="print JSON")
+    compare.set_defaults(handler=_inspect.cmd_compare)
+
+    sql = commands.add_parser("sql", help="run SQL against the store (read-only by default)")
+    sql.add_argument("query", help="the SQL query")
+    _add_store(sql)
+    sql.add_argument("--format", choices=("table", "csv", "json"), default="table")
+    sql.add_argument("--write", action="store_true", help="open the store for writing")
+    sql.set_defaults(handler=_sql.cmd_sql)
+
+    scorers = commands.add_parser("scorers", help="list the prebuilt scorers")
+    scorers.add_argument("--kind", choices=("code", "llm"), help="only this kind")
+    scorers.add_argument("--json", action="store_true", help="print JSON")
+    scorers.set_defaults(handler=_inspect.cmd_scorers)
+
+    add_cache_commands(commands)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; returns the exit code."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    handler: Handler = args.handler
+    try:
+        return handler(args)
+    except ExperimentFileError as exc:
+        print(str(exc), file=sys.stderr)
+        return EXIT_USAGE
+    except EvalkitError as exc:
+        print(f"evalkit: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        print("evalkit: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED

@@ -1,0 +1,120 @@
+"""Building a :class:`ReportData` from a finished run and, optionally, its comparison."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
+
+from evalkit._tdist import t975
+from evalkit.report._model import ItemView, ReportData, ScorerRow
+
+if TYPE_CHECKING:
+    from evalkit.compare import Comparison, ScorerComparison
+    from evalkit.run import ExperimentResult
+
+
+def _comparison_note(c: ScorerComparison) -> str | None:
+    unpaired = c.only_in_baseline + c.only_in_candidate
+    if not unpaired and not c.failed_in_either:
+        return None
+    return (
+        f"{c.n_paired} items paired; {c.only_in_baseline} only in the baseline, "
+        f"{c.only_in_candidate} only in this run, {c.failed_in_either} failed in either"
+    )
+
+
+def build_report(
+    result: ExperimentResult,
+    *,
+    comparison: Comparison | None = None,
+    baseline: str | None = None,
+    directions: Mapping[str, str] | None = None,
+    worst: int = 5,
+) -> ReportData:
+    """What the console table, HTML, Markdown and JUnit reports of ``result`` show.
+
+    Args:
+        result: The finished run (with its per-item results kept, for worst items and
+            failures; without them the report has only the statistics).
+        comparison: The run judged against its baseline, if there is one.
+        baseline: How to name the baseline in the report (``"quickstart (a1b2c3…)"``).
+        directions: ``"higher"`` or ``"lower"`` per scorer id (default higher).
+        worst: How many of the worst-scored items to show per scorer.
+    """
+    directions = directions or {}
+    compared = {c.scorer_id: c for c in comparison} if comparison is not None else {}
+    verdict = result.verdict
+    rows = []
+    for scorer_id in result.scorer_ids:
+        s = result.summary.scorers[scorer_id]
+        low = high = None
+        if s.mean is not None and s.stddev is not None and s.n > 1:
+            half = t975(s.n - 1) * s.stddev / math.sqrt(s.n)
+            low, high = s.mean - half, s.mean + half
+        threshold = result.thresholds.get(scorer_id)
+        gate = verdict.scorers.get(scorer_id)
+        c = compared.get(scorer_id)
+        rows.append(
+            ScorerRow(
+                scorer_id=scorer_id,
+                n=s.n,
+                mean=s.mean,
+                ci_low=low,
+                ci_high=high,
+                failures=s.failed,
+                threshold=str(threshold) if threshold is not None else None,
+                threshold_passed=gate.passed if gate is not None else None,
+                higher_is_better=directions.get(scorer_id, "higher") != "lower",
+                delta=c.difference if c else None,
+                delta_low=c.ci_low if c else None,
+                delta_high=c.ci_high if c else None,
+                regressed=bool(c and c.verdict == "regressed"),
+                comparison_note=_comparison_note(c) if c else None,
+            )
+        )
+
+    distributions: dict[str, list[float]] = {sid: [] for sid in result.scorer_ids}
+    successes: dict[str, list[ItemView]] = {sid: [] for sid in result.scorer_ids}
+    failures: list[ItemView] = []
+    for item in result.items:
+        row = item.item
+        if item.error is not None:
+            failures.append(
+                ItemView(row.id, "(target)", None, row.input, None, row.ground_truth,
+                         error=f"{item.error.name}: {item.error.message}")
+            )  # fmt: skip
+        for o in item.outcomes:
+            view = ItemView(
+                row.id, o.scorer_id, o.score, row.input, item.output, row.ground_truth,
+                reason=o.reason, failed_step=o.failed_step,
+                error=o.error.message if o.error is not None else None,
+            )  # fmt: skip
+            if o.status == "success" and o.score is not None:
+                distributions[o.scorer_id].append(o.score)
+                successes[o.scorer_id].append(view)
+            else:
+                failures.append(view)
+    worst_items = {}
+    for sid, views in successes.items():
+        lower_better = directions.get(sid, "higher") == "lower"
+        views.sort(key=lambda v: v.score or 0.0, reverse=lower_better)
+        worst_items[sid] = views[:worst]
+
+    summary = result.summary
+    return ReportData(
+        experiment_id=result.experiment_id,
+        name=result.name,
+        status=result.status,
+        dataset=result.dataset,
+        started_at=result.started_at.isoformat(timespec="seconds"),
+        completed_at=result.completed_at.isoformat(timespec="seconds"),
+        total_items=summary.total_items,
+        succeeded_items=summary.succeeded,
+        failed_items=summary.failed,
+        scorers=tuple(rows),
+        distributions={k: v for k, v in distributions.items() if v},
+        worst_items=worst_items,
+        failures=tuple(failures),
+        baseline=baseline,
+    )
