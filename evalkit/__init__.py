@@ -57,7 +57,7 @@ from evalkit.scorer import (
 )
 from evalkit.scorers import ScorerInfo, ScorerParam, get_scorer, list_scorers, scorer_info
 from evalkit.store import list_experiments, read_experiment, read_item_scores
-from evalkit.target import FunctionTarget, Target
+from evalkit.target import FunctionTarget, OpenAITarget, Target
 
 __version__ = "0.1.0"
 
@@ -84,6 +84,7 @@ __all__ = [
     "JudgeErrorInfo",
     "JudgeExecution",
     "JudgeUsage",
+    "OpenAITarget",
     "PromptStep",
     "RateLimiterStats",
     "RunSummary",

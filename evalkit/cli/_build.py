@@ -143,7 +143,7 @@ def build_target(file: ExperimentFile) -> Any:
         if not callable(obj):
             raise file.error(("target", "callable"), f"{target.callable} is not callable")
         return obj
-    from evalkit.target._openai import OpenAITarget
+    from evalkit.target import OpenAITarget
 
     settings = target.model_dump(exclude_none=True, exclude={"type"})
     return OpenAITarget(**settings)

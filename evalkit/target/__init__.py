@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from evalkit.target._dataset_output import DatasetOutput
 from evalkit.target._function import FunctionTarget
+from evalkit.target._openai import OpenAITarget
 from evalkit.target._protocol import Target
 from evalkit.target._resolve import as_target
 
-__all__ = ["DatasetOutput", "FunctionTarget", "Target", "as_target"]
+__all__ = ["DatasetOutput", "FunctionTarget", "OpenAITarget", "Target", "as_target"]

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from evalkit.dataset._item import Item
-from evalkit.errors import ConfigError, TargetError
+from evalkit.errors import ConfigError, JudgeError, TargetError
 from evalkit.judge import Judge
 from evalkit.judge._call import chat_completion
 from evalkit.judge._clients import openai_client_for
@@ -131,16 +131,19 @@ class OpenAITarget:
             user=self._label,
         )
         limiter = self._request.limiter()
-        reply = await chat_completion(
-            client,
-            self._request.body(prompt, {}),
-            timeout=settings.timeout,
-            max_retries=settings.max_retries,
-            label=self._label,
-            limiter=limiter,
-            tokens=self._request.estimate_tokens(prompt, {}, limiter),
-            rate_limit_retries=settings.rate_limit_retries,
-        )
+        try:
+            reply = await chat_completion(
+                client,
+                self._request.body(prompt, {}),
+                timeout=settings.timeout,
+                max_retries=settings.max_retries,
+                label=self._label,
+                limiter=limiter,
+                tokens=self._request.estimate_tokens(prompt, {}, limiter),
+                rate_limit_retries=settings.rate_limit_retries,
+            )
+        except JudgeError as exc:
+            raise TargetError(str(exc)) from exc
         if reply.content is None:
             why = f"refused: {reply.refusal}" if reply.refusal else "an empty answer"
             raise TargetError(f"{self._label} gave {why} (finish_reason {reply.finish_reason})")

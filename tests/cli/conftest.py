@@ -25,8 +25,9 @@ Cli = Callable[..., Completed]
 def cli(tmp_path: Path) -> Cli:
     """Run the real ``python -m evalkit`` in a subprocess, in ``tmp_path``."""
 
-    def run(*args: str, cwd: Path = tmp_path) -> Completed:
+    def run(*args: str, cwd: Path = tmp_path, env_extra: dict[str, str] | None = None) -> Completed:
         env = {k: v for k, v in os.environ.items() if not k.startswith("OPENAI")}
+        env.update(env_extra or {})
         done = subprocess.run(
             [sys.executable, "-m", "evalkit", *args],
             cwd=cwd,

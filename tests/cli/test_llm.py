@@ -1,0 +1,106 @@
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from tests.cli.conftest import Cli, write_dataset
+
+KEY_ENV = "EVALKIT_CLI_TEST_KEY"
+
+
+@pytest.fixture
+def judge_url() -> Iterator[str]:
+    """The shipped test server in its own process, as a user would start it."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "evalkit.testing.server", "--port", "0"],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert proc.stdout is not None
+    line = proc.stdout.readline()
+    assert "listening on " in line, line
+    try:
+        yield line.rsplit(" ", 1)[1].strip()
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+        proc.stdout.close()
+
+
+def test_an_llm_scorer_with_params_runs_through_the_cli(
+    cli: Cli, tmp_path: Path, judge_url: str
+) -> None:
+    write_dataset(tmp_path / "data.parquet", rows=12)
+    (tmp_path / "llm.toml").write_text(
+        f"""
+[experiment]
+name = "llm"
+dataset = "data.parquet"
+store = "evalkit.duckdb"
+
+[judge]
+model = "fake-judge"
+base_url = "{judge_url}"
+api_key_env = "{KEY_ENV}"
+max_concurrency = 8
+
+[[scorers]]
+use = "llm_rubric"
+id = "rubric"
+params = {{ rubric = "The answer is a single number.", scale = 1.0 }}
+
+[[scorers]]
+use = "exact_match"
+""",
+        encoding="utf-8",
+    )
+    done = cli("run", "llm.toml", "--no-progress", env_extra={KEY_ENV: "test-key"})
+    assert done.code == 0, done.stderr
+    assert any(line.startswith("rubric") for line in done.stdout.splitlines())
+    with duckdb.connect(str(tmp_path / "evalkit.duckdb"), read_only=True) as con:
+        executions = con.execute(
+            "SELECT scorer_id, step, status, judge_model_id, count(*) FROM judge_executions"
+            " GROUP BY ALL"
+        ).fetchall()
+        scored = con.execute("SELECT count(*) FROM scores WHERE scorer_id = 'rubric'").fetchone()
+        meta = con.execute(
+            "SELECT metadata->>'$.prebuilt' FROM experiment_scorers WHERE scorer_id = 'rubric'"
+        ).fetchone()
+    assert executions == [("rubric", "analyze", "success", "fake-judge", 12)]
+    assert scored == (12,)
+    assert meta == ("llm_rubric",)
+
+
+def test_a_missing_judge_key_fails_the_scorer_not_the_run(
+    cli: Cli, tmp_path: Path, judge_url: str
+) -> None:
+    write_dataset(tmp_path / "data.parquet", rows=3)
+    (tmp_path / "llm.toml").write_text(
+        f"""
+[experiment]
+name = "llm"
+dataset = "data.parquet"
+
+[judge]
+model = "fake-judge"
+base_url = "{judge_url}"
+api_key_env = "{KEY_ENV}"
+
+[[scorers]]
+use = "llm_rubric"
+params = {{ rubric = "Numbers only." }}
+""",
+        encoding="utf-8",
+    )
+    done = cli("run", "llm.toml", "--no-progress", "--json")
+    assert "Traceback" not in done.stderr
+    assert '"failures": 3' in done.stdout
+    with duckdb.connect(str(tmp_path / "evalkit.duckdb"), read_only=True) as con:
+        errors = con.execute("SELECT DISTINCT error_message FROM scorer_errors").fetchall()
+    assert len(errors) == 1
+    assert KEY_ENV in errors[0][0]
