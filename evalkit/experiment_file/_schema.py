@@ -33,6 +33,7 @@ _SCORER_NAME = re.compile(r"[A-Za-z][\w-]*")
 Text = Annotated[str, Field(min_length=1)]
 PositiveInt = Annotated[int, Field(ge=1)]
 Temperature = Annotated[float, Field(ge=0.0, le=2.0)]
+PositiveSeconds = Annotated[float, Field(gt=0.0)]
 
 
 def problem(message: str, *, at: tuple[str | int, ...] = ()) -> PydanticCustomError:
@@ -178,6 +179,10 @@ class JudgeOverride(_Table):
         max_concurrency: Judge calls in flight at once, shared by the scorers using this judge.
         temperature: Sampling temperature, 0 to 2.
         max_tokens: Maximum tokens per reply.
+        mode: ``"online"`` or ``"batch"`` (the provider's Batch API, see ``Judge``).
+        batch_max_requests: Most requests in one batch.
+        batch_flush_after: Seconds without a new request before a batch is sent.
+        batch_poll_interval: Seconds between two looks at a submitted batch.
     """
 
     model: Text | None = None
@@ -187,6 +192,10 @@ class JudgeOverride(_Table):
     max_concurrency: PositiveInt | None = None
     temperature: Temperature | None = None
     max_tokens: PositiveInt | None = None
+    mode: Literal["online", "batch"] | None = None
+    batch_max_requests: PositiveInt | None = None
+    batch_flush_after: PositiveSeconds | None = None
+    batch_poll_interval: PositiveSeconds | None = None
 
     def settings(self) -> dict[str, Any]:
         """The fields the file sets, as keyword arguments for ``Judge``."""
