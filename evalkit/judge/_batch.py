@@ -271,7 +271,7 @@ class BatchCollector:
             if self.cache is not None:
                 pairs = [(e.request_hash, e.custom_id) for e in entries]
                 now = time.time()
-                await self.cache.write_journal(
+                await self.cache._write_journal(
                     lambda con: journal.record(
                         con,
                         batch_id=batch_id,
@@ -324,17 +324,17 @@ class BatchCollector:
                 failure = JudgeError(f"batch {batch_id} {state.status}{why}", code=code)
                 await self._forget(group)
             elif self.cache is not None:
-                await self.cache.write_journal(
+                await self.cache._write_journal(
                     lambda con: journal.set_status(con, batch_id, "completed", time.time()),
                     failure=_NOT_UPDATED,
                 )
-                self.cache.batch_read(batch_id)
+                self.cache._batch_read(batch_id)
             self._end(group, lines, failure)
 
     async def _forget(self, group: _Group) -> None:
         batch_id = group.batch_id
         if self.cache is not None and batch_id is not None:
-            await self.cache.write_journal(
+            await self.cache._write_journal(
                 lambda con: journal.forget(con, [batch_id]), failure=_NOT_UPDATED
             )
 
@@ -391,7 +391,7 @@ class BatchCollector:
                 break
             self._loading = loading = anyio.Event()
             try:
-                records = await self.cache.read_journal(
+                records = await self.cache._read_journal(
                     lambda con: journal.load(con, self.host, self.model)
                 )
             finally:

@@ -274,6 +274,21 @@ class JudgeCache:
         self._steps.clear()
         return deleted
 
+    def batches(self) -> list[dict[str, Any]]:
+        """The provider batches the journal remembers, oldest first (judges in batch mode).
+
+        Each is a dict with ``batch_id``, ``host``, ``model``, ``input_file_id``,
+        ``request_count``, ``status`` (``"submitted"``: not known to be over; ``"completed"``:
+        answered, not yet read by a run that ended normally), ``created_at`` and
+        ``updated_at``. A run picks these batches up instead of sending their requests again.
+        Does not create a missing file.
+        """
+        self.flush()
+        if not self.path.exists():
+            return []
+        with self._briefly() as con:
+            return _batch_db.batches(con)
+
     # -- lookups and writes (the judge's hot path) -------------------------------------------
 
     async def get(self, step_key: bytes, prompt_key: bytes) -> CachedReply | None:
@@ -317,19 +332,19 @@ class JudgeCache:
 
     # -- the batch journal (judges in batch mode) ---------------------------------------------
 
-    async def read_journal(self, read: Callable[[Any], T]) -> T:
-        """``read(connection)`` in a worker thread, under the file's lock (evalkit internal)."""
+    async def _read_journal(self, read: Callable[[Any], T]) -> T:
+        """``read(connection)`` in a worker thread, under the file's lock."""
         return await anyio.to_thread.run_sync(self._read_sync, read)
 
-    async def write_journal(self, write: Callable[[Any], None], *, failure: str) -> None:
+    async def _write_journal(self, write: Callable[[Any], None], *, failure: str) -> None:
         """``write(connection)`` on the writer thread, after the entries buffered so far, and
-        wait until it is done (evalkit internal). A failure warns, saying ``failure`` (what
-        it means for the run)."""
+        wait until it is done. A failure warns, saying ``failure`` (what it means for the
+        run)."""
         future = self._submit(write, failure)
         await anyio.to_thread.run_sync(future.result)
 
-    def batch_read(self, batch_id: str) -> None:
-        """Note that a completed batch's results were read in this run (evalkit internal)."""
+    def _batch_read(self, batch_id: str) -> None:
+        """Note that a completed batch's results were read in this run."""
         self._read_batches.add(batch_id)
 
     def _end_run(self) -> None:

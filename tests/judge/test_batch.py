@@ -8,7 +8,6 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-import duckdb
 import pydantic
 import pytest
 from anyio.from_thread import start_blocking_portal
@@ -306,9 +305,7 @@ class Interrupted(Exception):
 
 
 def journal(path: Path) -> list[str]:
-    with duckdb.connect(str(path)) as con:
-        rows = con.execute("SELECT status FROM judge_batches ORDER BY created_at").fetchall()
-    return [status for (status,) in rows]
+    return [batch["status"] for batch in JudgeCache(path).batches()]
 
 
 async def interrupted_run(
@@ -358,6 +355,10 @@ def test_an_interrupted_run_picks_its_batches_up(
             anyio.run(lambda: interrupted_run(scorer, path, stats, batches=batches, how=how))
         assert server.stats.batches == batches
         assert journal(path) == kept
+        pending = JudgeCache(path).batches()[-1]
+        assert pending["batch_id"] == server.batches[batches - 1]["id"]
+        assert (pending["host"], pending["model"]) == ("127.0.0.1", "fake-judge")
+        assert pending["request_count"] == RESUMED
         resumed = anyio.run(lambda: run_items(scorer, count=RESUMED, cache=path))
         assert server.stats.batches == 3  # one per step, over both runs
         assert server.stats.batch_requests == 3 * RESUMED  # no request was sent twice
