@@ -68,7 +68,12 @@ async def test_a_batch_is_answered_by_the_chat_handler(
     assert batch.status == "validating"
     assert batch.request_counts is not None
     batch, seen = await finished(client, batch)
-    assert seen == ["validating", "in_progress", "completed"]
+    # A slow poll may miss in_progress; the timestamps say it happened, in order.
+    assert seen in (["validating", "in_progress", "completed"], ["validating", "completed"])
+    assert batch.in_progress_at is not None
+    assert batch.finalizing_at is not None
+    assert batch.completed_at is not None
+    assert batch.created_at <= batch.in_progress_at <= batch.completed_at
     assert batch.request_counts == batch.request_counts.__class__(completed=2, failed=0, total=2)
     assert batch.error_file_id is None
     output = await lines_of(client, batch.output_file_id)
