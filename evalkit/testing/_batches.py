@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 import time
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -309,10 +309,11 @@ class BatchService:
         results: list[LineResult | None] = [None] * len(lines)
         with batch.scope:
             if batch.outcome != "expired":
-                limiter = anyio.CapacityLimiter(_LINE_CONCURRENCY)
+                # A few workers taking lines in turn: cheaper than a task per line.
+                remaining = iter(enumerate(lines))
                 async with anyio.create_task_group() as group:
-                    for index, line in enumerate(lines):
-                        group.start_soon(self._answer_line, line, results, index, limiter)
+                    for _ in range(min(_LINE_CONCURRENCY, len(lines))):
+                        group.start_soon(self._answer_lines, remaining, results)
             left = batch.started + self.delay - time.monotonic()
             if left > 0:
                 await anyio.sleep(left)
@@ -323,14 +324,10 @@ class BatchService:
         self._write_results(batch, lines, results, ended)
         batch.move(ended or "completed")
 
-    async def _answer_line(
-        self,
-        line: dict[str, Any],
-        results: list[LineResult | None],
-        index: int,
-        limiter: anyio.CapacityLimiter,
+    async def _answer_lines(
+        self, lines: Iterator[tuple[int, dict[str, Any]]], results: list[LineResult | None]
     ) -> None:
-        async with limiter:
+        for index, line in lines:
             self.lines_answered += 1
             results[index] = await self._answer(line["body"], self.lines_answered)
 
