@@ -15,8 +15,8 @@ Submission is shielded from cancellation, so a batch that was created is always 
 
 **Resume.** With a judge cache active, each submitted batch is recorded in the cache's file
 (batch id, and every request's hash → ``custom_id``; ``_batch_db.py``). A request's hash is
-its judge cache key (for a fallback attempt or a repeated identical request, that key hashed
-with the attempt and occurrence numbers), so a new run making the same calls finds them: a
+its judge cache key (for a fallback attempt, or an identical request already in flight, that
+key hashed with the attempt or occurrence number), so a new run making the same calls finds them: a
 call whose hash is in a remembered batch waits for, or reads, that batch instead of being sent
 again. A remembered batch that is gone, failed, expired or was cancelled has its unanswered
 calls sent anew.
@@ -46,6 +46,8 @@ _ENDED = {"failed": "batch_failed", "expired": "batch_expired", "cancelled": "ba
 # Codes of error lines meaning "the batch did not get to it" (asked again when resuming).
 _UNANSWERED = frozenset({"batch_expired", "batch_cancelled", "batch_failed"})
 _MAX_POLL_FAILURES = 10
+# OpenAI takes input files up to 200 MB; stay clear of it.
+_MAX_FILE_BYTES = 190_000_000
 _NOT_RECORDED = "if this run is interrupted, the next one sends these requests again"
 _NOT_UPDATED = "the next run may look at this batch again"
 
@@ -53,10 +55,21 @@ _NOT_UPDATED = "the next run may look at this batch again"
 class _Entry:
     """One call waiting for its batch's answer."""
 
-    __slots__ = ("body", "custom_id", "group", "label", "left", "outcome", "request_hash", "wake")
+    __slots__ = (
+        "body",
+        "custom_id",
+        "group",
+        "label",
+        "left",
+        "line",
+        "outcome",
+        "request_hash",
+        "wake",
+    )
 
     def __init__(self, body: dict[str, Any], request_hash: bytes, label: str) -> None:
         self.body = body
+        self.line = b""  # its line of the input file, once it joins a batch to send
         self.request_hash = request_hash
         self.custom_id = request_hash.hex()
         self.label = label
@@ -71,6 +84,7 @@ class _Group:
 
     __slots__ = (
         "batch_id",
+        "bytes",
         "entries",
         "failure",
         "full",
@@ -90,6 +104,7 @@ class _Group:
         self.resumed = batch_id is not None
         self.sealed = self.resumed
         self.entries: dict[str, _Entry] = {}
+        self.bytes = 0  # of the input file
         self.queue: deque[_Entry] = deque()  # candidates for leadership, in arrival order
         self.leader: _Entry | None = None
         self.full = anyio.Event()
@@ -101,22 +116,36 @@ class _Group:
         self.remembered = remembered  # journal requests of a resumed batch not yet asked for
 
 
+# Collectors used without a judge cache, per event loop. With a cache, the cache holds them,
+# so they live as long as its run (see JudgeCache._collectors).
 _COLLECTORS: RunVar[dict[Hashable, BatchCollector]] = RunVar("evalkit_batch_collectors")
+_LOOP: RunVar[object] = RunVar("evalkit_batch_loop")
 
 
 def batch_collector(
     judge: Judge, *, client: AsyncOpenAI, host: str, cache: JudgeCache | None
 ) -> BatchCollector:
     """The running event loop's collector for ``judge`` (and the active ``cache``)."""
-    try:
-        collectors = _COLLECTORS.get()
-    except LookupError:
-        collectors = {}
-        _COLLECTORS.set(collectors)
-    key = (judge.batch_key, cache)
+    if cache is None:
+        try:
+            collectors = _COLLECTORS.get()
+        except LookupError:
+            collectors = {}
+            _COLLECTORS.set(collectors)
+        key: Hashable = judge.batch_key
+    else:
+        # Events and groups belong to one event loop: key by the loop too.
+        try:
+            loop = _LOOP.get()
+        except LookupError:
+            loop = object()
+            _LOOP.set(loop)
+        collectors = cache._collectors
+        key = (judge.batch_key, loop)
     collector = collectors.get(key)
     if collector is None:
-        collector = collectors[key] = BatchCollector(judge, client=client, host=host, cache=cache)
+        collector = BatchCollector(judge, client=client, host=host, cache=cache)
+        collectors[key] = collector
     return collector
 
 
@@ -144,7 +173,9 @@ class BatchCollector:
         self.timeout = judge.timeout
         self.max_retries = judge.max_retries
         self._open: _Group | None = None
-        self._seen: dict[bytes, int] = {}
+        # Identical requests in flight at once, told apart by their occurrence numbers (the
+        # lowest free one, so the same calls get the same numbers in the next run).
+        self._in_flight: dict[bytes, set[int]] = {}
         self._remembered: dict[bytes, tuple[str, str]] | None = None
         self._loading: anyio.Event | None = None
         self._resumed: dict[str, _Group] = {}
@@ -163,29 +194,39 @@ class BatchCollector:
                 ``"batch_cancelled"``, or the HTTP status of a failed Batch API call).
         """
         remembered = await self._journal()
-        occurrence = self._seen.get(key, 0)
-        self._seen[key] = occurrence + 1
-        if occurrence:
-            key = hashlib.blake2b(key + occurrence.to_bytes(8, "big"), digest_size=16).digest()
-        entry = _Entry(body, key, label)
-        where = remembered.pop(key, None)
-        if where is not None:
-            batch_id, entry.custom_id = where
-            self._join(self._resumed[batch_id], entry)
-        else:
-            self._join(self._open_group(), entry)
+        base = key
+        used = self._in_flight.setdefault(base, set())
+        occurrence = 0
+        while occurrence in used:
+            occurrence += 1
+        used.add(occurrence)
         try:
-            while entry.outcome is None:
-                group = entry.group
-                assert group is not None
-                if group.leader is entry:
-                    await self._lead(group, entry)
-                else:
-                    await entry.wake.wait()
-                    entry.wake = anyio.Event()
-        except BaseException:
-            self._leave(entry)
-            raise
+            if occurrence:
+                data = key + occurrence.to_bytes(8, "big")
+                key = hashlib.blake2b(data, digest_size=16).digest()
+            entry = _Entry(body, key, label)
+            where = remembered.pop(key, None)
+            if where is not None:
+                batch_id, entry.custom_id = where
+                self._join(self._resumed[batch_id], entry)
+            else:
+                self._join(self._open_group(), entry)
+            try:
+                while entry.outcome is None:
+                    group = entry.group
+                    assert group is not None
+                    if group.leader is entry:
+                        await self._lead(group, entry)
+                    else:
+                        await entry.wake.wait()
+                        entry.wake = anyio.Event()
+            except BaseException:
+                self._leave(entry)
+                raise
+        finally:
+            used.discard(occurrence)
+            if not used:
+                self._in_flight.pop(base, None)
         if isinstance(entry.outcome, JudgeError):
             raise entry.outcome
         return entry.outcome
@@ -204,12 +245,18 @@ class BatchCollector:
             if group.lines is not None or group.failure is not None:
                 self._answer(group, entry)
                 return
+        if not group.sealed:
+            entry.line = api.jsonl_line(entry.custom_id, entry.body)
+            if group.entries and group.bytes + len(entry.line) > _MAX_FILE_BYTES:
+                self._seal(group)
+                group = self._open_group()
+                entry.group = group
+            group.bytes += len(entry.line)
+            group.last_arrival = anyio.current_time()
         group.entries[entry.custom_id] = entry
         group.queue.append(entry)
-        if not group.sealed:
-            group.last_arrival = anyio.current_time()
-            if len(group.entries) >= self.max_requests:
-                self._seal(group)
+        if not group.sealed and len(group.entries) >= self.max_requests:
+            self._seal(group)
         if group.leader is None:
             group.leader = entry
 
@@ -222,6 +269,7 @@ class BatchCollector:
             return
         if not group.sealed:
             del group.entries[entry.custom_id]
+            group.bytes -= len(entry.line)
         if group.leader is entry:
             group.leader = None
             while group.queue:
@@ -258,8 +306,7 @@ class BatchCollector:
         # Shielded: a batch that was created must be recorded, or a later run pays again.
         with anyio.CancelScope(shield=True):
             try:
-                requests = [(e.custom_id, e.body) for e in entries]
-                data = await anyio.to_thread.run_sync(api.jsonl, requests)
+                data = b"".join(e.line for e in entries)
                 batch_id, file_id = await api.submit(
                     self.client, data, timeout=self.timeout, max_retries=self.max_retries
                 )

@@ -9,7 +9,7 @@ after an HTTP 429/5xx answer (no batch was made), never after a timeout.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -69,17 +69,10 @@ class Line:
         )
 
 
-def jsonl(requests: Sequence[tuple[str, dict[str, Any]]]) -> bytes:
-    """The batch input file of ``(custom_id, body)`` pairs."""
-    lines = [
-        json.dumps(
-            {"custom_id": custom_id, "method": "POST", "url": ENDPOINT, "body": body},
-            separators=(",", ":"),
-            ensure_ascii=False,
-        )
-        for custom_id, body in requests
-    ]
-    return ("\n".join(lines) + "\n").encode()
+def jsonl_line(custom_id: str, body: dict[str, Any]) -> bytes:
+    """One request's line of a batch input file (with its newline)."""
+    request = {"custom_id": custom_id, "method": "POST", "url": ENDPOINT, "body": body}
+    return json.dumps(request, separators=(",", ":"), ensure_ascii=False).encode() + b"\n"
 
 
 async def submit(

@@ -140,6 +140,8 @@ class JudgeCache:
         self._writes: list[Future[None]] = []
         # Batches whose results were read in this run, forgotten when the run ends normally.
         self._read_batches: set[str] = set()
+        # The batch collectors of this run's judges in batch mode (see _batch.py).
+        self._collectors: dict[Any, Any] = {}
 
     def __repr__(self) -> str:
         return f"JudgeCache({str(self.path)!r}, ttl={self.ttl:g})"
@@ -190,7 +192,7 @@ class JudgeCache:
         Closing ends the run for the batch journal: batches whose results were read are
         forgotten (an interrupted run leaves them to be picked up, see :meth:`__aexit__`).
         """
-        self._end_run()
+        self._end_run(finished=True)
         self._close()
 
     def _close(self) -> None:
@@ -206,11 +208,10 @@ class JudgeCache:
 
     async def aclose(self) -> None:
         """:meth:`close` without blocking the event loop."""
-        await self._aclose(end_run=True)
+        await self._aclose(finished=True)
 
-    async def _aclose(self, *, end_run: bool) -> None:
-        if end_run:
-            self._end_run()
+    async def _aclose(self, *, finished: bool) -> None:
+        self._end_run(finished=finished)
         await self.aflush()
         await anyio.to_thread.run_sync(self._close)
 
@@ -226,7 +227,7 @@ class JudgeCache:
     ) -> None:
         # A run left by an exception keeps its batches for the next run to pick up.
         with anyio.CancelScope(shield=True):
-            await self._aclose(end_run=exc_type is None)
+            await self._aclose(finished=exc_type is None)
 
     # -- maintenance (CLI) --------------------------------------------------------------------
 
@@ -347,8 +348,13 @@ class JudgeCache:
         """Note that a completed batch's results were read in this run."""
         self._read_batches.add(batch_id)
 
-    def _end_run(self) -> None:
-        """Forget the batches read in this run (after the entries written from them)."""
+    def _end_run(self, *, finished: bool) -> None:
+        """Drop the run's batch collectors (calls still waiting keep theirs; a next run
+        reads the journal afresh) and, when the run ``finished`` normally, forget the batches
+        it read (after the entries written from them)."""
+        self._collectors = {}
+        if not finished:
+            return
         if not self._read_batches:
             return
         done, self._read_batches = sorted(self._read_batches), set()
@@ -492,8 +498,7 @@ async def use_judge_cache(
             # Left by an exception, the run keeps its batches for the next run to pick up.
             with anyio.CancelScope(shield=True):
                 if owned:
-                    await cache._aclose(end_run=ended)
+                    await cache._aclose(finished=ended)
                 else:
-                    if ended:
-                        cache._end_run()
+                    cache._end_run(finished=ended)
                     await cache.aflush()

@@ -309,7 +309,12 @@ def journal(path: Path) -> list[str]:
 
 
 async def interrupted_run(
-    scorer: Scorer, cache: Path, stats: Callable[[], ServerStats], *, batches: int, how: str
+    scorer: Scorer,
+    cache: Path | JudgeCache,
+    stats: Callable[[], ServerStats],
+    *,
+    batches: int,
+    how: str,
 ) -> None:
     """Run the items, and stop once the server has seen ``batches`` batches."""
     async with use_judge_cache(cache):
@@ -390,3 +395,36 @@ async def test_a_remembered_batch_the_server_does_not_know_is_sent_again(
         assert second.stats.batches == 3
     assert all(isinstance(r, ScorerRunResult) for r in results.values())
     assert journal(path) == []
+
+
+async def test_identical_requests_in_flight_are_told_apart(
+    server: FakeOpenAIServer, judge: Judge
+) -> None:
+    scorer = create_scorer("One step", judge=batch_judge(judge)).generate_score(
+        PromptStep("score", lambda run: f"Score {run.output}")
+    )
+    results: list[float] = []
+
+    async def one(index: int) -> None:
+        results.append((await scorer.run(input="q", output=f"o{index % 3}")).score)
+
+    async with anyio.create_task_group() as group:
+        for index in range(9):
+            group.start_soon(one, index)
+    assert results == [0.5] * 9
+    assert server.stats.batches == 1
+    assert server.stats.batch_requests == 9
+
+
+async def test_a_run_retried_in_the_same_event_loop_picks_its_batches_up(
+    judge: Judge, tmp_path: Path
+) -> None:
+    cache = JudgeCache(tmp_path / "evalkit-cache.duckdb")
+    async with FakeOpenAIServer(RULES, batch_delay=0.2) as server:
+        scorer = three_step_scorer(batch_judge(judge, base_url=server.base_url))
+        with pytest.raises(Interrupted):
+            await interrupted_run(scorer, cache, lambda: server.stats, batches=1, how="raise")
+        results = await run_items(scorer, count=RESUMED, cache=cache)
+        assert (server.stats.batches, server.stats.batch_requests) == (3, 3 * RESUMED)
+    assert all(isinstance(r, ScorerRunResult) for r in results.values())
+    assert cache.batches() == []

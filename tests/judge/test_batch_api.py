@@ -71,7 +71,8 @@ def test_a_line_without_a_completion_is_a_judge_error(
 
 
 def test_the_input_file_is_one_request_per_line() -> None:
-    data = api.jsonl([("a", {"model": "m", "messages": []}), ("b", {"model": "é"})])
+    data = api.jsonl_line("a", {"model": "m", "messages": []}) + api.jsonl_line("b", {"model": "é"})
+    assert data.endswith(b"\n")
     first, second = (json.loads(line) for line in data.decode().splitlines())
     assert first == {
         "custom_id": "a",
