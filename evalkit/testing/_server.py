@@ -157,6 +157,11 @@ class FakeOpenAIServer:
         )
         for method, path, handler in self._batches.routes():
             self._http.add_route(method, path, handler)
+        self.batch_outcome = batch_outcome  # validated by the setter
+        if batch_errors_in not in ("error_file", "output_file"):
+            raise ValueError(
+                f"batch_errors_in must be 'error_file' or 'output_file', not {batch_errors_in!r}"
+            )
         self.reset()
 
     # -- public surface -----------------------------------------------------------------------

@@ -265,3 +265,10 @@ async def test_routes_with_path_parameters(server: FakeOpenAIServer) -> None:
     assert found.json() == {"thing": "a1", "part": "b2"}
     assert wrong_method.status_code == 405
     assert empty_segment.status_code == 404
+
+
+def test_batch_settings_are_checked() -> None:
+    with pytest.raises(ValueError, match="batch_outcome"):
+        FakeOpenAIServer(batch_outcome="late")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="batch_errors_in"):
+        FakeOpenAIServer(batch_errors_in="nowhere")  # type: ignore[arg-type]
