@@ -16,10 +16,10 @@ Submission is shielded from cancellation, so a batch that was created is always 
 **Resume.** With a judge cache active, each submitted batch is recorded in the cache's file
 (batch id, and every request's hash → ``custom_id``; ``_batch_db.py``). A request's hash is
 its judge cache key (for a fallback attempt, or an identical request already in flight, that
-key hashed with the attempt or occurrence number), so a new run making the same calls finds them: a
-call whose hash is in a remembered batch waits for, or reads, that batch instead of being sent
-again. A remembered batch that is gone, failed, expired or was cancelled has its unanswered
-calls sent anew.
+key hashed with the attempt or occurrence number), so a new run making the same calls finds
+them: a call whose hash is in a remembered batch waits for, or reads, that batch instead of
+being sent again. A remembered batch that is gone, failed, expired or was cancelled has its
+unanswered calls sent anew.
 """
 
 from __future__ import annotations
@@ -99,7 +99,7 @@ class _Group:
         "sealed",
     )
 
-    def __init__(self, *, batch_id: str | None = None, remembered: int = 0) -> None:
+    def __init__(self, *, batch_id: str | None = None) -> None:
         self.batch_id = batch_id
         self.resumed = batch_id is not None
         self.sealed = self.resumed
@@ -113,7 +113,7 @@ class _Group:
         self.poll_failures = 0
         self.lines: dict[str, api.Line] | None = None
         self.failure: JudgeError | None = None
-        self.remembered = remembered  # journal requests of a resumed batch not yet asked for
+        self.remembered = 0  # journal requests of a resumed batch not yet asked for
 
 
 # Collectors used without a judge cache, per event loop. With a cache, the cache holds them,
@@ -274,7 +274,7 @@ class BatchCollector:
             group.leader = None
             while group.queue:
                 candidate = group.queue.popleft()
-                if candidate.outcome is None and not candidate.left:
+                if candidate.outcome is None and not candidate.left and candidate.group is group:
                     group.leader = candidate
                     group.queue.appendleft(candidate)
                     candidate.wake.set()
@@ -402,7 +402,7 @@ class BatchCollector:
     def _answer(self, group: _Group, entry: _Entry) -> None:
         """Give ``entry`` its outcome from the ended ``group`` (or, for a remembered batch
         that did not answer it, send it in the next batch)."""
-        if entry.outcome is not None:
+        if entry.outcome is not None or entry.left:
             return
         line = (group.lines or {}).get(entry.custom_id)
         unanswered = line is None or (line.status is None and line.code in _UNANSWERED)
