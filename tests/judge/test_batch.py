@@ -428,3 +428,16 @@ async def test_a_run_retried_in_the_same_event_loop_picks_its_batches_up(
         assert (server.stats.batches, server.stats.batch_requests) == (3, 3 * RESUMED)
     assert all(isinstance(r, ScorerRunResult) for r in results.values())
     assert cache.batches() == []
+
+
+async def test_a_remembered_batch_that_expired_is_sent_again(judge: Judge, tmp_path: Path) -> None:
+    path = tmp_path / "evalkit-cache.duckdb"
+    async with FakeOpenAIServer(RULES, batch_delay=0.2, batch_outcome="expired") as server:
+        scorer = three_step_scorer(batch_judge(judge, base_url=server.base_url))
+        await interrupted_run(scorer, path, lambda: server.stats, batches=1, how="cancel")
+        server.batch_outcome = "completed"
+        results = await run_items(scorer, count=RESUMED, cache=path)
+        statuses = [batch["status"] for batch in server.batches]
+    assert statuses == ["expired", "completed", "completed", "completed"]
+    assert all(isinstance(r, ScorerRunResult) for r in results.values())
+    assert journal(path) == []
