@@ -243,6 +243,10 @@ class JudgeOverride(_Table):
         tpm: Tokens per minute allowed to this model.
         rate_limit_retries: Retries after an HTTP 429, counted apart from ``max_retries``.
         cache: Cache replies (true), never (false); unset caches when temperature is 0.
+        mode: ``"online"`` or ``"batch"`` (the provider's Batch API, see ``Judge``).
+        batch_max_requests: Most requests in one batch.
+        batch_flush_after: Seconds without a new request before a batch is sent.
+        batch_poll_interval: Seconds between two looks at a submitted batch.
     """
 
     model: Text | None = None
@@ -258,6 +262,10 @@ class JudgeOverride(_Table):
     tpm: PositiveFloat | None = None
     rate_limit_retries: Annotated[int, Field(ge=0)] | None = None
     cache: bool | None = None
+    mode: Literal["online", "batch"] | None = None
+    batch_max_requests: PositiveInt | None = None
+    batch_flush_after: PositiveFloat | None = None
+    batch_poll_interval: PositiveFloat | None = None
 
     _api_key_env = field_validator("api_key_env")(_check_env_name)
 

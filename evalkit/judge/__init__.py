@@ -1,8 +1,10 @@
 """LLM judges: the models prompt steps ask, the shared clients, and the records of every call.
 
-Also the two things that make repeated and large runs cheap: the judge call cache
-(:class:`JudgeCache`, activated with :func:`use_judge_cache`) and the per-model rate limiters
-(:class:`RateLimiter`, shared through :func:`shared_rate_limiter`).
+Also the things that make repeated and large runs cheap: the judge call cache
+(:class:`JudgeCache`, activated with :func:`use_judge_cache`), the per-model rate limiters
+(:class:`RateLimiter`, shared through :func:`shared_rate_limiter`) and batch mode
+(``Judge(mode="batch")``: calls gathered into jobs of the provider's Batch API, recorded in
+the cache's file so an interrupted run picks them up).
 """
 
 from __future__ import annotations

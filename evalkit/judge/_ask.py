@@ -5,6 +5,8 @@ been attempted, so the step can record it before raising. Transport failures end
 at once (:func:`~evalkit.judge._call.chat_completion` already retried 429/5xx/timeouts);
 format failures get one fallback attempt (SPEC §1 "Structured output and its fallback").
 With a judge cache active and a cacheable judge, a cached success is replayed instead.
+A judge in batch mode sends each attempt through its batch collector (``_batch.py``) instead
+of an online call; everything else — validation, fallback, cache, records — is the same.
 """
 
 from __future__ import annotations
@@ -16,11 +18,12 @@ from typing import Any
 import openai
 
 from evalkit.errors import JudgeError
+from evalkit.judge._batch import batch_collector
 from evalkit.judge._cache import JudgeCache, active_judge_cache
 from evalkit.judge._call import Reply, chat_completion
 from evalkit.judge._clients import openai_client_for
 from evalkit.judge._records import JudgeCost, JudgeErrorInfo, JudgeExecution, JudgeUsage
-from evalkit.judge._request import PreparedRequest, prompt_key
+from evalkit.judge._request import PreparedRequest, prompt_key, request_hash
 from evalkit.judge._structured import FormatFailure, OutputSpec
 
 _NO_USAGE = JudgeUsage()
@@ -92,7 +95,15 @@ async def _ask(
         api_key_env=judge.api_key_env,
         user=request.label,
     )
-    limiter = request.limiter()
+    collector = None
+    if judge.mode == "batch":
+        # Batch requests skip the online limiter: batches have their own pool and limits.
+        collector = batch_collector(
+            judge, client=client, host=request.host, cache=active_judge_cache()
+        )
+        step_key = request.step_key(spec)
+    else:
+        limiter = request.limiter()
     attempts = calls = 0
     usage: JudgeUsage | None = None
     cost: float | None = 0.0
@@ -104,18 +115,24 @@ async def _ask(
     for text, extra in plan:
         attempts += 1
         body = request.body(text, extra)
-        tokens = request.estimate_tokens(text, extra, limiter) if limiter.limits_tokens else 0
         try:
-            reply = await chat_completion(
-                client,
-                body,
-                timeout=judge.timeout,
-                max_retries=judge.max_retries,
-                label=request.label,
-                limiter=limiter,
-                tokens=tokens,
-                rate_limit_retries=judge.rate_limit_retries,
-            )
+            if collector is not None:
+                hashed = request_hash(step_key, prompt, attempts)
+                reply = await collector.complete(body, hashed, request.label)
+            else:
+                tokens = (
+                    request.estimate_tokens(text, extra, limiter) if limiter.limits_tokens else 0
+                )
+                reply = await chat_completion(
+                    client,
+                    body,
+                    timeout=judge.timeout,
+                    max_retries=judge.max_retries,
+                    label=request.label,
+                    limiter=limiter,
+                    tokens=tokens,
+                    rate_limit_retries=judge.rate_limit_retries,
+                )
         except Exception as exc:
             error = exc if isinstance(exc, JudgeError) else _unexpected(exc, request.label)
             execution = _failed(request, prompt, started, attempts, calls, usage, last, error)

@@ -12,6 +12,9 @@ Where the time goes, and why the design is as it is (see also the README's "Desi
   writes the rest.
 - **A separate file**, not a table of the score store: the store's writer owns its
   connection, while the cache is shared by every experiment and can be deleted at any time.
+- **The batch journal lives here too** (judges in batch mode, ``_batch_db.py``): its writes
+  go through the same single writer thread, after the entries buffered before them, so a
+  batch is never forgotten before the replies read from it are written.
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ import os
 import threading
 import time
 import warnings
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import asynccontextmanager, contextmanager
 from contextvars import ContextVar
@@ -28,12 +31,15 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import Any, TypeVar
 
 import anyio
 
 from evalkit.errors import ConfigError
+from evalkit.judge import _batch_db
 from evalkit.judge import _cache_db as db
+
+T = TypeVar("T")
 
 CACHE_FILE_NAME = "evalkit-cache.duckdb"
 DEFAULT_TTL = timedelta(days=7)
@@ -132,6 +138,10 @@ class JudgeCache:
         self._handed = time.monotonic()
         self._writer: ThreadPoolExecutor | None = None
         self._writes: list[Future[None]] = []
+        # Batches whose results were read in this run, forgotten when the run ends normally.
+        self._read_batches: set[str] = set()
+        # The batch collectors of this run's judges in batch mode (see _batch.py).
+        self._collectors: dict[Any, Any] = {}
 
     def __repr__(self) -> str:
         return f"JudgeCache({str(self.path)!r}, ttl={self.ttl:g})"
@@ -153,6 +163,7 @@ class JudgeCache:
             if self._con is None:
                 con = db.connect(self.path)
                 db.prune(con, time.time())
+                _batch_db.prune(con, time.time())
                 self._con = con
 
     async def aopen(self) -> None:
@@ -176,7 +187,15 @@ class JudgeCache:
             await anyio.to_thread.run_sync(_wait_for, writes)
 
     def close(self) -> None:
-        """Write pending entries and close the file (it reopens on next use). Blocking."""
+        """Write pending entries and close the file (it reopens on next use). Blocking.
+
+        Closing ends the run for the batch journal: batches whose results were read are
+        forgotten (an interrupted run leaves them to be picked up, see :meth:`__aexit__`).
+        """
+        self._end_run(finished=True)
+        self._close()
+
+    def _close(self) -> None:
         self.flush()
         if self._writer is not None:
             self._writer.shutdown(wait=True)
@@ -189,8 +208,12 @@ class JudgeCache:
 
     async def aclose(self) -> None:
         """:meth:`close` without blocking the event loop."""
+        await self._aclose(finished=True)
+
+    async def _aclose(self, *, finished: bool) -> None:
+        self._end_run(finished=finished)
         await self.aflush()
-        await anyio.to_thread.run_sync(self.close)
+        await anyio.to_thread.run_sync(self._close)
 
     async def __aenter__(self) -> JudgeCache:
         await self.aopen()
@@ -202,8 +225,9 @@ class JudgeCache:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
+        # A run left by an exception keeps its batches for the next run to pick up.
         with anyio.CancelScope(shield=True):
-            await self.aclose()
+            await self._aclose(finished=exc_type is None)
 
     # -- maintenance (CLI) --------------------------------------------------------------------
 
@@ -251,6 +275,21 @@ class JudgeCache:
         self._steps.clear()
         return deleted
 
+    def batches(self) -> list[dict[str, Any]]:
+        """The provider batches the journal remembers, oldest first (judges in batch mode).
+
+        Each is a dict with ``batch_id``, ``host``, ``model``, ``input_file_id``,
+        ``request_count``, ``status`` (``"submitted"``: not known to be over; ``"completed"``:
+        answered, not yet read by a run that ended normally), ``created_at`` and
+        ``updated_at``. A run picks these batches up instead of sending their requests again.
+        Does not create a missing file.
+        """
+        self.flush()
+        if not self.path.exists():
+            return []
+        with self._briefly() as con:
+            return _batch_db.batches(con)
+
     # -- lookups and writes (the judge's hot path) -------------------------------------------
 
     async def get(self, step_key: bytes, prompt_key: bytes) -> CachedReply | None:
@@ -292,6 +331,38 @@ class JudgeCache:
         ):
             self._hand_over()
 
+    # -- the batch journal (judges in batch mode) ---------------------------------------------
+
+    async def _read_journal(self, read: Callable[[Any], T]) -> T:
+        """``read(connection)`` in a worker thread, under the file's lock."""
+        return await anyio.to_thread.run_sync(self._read_sync, read)
+
+    async def _write_journal(self, write: Callable[[Any], None], *, failure: str) -> None:
+        """``write(connection)`` on the writer thread, after the entries buffered so far, and
+        wait until it is done. A failure warns, saying ``failure`` (what it means for the
+        run)."""
+        future = self._submit(write, failure)
+        await anyio.to_thread.run_sync(future.result)
+
+    def _batch_read(self, batch_id: str) -> None:
+        """Note that a completed batch's results were read in this run."""
+        self._read_batches.add(batch_id)
+
+    def _end_run(self, *, finished: bool) -> None:
+        """Drop the run's batch collectors (calls still waiting keep theirs; a next run
+        reads the journal afresh) and, when the run ``finished`` normally, forget the batches
+        it read (after the entries written from them)."""
+        self._collectors = {}
+        if not finished:
+            return
+        if not self._read_batches:
+            return
+        done, self._read_batches = sorted(self._read_batches), set()
+        self._submit(
+            lambda con: _batch_db.forget(con, done),
+            f"{len(done)} finished batches stay in the journal; the next run may read them again",
+        )
+
     # -- internals ----------------------------------------------------------------------------
 
     async def _load(self, step_key: bytes) -> dict[bytes, CachedReply]:
@@ -318,25 +389,44 @@ class JudgeCache:
         with self._connected() as con:
             return db.load(con, step_key, time.time())
 
+    def _read_sync(self, read: Callable[[Any], T]) -> T:
+        with self._connected() as con:
+            return read(con)
+
     def _hand_over(self) -> None:
         rows, self._pending = self._pending, []
         self._handed = time.monotonic()
+        self._enqueue(
+            lambda con: db.write(con, rows),
+            f"could not write {len(rows)} entries to the judge cache {self.path}",
+            "those judge calls will be made again next time",
+        )
+
+    def _submit(self, write: Callable[[Any], None], failure: str) -> Future[None]:
+        """Run ``write(connection)`` on the writer thread, after every entry buffered so far
+        (one thread, so writes land in the order they were submitted)."""
+        if self._pending:
+            self._hand_over()
+        return self._enqueue(write, f"could not write to the judge cache {self.path}", failure)
+
+    def _enqueue(
+        self, write: Callable[[Any], None], problem: str, consequence: str
+    ) -> Future[None]:
         if self._writer is None:
             self._writer = ThreadPoolExecutor(1, thread_name_prefix="evalkit-cache-writer")
         self._writes = [f for f in self._writes if not f.done()]
-        self._writes.append(self._writer.submit(self._write_sync, rows))
+        future = self._writer.submit(self._write_sync, write, problem, consequence)
+        self._writes.append(future)
+        return future
 
-    def _write_sync(self, rows: list[db.Row]) -> None:
+    def _write_sync(self, write: Callable[[Any], None], problem: str, consequence: str) -> None:
         try:
             with self._connected() as con:
-                db.write(con, rows)
+                write(con)
         except Exception as exc:
             # A cache that cannot be written must not fail an evaluation: say so and go on.
             warnings.warn(
-                f"evalkit: could not write {len(rows)} entries to the judge cache "
-                f"{self.path} ({exc}); those judge calls will be made again next time",
-                RuntimeWarning,
-                stacklevel=1,
+                f"evalkit: {problem} ({exc}); {consequence}", RuntimeWarning, stacklevel=1
             )
 
     @contextmanager
@@ -398,10 +488,17 @@ async def use_judge_cache(
     if cache is not None and owned:
         await cache.aopen()
     token = _ACTIVE.set(cache)
+    ended = False
     try:
         yield cache
+        ended = True
     finally:
         _ACTIVE.reset(token)
         if cache is not None:
+            # Left by an exception, the run keeps its batches for the next run to pick up.
             with anyio.CancelScope(shield=True):
-                await (cache.aclose() if owned else cache.aflush())
+                if owned:
+                    await cache._aclose(finished=ended)
+                else:
+                    cache._end_run(finished=ended)
+                    await cache.aflush()

@@ -1,5 +1,7 @@
 """The judge cache's DuckDB file: one table, read by step and written in Arrow batches.
 
+(The same file holds the batch journal's tables, see ``_batch_db.py``.)
+
 Every function here is synchronous and blocking; :class:`~evalkit.judge.JudgeCache` calls them
 from worker threads, never on the event loop, holding the connection's lock.
 """
@@ -73,8 +75,11 @@ def connect(path: Path) -> Any:
             f"judge cache {path}: cannot open it ({exc}); pass another cache path, "
             "or run without the cache (cache=False, --no-cache)"
         ) from exc
+    from evalkit.judge._batch_db import SCHEMA as BATCH_SCHEMA
+
     try:
         con.execute(_SCHEMA)
+        con.execute(BATCH_SCHEMA)
     except duckdb.Error as exc:
         con.close()
         raise StoreError(f"judge cache {path}: not a usable cache file ({exc})") from exc

@@ -107,16 +107,16 @@ async def chat_completion(
                 limiter.release(permit)
         if _is_rate_limit(error):
             if limited >= rate_limit_retries or _quota_exhausted(error):
-                raise _translate(error, label, timeout, failures)
+                raise translate_error(error, label, timeout, failures)
             limited += 1
             wait = _backoff(limited, hint, first=1.0, cap=60.0)
         else:
             if failures >= max_retries or not _retryable(error):
-                raise _translate(error, label, timeout, failures)
+                raise translate_error(error, label, timeout, failures)
             failures += 1
             wait = _backoff(failures, hint, first=0.5, cap=8.0)
         if wait is None:
-            raise _translate(error, label, timeout, failures)
+            raise translate_error(error, label, timeout, failures)
         if limiter is not None:
             limiter.retried()
         await anyio.sleep(wait)
@@ -167,7 +167,11 @@ def _backoff(attempt: int, hint: float | None, *, first: float, cap: float) -> f
     return delay * (1 - 0.25 * random.random())
 
 
-def _translate(error: openai.OpenAIError, label: str, timeout: float, retries: int) -> JudgeError:
+def translate_error(
+    error: openai.OpenAIError, label: str, timeout: float, retries: int
+) -> JudgeError:
+    """``error`` as a :class:`JudgeError` whose ``code`` is the HTTP status, ``"timeout"`` or
+    ``"connection"``, chained from it; ``retries`` is how many retries were made."""
     translated = _translated(error, label, timeout, retries)
     translated.__cause__ = error
     return translated

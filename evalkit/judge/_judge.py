@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from collections.abc import Hashable, Mapping
 from dataclasses import dataclass, field, fields
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from evalkit.errors import ConfigError
 
@@ -34,6 +34,12 @@ _TEMPERATURE: Any = _Default(0.0)
 _TIMEOUT: Any = _Default(60.0)
 _RETRIES: Any = _Default(2)
 _RATE_LIMIT_RETRIES: Any = _Default(10)
+_MODE: Any = _Default("online")
+_BATCH_MAX_REQUESTS: Any = _Default(50_000)
+_BATCH_FLUSH_AFTER: Any = _Default(2.0)
+_BATCH_POLL_INTERVAL: Any = _Default(30.0)
+
+JudgeMode = Literal["online", "batch"]
 
 
 @dataclass(frozen=True, slots=True, init=False)
@@ -82,6 +88,14 @@ class Judge:
             (prompt length and ``max_tokens``) and corrected with the reported usage.
         rate_limit_retries: Retries after an HTTP 429, counted apart from ``max_retries``;
             each waits the server's ``Retry-After`` (else 1 s doubling up to 60 s).
+        mode: ``"online"`` sends each call as it comes; ``"batch"`` gathers the calls made at
+            about the same time (by concurrent scorer runs) into one job of the provider's
+            Batch API (``/v1/files`` and ``/v1/batches``; about half the price, a separate
+            rate-limit pool, answers within 24 hours). See the README's "Batch mode".
+        batch_max_requests: Most requests in one batch; a full batch is sent at once.
+        batch_flush_after: Seconds without a new request after which the gathered requests
+            are sent as a batch.
+        batch_poll_interval: Seconds between two looks at a submitted batch's status.
     """
 
     model: str | None
@@ -100,6 +114,10 @@ class Judge:
     rpm: float | None
     tpm: float | None
     rate_limit_retries: int
+    mode: JudgeMode
+    batch_max_requests: int
+    batch_flush_after: float
+    batch_poll_interval: float
     _explicit: frozenset[str] = field(compare=False, repr=False)
 
     def __init__(
@@ -121,6 +139,10 @@ class Judge:
         rpm: float | None = _NONE,
         tpm: float | None = _NONE,
         rate_limit_retries: int = _RATE_LIMIT_RETRIES,
+        mode: JudgeMode = _MODE,
+        batch_max_requests: int = _BATCH_MAX_REQUESTS,
+        batch_flush_after: float = _BATCH_FLUSH_AFTER,
+        batch_poll_interval: float = _BATCH_POLL_INTERVAL,
     ) -> None:
         given = dict(locals())
         explicit: set[str] = set()
@@ -145,6 +167,24 @@ class Judge:
         """
         endpoint = self.client if self.client is not None else (self.base_url, self.api_key_env)
         return ("chat", endpoint, self.model, self.max_concurrency, self.rpm, self.tpm)
+
+    @property
+    def batch_key(self) -> Hashable:
+        """What judges sharing one batch collector have in common (batch mode).
+
+        The endpoint and the model (a provider's batch holds requests to one model) and the
+        batch settings; judges differing only in instructions, sampling or output schema share
+        batches, as they share limiters.
+        """
+        endpoint = self.client if self.client is not None else (self.base_url, self.api_key_env)
+        return (
+            "batch",
+            endpoint,
+            self.model,
+            self.batch_max_requests,
+            self.batch_flush_after,
+            self.batch_poll_interval,
+        )
 
     @property
     def caches(self) -> bool:
@@ -244,6 +284,18 @@ def _check(values: Mapping[str, Any]) -> None:
             raise bad(name, "a positive number or None")
     if not _is_int(values["rate_limit_retries"], minimum=0):
         raise bad("rate_limit_retries", "an integer >= 0")
+    if values["mode"] not in ("online", "batch"):
+        raise bad("mode", "'online' or 'batch'")
+    if not _is_int(values["batch_max_requests"], minimum=1):
+        raise bad("batch_max_requests", "an integer >= 1")
+    for name in ("batch_flush_after", "batch_poll_interval"):
+        value = values[name]
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, (int, float))
+            or not 0 < value < math.inf
+        ):
+            raise bad(name, "a positive, finite number of seconds")
     client = values["client"]
     if client is not None:
         from openai import AsyncOpenAI

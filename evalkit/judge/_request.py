@@ -116,3 +116,12 @@ class PreparedRequest:
 def prompt_key(step_key: bytes, prompt: str) -> bytes:
     """The cache key of one prompt within a step (``step_key`` keys the hash)."""
     return hashlib.blake2b(prompt.encode(), digest_size=16, key=step_key).digest()
+
+
+def request_hash(step_key: bytes, prompt: str, attempt: int) -> bytes:
+    """The hash naming one attempt's request in a batch: its judge cache key for the first
+    attempt, and that key hashed with the attempt number for a fallback."""
+    key = prompt_key(step_key, prompt)
+    if attempt == 1:
+        return key
+    return hashlib.blake2b(key + attempt.to_bytes(2, "big"), digest_size=16).digest()

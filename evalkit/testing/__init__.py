@@ -3,9 +3,10 @@
 ``FakeOpenAIServer`` runs in-process (``async with FakeOpenAIServer() as server``) or as its own
 process (``python -m evalkit.testing.server --port 8000``). ``Rule`` scripts replies and
 ``Fault`` injects failures per prompt; ``RateLimitPolicy`` makes it enforce provider-like rate
-limits, announced with ``x-ratelimit-*`` headers. ``server.add_route(method, path, handler)``
-serves more endpoints: a handler is an async function of a ``Request`` returning a
-``Response``.
+limits, announced with ``x-ratelimit-*`` headers. It also serves OpenAI's Batch API
+(``/v1/files``, ``/v1/batches``), answering each line of a batch like an online request.
+``server.add_route(method, path, handler)`` serves more endpoints: a handler is an async
+function of a ``Request`` returning a ``Response``.
 """
 
 from __future__ import annotations

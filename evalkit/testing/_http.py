@@ -3,14 +3,16 @@
 It is deliberately small: it serves the local test server only, so it parses exactly what HTTP
 clients such as ``httpx``/``aiohttp`` send (a request line, headers, an optional
 ``Content-Length`` body) and answers with ``Content-Length`` responses. Routes are looked up by
-``(method, path)`` in a dict, so new endpoints are one ``add_route`` call.
+``(method, path)`` in a dict, so new endpoints are one ``add_route`` call; a path may hold
+``{name}`` segments (``/v1/files/{file_id}/content``), whose values the handler reads from
+``request.params``.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from http import HTTPStatus
 from typing import Any
 
@@ -24,13 +26,17 @@ _CLOSED = (anyio.EndOfStream, anyio.BrokenResourceError, anyio.ClosedResourceErr
 
 @dataclass(frozen=True, slots=True)
 class Request:
-    """One parsed HTTP request; header names are lower-case."""
+    """One parsed HTTP request; header names are lower-case.
+
+    ``params`` holds the values of the route's ``{name}`` path segments.
+    """
 
     method: str
     path: str
     query: str
     headers: dict[str, str]
     body: bytes
+    params: dict[str, str] = field(default_factory=dict)
 
     def json(self) -> Any:
         """The body decoded as JSON (raises ``ValueError`` when it is not)."""
@@ -77,16 +83,38 @@ class HttpServer:
 
     def __init__(self) -> None:
         self.routes: dict[tuple[str, str], Handler] = {}
+        # Templated routes, looked up by segment count: (method, segments, handler).
+        self._templates: dict[int, list[tuple[str, tuple[str, ...], Handler]]] = {}
 
     def add_route(self, method: str, path: str, handler: Handler) -> None:
-        """Serve ``handler`` for ``method`` requests to exactly ``path`` (query ignored)."""
-        self.routes[(method.upper(), path)] = handler
+        """Serve ``handler`` for ``method`` requests to ``path`` (query ignored).
+
+        A segment written ``{name}`` matches any one non-empty segment; its value is passed in
+        ``request.params[name]``. Exact paths win over templates.
+        """
+        method = method.upper()
+        if "{" not in path:
+            self.routes[(method, path)] = handler
+            return
+        segments = tuple(path.split("/"))
+        templates = self._templates.setdefault(len(segments), [])
+        templates[:] = [t for t in templates if t[:2] != (method, segments)]
+        templates.append((method, segments, handler))
 
     async def dispatch(self, request: Request) -> Response:
         handler = self.routes.get((request.method, request.path))
         if handler is not None:
             return await handler(request)
-        if any(path == request.path for _, path in self.routes):
+        allowed = any(path == request.path for _, path in self.routes)
+        parts = request.path.split("/")
+        for method, segments, template_handler in self._templates.get(len(parts), ()):
+            params = _match(segments, parts)
+            if params is None:
+                continue
+            if method == request.method:
+                return await template_handler(replace(request, params=params))
+            allowed = True
+        if allowed:
             return _error(405, f"Method {request.method} not allowed on {request.path}")
         return _error(404, f"No route for {request.method} {request.path}")
 
@@ -160,6 +188,18 @@ async def _read_request(stream: SocketStream, buffer: bytearray) -> Request | Re
     del buffer[:length]
     path, _, query = target.partition("?")
     return Request(method.upper(), path, query, headers, body)
+
+
+def _match(template: tuple[str, ...], parts: list[str]) -> dict[str, str] | None:
+    params: dict[str, str] = {}
+    for expected, part in zip(template, parts, strict=True):
+        if expected.startswith("{") and expected.endswith("}"):
+            if not part:
+                return None
+            params[expected[1:-1]] = part
+        elif expected != part:
+            return None
+    return params
 
 
 def _error(status: int, message: str, kind: str = "invalid_request_error") -> Response:

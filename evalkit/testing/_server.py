@@ -16,7 +16,8 @@ are built from the requested schema, ``usage`` counts tokens from the text (with
 reasoning details, and ``usage.cost`` when asked), and :class:`Rule` scripts replies or faults
 (HTTP errors, 429 with ``Retry-After``, malformed bodies, hangs, dropped connections) per
 prompt. ``GET /v1/models`` lists a model; ``GET /_evalkit/stats`` and ``POST /_evalkit/reset``
-expose the counters to other processes.
+expose the counters to other processes. ``/v1/files`` and ``/v1/batches`` serve OpenAI's Batch
+API, answering each line of a batch with the same chat handler (see ``_batches.py``).
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from typing import Any
 import anyio
 from anyio.abc import SocketAttribute
 
+from evalkit.testing._batches import BatchErrorsIn, BatchOutcome, BatchService, LineResult
 from evalkit.testing._chat import (
     UsageModel,
     completion,
@@ -55,10 +57,13 @@ class ServerStats:
     Attributes:
         requests: Chat completion requests received.
         completions: Requests answered with a completion (HTTP 200, well-formed).
-        faults: Requests answered with an injected fault.
         in_flight: Requests being handled right now.
         max_in_flight: The most requests handled at the same time.
         rate_limited: Requests refused with HTTP 429 by the server's ``rate_limit`` policy.
+        faults: Requests (online, or lines of a batch) answered with an injected fault.
+        files: Files uploaded to ``POST /v1/files``.
+        batches: Batches created with ``POST /v1/batches``.
+        batch_requests: Lines of batches answered by the chat handler.
     """
 
     requests: int = 0
@@ -67,6 +72,9 @@ class ServerStats:
     in_flight: int = 0
     max_in_flight: int = 0
     rate_limited: int = 0
+    files: int = 0
+    batches: int = 0
+    batch_requests: int = 0
 
     def to_dict(self) -> dict[str, int]:
         """The counters as a plain dict."""
@@ -95,6 +103,14 @@ class FakeOpenAIServer:
             :attr:`arrivals`) are kept (the most recent).
         rate_limit: A provider-like rate limit to enforce, with ``x-ratelimit-*`` headers on
             every response and 429s with ``Retry-After`` beyond it.
+        batch_delay: Seconds from a batch's creation before it can complete (its lines are
+            answered at once; it stays ``in_progress`` until then).
+        batch_errors_in: Where a batch puts a request answered with an HTTP error:
+            ``"error_file"`` (as OpenAI does) or ``"output_file"``, with its status code.
+        batch_outcome: How batches created from now on end: ``"completed"``, ``"failed"``
+            (at validation, with an ``errors`` list) or ``"expired"`` (no request answered,
+            each one a ``batch_expired`` line of the error file). Settable as
+            :attr:`batch_outcome`.
     """
 
     def __init__(
@@ -111,6 +127,9 @@ class FakeOpenAIServer:
         cost_per_token: float | None = None,
         history: int = 1000,
         rate_limit: RateLimitPolicy | None = None,
+        batch_delay: float = 0.0,
+        batch_errors_in: BatchErrorsIn = "error_file",
+        batch_outcome: BatchOutcome = "completed",
     ) -> None:
         self.host = host
         self.latency = latency
@@ -129,6 +148,20 @@ class FakeOpenAIServer:
         self._http.add_route("GET", "/v1/models", self._models)
         self._http.add_route("GET", "/_evalkit/stats", self._stats_route)
         self._http.add_route("POST", "/_evalkit/reset", self._reset_route)
+        self._batches = BatchService(
+            self._batch_line,
+            self._refuse,
+            delay=batch_delay,
+            errors_in=batch_errors_in,
+            outcome=batch_outcome,
+        )
+        for method, path, handler in self._batches.routes():
+            self._http.add_route(method, path, handler)
+        self.batch_outcome = batch_outcome  # validated by the setter
+        if batch_errors_in not in ("error_file", "output_file"):
+            raise ValueError(
+                f"batch_errors_in must be 'error_file' or 'output_file', not {batch_errors_in!r}"
+            )
         self.reset()
 
     # -- public surface -----------------------------------------------------------------------
@@ -160,17 +193,47 @@ class FakeOpenAIServer:
             self._in_flight,
             self._max_in_flight,
             self._rate_limited,
+            self._batches.files_uploaded,
+            self._batches.batches_created,
+            self._batches.lines_answered,
         )
 
     @property
     def requests(self) -> list[dict[str, Any]]:
-        """The JSON bodies of the most recent chat completion requests, oldest first."""
+        """The JSON bodies of the most recent chat completion requests (online, or lines of a
+        batch as they are answered), oldest first."""
         return list(self._history)
 
     @property
     def arrivals(self) -> list[float]:
-        """When the most recent chat completion requests arrived (``time.monotonic()``)."""
+        """When the most recent chat completion requests arrived (``time.monotonic()``; for a
+        batch line, when it was answered)."""
         return list(self._arrivals)
+
+    @property
+    def batches(self) -> list[dict[str, Any]]:
+        """Every batch created, as ``GET /v1/batches/{id}`` shows it, oldest first."""
+        return self._batches.batch_objects()
+
+    @property
+    def batch_outcome(self) -> BatchOutcome:
+        """How batches created from now on end (``"completed"``, ``"failed"``, ``"expired"``)."""
+        return self._batches.outcome
+
+    @batch_outcome.setter
+    def batch_outcome(self, outcome: BatchOutcome) -> None:
+        if outcome not in ("completed", "failed", "expired"):
+            raise ValueError(f"batch_outcome must be completed, failed or expired, not {outcome!r}")
+        self._batches.outcome = outcome
+
+    @property
+    def batch_delay(self) -> float:
+        """Seconds from a batch's creation before it can complete."""
+        return self._batches.delay
+
+    @batch_delay.setter
+    def batch_delay(self, seconds: float) -> None:
+        self._batches.delay = seconds
 
     @property
     def rules(self) -> tuple[Rule, ...]:
@@ -183,11 +246,18 @@ class FakeOpenAIServer:
         self._uses.append(0)
 
     def add_route(self, method: str, path: str, handler: Handler) -> None:
-        """Serve ``handler`` (an async function of a request) at ``method path``."""
+        """Serve ``handler`` (an async function of a request) at ``method path``.
+
+        ``{name}`` segments of ``path`` match any segment; the handler reads their values
+        from ``request.params``.
+        """
         self._http.add_route(method, path, handler)
 
     def reset(self) -> None:
-        """Zero the counters, forget recorded requests and restore the constructor's rules."""
+        """Zero the counters, forget recorded requests and restore the constructor's rules.
+
+        Uploaded files and batches are kept, so batches in progress still complete.
+        """
         self._rules: list[Rule] = list(self._initial_rules)
         self._uses: list[int] = [0] * len(self._rules)
         self._random = random.Random(self._seed)
@@ -196,6 +266,7 @@ class FakeOpenAIServer:
         self._requests = self._completions = self._faults = self._rate_limited = 0
         self._in_flight = self._max_in_flight = 0
         self._budget = WindowBudget(self.rate_limit) if self.rate_limit is not None else None
+        self._batches.reset_counters()
 
     async def __aenter__(self) -> FakeOpenAIServer:
         stack = AsyncExitStack()
@@ -205,6 +276,7 @@ class FakeOpenAIServer:
         group = await stack.enter_async_context(anyio.create_task_group())
         stack.callback(group.cancel_scope.cancel)
         group.start_soon(listener.serve, self._http.serve_connection, group)
+        self._batches.start(group.start_soon)
         self._stack = stack
         return self
 
@@ -246,7 +318,8 @@ class FakeOpenAIServer:
             self._completions += 1
         return response
 
-    async def _answer(self, request: Request, number: int) -> Response:
+    def _refuse(self, request: Request) -> Response | None:
+        """A 401 response when the server wants a key and ``request`` lacks it, else None."""
         if self.api_key is not None and (
             request.headers.get("authorization") != f"Bearer {self.api_key}"
         ):
@@ -254,6 +327,11 @@ class FakeOpenAIServer:
                 "Incorrect API key provided", "invalid_request_error", "invalid_api_key"
             )
             return Response.json(body, 401)
+        return None
+
+    async def _answer(self, request: Request, number: int) -> Response:
+        if (refused := self._refuse(request)) is not None:
+            return refused
         try:
             body = request.json()
         except ValueError:
@@ -276,10 +354,36 @@ class FakeOpenAIServer:
         return response
 
     async def _reply(self, body: dict[str, Any], number: int) -> Response:
-        messages = body["messages"]
-        text = conversation_text(messages)
+        text = conversation_text(body["messages"])
+        kind = response_format_kind(body)
+        return await self._respond(body, number, self._pick_rule(text, kind), text, kind)
+
+    async def _batch_line(self, body: dict[str, Any], number: int) -> LineResult:
+        """Answer one line of a batch with the chat handler (no rate limit: batches have
+        their own pool, as at OpenAI)."""
+        problem = _check_body(body)
+        if problem:
+            return LineResult(400, error_body(problem, "invalid_request_error"))
+        self._history.append(body)
+        self._arrivals.append(time.monotonic())
+        text = conversation_text(body["messages"])
         kind = response_format_kind(body)
         rule = self._pick_rule(text, kind)
+        if rule is not None and rule.fault is not None and rule.fault.kind in _NO_ANSWER:
+            # A request that never gets an answer ends as an error line, not a hung batch.
+            self._faults += 1
+            code = "request_timeout" if rule.fault.kind == "hang" else "server_error"
+            return LineResult(None, error=(code, f"The test server injected a {rule.fault.kind}"))
+        response = await self._respond(body, number, rule, text, kind)
+        try:
+            decoded = json.loads(response.body)
+        except ValueError:
+            return LineResult(response.status, response.body.decode(errors="replace"))
+        return LineResult(response.status, decoded)
+
+    async def _respond(
+        self, body: dict[str, Any], number: int, rule: Rule | None, text: str, kind: str
+    ) -> Response:
         latency = rule.latency if rule is not None and rule.latency is not None else self.latency
         if latency > 0:
             await anyio.sleep(latency)
@@ -315,6 +419,9 @@ class FakeOpenAIServer:
     async def _reset_route(self, request: Request) -> Response:
         self.reset()
         return Response.json(self.stats.to_dict())
+
+
+_NO_ANSWER = frozenset({"hang", "disconnect"})
 
 
 def _total_tokens(response: Response) -> int:

@@ -43,6 +43,15 @@ def _parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--limit-requests", type=int, default=None, help="requests per window")
     parser.add_argument("--limit-tokens", type=int, default=None, help="tokens per window")
     parser.add_argument("--limit-window", type=float, default=60.0, help="window in seconds")
+    parser.add_argument(
+        "--batch-delay", type=float, default=0.0, help="seconds before a batch can complete"
+    )
+    parser.add_argument(
+        "--batch-errors-in",
+        choices=["error_file", "output_file"],
+        default="error_file",
+        help="where a batch puts requests answered with an HTTP error",
+    )
     return parser.parse_args(argv)
 
 
@@ -66,6 +75,8 @@ async def _serve(args: argparse.Namespace) -> None:
             if args.limit_requests or args.limit_tokens
             else None
         ),
+        batch_delay=args.batch_delay,
+        batch_errors_in=args.batch_errors_in,
     )
     with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
         async with server:

@@ -124,6 +124,24 @@ def test_a_scorers_judge_overrides_the_default_field_by_field(tmp_path: Path) ->
     assert config.judge_settings(config.scorers[0])["model"] == "gpt-4o-mini"
 
 
+def test_a_judge_can_use_the_batch_api(tmp_path: Path) -> None:
+    text = MINIMAL + (
+        '[judge]\nmodel = "m"\nmode = "batch"\nbatch_max_requests = 1000\n'
+        "batch_flush_after = 5\nbatch_poll_interval = 60.0\n"
+    )
+    config = load_experiment_file(write(tmp_path, text)).config
+    settings = config.judge_settings(config.scorers[0])
+    assert settings == {
+        "model": "m",
+        "mode": "batch",
+        "batch_max_requests": 1000,
+        "batch_flush_after": 5,
+        "batch_poll_interval": 60.0,
+    }
+    judge = Judge(**settings)
+    assert (judge.mode, judge.batch_flush_after) == ("batch", 5)
+
+
 def test_a_minimal_file_uses_defaults_and_the_working_directorys_store(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -237,6 +255,12 @@ def _merge_experiment(extra: str) -> str:
         ("[judge]\nmodel = 'm'\ntemperature = true", "judge.temperature", "a number, got true"),
         ("[judge]\nmodel = 'm'\ntemperature = nan", "judge.temperature", "finite number"),
         ("[judge]\nmodel = 'm'\nmax_tokens = 1.5", "judge.max_tokens", "an integer, got 1.5"),
+        ("[judge]\nmodel = 'm'\nmode = 'offline'", "judge.mode", "'online' or 'batch'"),
+        (
+            "[judge]\nmodel = 'm'\nbatch_flush_after = 0",
+            "judge.batch_flush_after",
+            "greater than 0",
+        ),
         ("[target]\ntype = 'anthropic'", "target.type", "'openai' or 'python', got \"anthropic\""),
         ("[target]\nmodel = 'gpt'", "target.type", "required key is missing"),
         ("[target]\ntype = 'python'\ncallable = 'no_colon'", "target.callable", "module:attr"),

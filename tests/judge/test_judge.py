@@ -17,6 +17,8 @@ def test_defaults_match_the_spec() -> None:
     assert (judge.temperature, judge.max_tokens, judge.timeout) == (0.0, None, 60.0)
     assert (judge.max_retries, judge.max_concurrency, judge.extra_body) == (2, None, None)
     assert (judge.cache, judge.rpm, judge.tpm, judge.rate_limit_retries) == (None, None, None, 10)
+    assert (judge.mode, judge.batch_max_requests) == ("online", 50_000)
+    assert (judge.batch_flush_after, judge.batch_poll_interval) == (2.0, 30.0)
     assert judge.caches  # temperature 0
     assert judge.explicit_fields == {"model", "instructions"}
 
@@ -123,11 +125,23 @@ async def test_client_must_be_an_async_openai_client() -> None:
         ({"tpm": float("inf")}, "tpm must be a positive number or None"),
         ({"tpm": True}, "tpm must be a positive number or None"),
         ({"rate_limit_retries": -1}, "rate_limit_retries must be an integer >= 0"),
+        ({"mode": "offline"}, "mode must be 'online' or 'batch'"),
+        ({"batch_max_requests": 0}, "batch_max_requests must be an integer >= 1"),
+        ({"batch_flush_after": 0}, "batch_flush_after must be a positive, finite number"),
+        ({"batch_poll_interval": float("inf")}, "batch_poll_interval must be a positive"),
     ],
 )
 def test_invalid_fields_are_config_errors(kwargs: dict[str, Any], message: str) -> None:
     with pytest.raises(ConfigError, match=message):
         Judge(**kwargs)
+
+
+def test_batch_key_groups_judges_by_endpoint_model_and_batch_settings() -> None:
+    base = Judge("m", "i", base_url="http://x/v1", mode="batch")
+    assert base.batch_key == base.replace(instructions="other", temperature=1.0).batch_key
+    assert base.batch_key != base.replace(model="n").batch_key
+    assert base.batch_key != base.replace(base_url="http://y/v1").batch_key
+    assert base.batch_key != base.replace(batch_flush_after=1.0).batch_key
 
 
 def test_label_names_model_and_endpoint() -> None:

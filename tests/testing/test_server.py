@@ -6,6 +6,7 @@ import json
 import re
 import subprocess
 import sys
+import time
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -284,6 +285,7 @@ def test_port_is_unknown_until_started() -> None:
 def test_runs_as_a_module_from_the_command_line() -> None:
     cmd = [sys.executable, "-m", "evalkit.testing.server", "--port", "0", "--latency", "0.001"]
     cmd += ["--fault", "429", "--fault-rate", "1", "--retry-after", "2"]
+    cmd += ["--batch-delay", "0.05", "--batch-errors-in", "output_file"]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         assert proc.stdout is not None
@@ -294,8 +296,32 @@ def test_runs_as_a_module_from_the_command_line() -> None:
         assert match, line
         with httpx2.Client(timeout=5) as http:
             response = http.post(f"{match[1]}/chat/completions", json=chat())
+            line = {"custom_id": "a", "method": "POST", "url": "/v1/chat/completions"}
+            data = json.dumps({**line, "body": chat()}).encode()
+            upload = http.post(
+                f"{match[1]}/files", files={"file": ("in.jsonl", data)}, data={"purpose": "batch"}
+            )
+            created = http.post(
+                f"{match[1]}/batches",
+                json={
+                    "input_file_id": upload.json()["id"],
+                    "endpoint": "/v1/chat/completions",
+                    "completion_window": "24h",
+                },
+            ).json()
+            batch = created
+            for _ in range(200):
+                if batch["status"] == "completed":
+                    break
+                time.sleep(0.01)
+                batch = http.get(f"{match[1]}/batches/{created['id']}").json()
+            output = http.get(f"{match[1]}/files/{batch['output_file_id']}/content").json()
         assert response.status_code == 429
         assert response.headers["retry-after"] == "2"
+        assert created["status"] == "validating"
+        assert batch["status"] == "completed"
+        # The 429 fault answers the batch line too, and errors go to the output file.
+        assert output["response"]["status_code"] == 429
     finally:
         proc.terminate()
         _, stderr = proc.communicate(timeout=10)
