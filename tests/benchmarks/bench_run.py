@@ -138,7 +138,9 @@ def measure(mode: str, dataset: Path, store: Path) -> dict[str, Any]:
     with connection(store, read_only=True) as con:
         stored = con.execute("SELECT count(*) FROM scores").fetchone()
     runs = result.summary.processed * len(scorers)
+    usage = resource.getrusage(resource.RUSAGE_SELF)
     return {
+        "cpu_s": usage.ru_utime + usage.ru_stime,
         "mode": mode,
         "items": result.summary.processed,
         "scorer_runs": runs,
@@ -159,7 +161,8 @@ def report(figures: dict[str, Any]) -> str:
         f"B3 run_evals [{mode}]: {figures['items']:,} items x 3 scorers = "
         f"{figures['scorer_runs']:,} scorer runs in {figures['seconds']:.2f} s = "
         f"{figures['runs_per_s']:,.0f} runs/s "
-        f"({figures['runs_per_s'] / TARGET_RUNS_PER_S:.2f}x the {TARGET_RUNS_PER_S:,} target)",
+        f"({figures['runs_per_s'] / TARGET_RUNS_PER_S:.2f}x the {TARGET_RUNS_PER_S:,} target; "
+        f"process CPU {figures['cpu_s']:.1f} s)",
         f"    peak RSS {figures['peak_rss_mb']:,.0f} MB "
         f"({figures['peak_rss_mb'] / rss_target:.2f}x the {rss_target:,} MB ceiling; lower is "
         f"better), status {figures['status']}, {figures['stored_scores']:,} rows in scores, "
