@@ -34,7 +34,7 @@ from evalkit.store._writer import StoreWriter
 ItemCallback = Callable[[ItemResult], Any]
 
 #: Rows buffered before a write is due regardless of time.
-FLUSH_ROWS = 50_000
+FLUSH_ROWS = 25_000
 
 #: Items a worker takes back to back before it yields to the event loop.
 YIELD_EVERY = 32

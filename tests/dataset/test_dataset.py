@@ -249,3 +249,11 @@ def test_rejects_unknown_data_types() -> None:
         load_dataset(42)
     with pytest.raises(DatasetError, match="row 1 is a str"):
         load_dataset([{"input": "q"}, "oops"])
+
+
+def test_empty_parquet_file(tmp_path: Path) -> None:
+    schema = pa.schema([("id", pa.string()), ("input", pa.string())])
+    path = write(tmp_path / "empty.parquet", schema.empty_table())
+    dataset = load_dataset(path)
+    assert (dataset.num_rows, list(dataset)) == (0, [])
+    assert dataset.fingerprint() == load_dataset(schema.empty_table()).fingerprint()

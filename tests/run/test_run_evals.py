@@ -309,3 +309,18 @@ async def test_repr_is_compact() -> None:
     assert text.startswith(f"ExperimentResult(experiment_id={result.experiment_id!r}")
     assert "items=6" in text
     assert "Jupiter" not in text
+
+
+async def test_empty_dataset_completes_with_nothing(tmp_path: Path, store: Path) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    path = tmp_path / "empty.parquet"
+    pq.write_table(pa.schema([("input", pa.string()), ("output", pa.string())]).empty_table(), path)
+    result = await run_evals(path, [exact_scorer()], store=store, progress=False)
+    assert (result.status, result.summary.processed, result.scores) == (
+        "completed",
+        0,
+        {"exact": None},
+    )
+    assert query(store, "SELECT status, total_items FROM experiments") == [("completed", 0)]

@@ -140,9 +140,82 @@ async def test_config_describes_the_run(store: Path) -> None:
 
 @pytest.mark.parametrize("flush_interval", [0.001, 2.0])
 async def test_flushes_write_whole_items(store: Path, flush_interval: float) -> None:
-    rows = [{"input": f"q{i}", "output": "a"} for i in range(300)]
+    rows = [{"input": f"q{i}", "output": "a"} for i in range(60)]
     scorers = [create_scorer(f"S{k}").generate_score(lambda run: 1.0) for k in range(3)]
     await run_evals(rows, scorers, store=store, progress=False, flush_interval=flush_interval)
-    assert query(store, "SELECT count(*), count(DISTINCT item_id) FROM scores") == [(900, 300)]
-    assert query(store, "SELECT count(*) FROM experiment_items") == [(300,)]
-    assert query(store, "SELECT succeeded_count FROM experiments") == [(300,)]
+    assert query(store, "SELECT count(*), count(DISTINCT item_id) FROM scores") == [(180, 60)]
+    assert query(store, "SELECT count(*) FROM experiment_items") == [(60,)]
+    assert query(store, "SELECT succeeded_count FROM experiments") == [(60,)]
+
+
+_READER = """
+import json, sys
+from evalkit.store import open_connection
+con = open_connection(sys.argv[1], read_only=True, lock_timeout=20)
+print(json.dumps(con.execute(
+    "SELECT status, succeeded_count, (SELECT count(*) FROM scores) FROM experiments"
+).fetchone()))
+con.close()
+"""
+
+
+async def test_another_process_reads_a_running_experiment(store: Path) -> None:
+    import subprocess
+    import sys
+
+    import anyio
+
+    seen: list[str] = []
+
+    async def app(question: str) -> str:
+        await anyio.sleep(0.005)
+        return question
+
+    def peek(result: Any) -> None:
+        if result.item.index == 60:
+            reader = subprocess.run(
+                [sys.executable, "-c", _READER, str(store)],
+                capture_output=True,
+                text=True,
+                check=True,
+                timeout=60,
+            )
+            seen.append(reader.stdout.strip())
+
+    rows = [{"input": f"q{i}"} for i in range(80)]
+    scorer = create_scorer("One").generate_score(lambda run: 1.0)
+    await run_evals(
+        rows,
+        [scorer],
+        target=app,
+        store=store,
+        concurrency=1,
+        progress=False,
+        flush_interval=0.05,
+        on_item_complete=peek,
+    )
+    (line,) = seen
+    status, succeeded, scored = json.loads(line)
+    assert status == "running"
+    assert 0 < succeeded <= 60
+    assert scored == succeeded
+    assert query(store, "SELECT status, succeeded_count FROM experiments") == [("completed", 80)]
+
+
+async def test_writes_through_a_connection_this_process_already_holds(store: Path) -> None:
+    held = duckdb.connect(str(store))
+    try:
+        scorer = create_scorer("One").generate_score(lambda run: 1.0)
+        result = await run_evals(ROWS, [scorer], store=store, progress=False)
+        assert result.status == "completed"
+        assert held.execute("SELECT count(*) FROM scores").fetchone() == (4,)
+    finally:
+        held.close()
+
+
+def test_writer_memory_limit_grows_with_the_batch() -> None:
+    from evalkit.store._writer import writer_config
+
+    assert writer_config(0)["memory_limit"] == "256MB"
+    assert writer_config(100 * 2**20)["memory_limit"] == "600MB"
+    assert writer_config(0)["threads"] == "1"
