@@ -85,6 +85,7 @@ class Runner:
             return await self._run()
         finally:
             if self._froze:
+                # Hand the kept results back to the collector (see _complete).
                 gc.unfreeze()
 
     async def _run(self) -> ExperimentStatus:
