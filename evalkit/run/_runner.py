@@ -78,6 +78,9 @@ class Runner:
         self._last_flush = time.monotonic()
         self._unfrozen = 0
         self._froze = False
+        # A process that freezes objects itself (a pre-forking server) is left alone:
+        # gc.unfreeze() at the end would hand its objects back to the collector too.
+        self._may_freeze = keep_results and gc.get_freeze_count() == 0
 
     async def run(self) -> ExperimentStatus:
         """Process every item; returns the final status or raises after recording it."""
@@ -128,7 +131,7 @@ class Runner:
         if self.keep_results:
             self.items.append(result)
             self._unfrozen += 1
-            if self._unfrozen >= FREEZE_EVERY:
+            if self._may_freeze and self._unfrozen >= FREEZE_EVERY:
                 # Kept results live until the run ends; without this every full collection
                 # rescans all of them (a third of the run time at 100,000 items).
                 gc.freeze()

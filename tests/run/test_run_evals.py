@@ -324,3 +324,19 @@ async def test_empty_dataset_completes_with_nothing(tmp_path: Path, store: Path)
         {"exact": None},
     )
     assert query(store, "SELECT status, total_items FROM experiments") == [("completed", 0)]
+
+
+async def test_garbage_collector_state_is_restored() -> None:
+    import gc
+
+    before = gc.get_freeze_count()
+    seen: list[int] = []
+    await run_evals(
+        [{"input": str(i), "output": "x"} for i in range(10_050)],
+        [exact_scorer()],
+        store=None,
+        progress=False,
+        on_item_complete=lambda r: seen.append(gc.get_freeze_count()),
+    )
+    assert max(seen) > before  # results were frozen during the run
+    assert gc.get_freeze_count() == before
