@@ -16,12 +16,14 @@ import os
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 
 from evalkit.dataset._columns import ColumnMap, check_overrides, resolve_columns
 from evalkit.dataset._item import Item
+from evalkit.dataset._seen import SeenIds
 from evalkit.dataset._sources import ArrowSource, ColumnsSource, ParquetSource, Source
-from evalkit.dataset._values import canonical, content_id, decode_json_cells
+from evalkit.dataset._values import canonical, content_digest, decode_json_cells
 from evalkit.errors import ConfigError, DatasetError
 
 #: Rows read per batch: large enough to amortise Arrow calls, small enough to bound memory.
@@ -90,8 +92,8 @@ class ItemBatches:
         self._batches = dataset._column_batches()
         self._limit = dataset.num_rows if limit is None else min(limit, dataset.num_rows)
         self._hash = hashlib.blake2b(digest_size=16)
-        self._seen: set[str] = set()
-        self._repeats: dict[str, int] = {}
+        self._seen = SeenIds()
+        self._repeats: dict[int, int] = {}
         self.rows_read = 0
         self.fingerprint: str | None = None
 
@@ -135,25 +137,26 @@ class ItemBatches:
         extras = {name: column(name) for name in cols.extra}
         ids = data[cols.id][:count] if cols.id is not None else None
 
+        identities = [
+            f"{canonical(inputs[i])}\x1e{canonical(truths[i])}\x1e{canonical(contexts[i])}"
+            for i in range(count)
+        ]
+        if ids is None:
+            item_ids = self._derived_ids(identities)
+        else:
+            item_ids = [v if type(v) is str else _id_text(v, origin, cols) for v in ids]
         items: list[Item] = []
         keys: list[str] = []
         start = self.rows_read
         for i in range(count):
-            identity = (
-                f"{canonical(inputs[i])}\x1e{canonical(truths[i])}\x1e{canonical(contexts[i])}"
-            )
             extra = {name: values[i] for name, values in extras.items()} if extras else None
-            if ids is None:
-                item_id = self._derived_id(identity)
-            else:
-                item_id = ids[i] if type(ids[i]) is str else _id_text(ids[i], origin, cols)
             keys.append(
-                f"{item_id}\x1e{identity}\x1e{canonical(outputs[i])}\x1e{canonical(metas[i])}"
-                f"\x1e{canonical(extra)}\x1d"
+                f"{item_ids[i]}\x1e{identities[i]}\x1e{canonical(outputs[i])}"
+                f"\x1e{canonical(metas[i])}\x1e{canonical(extra)}\x1d"
             )
             items.append(
                 Item(
-                    item_id,
+                    item_ids[i],
                     inputs[i],
                     truths[i],
                     outputs[i],
@@ -166,15 +169,21 @@ class ItemBatches:
         self._hash.update("".join(keys).encode())
         return items
 
-    def _derived_id(self, identity: str) -> str:
-        item_id = content_id(identity)
-        if item_id in self._seen:
+    def _derived_ids(self, identities: list[str]) -> list[str]:
+        digests = [content_digest(identity) for identity in identities]
+        values = np.frombuffer(b"".join(digests), dtype=">u8").astype(np.uint64)
+        item_ids = [d.hex() for d in digests]
+        repeated = self._seen.contains(values)
+        first = np.zeros(len(values), dtype=bool)
+        first[np.unique(values, return_index=True)[1]] = True
+        for i in np.flatnonzero(repeated | ~first).tolist():
             # Identical rows: number the repeats so each still has its own stable id.
-            n = self._repeats.get(item_id, 1) + 1
-            self._repeats[item_id] = n
-            return f"{item_id}-{n}"
-        self._seen.add(item_id)
-        return item_id
+            key = int(values[i])
+            n = self._repeats.get(key, 1) + 1
+            self._repeats[key] = n
+            item_ids[i] = f"{item_ids[i]}-{n}"
+        self._seen.add(values)
+        return item_ids
 
 
 def _id_text(value: Any, origin: str, cols: ColumnMap) -> str:

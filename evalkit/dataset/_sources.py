@@ -62,7 +62,11 @@ def _first_duplicate(array: pa.ChunkedArray | pa.Array) -> Any:
 
 
 class ParquetSource:
-    """A Parquet file, or every ``*.parquet`` file under a folder in sorted path order."""
+    """A Parquet file, or every ``*.parquet`` file under a folder in sorted path order.
+
+    Only the footers are read up front (columns and row counts); each file is opened while its
+    rows are read, so a folder of many files never holds them all open.
+    """
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
         root = Path(path)
@@ -75,20 +79,21 @@ class ParquetSource:
             self.files = [root]
         else:
             raise DatasetError(self.name, "no such file or folder")
-        self._readers = [self._open(f) for f in self.files]
-        self.num_rows = sum(r.metadata.num_rows for r in self._readers)
+        footers = [self._footer(f) for f in self.files]
+        self._names = [names for names, _ in footers]
+        self.num_rows = sum(rows for _, rows in footers)
 
     @staticmethod
-    def _open(file: Path) -> pq.ParquetFile:
+    def _footer(file: Path) -> tuple[list[str], int]:
         try:
-            return pq.ParquetFile(file)
+            metadata = pq.read_metadata(file)
+            return list(metadata.schema.to_arrow_schema().names), metadata.num_rows
         except (OSError, pa.ArrowException) as exc:
             raise DatasetError(str(file), f"cannot read as Parquet: {exc}") from exc
 
     def column_names(self) -> list[str]:
-        first: list[str] = list(self._readers[0].schema_arrow.names)
-        for file, reader in zip(self.files[1:], self._readers[1:], strict=True):
-            names = list(reader.schema_arrow.names)
+        first = self._names[0]
+        for file, names in zip(self.files[1:], self._names[1:], strict=True):
             if set(names) != set(first):
                 missing = sorted(set(first) - set(names)) or sorted(set(names) - set(first))
                 raise DatasetError(
@@ -97,31 +102,37 @@ class ParquetSource:
                     f"({', '.join(names)} vs {', '.join(first)})",
                     column=missing[0],
                 )
-        return first
+        return list(first)
 
     def batches(self, columns: Sequence[str], batch_size: int) -> Iterator[ColumnBatch]:
-        for file, reader in zip(self.files, self._readers, strict=True):
+        for file in self.files:
             origin = str(file)
-            batches = reader.iter_batches(batch_size=batch_size, columns=list(columns))
-            while True:
-                try:
-                    batch = next(batches)
-                except StopIteration:
-                    break
-                except (OSError, pa.ArrowException) as exc:
-                    raise DatasetError(origin, f"cannot read rows: {exc}") from exc
-                data = {name: _arrow_to_python(batch.column(name)) for name in columns}
-                yield origin, data, batch.num_rows
+            try:
+                reader = pq.ParquetFile(file)
+            except (OSError, pa.ArrowException) as exc:
+                raise DatasetError(origin, f"cannot read as Parquet: {exc}") from exc
+            with reader:
+                batches = reader.iter_batches(batch_size=batch_size, columns=list(columns))
+                while True:
+                    try:
+                        batch = next(batches)
+                    except StopIteration:
+                        break
+                    except (OSError, pa.ArrowException) as exc:
+                        raise DatasetError(origin, f"cannot read rows: {exc}") from exc
+                    data = {name: _arrow_to_python(batch.column(name)) for name in columns}
+                    yield origin, data, batch.num_rows
 
     def duplicate_of(self, column: str) -> Duplicate | None:
         # Only the id column is read, in Arrow form: cheap even for a very large dataset.
         chunks: list[pa.ChunkedArray] = []
-        for file, reader in zip(self.files, self._readers, strict=True):
+        for file in self.files:
             try:
-                chunks.append(reader.read(columns=[column]).column(column))
+                chunks.append(pq.read_table(file, columns=[column]).column(column))
             except (OSError, pa.ArrowException) as exc:
                 raise DatasetError(str(file), f"cannot read: {exc}", column=column) from exc
-        found = _first_duplicate(pa.chunked_array([c for ch in chunks for c in ch.chunks]))
+        arrays = [c for ch in chunks for c in ch.chunks]
+        found = _first_duplicate(pa.chunked_array(arrays)) if arrays else _NULL
         if found is _NULL:
             return None
         holders = [

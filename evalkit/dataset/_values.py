@@ -48,6 +48,7 @@ def canonical(value: Any) -> str:
         return _encode_sorted(to_jsonable(value))
 
 
-def content_id(identity: str) -> str:
-    """A 16-hex-digit id hashed from a row's identity text (input, ground truth, context)."""
-    return hashlib.blake2b(identity.encode(), digest_size=8).hexdigest()
+def content_digest(identity: str) -> bytes:
+    """The 8-byte hash of a row's identity text (input, ground truth, request context); its
+    16 hex digits are the row's id."""
+    return hashlib.blake2b(identity.encode(), digest_size=8).digest()

@@ -149,8 +149,8 @@ class ItemResult:
 
     Attributes:
         item: The dataset row.
-        run_id: The id shared by this item's scorer runs (``ScorerRunResult.run_id``) and its
-            rows in the store.
+        run_id: ``<experiment id>-<row index>``: the id of this item's scorer runs
+            (``ScorerRunResult.run_id``) and of its rows in every table of the store.
         status: ``"success"`` when the output was obtained and every scorer succeeded.
         output: The output scored (None when the target failed).
         source: Where the output came from: ``"dataset"`` or ``"target"``.

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -37,12 +37,17 @@ def _is_config_conflict(exc: duckdb.Error) -> bool:
 
 
 def open_connection(
-    path: str | os.PathLike[str], *, read_only: bool = False, lock_timeout: float = 30.0
+    path: str | os.PathLike[str],
+    *,
+    read_only: bool = False,
+    lock_timeout: float = 30.0,
+    config: Mapping[str, str] | None = None,
 ) -> duckdb.DuckDBPyConnection:
     """Connect to the store file, waiting up to ``lock_timeout`` s for another process's lock.
 
-    A read-only request made while this process already has the file open for writing reuses
-    that database (DuckDB allows one configuration per file and process).
+    ``config`` holds DuckDB settings for a database this call opens. When this process already
+    has the file open with other settings (or for writing, when ``read_only`` is asked), that
+    database is shared instead: DuckDB allows one configuration per file and process.
 
     Raises:
         StoreError: The file cannot be opened, or stayed locked.
@@ -53,10 +58,13 @@ def open_connection(
     deadline = time.monotonic() + lock_timeout
     while True:
         try:
-            return duckdb.connect(where, read_only=read_only)
+            return duckdb.connect(where, read_only=read_only, config=dict(config or {}))
         except duckdb.ConnectionException as exc:
-            if read_only and _is_config_conflict(exc):
-                return duckdb.connect(where)
+            if _is_config_conflict(exc) and (read_only or config):
+                try:
+                    return duckdb.connect(where)
+                except duckdb.Error as again:
+                    raise StoreError(f"{where}: cannot open the score store: {again}") from again
             raise StoreError(f"{where}: cannot open the score store: {exc}") from exc
         except duckdb.IOException as exc:
             if not _is_lock_conflict(exc) or time.monotonic() >= deadline:
@@ -68,10 +76,14 @@ def open_connection(
 
 @contextmanager
 def connection(
-    path: str | os.PathLike[str], *, read_only: bool = False, lock_timeout: float = 30.0
+    path: str | os.PathLike[str],
+    *,
+    read_only: bool = False,
+    lock_timeout: float = 30.0,
+    config: Mapping[str, str] | None = None,
 ) -> Iterator[duckdb.DuckDBPyConnection]:
     """:func:`open_connection` as a context manager; DuckDB errors become :class:`StoreError`."""
-    con = open_connection(path, read_only=read_only, lock_timeout=lock_timeout)
+    con = open_connection(path, read_only=read_only, lock_timeout=lock_timeout, config=config)
     try:
         yield con
     except duckdb.Error as exc:

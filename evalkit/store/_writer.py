@@ -52,6 +52,22 @@ class ScorerRecord:
     metadata: str | None = None
 
 
+def writer_config(batch_bytes: int) -> dict[str, str]:
+    """DuckDB settings for the short-lived database a flush opens.
+
+    One thread and a modest memory limit keep the write from competing with the run for the
+    CPU and from holding on to memory between flushes; the limit grows with the batch so large
+    rows never hit it. Allocations are handed back to the system eagerly for the same reason.
+    """
+    limit_mb = max(256, 6 * batch_bytes // 2**20)
+    return {
+        "threads": "1",
+        "memory_limit": f"{limit_mb}MB",
+        "allocator_flush_threshold": "8MB",
+        "allocator_bulk_deallocation_flush_threshold": "8MB",
+    }
+
+
 def _naive_utc(moment: dt.datetime) -> dt.datetime:
     return moment.astimezone(dt.UTC).replace(tzinfo=None) if moment.tzinfo else moment
 
@@ -125,7 +141,11 @@ class StoreWriter:
             return
         succeeded = self.succeeded + buffer.succeeded
         failed = self.failed + buffer.failed
-        with connection(self.path, lock_timeout=self.lock_timeout) as con, self._transaction(con):
+        config = writer_config(sum(t.nbytes for t in tables.values()))
+        with (
+            connection(self.path, lock_timeout=self.lock_timeout, config=config) as con,
+            self._transaction(con),
+        ):
             for name, table in tables.items():
                 view = f"_evalkit_batch_{name}"
                 con.register(view, table)

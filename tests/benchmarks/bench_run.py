@@ -1,4 +1,4 @@
-"""B3 — run_evals end to end: a Parquet dataset through three function scorers into DuckDB.
+"""B2 and B4 — run_evals end to end: a Parquet dataset through three function scorers into DuckDB.
 
 Two modes, each measured in a fresh subprocess so its peak RSS is its own:
 
@@ -7,7 +7,8 @@ Two modes, each measured in a fresh subprocess so its peak RSS is its own:
 - ``stream``: a 1,000,000-row dataset streamed with ``keep_results=False`` (summaries only),
   still writing every row to the store. Target: peak RSS <= 600 MB (flat memory).
 
-Run: ``python -m tests.benchmarks.bench_run [--mode store|stream|both] [--rows N]``.
+Run: ``python -m tests.benchmarks.bench_run [--mode store|stream|both] [--rows N]
+[--no-store]`` (``--no-store`` keeps results in memory only, to separate DuckDB's share).
 """
 
 from __future__ import annotations
@@ -107,7 +108,7 @@ def _current_rss_mb() -> float:
         return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
 
 
-def measure(mode: str, dataset: Path, store: Path) -> dict[str, Any]:
+def measure(mode: str, dataset: Path, store: Path | None) -> dict[str, Any]:
     """Run one mode in this process and return its figures."""
     import anyio
 
@@ -127,7 +128,7 @@ def measure(mode: str, dataset: Path, store: Path) -> dict[str, Any]:
         lambda: run_evals(
             str(dataset),
             scorers,
-            store=str(store),
+            store=str(store) if store else None,
             progress=False,
             concurrency=8,
             keep_results=keep,
@@ -135,10 +136,14 @@ def measure(mode: str, dataset: Path, store: Path) -> dict[str, Any]:
         )
     )
     elapsed = time.perf_counter() - start
-    with connection(store, read_only=True) as con:
-        stored = con.execute("SELECT count(*) FROM scores").fetchone()
+    stored = None
+    if store is not None:
+        with connection(store, read_only=True) as con:
+            stored = con.execute("SELECT count(*) FROM scores").fetchone()
     runs = result.summary.processed * len(scorers)
+    usage = resource.getrusage(resource.RUSAGE_SELF)
     return {
+        "cpu_s": usage.ru_utime + usage.ru_stime,
         "mode": mode,
         "items": result.summary.processed,
         "scorer_runs": runs,
@@ -155,14 +160,18 @@ def measure(mode: str, dataset: Path, store: Path) -> dict[str, Any]:
 def report(figures: dict[str, Any]) -> str:
     mode = figures["mode"]
     rss_target = TARGET_RSS_MB[mode]
+    count = figures["stored_scores"]
+    stored = "no store" if count is None else f"{count:,} rows in scores"
     lines = [
-        f"B3 run_evals [{mode}]: {figures['items']:,} items x 3 scorers = "
+        f"{'B2' if mode == 'store' else 'B4'} run_evals [{mode}]: "
+        f"{figures['items']:,} items x 3 scorers = "
         f"{figures['scorer_runs']:,} scorer runs in {figures['seconds']:.2f} s = "
         f"{figures['runs_per_s']:,.0f} runs/s "
-        f"({figures['runs_per_s'] / TARGET_RUNS_PER_S:.2f}x the {TARGET_RUNS_PER_S:,} target)",
+        f"({figures['runs_per_s'] / TARGET_RUNS_PER_S:.2f}x the {TARGET_RUNS_PER_S:,} target; "
+        f"process CPU {figures['cpu_s']:.1f} s)",
         f"    peak RSS {figures['peak_rss_mb']:,.0f} MB "
         f"({figures['peak_rss_mb'] / rss_target:.2f}x the {rss_target:,} MB ceiling; lower is "
-        f"better), status {figures['status']}, {figures['stored_scores']:,} rows in scores, "
+        f"better), status {figures['status']}, {stored}, "
         f"{figures['kept_items']:,} items kept in memory",
     ]
     if figures["rss_samples_mb"]:
@@ -174,20 +183,21 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--mode", choices=["store", "stream", "both"], default="both")
     parser.add_argument("--rows", type=int, default=None, help="override the row count")
+    parser.add_argument("--no-store", action="store_true", help="keep results in memory only")
     parser.add_argument(
         "--child", nargs=3, metavar=("MODE", "DATASET", "STORE"), help=argparse.SUPPRESS
     )
     args = parser.parse_args()
     if args.child:
         mode, dataset, store = args.child
-        print(json.dumps(measure(mode, Path(dataset), Path(store))))
+        print(json.dumps(measure(mode, Path(dataset), Path(store) if store != "-" else None)))
         return
     modes = ["store", "stream"] if args.mode == "both" else [args.mode]
     with tempfile.TemporaryDirectory(prefix="evalkit-bench-") as tmp:
         for mode in modes:
             rows = args.rows or DEFAULT_ROWS[mode]
             dataset = Path(tmp) / f"{mode}-{rows}.parquet"
-            store = Path(tmp) / f"{mode}.duckdb"
+            store = "-" if args.no_store else str(Path(tmp) / f"{mode}.duckdb")
             write_dataset(dataset, rows)
             child = subprocess.run(
                 [
@@ -197,7 +207,7 @@ def main() -> None:
                     "--child",
                     mode,
                     str(dataset),
-                    str(store),
+                    store,
                 ],
                 capture_output=True,
                 text=True,

@@ -1,0 +1,79 @@
+"""Real test doubles shared by the run and store tests."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import anyio
+
+from evalkit import JudgeCost, JudgeError, JudgeErrorInfo, JudgeExecution, JudgeUsage, ScorerRun
+from evalkit.scorer._trace import RunTrace
+
+
+@dataclass
+class ScriptedJudgeStep:
+    """A prompt-step double using the step binding protocol (``_bind_step``).
+
+    Like a real prompt step it writes its prompt and a :class:`JudgeExecution` into the run's
+    trace, then returns ``reply`` or, when ``fails(run)`` is true, records a failed execution
+    and raises :class:`JudgeError`.
+    """
+
+    reply: Any
+    model: str = "gpt-4o-mini"
+    provider: str = "openai"
+    usage: JudgeUsage = field(
+        default_factory=lambda: JudgeUsage(
+            input_tokens=1000, output_tokens=200, total_tokens=1200, cached_input_tokens=400
+        )
+    )
+    cost: JudgeCost | None = None
+    duration_ms: float = 10.0
+    fails: Callable[[ScorerRun], bool] = lambda run: False
+    sleep: float = 0.0
+    duration: Callable[[ScorerRun], float] | None = None
+
+    def _bind_step(self, kind: str, owner: Any) -> Callable[..., Any]:
+        async def step(run: ScorerRun, results: Any, score: Any, trace: RunTrace) -> Any:
+            prompt = f"{kind} for {owner.name}: {run.input}"
+            duration_ms = self.duration(run) if self.duration else self.duration_ms
+            trace.prompts[kind] = prompt  # type: ignore[index]
+            if self.sleep:
+                await anyio.sleep(self.sleep)
+            if self.fails(run):
+                trace.record(
+                    kind,  # type: ignore[arg-type]
+                    JudgeExecution(
+                        status="failed",
+                        prompt=prompt,
+                        judge_model_id=self.model,
+                        judge_provider=self.provider,
+                        attempt_count=1,
+                        model_call_count=0,
+                        duration_ms=duration_ms,
+                        raw_output="<html>502</html>",
+                        finish_reason=None,
+                        error=JudgeErrorInfo("JudgeError", "HTTP 502 from judge", "502"),
+                    ),
+                )
+                raise JudgeError("HTTP 502 from judge", code="502")
+            trace.record(
+                kind,  # type: ignore[arg-type]
+                JudgeExecution(
+                    status="success",
+                    prompt=prompt,
+                    judge_model_id=self.model,
+                    judge_provider=self.provider,
+                    attempt_count=1,
+                    model_call_count=1,
+                    duration_ms=duration_ms,
+                    output=self.reply,
+                    usage=self.usage,
+                    cost=self.cost,
+                ),
+            )
+            return self.reply
+
+        return step

@@ -1,0 +1,118 @@
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import anyio
+import duckdb
+import pytest
+
+from evalkit import ItemResult, create_scorer, run_evals
+from tests.run.conftest import exact_scorer
+
+
+def query(store: Path, sql: str) -> list[tuple[Any, ...]]:
+    with duckdb.connect(str(store), read_only=True) as con:
+        return con.execute(sql).fetchall()
+
+
+async def test_cancellation_keeps_scored_rows_and_marks_the_run(store: Path) -> None:
+    async def app(question: str) -> str:
+        await anyio.sleep(0.001)
+        return question
+
+    rows = [{"input": f"q{i}", "groundTruth": f"q{i}"} for i in range(200)]
+    finished: list[str] = []
+
+    with anyio.CancelScope() as scope:
+
+        def stop_after_five(result: ItemResult) -> None:
+            finished.append(result.item.id)
+            if len(finished) == 5:
+                scope.cancel()
+
+        await run_evals(
+            rows,
+            [exact_scorer()],
+            target=app,
+            store=store,
+            concurrency=4,
+            progress=False,
+            on_item_complete=stop_after_five,
+        )
+    assert scope.cancelled_caught
+    assert 5 <= len(finished) < 200
+
+    (experiment,) = query(
+        store,
+        "SELECT status, succeeded_count, completed_at IS NOT NULL, dataset_fingerprint"
+        " FROM experiments",
+    )
+    assert experiment == ("cancelled", len(finished), True, None)
+    stored = {r[0] for r in query(store, "SELECT item_id FROM scores")}
+    assert stored == set(finished)
+    assert query(store, "SELECT count(*) FROM experiment_items") == [(len(finished),)]
+
+
+async def test_fatal_error_marks_the_run_failed_and_propagates(store: Path) -> None:
+    def explode(result: ItemResult) -> None:
+        if result.item.index == 3:
+            raise LookupError("callback broke")
+
+    rows = [{"input": f"q{i}", "output": "a"} for i in range(50)]
+    scorer = create_scorer("One").generate_score(lambda run: 1.0)
+    with pytest.raises(LookupError, match="callback broke"):
+        await run_evals(
+            rows, [scorer], store=store, progress=False, concurrency=1, on_item_complete=explode
+        )
+    assert query(store, "SELECT status, succeeded_count FROM experiments") == [("failed", 4)]
+    assert query(store, "SELECT count(*) FROM scores") == [(4,)]
+
+
+_SCRIPT = textwrap.dedent(
+    """
+    import sys
+
+    import anyio
+
+    from evalkit import create_scorer, run_evals_sync
+
+    async def app(question):
+        await anyio.sleep(0.02)
+        return question
+
+    def done(result):
+        print("done", result.item.id, flush=True)
+
+    rows = [{"input": f"q{i}"} for i in range(1000)]
+    scorer = create_scorer("One").generate_score(lambda run: 1.0)
+    run_evals_sync(rows, [scorer], target=app, store=sys.argv[1], concurrency=2,
+                   progress=False, on_item_complete=done)
+    """
+)
+
+
+def test_ctrl_c_stops_cleanly_and_keeps_what_was_scored(store: Path) -> None:
+    child = subprocess.Popen(
+        [sys.executable, "-c", _SCRIPT, str(store)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=Path(__file__).parents[2],
+    )
+    assert child.stdout is not None
+    seen = [child.stdout.readline() for _ in range(4)]
+    child.send_signal(signal.SIGINT)
+    rest, err = child.communicate(timeout=60)
+    done = [line.split()[1] for line in seen + rest.splitlines() if line.startswith("done")]
+    assert child.returncode != 0
+    assert "KeyboardInterrupt" in err
+    assert 4 <= len(done) < 1000
+    assert query(store, "SELECT status, succeeded_count FROM experiments") == [
+        ("cancelled", len(done))
+    ]
+    assert {r[0] for r in query(store, "SELECT item_id FROM scores")} == set(done)

@@ -1,0 +1,108 @@
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from evalkit import StoreError, create_scorer, run_evals
+from evalkit.store import SCHEMA_VERSION, SEED_PRICES, migrate, open_connection, schema_version
+
+SCORER = create_scorer("One").generate_score(lambda run: 1.0)
+ROWS = [{"input": "q", "output": "a"}]
+
+TABLES = {
+    "experiments",
+    "experiment_scorers",
+    "experiment_items",
+    "scores",
+    "scorer_errors",
+    "judge_executions",
+    "model_prices",
+    "schema_version",
+}
+
+
+async def test_new_store_has_schema_views_and_seeded_prices(store: Path) -> None:
+    await run_evals(ROWS, [SCORER], store=store, progress=False)
+    with duckdb.connect(str(store), read_only=True) as con:
+        tables = {r[0] for r in con.execute("SELECT table_name FROM duckdb_tables()").fetchall()}
+        views = {
+            r[0]
+            for r in con.execute(
+                "SELECT view_name FROM duckdb_views() WHERE NOT internal"
+            ).fetchall()
+        }
+        assert schema_version(con) == SCHEMA_VERSION == 1
+        prices = con.execute("SELECT count(*) FROM model_prices").fetchone()
+    assert tables == TABLES
+    assert {"scorer_summary", "judge_usage"} <= views
+    assert prices == (len(SEED_PRICES),)
+
+
+async def test_reopening_migrates_nothing_and_keeps_user_edits(store: Path) -> None:
+    await run_evals(ROWS, [SCORER], store=store, progress=False)
+    with duckdb.connect(str(store)) as con:
+        con.execute("UPDATE model_prices SET output_per_mtok = 99 WHERE model = 'gpt-4o'")
+    await run_evals(ROWS, [SCORER], store=store, progress=False)
+    with duckdb.connect(str(store), read_only=True) as con:
+        assert con.execute("SELECT count(*) FROM schema_version").fetchone() == (1,)
+        assert con.execute("SELECT count(*) FROM experiments").fetchone() == (2,)
+        assert con.execute(
+            "SELECT output_per_mtok FROM model_prices WHERE model = 'gpt-4o'"
+        ).fetchone() == (99,)
+
+
+def test_migrate_reports_the_version_found(store: Path) -> None:
+    con = open_connection(store)
+    try:
+        assert migrate(con, where=str(store)) == 0
+        assert migrate(con, where=str(store)) == SCHEMA_VERSION
+    finally:
+        con.close()
+
+
+async def test_newer_store_is_refused(store: Path) -> None:
+    with duckdb.connect(str(store)) as con:
+        con.execute("CREATE TABLE schema_version (version INTEGER, applied_at TIMESTAMP)")
+        con.execute("INSERT INTO schema_version VALUES (99, now())")
+    with pytest.raises(StoreError, match="schema version 99 is newer"):
+        await run_evals(ROWS, [SCORER], store=store, progress=False)
+
+
+async def test_not_a_duckdb_file(tmp_path: Path) -> None:
+    bogus = tmp_path / "bogus.duckdb"
+    bogus.write_text("definitely not a database")
+    with pytest.raises(StoreError, match=r"bogus\.duckdb"):
+        await run_evals(ROWS, [SCORER], store=bogus, progress=False)
+
+
+def test_waits_for_another_process_then_gives_up(store: Path) -> None:
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            textwrap.dedent(
+                f"""
+                import sys, duckdb
+                con = duckdb.connect({str(store)!r})
+                print("locked", flush=True)
+                sys.stdin.readline()
+                """
+            ),
+        ],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout is not None
+        assert holder.stdout.readline().strip() == "locked"
+        with pytest.raises(StoreError, match="lock"):
+            open_connection(store, lock_timeout=0.2)
+    finally:
+        holder.communicate("done\n", timeout=10)
+    open_connection(store, lock_timeout=0.2).close()
