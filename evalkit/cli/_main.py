@@ -44,6 +44,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--report-dir", metavar="DIR", default="reports", help="where reports go (reports/)"
     )
     run.add_argument("--no-progress", action="store_true", help="no progress bar")
+    run.add_argument("--no-cache", action="store_true", help="do not use the judge call cache")
     run.add_argument("--json", action="store_true", help="print a machine-readable summary")
     run.set_defaults(handler=_run.cmd_run)
 

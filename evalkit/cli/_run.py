@@ -94,6 +94,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         progress=not args.no_progress,
         limit=args.limit,
         metadata={"experiment_file": str(file.path)},
+        cache=False if args.no_cache else None,
     )
     comparison = None
     if baseline is not None:

@@ -16,6 +16,7 @@ import anyio.to_thread
 from evalkit._json import dumps
 from evalkit.dataset._dataset import Dataset, load_dataset
 from evalkit.errors import ConfigError
+from evalkit.judge import JudgeCache, default_cache_path, use_judge_cache
 from evalkit.run._experiment import ExperimentResult
 from evalkit.run._feed import ItemFeed
 from evalkit.run._item import ItemEvaluator
@@ -33,6 +34,16 @@ from evalkit.target._resolve import as_target
 def _default_name(dataset: Dataset) -> str:
     path = Path(dataset.source)
     return path.stem if dataset.source and not dataset.source.startswith("<") else "experiment"
+
+
+def _judge_cache(
+    cache: bool | str | os.PathLike[str] | None, store: str | os.PathLike[str] | None
+) -> JudgeCache | None:
+    if cache is False or (cache is None and store is None):
+        return None
+    if cache is None or cache is True:
+        return JudgeCache(default_cache_path(store))
+    return JudgeCache(cache)
 
 
 def new_experiment_id() -> str:
@@ -57,6 +68,7 @@ async def run_evals(
     limit: int | None = None,
     columns: Mapping[str, str] | None = None,
     flush_interval: float = 2.0,
+    cache: bool | str | os.PathLike[str] | None = None,
 ) -> ExperimentResult:
     """Run scorers over every item of a dataset and record the results.
 
@@ -82,6 +94,10 @@ async def run_evals(
         limit: Evaluate only the first ``limit`` rows.
         columns: Map roles to differently named columns, e.g. ``{"input": "question"}``.
         flush_interval: Seconds between writes to the store at most.
+        cache: The judge call cache: None (default) uses ``evalkit-cache.duckdb`` beside the
+            store, or none without a store; True the default file even without a store
+            (``~/.cache/evalkit``); False none; a path that file. Only deterministic judges
+            (temperature 0, or ``cache=True`` on the judge) are cached.
 
     Returns:
         The :class:`ExperimentResult`.
@@ -159,7 +175,8 @@ async def run_evals(
         on_item_complete=on_item_complete,
         flush_interval=flush_interval,
     )
-    status = await runner.run()
+    async with use_judge_cache(_judge_cache(cache, store)):
+        status = await runner.run()
     return ExperimentResult(
         experiment_id=experiment_id,
         name=name,

@@ -7,6 +7,8 @@ import time
 
 from tqdm import tqdm
 
+from evalkit.judge import rate_limiter_stats
+
 _REFRESH_S = 0.2
 
 
@@ -42,9 +44,21 @@ class Progress:
 
     def _flush(self) -> None:
         if self._pending:
-            self.bar.set_postfix_str(f"failures={self.failures}", refresh=False)
+            self.bar.set_postfix_str(self._postfix(), refresh=False)
             self.bar.update(self._pending)
             self._pending = 0
+
+    def _postfix(self) -> str:
+        # Models under a rate limit show their current concurrency (AIMD lowers it during 429
+        # storms), the calls waiting for a slot and the 429s met so far.
+        parts = [f"failures={self.failures}"]
+        for model in rate_limiter_stats():
+            if model.rpm or model.tpm or model.rate_limited or model.waiting:
+                parts.append(
+                    f"{model.name}: conc={model.concurrency or '-'} waiting={model.waiting}"
+                    f" 429s={model.rate_limited}"
+                )
+        return " ".join(parts)
 
     def close(self) -> None:
         """Draw the final state and release the bar."""
