@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from json.encoder import encode_basestring
+from operator import itemgetter
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
@@ -103,9 +104,10 @@ class _Rows:
         return len(self.rows)
 
     def table(self) -> pa.Table:
-        columns = list(zip(*self.rows, strict=True))
+        # map(itemgetter) transposes in C, several times faster than zip(*rows) on 100k rows.
+        rows = self.rows
         return pa.table(
-            [pa.array(col, f.type) for col, f in zip(columns, self.schema, strict=True)],
+            [pa.array(list(map(itemgetter(i), rows)), f.type) for i, f in enumerate(self.schema)],
             schema=self.schema,
         )
 
