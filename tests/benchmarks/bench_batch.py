@@ -18,9 +18,8 @@ Target: client CPU ≤ 0.45 ms per call (half of an online call), one batch.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
-import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -28,20 +27,10 @@ from pathlib import Path
 import anyio
 
 from evalkit import Judge, JudgeCache, PromptStep, Scorer, create_scorer, use_judge_cache
+from evalkit.testing import server_process
 from tests.benchmarks.bench_judge import KEY_ENV, server_stats
 
 TARGET_CPU_MS = 0.45
-
-
-def start_server() -> tuple[subprocess.Popen[str], str]:
-    cmd = [sys.executable, "-m", "evalkit.testing.server", "--port", "0"]
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True)
-    assert proc.stdout is not None
-    line = proc.stdout.readline()
-    if "listening on " not in line:
-        proc.kill()
-        raise RuntimeError(f"the test server did not start: {line!r}")
-    return proc, line.rsplit(" ", 1)[1].strip()
 
 
 def build_scorer(base_url: str) -> Scorer:
@@ -101,7 +90,8 @@ def main() -> None:
     args = parser.parse_args()
     os.environ.setdefault(KEY_ENV, "bench-key")
     load = os.getloadavg()
-    proc, base_url = start_server()
+    stack = contextlib.ExitStack()
+    base_url = stack.enter_context(server_process())
     folder = tempfile.TemporaryDirectory(prefix="evalkit-bench-")
     try:
         elapsed, cpu, closing = anyio.run(
@@ -109,8 +99,7 @@ def main() -> None:
         )
         stats = server_stats(base_url)
     finally:
-        proc.terminate()
-        proc.wait(timeout=10)
+        stack.close()
         folder.cleanup()
     per_call = cpu / stats["batch_requests"] * 1000
     print(

@@ -15,10 +15,9 @@ Targets: B3 ≥ 0.8 of ideal; B5 0 calls and ≥ 10x B3.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
-import subprocess
-import sys
 import tempfile
 import time
 import urllib.request
@@ -28,6 +27,7 @@ from typing import Any
 import anyio
 
 from evalkit import Judge, JudgeCache, PromptStep, Scorer, create_scorer, use_judge_cache
+from evalkit.testing import server_process
 
 LATENCY_S = 0.05
 MAX_CONCURRENCY = 64
@@ -35,18 +35,6 @@ IDEAL_CALLS_PER_S = MAX_CONCURRENCY / LATENCY_S
 TARGET_RATIO = 0.8
 TARGET_SPEEDUP = 10.0
 KEY_ENV = "EVALKIT_BENCH_KEY"
-
-
-def start_server() -> tuple[subprocess.Popen[str], str]:
-    cmd = [sys.executable, "-m", "evalkit.testing.server", "--port", "0"]
-    cmd += ["--latency", str(LATENCY_S)]
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True)
-    assert proc.stdout is not None
-    line = proc.stdout.readline()
-    if "listening on " not in line:
-        proc.kill()
-        raise RuntimeError(f"the test server did not start: {line!r}")
-    return proc, line.rsplit(" ", 1)[1].strip()
 
 
 def server_stats(base_url: str, *, reset: bool = False) -> dict[str, Any]:
@@ -143,7 +131,8 @@ def main() -> None:
     args = parser.parse_args()
     os.environ.setdefault(KEY_ENV, "bench-key")
     load = os.getloadavg()
-    proc, base_url = start_server()
+    stack = contextlib.ExitStack()
+    base_url = stack.enter_context(server_process("--latency", str(LATENCY_S)))
     folder = tempfile.TemporaryDirectory(prefix="evalkit-bench-")
     cache_path = None if args.no_cache else Path(folder.name) / "evalkit-cache.duckdb"
     try:
@@ -162,8 +151,7 @@ def main() -> None:
             warm = anyio.run(measure_warm, base_url, args.runs, cache_path)
             warm_calls = server_stats(base_url)["requests"] - stats["requests"]
     finally:
-        proc.terminate()
-        proc.wait(timeout=10)
+        stack.close()
         folder.cleanup()
     rate = stats["requests"] / elapsed
     cached = "no judge cache"

@@ -1,13 +1,12 @@
 from __future__ import annotations
 
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import duckdb
 import pytest
 
+from evalkit.testing import server_process
 from tests.cli.conftest import Cli, write_dataset
 
 KEY_ENV = "EVALKIT_CLI_TEST_KEY"
@@ -16,20 +15,8 @@ KEY_ENV = "EVALKIT_CLI_TEST_KEY"
 @pytest.fixture
 def judge_url() -> Iterator[str]:
     """The shipped test server in its own process, as a user would start it."""
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "evalkit.testing.server", "--port", "0"],
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    assert proc.stdout is not None
-    line = proc.stdout.readline()
-    assert "listening on " in line, line
-    try:
-        yield line.rsplit(" ", 1)[1].strip()
-    finally:
-        proc.terminate()
-        proc.wait(timeout=10)
-        proc.stdout.close()
+    with server_process() as url:
+        yield url
 
 
 def test_an_llm_scorer_with_params_runs_through_the_cli(
