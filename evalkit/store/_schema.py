@@ -263,8 +263,19 @@ def _migrate_to_1(con: duckdb.DuckDBPyConnection) -> None:
     con.execute(_VIEWS_V1)
 
 
+def _migrate_to_2(con: duckdb.DuckDBPyConnection) -> None:
+    # Who is writing a running experiment, and when it last wrote: a ``running`` row whose
+    # process is gone is shown as ``interrupted`` (see evalkit.store._resume).
+    con.execute("ALTER TABLE experiments ADD COLUMN writer_pid INTEGER")
+    con.execute("ALTER TABLE experiments ADD COLUMN writer_host VARCHAR")
+    con.execute("ALTER TABLE experiments ADD COLUMN heartbeat_at TIMESTAMP")
+
+
 #: Migrations in order: ``MIGRATIONS[i]`` brings a store from version i to i + 1.
-MIGRATIONS: tuple[Callable[[duckdb.DuckDBPyConnection], None], ...] = (_migrate_to_1,)
+MIGRATIONS: tuple[Callable[[duckdb.DuckDBPyConnection], None], ...] = (
+    _migrate_to_1,
+    _migrate_to_2,
+)
 
 #: The schema version this evalkit writes.
 SCHEMA_VERSION = len(MIGRATIONS)
