@@ -135,6 +135,19 @@ async def run_evals(
     writer = StoreWriter(store) if store is not None else None
     plan = None
     batches: ItemBatches | ResumeBatches = dataset.batches(limit=limit)
+    scorer_records = [
+        ScorerRecord(
+            s.id,
+            s.name,
+            s.description,
+            i,
+            parsed_thresholds[s.id].min if s.id in parsed_thresholds else None,
+            parsed_thresholds[s.id].max if s.id in parsed_thresholds else None,
+            s.higher_is_better,
+            dumps(s.metadata) if s.metadata else None,
+        )
+        for i, s in enumerate(checked)
+    ]
     if resume is not None and writer is not None:
         plan = await anyio.to_thread.run_sync(
             functools.partial(
@@ -142,9 +155,13 @@ async def run_evals(
                 dataset=dataset, total=total, limit=limit, retry_errors=retry_errors, force=force,
             )
         )  # fmt: skip
+        reopen = functools.partial(
+            writer.reopen, plan.stored.id, total_items=total, scorers=scorer_records,
+            config=config if force else None,
+        )  # fmt: skip
         experiment_id, name, total = plan.stored.id, plan.stored.name, plan.to_run
         batches = ResumeBatches(dataset.batches(limit=limit), plan, frozenset(scorer_ids))
-        await anyio.to_thread.run_sync(writer.reopen, experiment_id)
+        await anyio.to_thread.run_sync(reopen)
     elif writer is not None:
         record = ExperimentRecord(
             id=experiment_id,
@@ -157,19 +174,6 @@ async def run_evals(
             started_at=started_at,
             evalkit_version=evalkit_version(),
         )
-        scorer_records = [
-            ScorerRecord(
-                s.id,
-                s.name,
-                s.description,
-                i,
-                parsed_thresholds[s.id].min if s.id in parsed_thresholds else None,
-                parsed_thresholds[s.id].max if s.id in parsed_thresholds else None,
-                s.higher_is_better,
-                dumps(s.metadata) if s.metadata else None,
-            )
-            for i, s in enumerate(checked)
-        ]
         await anyio.to_thread.run_sync(writer.begin, record, scorer_records)
 
     summary = SummaryBuilder(scorer_ids, total)

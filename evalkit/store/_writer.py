@@ -128,38 +128,71 @@ class StoreWriter:
                     ],
                 )
                 if scorers:
-                    con.executemany(
-                        "INSERT INTO experiment_scorers (experiment_id, scorer_id, scorer_name,"
-                        " description, position, threshold_min, threshold_max,"
-                        " higher_is_better, metadata)"
-                        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                        [
-                            [
-                                record.id,
-                                s.scorer_id,
-                                s.scorer_name,
-                                s.description,
-                                s.position,
-                                s.threshold_min,
-                                s.threshold_max,
-                                s.higher_is_better,
-                                s.metadata,
-                            ]
-                            for s in scorers
-                        ],
-                    )
+                    self._insert_scorers(con, record.id, scorers)
         self.experiment_id = record.id
 
-    def reopen(self, experiment_id: str) -> None:
-        """Take over a stored experiment to resume it: ``running`` again, by this process."""
+    def _insert_scorers(
+        self, con: duckdb.DuckDBPyConnection, experiment_id: str, scorers: Sequence[ScorerRecord]
+    ) -> None:
+        con.executemany(
+            "INSERT INTO experiment_scorers (experiment_id, scorer_id, scorer_name,"
+            " description, position, threshold_min, threshold_max, higher_is_better, metadata)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            [
+                [
+                    experiment_id,
+                    s.scorer_id,
+                    s.scorer_name,
+                    s.description,
+                    s.position,
+                    s.threshold_min,
+                    s.threshold_max,
+                    s.higher_is_better,
+                    s.metadata,
+                ]
+                for s in scorers
+            ],
+        )
+
+    def reopen(
+        self,
+        experiment_id: str,
+        *,
+        total_items: int,
+        scorers: Sequence[ScorerRecord] = (),
+        config: Mapping[str, Any] | None = None,
+    ) -> None:
+        """Take over a stored experiment to resume it: ``running`` again, by this process.
+
+        ``scorers`` the experiment lacks are added (a forced resume with a new scorer);
+        ``config``, when given (a forced resume), replaces the stored one.
+        """
         with connection(self.path, lock_timeout=self.lock_timeout) as con:
             migrate(con, where=self.path)
             with self._transaction(con):
                 con.execute(
                     "UPDATE experiments SET status = 'running', completed_at = NULL,"
-                    " writer_pid = ?, writer_host = ?, heartbeat_at = ? WHERE id = ?",
-                    [os.getpid(), this_host(), _naive_utc(dt.datetime.now(dt.UTC)), experiment_id],
+                    " total_items = ?, writer_pid = ?, writer_host = ?, heartbeat_at = ?,"
+                    " config = coalesce(?, config) WHERE id = ?",
+                    [
+                        total_items,
+                        os.getpid(),
+                        this_host(),
+                        _naive_utc(dt.datetime.now(dt.UTC)),
+                        json_text(redact(config)) if config is not None else None,
+                        experiment_id,
+                    ],
                 )
+                known = {
+                    r[0]
+                    for r in con.execute(
+                        "SELECT scorer_id FROM experiment_scorers WHERE experiment_id = ?",
+                        [experiment_id],
+                    ).fetchall()
+                }
+                added = [s for s in scorers if s.scorer_id not in known]
+                if added:
+                    self._insert_scorers(con, experiment_id, added)
         self.experiment_id = experiment_id
         self.resuming = True
 
