@@ -12,6 +12,7 @@ import pyarrow.compute as pc
 from evalkit.errors import StoreError
 from evalkit.store._connect import DEFAULT_STORE, connection
 from evalkit.store._resume import effective_status, with_effective_status
+from evalkit.store._schema import migrate, schema_version
 
 _EXPERIMENT_COLUMNS = (
     "id, name, description, status, dataset, dataset_fingerprint, total_items,"
@@ -23,6 +24,13 @@ def _arrow(con: duckdb.DuckDBPyConnection, sql: str, params: list[Any]) -> pa.Ta
     relation = con.sql(sql, params=params)
     assert relation is not None
     return relation.to_arrow_table()
+
+
+def _blank_table(sql: str, params: list[Any]) -> pa.Table:
+    """``sql``'s empty result over a blank store (typed columns, no rows)."""
+    with duckdb.connect(":memory:") as con:
+        migrate(con, where=":memory:")
+        return _arrow(con, sql, params)
 
 
 def list_experiments(
@@ -55,6 +63,9 @@ def list_experiments(
         sql += " WHERE " + " AND ".join(where)
     sql += " ORDER BY started_at DESC, id"
     with connection(store, read_only=True) as con:
+        if schema_version(con) == 0:
+            # A file whose creation was cut short (a run killed while creating the store).
+            return with_effective_status(_blank_table(sql, params))
         # The status filter and limit apply to the effective status (a dead running row
         # reads interrupted), which only Python can tell.
         table = with_effective_status(_arrow(con, sql, params))
@@ -73,6 +84,8 @@ def read_experiment(store: str | os.PathLike[str], ref: str) -> dict[str, Any]:
         StoreError: No experiment matches, or a prefix matches several.
     """
     with connection(store, read_only=True) as con:
+        if schema_version(con) == 0:
+            raise StoreError(f"{store}: no experiment with id {ref!r} (the store is empty)")
         rows = con.execute(
             f"SELECT {_EXPERIMENT_COLUMNS}, config, metadata, evalkit_version, writer_pid,"
             " writer_host FROM experiments"

@@ -104,11 +104,12 @@ def read_for_resume(store: str | os.PathLike[str], experiment_id: str) -> Stored
         StoreError: No experiment has this id.
     """
     with connection(store, read_only=True) as con:
-        row = con.execute(
+        found = con.execute(
             "SELECT id, name, status, config, dataset_fingerprint, total_items, writer_pid,"
             " writer_host FROM experiments WHERE id = ?",
             [experiment_id],
-        ).fetchone()
+        ).fetchall()
+        row = found[0] if found else None
         if row is None:
             raise StoreError(f"{store}: no experiment with id {experiment_id!r}")
         scorers = con.execute(

@@ -283,14 +283,15 @@ SCHEMA_VERSION = len(MIGRATIONS)
 
 def schema_version(con: duckdb.DuckDBPyConnection) -> int:
     """The version of the store behind ``con`` (0 for an empty file)."""
+    # fetchall, not fetchone: a half-fetched result would block the connection's next query.
     found = con.execute(
         "SELECT count(*) FROM information_schema.tables "
         "WHERE table_name = 'schema_version' AND table_schema = current_schema()"
-    ).fetchone()
-    if not found or not found[0]:
+    ).fetchall()
+    if not found or not found[0][0]:
         return 0
-    row = con.execute("SELECT max(version) FROM schema_version").fetchone()
-    return int(row[0]) if row and row[0] is not None else 0
+    rows = con.execute("SELECT max(version) FROM schema_version").fetchall()
+    return int(rows[0][0]) if rows and rows[0][0] is not None else 0
 
 
 def migrate(con: duckdb.DuckDBPyConnection, *, where: str) -> int:

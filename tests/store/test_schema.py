@@ -106,3 +106,21 @@ def test_waits_for_another_process_then_gives_up(store: Path) -> None:
     finally:
         holder.communicate("done\n", timeout=10)
     open_connection(store, lock_timeout=0.2).close()
+
+
+def test_a_version_1_store_gains_the_writer_columns(store: Path) -> None:
+    from evalkit.store._schema import MIGRATIONS
+
+    with duckdb.connect(str(store)) as con:
+        MIGRATIONS[0](con)
+        con.execute("INSERT INTO schema_version VALUES (1, now()::TIMESTAMP)")
+        con.execute(
+            "INSERT INTO experiments (id, name, status, total_items, succeeded_count,"
+            " failed_count, started_at) VALUES ('old', 'n', 'completed', 1, 1, 0, now())"
+        )
+        assert migrate(con, where=str(store)) == 1
+        assert schema_version(con) == SCHEMA_VERSION == 2
+        row = con.execute(
+            "SELECT id, status, writer_pid, writer_host, heartbeat_at FROM experiments"
+        ).fetchall()
+    assert row == [("old", "completed", None, None, None)]
