@@ -18,7 +18,7 @@ from evalkit.dataset._dataset import Dataset, ItemBatches
 from evalkit.dataset._item import Item
 from evalkit.errors import ConfigError
 from evalkit.scorer._scorer import Scorer
-from evalkit.store._resume import StoredExperiment, read_for_resume
+from evalkit.store._resume import StoredExperiment, process_alive, read_for_resume, this_host
 
 #: Config keys whose change makes earlier scores incomparable with new ones.
 _COMPARED = ("dataset", "target", "limit")
@@ -115,11 +115,14 @@ def plan_resume(
         StoreError: The store or the experiment does not exist.
     """
     stored = read_for_resume(store, experiment_id)
-    if stored.status == "running":
-        pid, host = stored.writer
+    pid, host = stored.writer
+    live_here = pid is not None and host == this_host() and process_alive(pid)
+    # --force may take over a row whose writer cannot be checked (another host, or a store
+    # written before pids were recorded), never one whose process is alive here.
+    if stored.status == "running" and (live_here or not force):
         raise ConfigError(
             f"experiment {stored.id} is still running (pid {pid} on {host}); wait for it or"
-            " stop it before resuming"
+            " stop it before resuming (--force takes over a run of another host)"
         )
     if stored.status == "completed" or (
         stored.status == "completed_with_errors" and not retry_errors

@@ -194,6 +194,27 @@ async def test_a_live_running_experiment_is_not_resumed(store: Path) -> None:
     assert list_experiments(store)["status"].to_pylist() == ["running"]
     with pytest.raises(ConfigError, match="still running"):
         await run_evals(ROWS, [switch.scorer("a")], store=store, resume=first.experiment_id)
+    with pytest.raises(ConfigError, match="still running"):
+        await run_evals(
+            ROWS, [switch.scorer("a")], store=store, resume=first.experiment_id, force=True
+        )
+
+
+async def test_force_takes_over_a_running_row_of_another_host(store: Path) -> None:
+    switch = Switch()
+    first = await run_evals(ROWS, [switch.scorer("a")], store=store, progress=False)
+    simulate_kill(store, first.experiment_id, keep=20)
+    with duckdb.connect(str(store)) as con:
+        con.execute("UPDATE experiments SET writer_host = 'elsewhere'")
+    assert list_experiments(store)["status"].to_pylist() == ["running"]
+    with pytest.raises(ConfigError, match="still running"):
+        await run_evals(ROWS, [switch.scorer("a")], store=store, resume=first.experiment_id)
+    taken = await run_evals(
+        ROWS, [switch.scorer("a")], store=store, progress=False, resume=first.experiment_id,
+        force=True,
+    )  # fmt: skip
+    assert taken.status == "completed"
+    assert len(pairs(store, "scores", first.experiment_id)) == 40
 
 
 @pytest.mark.parametrize(
