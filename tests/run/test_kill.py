@@ -60,6 +60,11 @@ def stored_scores(store: Path) -> list[tuple[str, str, float]]:
     return [(str(i), str(s), float(v)) for i, s, v in rows]
 
 
+def stored_items(store: Path) -> int:
+    listed = list_experiments(store)
+    return int(listed["succeeded_count"][0].as_py()) if listed.num_rows else 0
+
+
 def test_sigkill_at_random_points_then_resume_equals_a_clean_run(tmp_path: Path) -> None:
     data = tmp_path / "data.parquet"
     pq.write_table(
@@ -74,34 +79,33 @@ def test_sigkill_at_random_points_then_resume_equals_a_clean_run(tmp_path: Path)
     subprocess.run([sys.executable, str(script), str(data), str(clean)], check=True, timeout=60)
 
     rng = random.Random(8)
-    kills = 0
     partial: list[int] = []
-    for _ in range(3):
+    for low, high in ((0.05, 0.3), (0.35, 0.6), (0.65, 0.9)):
+        # Kill once a random share of the items is stored, plus a random few ms, so the
+        # signal lands at any point of a flush or of the scoring between two flushes.
+        target = int(ITEMS * rng.uniform(low, high))
         args = [sys.executable, str(script), str(data), str(killed)]
         if killed.exists() and len(list_experiments(killed)):
             args.append(latest_resumable(killed, name="kill"))
         proc = subprocess.Popen(args)
-        time.sleep(rng.uniform(1.2, 2.6))
-        if proc.poll() is not None:
-            break
+        deadline = time.monotonic() + 30
+        while proc.poll() is None and time.monotonic() < deadline:
+            if killed.exists() and stored_items(killed) >= target:
+                break
+            time.sleep(0.02)
+        time.sleep(rng.uniform(0, 0.05))
+        assert proc.poll() is None, "the run ended before it could be killed"
         proc.send_signal(signal.SIGKILL)
         proc.wait(timeout=10)
-        kills += 1
         # The store opens, and the dead run reads as interrupted.
-        if killed.exists():
-            statuses = list_experiments(killed)["status"].to_pylist()
-            assert statuses in ([], ["interrupted"])
-            partial.append(len(stored_scores(killed)))
-    assert kills >= 2
-    # Killed mid-way: some pairs were stored, not all, and each pass added some.
-    assert any(0 < n < 2 * ITEMS for n in partial), partial
-    print("stored pairs after each kill:", partial)
+        assert list_experiments(killed)["status"].to_pylist() == ["interrupted"]
+        partial.append(len(stored_scores(killed)))
+    # Killed mid-way each time, and each pass added pairs.
+    assert all(0 < n < 2 * ITEMS for n in partial), partial
     assert partial == sorted(partial), partial
 
     final = [sys.executable, str(script), str(data), str(killed)]
-    if len(list_experiments(killed)):
-        final.append(latest_resumable(killed, name="kill"))
-    subprocess.run(final, check=True, timeout=60)
+    subprocess.run([*final, latest_resumable(killed, name="kill")], check=True, timeout=60)
 
     experiments = list_experiments(killed).to_pylist()
     assert [e["status"] for e in experiments] == ["completed"]
