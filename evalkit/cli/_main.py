@@ -46,6 +46,22 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--no-progress", action="store_true", help="no progress bar")
     run.add_argument("--no-cache", action="store_true", help="do not use the judge call cache")
     run.add_argument("--json", action="store_true", help="print a machine-readable summary")
+    run.add_argument(
+        "--resume",
+        nargs="?",
+        const="",
+        metavar="ID",
+        help="finish a stored run (an id or prefix; default: the newest unfinished run of"
+        " this experiment) instead of starting a new one",
+    )
+    run.add_argument(
+        "--retry-errors",
+        action="store_true",
+        help="with --resume: re-run only the failed (item, scorer) pairs",
+    )
+    run.add_argument(
+        "--force", action="store_true", help="with --resume: resume even if the setup changed"
+    )
     run.set_defaults(handler=_run.cmd_run)
 
     experiments = commands.add_parser("experiments", help="list stored runs, newest first")

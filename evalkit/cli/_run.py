@@ -20,7 +20,7 @@ from evalkit.report import console_table, html_report, junit_xml, markdown_summa
 from evalkit.report._build import build_report
 from evalkit.report._model import ReportData
 from evalkit.run import ExperimentResult, run_evals_sync
-from evalkit.store import read_item_scores
+from evalkit.store import latest_resumable, read_experiment, read_item_scores
 
 
 def _baseline(store: Path, ref: str | None, name: str) -> dict[str, Any] | None:
@@ -67,6 +67,20 @@ def _compare(
     )
 
 
+def _resume_id(args: argparse.Namespace, store: Path, name: str) -> str | None:
+    """The experiment ``--resume`` designates, or None without ``--resume``."""
+    if args.resume is None:
+        if args.retry_errors or args.force:
+            raise ConfigError("--retry-errors and --force only apply with --resume")
+        return None
+    if not store.exists():
+        raise StoreError(f"{store}: no score store yet, so no run to resume")
+    if args.resume:
+        found: str = read_experiment(store, args.resume)["id"]
+        return found
+    return latest_resumable(store, name=name, retry_errors=args.retry_errors)
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     """Run the experiment; 0 when every gate passed, 1 when a threshold or regression failed."""
     file = load_experiment_file(args.file)
@@ -81,6 +95,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     gate = config.regression or RegressionSection()
     ref = args.baseline or (config.regression.baseline if config.regression else None)
     baseline = _baseline(store, ref, config.experiment.name)
+    resume = _resume_id(args, store, config.experiment.name)
 
     result = run_evals_sync(
         config.experiment.dataset,
@@ -95,6 +110,9 @@ def cmd_run(args: argparse.Namespace) -> int:
         limit=args.limit,
         metadata={"experiment_file": str(file.path)},
         cache=False if args.no_cache else None,
+        resume=resume,
+        retry_errors=args.retry_errors,
+        force=args.force,
     )
     comparison = None
     if baseline is not None:

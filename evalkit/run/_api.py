@@ -8,20 +8,27 @@ import os
 import uuid
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import anyio
 import anyio.to_thread
 
 from evalkit._json import dumps
-from evalkit.dataset._dataset import Dataset, load_dataset
+from evalkit.dataset._dataset import Dataset, ItemBatches, load_dataset
 from evalkit.errors import ConfigError
 from evalkit.judge import JudgeCache, default_cache_path, use_judge_cache
-from evalkit.run._experiment import ExperimentResult
+from evalkit.run._experiment import ExperimentResult, ExperimentStatus
 from evalkit.run._feed import ItemFeed
 from evalkit.run._item import ItemEvaluator
-from evalkit.run._plan import build_config, check_scorers, check_target, evalkit_version
+from evalkit.run._plan import (
+    asks_judge,
+    build_config,
+    check_scorers,
+    check_target,
+    evalkit_version,
+)
 from evalkit.run._progress import Progress
+from evalkit.run._resume import ResumeBatches, plan_resume
 from evalkit.run._runner import ItemCallback, Runner
 from evalkit.run._summary import SummaryBuilder
 from evalkit.run._thresholds import parse_thresholds
@@ -69,6 +76,9 @@ async def run_evals(
     columns: Mapping[str, str] | None = None,
     flush_interval: float = 2.0,
     cache: bool | str | os.PathLike[str] | None = None,
+    resume: str | None = None,
+    retry_errors: bool = False,
+    force: bool = False,
 ) -> ExperimentResult:
     """Run scorers over every item of a dataset and record the results.
 
@@ -98,6 +108,13 @@ async def run_evals(
             store, or none without a store; True the default file even without a store
             (``~/.cache/evalkit``); False none; a path that file. Only deterministic judges
             (temperature 0, or ``cache=True`` on the judge) are cached.
+        resume: The id of a stored experiment to finish instead of starting a new one: its
+            pairs already scored are skipped, its failed and never-run pairs are run, in the
+            same experiment row. Its fingerprint (dataset, scorers and their versions,
+            judges, target, limit) must match this call's.
+        retry_errors: With ``resume``, run only the failed pairs (items never evaluated stay
+            so); also allows resuming a ``completed_with_errors`` experiment.
+        force: With ``resume``, resume even when the fingerprint differs.
 
     Returns:
         The :class:`ExperimentResult`.
@@ -106,7 +123,7 @@ async def run_evals(
         ConfigError: A scorer, threshold or option is invalid.
         DatasetError: The dataset cannot be read, lacks ``input``, or lacks ``output`` with
             no target.
-        StoreError: The store cannot be written.
+        StoreError: The store cannot be written, or has no experiment ``resume``.
     """
     if isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1:
         raise ConfigError(f"concurrency must be a positive integer, got {concurrency!r}")
@@ -121,6 +138,10 @@ async def run_evals(
     resolved_target = as_target(target)
     check_target(resolved_target, dataset)
 
+    if resume is None and (retry_errors or force):
+        raise ConfigError("retry_errors and force only apply with resume=EXPERIMENT_ID")
+    if resume is not None and store is None:
+        raise ConfigError("resume needs the store that holds the experiment (store=None given)")
     name = experiment or _default_name(dataset)
     experiment_id = new_experiment_id()
     total = dataset.num_rows if limit is None else min(limit, dataset.num_rows)
@@ -134,7 +155,36 @@ async def run_evals(
     )
     started_at = dt.datetime.now(dt.UTC)
     writer = StoreWriter(store) if store is not None else None
-    if writer is not None:
+    plan = None
+    batches: ItemBatches | ResumeBatches = dataset.batches(limit=limit)
+    scorer_records = [
+        ScorerRecord(
+            s.id,
+            s.name,
+            s.description,
+            i,
+            parsed_thresholds[s.id].min if s.id in parsed_thresholds else None,
+            parsed_thresholds[s.id].max if s.id in parsed_thresholds else None,
+            s.higher_is_better,
+            dumps(s.metadata) if s.metadata else None,
+        )
+        for i, s in enumerate(checked)
+    ]
+    if resume is not None and writer is not None:
+        plan = await anyio.to_thread.run_sync(
+            functools.partial(
+                plan_resume, writer.path, resume, config=config, scorers=checked,
+                dataset=dataset, total=total, limit=limit, retry_errors=retry_errors, force=force,
+            )
+        )  # fmt: skip
+        reopen = functools.partial(
+            writer.reopen, plan.stored.id, total_items=total, scorers=scorer_records,
+            config=config if force else None,
+        )  # fmt: skip
+        experiment_id, name, total = plan.stored.id, plan.stored.name, plan.to_run
+        batches = ResumeBatches(dataset.batches(limit=limit), plan, frozenset(scorer_ids))
+        await anyio.to_thread.run_sync(reopen)
+    elif writer is not None:
         record = ExperimentRecord(
             id=experiment_id,
             name=name,
@@ -146,26 +196,18 @@ async def run_evals(
             started_at=started_at,
             evalkit_version=evalkit_version(),
         )
-        scorer_records = [
-            ScorerRecord(
-                s.id,
-                s.name,
-                s.description,
-                i,
-                parsed_thresholds[s.id].min if s.id in parsed_thresholds else None,
-                parsed_thresholds[s.id].max if s.id in parsed_thresholds else None,
-                s.higher_is_better,
-                dumps(s.metadata) if s.metadata else None,
-            )
-            for i, s in enumerate(checked)
-        ]
         await anyio.to_thread.run_sync(writer.begin, record, scorer_records)
 
     summary = SummaryBuilder(scorer_ids, total)
     runner = Runner(
         experiment_id=experiment_id,
-        feed=ItemFeed(dataset.batches(limit=limit)),
-        evaluator=ItemEvaluator(resolved_target, checked, run_prefix=experiment_id),
+        feed=ItemFeed(batches),
+        evaluator=ItemEvaluator(
+            resolved_target,
+            checked,
+            run_prefix=experiment_id,
+            skip=plan.skip if plan is not None else None,
+        ),
         summary=summary,
         progress=Progress(total, name=name, enabled=progress),
         writer=writer,
@@ -175,8 +217,13 @@ async def run_evals(
         on_item_complete=on_item_complete,
         flush_interval=flush_interval,
     )
-    async with use_judge_cache(_judge_cache(cache, store)):
+    # Only runs that ask a judge open the cache: its file is held for the whole run.
+    judged = any(asks_judge(s) for s in checked)
+    async with use_judge_cache(_judge_cache(cache, store) if judged else None):
         status = await runner.run()
+    if plan is not None and writer is not None and writer.final_status is not None:
+        # Over every pass, not just this one (see StoreWriter.finish).
+        status = cast(ExperimentStatus, writer.final_status)
     return ExperimentResult(
         experiment_id=experiment_id,
         name=name,

@@ -15,7 +15,9 @@ from evalkit.run._thresholds import Threshold, Verdict, judge
 if TYPE_CHECKING:
     import pandas as pd
 
-ExperimentStatus = Literal["running", "completed", "completed_with_errors", "failed", "cancelled"]
+ExperimentStatus = Literal[
+    "running", "completed", "completed_with_errors", "failed", "cancelled", "interrupted"
+]
 
 _FRAME_COLUMNS = (
     "item_id", "item_index", "run_id", "scorer_id", "status", "score", "reason", "error",

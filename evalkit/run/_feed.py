@@ -6,6 +6,7 @@ import anyio
 
 from evalkit.dataset._dataset import ItemBatches
 from evalkit.dataset._item import Item
+from evalkit.run._resume import ResumeBatches
 
 
 class ItemFeed:
@@ -16,7 +17,7 @@ class ItemFeed:
     flight. A dataset error raised while reading reaches the worker that asked.
     """
 
-    def __init__(self, batches: ItemBatches) -> None:
+    def __init__(self, batches: ItemBatches | ResumeBatches) -> None:
         self.batches = batches
         self._buffer: list[Item] = []
         self._position = 0

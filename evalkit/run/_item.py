@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import inspect
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import anyio
 
@@ -26,8 +26,17 @@ class ItemEvaluator:
     run concurrently in a task group so an item's judge calls overlap.
     """
 
-    def __init__(self, target: Target, scorers: Sequence[Scorer], *, run_prefix: str) -> None:
+    def __init__(
+        self,
+        target: Target,
+        scorers: Sequence[Scorer],
+        *,
+        run_prefix: str,
+        skip: Mapping[str, frozenset[str]] | None = None,
+    ) -> None:
         self.target = target
+        # Per item id, scorers not to run (pairs a resumed experiment already scored).
+        self.skip = skip or {}
         self.run_prefix = run_prefix
         self.from_dataset = isinstance(target, DatasetOutput)
         self.source: OutputSource = "dataset" if self.from_dataset else "target"
@@ -58,14 +67,19 @@ class ItemEvaluator:
                 )  # fmt: skip
         target_ms = (time.perf_counter() - start) * 1000
         outcomes: list[ScorerOutcome | None] = [None] * len(self.scorers)
-        if self.concurrent:
+        concurrent, inline = self.concurrent, self.inline
+        skipped = self.skip.get(item.id) if self.skip else None
+        if skipped:
+            concurrent = tuple(i for i in concurrent if self.scorers[i].id not in skipped)
+            inline = tuple(i for i in inline if self.scorers[i].id not in skipped)
+        if concurrent:
             async with anyio.create_task_group() as tg:
-                for i in self.concurrent:
+                for i in concurrent:
                     tg.start_soon(self._score_into, outcomes, i, item, output, run_id)
-                for i in self.inline:
+                for i in inline:
                     outcomes[i] = await self._score(i, item, output, run_id)
         else:
-            for i in self.inline:
+            for i in inline:
                 outcomes[i] = await self._score(i, item, output, run_id)
         done = tuple(o for o in outcomes if o is not None)
         ok = all(o.status == "success" for o in done)

@@ -57,6 +57,11 @@ def check_target(target: Target, dataset: Dataset) -> None:
         )
 
 
+def asks_judge(scorer: Scorer) -> bool:
+    """Whether a scorer has prompt steps (so a judge cache can serve it)."""
+    return any(hasattr(step, "_bind_step") for step in scorer.steps.values())
+
+
 def may_suspend(scorer: Scorer) -> bool:
     """Whether a scorer can wait on I/O (async function or prompt steps).
 

@@ -11,6 +11,7 @@ from evalkit.store._connect import DEFAULT_STORE, connection, open_connection, q
 from evalkit.store._prices import PRICES_AS_OF, SEED_PRICES
 from evalkit.store._read import list_experiments, read_experiment, read_item_scores
 from evalkit.store._redact import REDACTED, redact
+from evalkit.store._resume import latest_resumable
 from evalkit.store._rows import RowBuffer
 from evalkit.store._schema import SCHEMA_VERSION, migrate, schema_version
 from evalkit.store._writer import ExperimentRecord, ScorerRecord, StoreWriter
@@ -26,6 +27,7 @@ __all__ = [
     "ScorerRecord",
     "StoreWriter",
     "connection",
+    "latest_resumable",
     "list_experiments",
     "migrate",
     "open_connection",

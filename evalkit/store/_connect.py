@@ -67,8 +67,13 @@ def open_connection(
                     raise StoreError(f"{where}: cannot open the score store: {again}") from again
             raise StoreError(f"{where}: cannot open the score store: {exc}") from exc
         except duckdb.IOException as exc:
-            if not _is_lock_conflict(exc) or time.monotonic() >= deadline:
+            if not _is_lock_conflict(exc):
                 raise StoreError(f"{where}: cannot open the score store: {exc}") from exc
+            if time.monotonic() >= deadline:
+                raise StoreError(
+                    f"{where}: the score store is locked by another process (waited"
+                    f" {lock_timeout:g} s; DuckDB allows one writer, or readers, at a time): {exc}"
+                ) from exc
             time.sleep(_LOCK_POLL_S)
         except duckdb.Error as exc:
             raise StoreError(f"{where}: cannot open the score store: {exc}") from exc

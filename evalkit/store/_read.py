@@ -7,9 +7,12 @@ from typing import Any
 
 import duckdb
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from evalkit.errors import StoreError
 from evalkit.store._connect import DEFAULT_STORE, connection
+from evalkit.store._resume import effective_status, with_effective_status
+from evalkit.store._schema import migrate, schema_version
 
 _EXPERIMENT_COLUMNS = (
     "id, name, description, status, dataset, dataset_fingerprint, total_items,"
@@ -21,6 +24,13 @@ def _arrow(con: duckdb.DuckDBPyConnection, sql: str, params: list[Any]) -> pa.Ta
     relation = con.sql(sql, params=params)
     assert relation is not None
     return relation.to_arrow_table()
+
+
+def _blank_table(sql: str, params: list[Any]) -> pa.Table:
+    """``sql``'s empty result over a blank store (typed columns, no rows)."""
+    with duckdb.connect(":memory:") as con:
+        migrate(con, where=":memory:")
+        return _arrow(con, sql, params)
 
 
 def list_experiments(
@@ -48,19 +58,23 @@ def list_experiments(
     if name is not None:
         where.append("name = ?")
         params.append(name)
-    if status is not None:
-        statuses = [status] if isinstance(status, str) else list(status)
-        where.append("list_contains(?, status)")
-        params.append(statuses)
-    sql = f"SELECT {_EXPERIMENT_COLUMNS} FROM experiments"
+    sql = f"SELECT {_EXPERIMENT_COLUMNS}, writer_pid, writer_host FROM experiments"
     if where:
         sql += " WHERE " + " AND ".join(where)
     sql += " ORDER BY started_at DESC, id"
-    if limit is not None:
-        sql += " LIMIT ?"
-        params.append(int(limit))
     with connection(store, read_only=True) as con:
-        return _arrow(con, sql, params)
+        if schema_version(con) == 0:
+            # A file whose creation was cut short (a run killed while creating the store).
+            return with_effective_status(_blank_table(sql, params))
+        # The status filter and limit apply to the effective status (a dead running row
+        # reads interrupted), which only Python can tell.
+        table = with_effective_status(_arrow(con, sql, params))
+    if status is not None:
+        statuses = [status] if isinstance(status, str) else list(status)
+        table = table.filter(pc.is_in(table["status"], pa.array(statuses, pa.string())))
+    if limit is not None:
+        table = table.slice(0, int(limit))
+    return table
 
 
 def read_experiment(store: str | os.PathLike[str], ref: str) -> dict[str, Any]:
@@ -70,8 +84,11 @@ def read_experiment(store: str | os.PathLike[str], ref: str) -> dict[str, Any]:
         StoreError: No experiment matches, or a prefix matches several.
     """
     with connection(store, read_only=True) as con:
+        if schema_version(con) == 0:
+            raise StoreError(f"{store}: no experiment with id {ref!r} (the store is empty)")
         rows = con.execute(
-            f"SELECT {_EXPERIMENT_COLUMNS}, config, metadata, evalkit_version FROM experiments"
+            f"SELECT {_EXPERIMENT_COLUMNS}, config, metadata, evalkit_version, writer_pid,"
+            " writer_host FROM experiments"
             " WHERE starts_with(id, ?) ORDER BY id LIMIT 2",
             [ref],
         )
@@ -84,7 +101,10 @@ def read_experiment(store: str | os.PathLike[str], ref: str) -> dict[str, Any]:
         raise StoreError(f"{store}: no experiment with id {ref!r}")
     if len(found) > 1:
         raise StoreError(f"{store}: id prefix {ref!r} matches several experiments")
-    return dict(zip(names, found[0], strict=True))
+    row = dict(zip(names, found[0], strict=True))
+    pid, host = row.pop("writer_pid"), row.pop("writer_host")
+    row["status"] = effective_status(row["status"], pid, host)
+    return row
 
 
 def read_item_scores(store: str | os.PathLike[str], experiment_id: str) -> pa.Table:

@@ -263,8 +263,19 @@ def _migrate_to_1(con: duckdb.DuckDBPyConnection) -> None:
     con.execute(_VIEWS_V1)
 
 
+def _migrate_to_2(con: duckdb.DuckDBPyConnection) -> None:
+    # Who is writing a running experiment, and when it last wrote: a ``running`` row whose
+    # process is gone is shown as ``interrupted`` (see evalkit.store._resume).
+    con.execute("ALTER TABLE experiments ADD COLUMN writer_pid INTEGER")
+    con.execute("ALTER TABLE experiments ADD COLUMN writer_host VARCHAR")
+    con.execute("ALTER TABLE experiments ADD COLUMN heartbeat_at TIMESTAMP")
+
+
 #: Migrations in order: ``MIGRATIONS[i]`` brings a store from version i to i + 1.
-MIGRATIONS: tuple[Callable[[duckdb.DuckDBPyConnection], None], ...] = (_migrate_to_1,)
+MIGRATIONS: tuple[Callable[[duckdb.DuckDBPyConnection], None], ...] = (
+    _migrate_to_1,
+    _migrate_to_2,
+)
 
 #: The schema version this evalkit writes.
 SCHEMA_VERSION = len(MIGRATIONS)
@@ -272,14 +283,15 @@ SCHEMA_VERSION = len(MIGRATIONS)
 
 def schema_version(con: duckdb.DuckDBPyConnection) -> int:
     """The version of the store behind ``con`` (0 for an empty file)."""
+    # fetchall, not fetchone: a half-fetched result would block the connection's next query.
     found = con.execute(
         "SELECT count(*) FROM information_schema.tables "
         "WHERE table_name = 'schema_version' AND table_schema = current_schema()"
-    ).fetchone()
-    if not found or not found[0]:
+    ).fetchall()
+    if not found or not found[0][0]:
         return 0
-    row = con.execute("SELECT max(version) FROM schema_version").fetchone()
-    return int(row[0]) if row and row[0] is not None else 0
+    rows = con.execute("SELECT max(version) FROM schema_version").fetchall()
+    return int(rows[0][0]) if rows and rows[0][0] is not None else 0
 
 
 def migrate(con: duckdb.DuckDBPyConnection, *, where: str) -> int:

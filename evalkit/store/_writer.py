@@ -14,10 +14,18 @@ from dataclasses import dataclass
 from typing import Any
 
 import duckdb
+import pyarrow as pa
 
 from evalkit.errors import StoreError
 from evalkit.store._connect import connection, quote_ident
 from evalkit.store._redact import redact
+from evalkit.store._replace import (
+    final_status,
+    recount_experiment,
+    recount_items,
+    replace_older_rows,
+)
+from evalkit.store._resume import this_host
 from evalkit.store._rows import RowBuffer, json_text
 from evalkit.store._schema import migrate
 
@@ -86,6 +94,10 @@ class StoreWriter:
         self.experiment_id: str | None = None
         self.succeeded = 0
         self.failed = 0
+        #: Set by :meth:`reopen`: writes replace a pair's older rows, counts come from the store.
+        self.resuming = False
+        #: The status :meth:`finish` recorded.
+        self.final_status: str | None = None
 
     def _transaction(self, con: duckdb.DuckDBPyConnection) -> _Transaction:
         return _Transaction(con)
@@ -98,7 +110,8 @@ class StoreWriter:
                 con.execute(
                     "INSERT INTO experiments (id, name, description, dataset, config, metadata,"
                     " status, total_items, succeeded_count, failed_count, started_at,"
-                    " evalkit_version) VALUES (?, ?, ?, ?, ?, ?, 'running', ?, 0, 0, ?, ?)",
+                    " evalkit_version, writer_pid, writer_host, heartbeat_at)"
+                    " VALUES (?, ?, ?, ?, ?, ?, 'running', ?, 0, 0, ?, ?, ?, ?, ?)",
                     [
                         record.id,
                         record.name,
@@ -109,35 +122,91 @@ class StoreWriter:
                         record.total_items,
                         _naive_utc(record.started_at),
                         record.evalkit_version,
+                        os.getpid(),
+                        this_host(),
+                        _naive_utc(dt.datetime.now(dt.UTC)),
                     ],
                 )
                 if scorers:
-                    con.executemany(
-                        "INSERT INTO experiment_scorers (experiment_id, scorer_id, scorer_name,"
-                        " description, position, threshold_min, threshold_max,"
-                        " higher_is_better, metadata)"
-                        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                        [
-                            [
-                                record.id,
-                                s.scorer_id,
-                                s.scorer_name,
-                                s.description,
-                                s.position,
-                                s.threshold_min,
-                                s.threshold_max,
-                                s.higher_is_better,
-                                s.metadata,
-                            ]
-                            for s in scorers
-                        ],
-                    )
+                    self._insert_scorers(con, record.id, scorers)
         self.experiment_id = record.id
 
+    def _insert_scorers(
+        self, con: duckdb.DuckDBPyConnection, experiment_id: str, scorers: Sequence[ScorerRecord]
+    ) -> None:
+        con.executemany(
+            "INSERT INTO experiment_scorers (experiment_id, scorer_id, scorer_name,"
+            " description, position, threshold_min, threshold_max, higher_is_better, metadata)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            [
+                [
+                    experiment_id,
+                    s.scorer_id,
+                    s.scorer_name,
+                    s.description,
+                    s.position,
+                    s.threshold_min,
+                    s.threshold_max,
+                    s.higher_is_better,
+                    s.metadata,
+                ]
+                for s in scorers
+            ],
+        )
+
+    def reopen(
+        self,
+        experiment_id: str,
+        *,
+        total_items: int,
+        scorers: Sequence[ScorerRecord] = (),
+        config: Mapping[str, Any] | None = None,
+    ) -> None:
+        """Take over a stored experiment to resume it: ``running`` again, by this process.
+
+        ``scorers`` the experiment lacks are added (a forced resume with a new scorer);
+        ``config``, when given (a forced resume), replaces the stored one.
+        """
+        with connection(self.path, lock_timeout=self.lock_timeout) as con:
+            migrate(con, where=self.path)
+            with self._transaction(con):
+                con.execute(
+                    "UPDATE experiments SET status = 'running', completed_at = NULL,"
+                    " total_items = ?, writer_pid = ?, writer_host = ?, heartbeat_at = ?,"
+                    " config = coalesce(?, config) WHERE id = ?",
+                    [
+                        total_items,
+                        os.getpid(),
+                        this_host(),
+                        _naive_utc(dt.datetime.now(dt.UTC)),
+                        json_text(redact(config)) if config is not None else None,
+                        experiment_id,
+                    ],
+                )
+                known = {
+                    r[0]
+                    for r in con.execute(
+                        "SELECT scorer_id FROM experiment_scorers WHERE experiment_id = ?",
+                        [experiment_id],
+                    ).fetchall()
+                }
+                added = [s for s in scorers if s.scorer_id not in known]
+                if added:
+                    self._insert_scorers(con, experiment_id, added)
+        self.experiment_id = experiment_id
+        self.resuming = True
+
     def write(self, buffer: RowBuffer) -> None:
-        """Insert a batch of finished items and update the experiment's counts, atomically."""
+        """Insert a batch of finished items and update the experiment's counts, atomically.
+
+        When resuming, the batch's items and (item, scorer) pairs replace their older rows in
+        the same transaction, so a pair always ends as exactly one score or one failure.
+        """
         tables = buffer.tables()
         if not tables:
+            return
+        if self.resuming:
+            self._write_resumed(buffer.experiment_id, tables)
             return
         succeeded = self.succeeded + buffer.succeeded
         failed = self.failed + buffer.failed
@@ -156,18 +225,49 @@ class StoreWriter:
                 finally:
                     con.unregister(view)
             con.execute(
-                "UPDATE experiments SET succeeded_count = ?, failed_count = ? WHERE id = ?",
-                [succeeded, failed, buffer.experiment_id],
+                "UPDATE experiments SET succeeded_count = ?, failed_count = ?, heartbeat_at = ?"
+                " WHERE id = ?",
+                [succeeded, failed, _naive_utc(dt.datetime.now(dt.UTC)), buffer.experiment_id],
             )
         self.succeeded, self.failed = succeeded, failed
+
+    def _write_resumed(self, experiment_id: str, tables: Mapping[str, pa.Table]) -> None:
+        config = writer_config(sum(t.nbytes for t in tables.values()))
+        with (
+            connection(self.path, lock_timeout=self.lock_timeout, config=config) as con,
+            self._transaction(con),
+        ):
+            views = {name: f"_evalkit_batch_{name}" for name in tables}
+            for name, table in tables.items():
+                con.register(views[name], table)
+            try:
+                replace_older_rows(con, experiment_id, views)
+                for name in tables:
+                    con.execute(
+                        f"INSERT INTO {quote_ident(name)} BY NAME"
+                        f" SELECT * FROM {quote_ident(views[name])}"
+                    )
+                if "experiment_items" in views:
+                    recount_items(con, experiment_id, views["experiment_items"])
+            finally:
+                for view in views.values():
+                    con.unregister(view)
+            self.succeeded, self.failed = recount_experiment(con, experiment_id)
 
     def finish(
         self, *, status: str, completed_at: dt.datetime, dataset_fingerprint: str | None
     ) -> None:
-        """Record the experiment's final status, end time and dataset fingerprint."""
+        """Record the experiment's final status, end time and dataset fingerprint.
+
+        A resumed experiment's counts and finished status are recomputed from the whole
+        store (``failed`` / ``completed_with_errors`` / ``completed``), not from the last pass.
+        """
         if self.experiment_id is None:
             raise StoreError(f"{self.path}: finish() called before begin()")
         with connection(self.path, lock_timeout=self.lock_timeout) as con, self._transaction(con):
+            if self.resuming:
+                self.succeeded, self.failed = recount_experiment(con, self.experiment_id)
+                status = final_status(con, self.experiment_id, status)
             con.execute(
                 "UPDATE experiments SET status = ?, completed_at = ?, dataset_fingerprint = ?,"
                 " succeeded_count = ?, failed_count = ? WHERE id = ?",
@@ -180,6 +280,7 @@ class StoreWriter:
                     self.experiment_id,
                 ],
             )
+        self.final_status = status
 
 
 class _Transaction:

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import duckdb
 import pytest
 
 from evalkit import (
@@ -93,3 +94,14 @@ def test_reading_a_missing_store(tmp_path: Path) -> None:
     with pytest.raises(StoreError, match="no such score store"):
         list_experiments(tmp_path / "missing.duckdb")
     assert not (tmp_path / "missing.duckdb").exists()
+
+
+def test_a_store_cut_short_before_its_schema_lists_nothing(tmp_path: Path) -> None:
+    # A run killed while creating the store leaves a DuckDB file without tables.
+    blank = tmp_path / "blank.duckdb"
+    duckdb.connect(str(blank)).close()
+    listed = list_experiments(blank)
+    assert listed.num_rows == 0
+    assert "status" in listed.column_names
+    with pytest.raises(StoreError, match="the store is empty"):
+        read_experiment(blank, "abc")

@@ -36,7 +36,7 @@ async def test_new_store_has_schema_views_and_seeded_prices(store: Path) -> None
                 "SELECT view_name FROM duckdb_views() WHERE NOT internal"
             ).fetchall()
         }
-        assert schema_version(con) == SCHEMA_VERSION == 1
+        assert schema_version(con) == SCHEMA_VERSION == 2
         prices = con.execute("SELECT count(*) FROM model_prices").fetchone()
     assert tables == TABLES
     assert {"scorer_summary", "judge_usage"} <= views
@@ -49,7 +49,7 @@ async def test_reopening_migrates_nothing_and_keeps_user_edits(store: Path) -> N
         con.execute("UPDATE model_prices SET output_per_mtok = 99 WHERE model = 'gpt-4o'")
     await run_evals(ROWS, [SCORER], store=store, progress=False)
     with duckdb.connect(str(store), read_only=True) as con:
-        assert con.execute("SELECT count(*) FROM schema_version").fetchone() == (1,)
+        assert con.execute("SELECT count(*) FROM schema_version").fetchone() == (SCHEMA_VERSION,)
         assert con.execute("SELECT count(*) FROM experiments").fetchone() == (2,)
         assert con.execute(
             "SELECT output_per_mtok FROM model_prices WHERE model = 'gpt-4o'"
@@ -106,3 +106,21 @@ def test_waits_for_another_process_then_gives_up(store: Path) -> None:
     finally:
         holder.communicate("done\n", timeout=10)
     open_connection(store, lock_timeout=0.2).close()
+
+
+def test_a_version_1_store_gains_the_writer_columns(store: Path) -> None:
+    from evalkit.store._schema import MIGRATIONS
+
+    with duckdb.connect(str(store)) as con:
+        MIGRATIONS[0](con)
+        con.execute("INSERT INTO schema_version VALUES (1, now()::TIMESTAMP)")
+        con.execute(
+            "INSERT INTO experiments (id, name, status, total_items, succeeded_count,"
+            " failed_count, started_at) VALUES ('old', 'n', 'completed', 1, 1, 0, now())"
+        )
+        assert migrate(con, where=str(store)) == 1
+        assert schema_version(con) == SCHEMA_VERSION == 2
+        row = con.execute(
+            "SELECT id, status, writer_pid, writer_host, heartbeat_at FROM experiments"
+        ).fetchall()
+    assert row == [("old", "completed", None, None, None)]

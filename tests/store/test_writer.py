@@ -1,6 +1,9 @@
 from __future__ import annotations
 
+import datetime as dt
 import json
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -219,3 +222,61 @@ def test_writer_memory_limit_grows_with_the_batch() -> None:
     assert writer_config(0)["memory_limit"] == "256MB"
     assert writer_config(100 * 2**20)["memory_limit"] == "600MB"
     assert writer_config(0)["threads"] == "1"
+
+
+_WRITER = """
+import sys
+from evalkit import create_scorer, run_evals_sync
+rows = [{"input": f"q{i}", "output": f"a{i}"} for i in range(300)]
+scorer = create_scorer("One", id="one").generate_score(lambda run: 1.0)
+run_evals_sync(rows, [scorer], store=sys.argv[1], experiment=sys.argv[2], progress=False,
+               flush_interval=0.01, concurrency=1)
+"""
+
+
+def test_two_processes_writing_one_store_take_turns(store: Path) -> None:
+    # Each flush opens the file only for its transaction: two runs wait for each other's
+    # lock and both land whole.
+    procs = [
+        subprocess.Popen([sys.executable, "-c", _WRITER, str(store), name])
+        for name in ("first", "second")
+    ]
+    assert [p.wait(timeout=120) for p in procs] == [0, 0]
+    assert query(store, "SELECT name, status, succeeded_count FROM experiments ORDER BY name") == [
+        ("first", "completed", 300),
+        ("second", "completed", 300),
+    ]
+    assert query(
+        store,
+        "SELECT count(*), count(DISTINCT (experiment_id, item_id)) FROM scores",
+    ) == [(600, 600)]
+
+
+def test_a_writer_gives_up_on_a_store_held_open_by_another_process(store: Path) -> None:
+    from evalkit import StoreError
+    from evalkit.store import ExperimentRecord, StoreWriter
+
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import sys, duckdb\ncon = duckdb.connect(sys.argv[1])\nprint('locked', flush=True)"
+            "\nsys.stdin.readline()",
+            str(store),
+        ],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    record = ExperimentRecord(
+        "e1", "n", None, "<rows>", {}, None, 1, dt.datetime.now(dt.UTC), "test"
+    )
+    try:
+        assert holder.stdout is not None
+        assert holder.stdout.readline().strip() == "locked"
+        with pytest.raises(StoreError, match=r"locked by another process \(waited 0\.3 s"):
+            StoreWriter(store, lock_timeout=0.3).begin(record, [])
+    finally:
+        holder.communicate("done\n", timeout=10)
+    StoreWriter(store, lock_timeout=5).begin(record, [])
+    assert query(store, "SELECT id, status FROM experiments") == [("e1", "running")]

@@ -1,0 +1,175 @@
+"""Resuming a stored experiment: the fingerprint check, and which (item, scorer) pairs to run.
+
+A pair is *scored* when the store holds its score, *failed* when its item was evaluated but the
+pair has no score (the scorer failed, or the item's target did), *missing* when its item was
+never evaluated (the run stopped first). A resume runs the failed and missing pairs; with
+``retry_errors`` only the failed ones. Scored pairs are never run again.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from evalkit._json import to_jsonable
+from evalkit.dataset._dataset import Dataset, ItemBatches
+from evalkit.dataset._item import Item
+from evalkit.errors import ConfigError
+from evalkit.scorer._scorer import Scorer
+from evalkit.store._resume import StoredExperiment, process_alive, read_for_resume, this_host
+
+#: Config keys whose change makes earlier scores incomparable with new ones.
+_COMPARED = ("dataset", "target", "limit")
+
+
+@dataclass(frozen=True, slots=True)
+class ResumePlan:
+    """What a resume runs.
+
+    Attributes:
+        stored: The stored experiment.
+        skip: Per item id, the scorer ids not to run on it.
+        retry_errors: Whether only failed pairs run (never-evaluated items are skipped).
+        to_run: Items this pass evaluates.
+    """
+
+    stored: StoredExperiment
+    skip: Mapping[str, frozenset[str]]
+    retry_errors: bool
+    to_run: int
+
+    def wanted(self, item: Item, scorer_ids: frozenset[str]) -> bool:
+        """Whether ``item`` has a pair left to run."""
+        if self.retry_errors and item.id not in self.stored.attempted:
+            return False
+        return not scorer_ids <= self.skip.get(item.id, frozenset())
+
+
+def fingerprint_changes(
+    stored: StoredExperiment,
+    *,
+    config: Mapping[str, Any],
+    scorers: Sequence[Scorer],
+    dataset: Dataset,
+    limit: int | None,
+) -> list[str]:
+    """What differs between the stored experiment and the run about to resume it."""
+    changes: list[str] = []
+    old = stored.config
+    for key in _COMPARED:
+        if old.get(key) != config.get(key):
+            changes.append(f"{key}: {old.get(key)!r} -> {config.get(key)!r}")
+    old_scorers = {s.get("id"): s for s in old.get("scorers", [])}
+    new_scorers = {s["id"]: s for s in config.get("scorers", [])}
+    for sid in sorted(old_scorers.keys() - new_scorers.keys()):
+        changes.append(f"scorer {sid!r} removed")
+    for sid in sorted(new_scorers.keys() - old_scorers.keys()):
+        changes.append(f"scorer {sid!r} added")
+    by_id = {s.id: s for s in scorers}
+    for sid in sorted(old_scorers.keys() & new_scorers.keys()):
+        before, after = old_scorers[sid], new_scorers[sid]
+        for part in ("judge", "steps"):
+            if before.get(part) != after.get(part):
+                changes.append(
+                    f"scorer {sid!r} {part}: {before.get(part)!r} -> {after.get(part)!r}"
+                )
+        meta = to_jsonable(by_id[sid].metadata) if by_id[sid].metadata else None
+        if stored.scorer_metadata.get(sid) != meta:
+            changes.append(
+                f"scorer {sid!r} metadata (definition/prompt version):"
+                f" {stored.scorer_metadata.get(sid)!r} -> {meta!r}"
+            )
+    if stored.dataset_fingerprint is not None:
+        # Only a pass that read every row recorded one; a killed first pass did not, and the
+        # resumed pass records it at its end. Computing it here costs one extra read.
+        batches = dataset.batches(limit=limit)
+        for _ in batches:
+            pass
+        current = batches.fingerprint
+        if current != stored.dataset_fingerprint:
+            changes.append(
+                f"dataset content fingerprint: {stored.dataset_fingerprint} -> {current}"
+            )
+    return changes
+
+
+def plan_resume(
+    store: str | os.PathLike[str],
+    experiment_id: str,
+    *,
+    config: Mapping[str, Any],
+    scorers: Sequence[Scorer],
+    dataset: Dataset,
+    total: int,
+    limit: int | None,
+    retry_errors: bool,
+    force: bool,
+) -> ResumePlan:
+    """Check the stored experiment can be resumed by this run and plan the pass.
+
+    Raises:
+        ConfigError: The experiment is still running, or already completed (without
+            ``retry_errors``), or its fingerprint differs (without ``force``).
+        StoreError: The store or the experiment does not exist.
+    """
+    stored = read_for_resume(store, experiment_id)
+    pid, host = stored.writer
+    live_here = pid is not None and host == this_host() and process_alive(pid)
+    # --force may take over a row whose writer cannot be checked (another host, or a store
+    # written before pids were recorded), never one whose process is alive here.
+    if stored.status == "running" and (live_here or not force):
+        raise ConfigError(
+            f"experiment {stored.id} is still running (pid {pid} on {host}); wait for it or"
+            " stop it before resuming (--force takes over a run of another host)"
+        )
+    if stored.status == "completed" or (
+        stored.status == "completed_with_errors" and not retry_errors
+    ):
+        hint = (
+            "" if retry_errors else " (use --retry-errors / retry_errors=True to re-run failures)"
+        )
+        raise ConfigError(f"experiment {stored.id} is {stored.status}: nothing to resume{hint}")
+    changes = fingerprint_changes(
+        stored, config=config, scorers=scorers, dataset=dataset, limit=limit
+    )
+    if changes and not force:
+        listed = "\n  - ".join(changes)
+        raise ConfigError(
+            f"experiment {stored.id} ({stored.name}) was run with another configuration;"
+            f" refusing to resume (--force / force=True overrides):\n  - {listed}"
+        )
+    ids = frozenset(s.id for s in scorers)
+    done = sum(1 for item, scored in stored.scored.items() if ids <= scored)
+    if retry_errors:
+        to_run = len(stored.attempted) - sum(
+            1 for item in stored.attempted if ids <= stored.scored.get(item, frozenset())
+        )
+    else:
+        to_run = max(total - done, 0)
+    return ResumePlan(stored, stored.scored, retry_errors, to_run)
+
+
+class ResumeBatches:
+    """The dataset's item batches without the items that have nothing left to run."""
+
+    def __init__(self, batches: ItemBatches, plan: ResumePlan, scorer_ids: frozenset[str]) -> None:
+        self.batches = batches
+        self.plan = plan
+        self.scorer_ids = scorer_ids
+
+    @property
+    def fingerprint(self) -> str | None:
+        """The fingerprint of the whole dataset (skipped items included), once read."""
+        return self.batches.fingerprint
+
+    def __iter__(self) -> Iterator[list[Item]]:
+        return self
+
+    def __next__(self) -> list[Item]:
+        while True:
+            batch = next(self.batches)
+            kept = [item for item in batch if self.plan.wanted(item, self.scorer_ids)]
+            if kept:
+                return kept

@@ -1,0 +1,175 @@
+"""What a stored experiment already holds, for resuming it, and stale ``running`` detection.
+
+A run records its process id and host in its ``experiments`` row and refreshes
+``heartbeat_at`` with every flush. A row still ``running`` whose process no longer exists on
+this host was killed (SIGKILL, power loss): readers report it as ``interrupted``. A row
+written from another host cannot be checked and keeps its stored status.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from evalkit.errors import StoreError
+from evalkit.store._connect import DEFAULT_STORE, connection
+
+#: Statuses a plain ``--resume`` picks up by default.
+UNFINISHED = ("interrupted", "cancelled", "failed", "running")
+
+
+def this_host() -> str:
+    """The host name recorded with a running experiment."""
+    return socket.gethostname()
+
+
+def process_alive(pid: int) -> bool:
+    """Whether a process with this id exists on this host."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    except OSError:
+        return False
+    return True
+
+
+def effective_status(status: str, pid: int | None, host: str | None) -> str:
+    """``interrupted`` for a ``running`` row whose writer process is gone, else ``status``."""
+    if status != "running" or pid is None or host != this_host():
+        return status
+    return status if process_alive(pid) else "interrupted"
+
+
+def with_effective_status(table: pa.Table) -> pa.Table:
+    """Replace ``status`` by :func:`effective_status` and drop the writer columns."""
+    if "writer_pid" not in table.column_names:
+        return table
+    statuses = [
+        effective_status(s, p, h)
+        for s, p, h in zip(
+            table["status"].to_pylist(),
+            table["writer_pid"].to_pylist(),
+            table["writer_host"].to_pylist(),
+            strict=True,
+        )
+    ]
+    index = table.column_names.index("status")
+    table = table.set_column(index, "status", pa.array(statuses, pa.string()))
+    return table.drop_columns(["writer_pid", "writer_host"])
+
+
+@dataclass(frozen=True, slots=True)
+class StoredExperiment:
+    """What resuming needs from a stored experiment.
+
+    Attributes:
+        id: The experiment id.
+        name: Its name.
+        status: Its effective status (a dead ``running`` row reads ``interrupted``).
+        config: The stored run configuration.
+        dataset_fingerprint: The dataset fingerprint, recorded when a pass read every row.
+        total_items: Rows the run covers.
+        scorer_metadata: Per scorer id, its stored metadata (None when it had none).
+        writer: ``(pid, host)`` of the process recorded as writing it.
+        scored: Per item id, the scorer ids with a stored score.
+        attempted: Item ids with an ``experiment_items`` row (evaluated at least once).
+    """
+
+    id: str
+    name: str
+    status: str
+    config: Mapping[str, Any]
+    dataset_fingerprint: str | None
+    total_items: int
+    scorer_metadata: Mapping[str, Any]
+    writer: tuple[int | None, str | None]
+    scored: Mapping[str, frozenset[str]]
+    attempted: frozenset[str]
+
+
+def read_for_resume(store: str | os.PathLike[str], experiment_id: str) -> StoredExperiment:
+    """Load an experiment's record, scorers and already-scored pairs.
+
+    Raises:
+        StoreError: No experiment has this id.
+    """
+    with connection(store, read_only=True) as con:
+        found = con.execute(
+            "SELECT id, name, status, config, dataset_fingerprint, total_items, writer_pid,"
+            " writer_host FROM experiments WHERE id = ?",
+            [experiment_id],
+        ).fetchall()
+        row = found[0] if found else None
+        if row is None:
+            raise StoreError(f"{store}: no experiment with id {experiment_id!r}")
+        scorers = con.execute(
+            "SELECT scorer_id, metadata FROM experiment_scorers WHERE experiment_id = ?",
+            [experiment_id],
+        ).fetchall()
+        scores = con.sql(
+            "SELECT item_id, list(DISTINCT scorer_id) AS scorers FROM scores"
+            " WHERE experiment_id = ? GROUP BY item_id",
+            params=[experiment_id],
+        ).to_arrow_table()
+        attempted = con.sql(
+            "SELECT DISTINCT item_id FROM experiment_items WHERE experiment_id = ?",
+            params=[experiment_id],
+        ).to_arrow_table()
+    ident, name, status, config, fingerprint, total, pid, host = row
+    return StoredExperiment(
+        id=ident,
+        name=name,
+        status=effective_status(status, pid, host),
+        config=json.loads(config) if config else {},
+        dataset_fingerprint=fingerprint,
+        total_items=int(total),
+        scorer_metadata={sid: json.loads(meta) if meta else None for sid, meta in scorers},
+        writer=(pid, host),
+        scored={
+            item: frozenset(ids)
+            for item, ids in zip(
+                scores["item_id"].to_pylist(), scores["scorers"].to_pylist(), strict=True
+            )
+        },
+        attempted=frozenset(attempted["item_id"].to_pylist()),
+    )
+
+
+def latest_resumable(
+    store: str | os.PathLike[str] = DEFAULT_STORE,
+    *,
+    name: str,
+    retry_errors: bool = False,
+) -> str:
+    """The id of the newest experiment named ``name`` that a resume would pick up.
+
+    That is one ``interrupted``, ``cancelled``, ``failed`` or stale ``running``; with
+    ``retry_errors`` also one ``completed_with_errors``.
+
+    Raises:
+        StoreError: There is none.
+    """
+    wanted = set(UNFINISHED) | ({"completed_with_errors"} if retry_errors else set())
+    with connection(store, read_only=True) as con:
+        table = con.sql(
+            "SELECT id, status, writer_pid, writer_host FROM experiments WHERE name = ?"
+            " ORDER BY started_at DESC, id",
+            params=[name],
+        ).to_arrow_table()
+    table = with_effective_status(table)
+    ids = table.filter(pc.is_in(table["status"], pa.array(sorted(wanted - {"running"}))))
+    if ids.num_rows == 0:
+        kinds = ", ".join(sorted(wanted - {"running"}))
+        raise StoreError(f"{store}: no run named {name!r} to resume (looked for: {kinds})")
+    found: str = ids["id"][0].as_py()
+    return found
