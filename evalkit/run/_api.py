@@ -16,12 +16,14 @@ import anyio.to_thread
 from evalkit._json import dumps
 from evalkit.dataset._dataset import Dataset, load_dataset
 from evalkit.errors import ConfigError
+from evalkit.run._executors import ExecutorName
 from evalkit.run._experiment import ExperimentResult
 from evalkit.run._feed import ItemFeed
 from evalkit.run._item import ItemEvaluator
 from evalkit.run._plan import build_config, check_scorers, check_target, evalkit_version
 from evalkit.run._progress import Progress
 from evalkit.run._runner import ItemCallback, Runner
+from evalkit.run._sharded import run_sharded
 from evalkit.run._summary import SummaryBuilder
 from evalkit.run._thresholds import parse_thresholds
 from evalkit.scorer._scorer import Scorer
@@ -57,6 +59,11 @@ async def run_evals(
     limit: int | None = None,
     columns: Mapping[str, str] | None = None,
     flush_interval: float = 2.0,
+    executor: ExecutorName = "local",
+    workers: int | None = None,
+    shard: str | tuple[int, int] | None = None,
+    ray_address: str | None = None,
+    resume_shards: str | None = None,
 ) -> ExperimentResult:
     """Run scorers over every item of a dataset and record the results.
 
@@ -82,6 +89,17 @@ async def run_evals(
         limit: Evaluate only the first ``limit`` rows.
         columns: Map roles to differently named columns, e.g. ``{"input": "question"}``.
         flush_interval: Seconds between writes to the store at most.
+        executor: ``"local"`` (this process), ``"process"`` (a process pool) or ``"ray"``
+            (Ray tasks). Anything but ``"local"``, or ``shard``/``resume_shards``, runs the
+            Parquet dataset shard by shard (one row group each, see the README's "Sharded
+            runs"); items are then not kept in memory.
+        workers: Worker processes for ``process``/``ray`` (default: the CPUs); each judge's
+            rpm, tpm and max_concurrency are divided among them.
+        shard: ``"i/n"``: run only slice ``i`` of ``n`` of the shards (CI matrix jobs; join
+            the stores with ``evalkit merge``).
+        ray_address: An existing Ray cluster's address; None starts a local one.
+        resume_shards: The id of a sharded experiment in ``store`` to finish: its finished
+            shards are skipped.
 
     Returns:
         The :class:`ExperimentResult`.
@@ -92,6 +110,14 @@ async def run_evals(
             no target.
         StoreError: The store cannot be written.
     """
+    if executor != "local" or shard is not None or resume_shards is not None:
+        return await run_sharded(
+            data, scorers, executor=executor, workers=workers, shard=shard,
+            ray_address=ray_address, resume=resume_shards, target=target,
+            concurrency=concurrency, store=None if store is None else str(store),
+            experiment=experiment, description=description, thresholds=thresholds,
+            progress=progress, metadata=metadata, limit=limit, columns=columns,
+        )  # fmt: skip
     if isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1:
         raise ConfigError(f"concurrency must be a positive integer, got {concurrency!r}")
     if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 0):
