@@ -160,8 +160,9 @@ def _process(shards: Sequence[Shard], config: ShardConfig, workers: int) -> Iter
     pending = {s.index: s for s in shards}
     deaths = 0
     while pending:
-        # forkserver: the driver runs threads (anyio), which fork must not copy.
-        context = multiprocessing.get_context("forkserver")
+        # spawn: the driver runs threads (anyio), which fork must not copy; and unlike a
+        # forkserver started earlier, each worker sees the environment (API keys) as it is now.
+        context = multiprocessing.get_context("spawn")
         with concurrent.futures.ProcessPoolExecutor(workers, mp_context=context) as pool:
             futures = {pool.submit(run_shard, s, config): s for s in pending.values()}
             try:
