@@ -22,7 +22,7 @@ def _add_store(parser: argparse.ArgumentParser, help: str = "the DuckDB score st
 
 def build_parser() -> argparse.ArgumentParser:
     """The ``evalkit`` argument parser with every subcommand."""
-    from evalkit.cli import _inspect, _run, _sql
+    from evalkit.cli import _inspect, _merge, _run, _sql
     from evalkit.cli._cache import add_cache_commands
 
     parser = argparse.ArgumentParser(
@@ -45,6 +45,15 @@ def build_parser() -> argparse.ArgumentParser:
     )
     run.add_argument("--no-progress", action="store_true", help="no progress bar")
     run.add_argument("--no-cache", action="store_true", help="do not use the judge call cache")
+    run.add_argument(
+        "--executor",
+        choices=("local", "process", "ray"),
+        default="local",
+        help="where shards run: this process, a process pool, or Ray (default: local)",
+    )
+    run.add_argument("--workers", type=int, metavar="N", help="worker processes (process/ray)")
+    run.add_argument("--ray-address", metavar="ADDR", help="an existing Ray cluster to use")
+    run.add_argument("--shard", metavar="I/N", help="run only slice I of N (CI matrix jobs)")
     run.add_argument("--json", action="store_true", help="print a machine-readable summary")
     run.add_argument(
         "--resume",
@@ -98,6 +107,11 @@ def build_parser() -> argparse.ArgumentParser:
     scorers.add_argument("--kind", choices=("code", "llm"), help="only this kind")
     scorers.add_argument("--json", action="store_true", help="print JSON")
     scorers.set_defaults(handler=_inspect.cmd_scorers)
+
+    merge = commands.add_parser("merge", help="join the stores of --shard I/N jobs into one run")
+    merge.add_argument("sources", nargs="+", metavar="STORE", help="the slices' stores")
+    _add_store(merge, "the store to write the merged runs to")
+    merge.set_defaults(handler=_merge.cmd_merge)
 
     add_cache_commands(commands)
     return parser

@@ -81,6 +81,23 @@ def _resume_id(args: argparse.Namespace, store: Path, name: str) -> str | None:
     return latest_resumable(store, name=name, retry_errors=args.retry_errors)
 
 
+def _sharding(args: argparse.Namespace) -> dict[str, Any]:
+    """The executor options of ``evalkit run``; none for a plain local run."""
+    executor = getattr(args, "executor", "local")
+    options: dict[str, Any] = {}
+    if executor != "local":
+        options["executor"] = executor
+    if getattr(args, "workers", None) is not None:
+        if args.workers < 1:
+            raise ConfigError(f"--workers must be at least 1, got {args.workers}")
+        options["workers"] = args.workers
+    if getattr(args, "shard", None) is not None:
+        options["shard"] = args.shard
+    if getattr(args, "ray_address", None) is not None:
+        options["ray_address"] = args.ray_address
+    return options
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     """Run the experiment; 0 when every gate passed, 1 when a threshold or regression failed."""
     file = load_experiment_file(args.file)
@@ -113,6 +130,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         resume=resume,
         retry_errors=args.retry_errors,
         force=args.force,
+        **_sharding(args),
     )
     comparison = None
     if baseline is not None:

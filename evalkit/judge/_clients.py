@@ -167,10 +167,31 @@ def shared_rate_limiter(
     limiters = _state().rate_limiters
     limiter = limiters.get(key)
     if limiter is None:
+        share = _RATE_SHARE
         limiter = limiters[key] = RateLimiter(
-            max_concurrency=max_concurrency, rpm=rpm, tpm=tpm, name=name
+            max_concurrency=-(-max_concurrency // share) if max_concurrency else max_concurrency,
+            rpm=rpm / share if rpm else rpm,
+            tpm=tpm / share if tpm else tpm,
+            name=name,
         )
     return limiter
+
+
+#: Processes sharing every judge's budget (see :func:`set_rate_share`).
+_RATE_SHARE = 1
+
+
+def set_rate_share(workers: int) -> None:
+    """Give this process ``1/workers`` of every rate limit created from now on.
+
+    A sharded run's workers each build their own limiters; dividing ``rpm``, ``tpm`` and
+    ``max_concurrency`` (rounded up) by the number of workers keeps their sum within the
+    configured budget instead of multiplying it.
+    """
+    global _RATE_SHARE
+    if workers < 1:
+        raise ConfigError(f"workers must be at least 1, got {workers}")
+    _RATE_SHARE = workers
 
 
 def rate_limiter_stats() -> tuple[RateLimiterStats, ...]:

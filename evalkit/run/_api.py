@@ -17,6 +17,7 @@ from evalkit._json import dumps
 from evalkit.dataset._dataset import Dataset, ItemBatches, load_dataset
 from evalkit.errors import ConfigError
 from evalkit.judge import JudgeCache, default_cache_path, use_judge_cache
+from evalkit.run._executors import ExecutorName
 from evalkit.run._experiment import ExperimentResult, ExperimentStatus
 from evalkit.run._feed import ItemFeed
 from evalkit.run._item import ItemEvaluator
@@ -30,6 +31,7 @@ from evalkit.run._plan import (
 from evalkit.run._progress import Progress
 from evalkit.run._resume import ResumeBatches, plan_resume
 from evalkit.run._runner import ItemCallback, Runner
+from evalkit.run._sharded import run_sharded
 from evalkit.run._summary import SummaryBuilder
 from evalkit.run._thresholds import parse_thresholds
 from evalkit.scorer._scorer import Scorer
@@ -79,6 +81,11 @@ async def run_evals(
     resume: str | None = None,
     retry_errors: bool = False,
     force: bool = False,
+    executor: ExecutorName = "local",
+    workers: int | None = None,
+    shard: str | tuple[int, int] | None = None,
+    ray_address: str | None = None,
+    resume_shards: str | None = None,
 ) -> ExperimentResult:
     """Run scorers over every item of a dataset and record the results.
 
@@ -115,6 +122,17 @@ async def run_evals(
         retry_errors: With ``resume``, run only the failed pairs (items never evaluated stay
             so); also allows resuming a ``completed_with_errors`` experiment.
         force: With ``resume``, resume even when the fingerprint differs.
+        executor: ``"local"`` (this process), ``"process"`` (a process pool) or ``"ray"``
+            (Ray tasks). Anything but ``"local"``, or ``shard``/``resume_shards``, runs the
+            Parquet dataset shard by shard (one row group each, see the README's "Sharded
+            runs"); items are then not kept in memory.
+        workers: Worker processes for ``process``/``ray`` (default: the CPUs); each judge's
+            rpm, tpm and max_concurrency are divided among them.
+        shard: ``"i/n"``: run only slice ``i`` of ``n`` of the shards (CI matrix jobs; join
+            the stores with ``evalkit merge``).
+        ray_address: An existing Ray cluster's address; None starts a local one.
+        resume_shards: The id of a sharded experiment in ``store`` to finish: its finished
+            shards are skipped.
 
     Returns:
         The :class:`ExperimentResult`.
@@ -125,6 +143,19 @@ async def run_evals(
             no target.
         StoreError: The store cannot be written, or has no experiment ``resume``.
     """
+    if executor != "local" or shard is not None or resume_shards is not None:
+        if resume is not None:
+            raise ConfigError(
+                "resume= finishes a single-process run; a sharded run resumes with "
+                "resume_shards= (its finished shards are skipped)"
+            )
+        return await run_sharded(
+            data, scorers, executor=executor, workers=workers, shard=shard,
+            ray_address=ray_address, resume=resume_shards, target=target,
+            concurrency=concurrency, store=None if store is None else str(store),
+            experiment=experiment, description=description, thresholds=thresholds,
+            progress=progress, metadata=metadata, limit=limit, columns=columns,
+        )  # fmt: skip
     if isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1:
         raise ConfigError(f"concurrency must be a positive integer, got {concurrency!r}")
     if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 0):

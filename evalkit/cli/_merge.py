@@ -1,0 +1,17 @@
+"""``evalkit merge STORE...``: join the stores of ``--shard i/n`` jobs into one experiment."""
+
+from __future__ import annotations
+
+import argparse
+
+from evalkit.cli._main import EXIT_OK
+from evalkit.store import DEFAULT_STORE
+from evalkit.store._merge import merge_stores
+
+
+def cmd_merge(args: argparse.Namespace) -> int:
+    """Merge every complete set of slices into ``--store``; print the new experiment ids."""
+    output = args.store or DEFAULT_STORE
+    for experiment_id in merge_stores(args.sources, output):
+        print(f"merged into {output}: {experiment_id}")
+    return EXIT_OK

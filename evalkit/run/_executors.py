@@ -1,0 +1,232 @@
+"""Executors of a sharded run: ``local`` (in this process), ``process`` (a process pool) and
+``ray`` (Ray core tasks with retries).
+
+Each runs :func:`run_shard` on every shard and hands the results back to the driver as they
+finish; the driver alone writes the store. ``process`` and ``ray`` ship the target and the
+scorers to the workers with cloudpickle (which also pickles lambdas and closures by value);
+an object that cannot be pickled (an open connection, a lock, a client) is reported by name
+before any worker starts.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import multiprocessing
+import os
+import tempfile
+from collections.abc import Iterator, Sequence
+from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import anyio
+import pyarrow as pa
+
+from evalkit.dataset._columns import ColumnMap
+from evalkit.dataset._dataset import Dataset
+from evalkit.errors import ConfigError, EvalkitError
+from evalkit.judge._clients import set_rate_share
+from evalkit.run._feed import ItemFeed
+from evalkit.run._item import ItemEvaluator
+from evalkit.run._progress import Progress
+from evalkit.run._runner import Runner
+from evalkit.run._shards import RowGroupSource, Shard, ShardBatches
+from evalkit.run._summary import SummaryBuilder
+from evalkit.scorer._scorer import Scorer
+from evalkit.store._rows import RowBuffer
+from evalkit.target._protocol import Target
+
+ExecutorName = Literal["local", "process", "ray"]
+EXECUTORS: tuple[ExecutorName, ...] = ("local", "process", "ray")
+
+#: Times a shard is run again after its worker died.
+MAX_RETRIES = 3
+
+
+@dataclass(frozen=True, slots=True)
+class ShardConfig:
+    """What every worker needs to run a shard (small; shipped once per worker or task).
+
+    Attributes:
+        experiment_id: The experiment the rows belong to (and the run id prefix).
+        columns: The dataset's role columns, resolved on the driver.
+        batch_size: Rows read at a time.
+        concurrency: Items in flight at once inside a worker.
+        scorer_ids: The scorers' ids, in order.
+        scorer_names: Scorer names by id (for the ``scores`` rows).
+        rate_share: Workers sharing each judge's rpm/tpm/max_concurrency budget.
+        payload: The target and the scorers, cloudpickled (see :func:`pack`).
+    """
+
+    experiment_id: str
+    columns: ColumnMap
+    batch_size: int
+    concurrency: int
+    scorer_ids: tuple[str, ...]
+    scorer_names: dict[str, str]
+    rate_share: int
+    payload: bytes
+
+
+@dataclass(frozen=True, slots=True)
+class ShardResult:
+    """A finished shard: its store rows as Arrow tables and its summary counts."""
+
+    shard: Shard
+    tables: dict[str, pa.Table]
+    summary: SummaryBuilder
+
+
+def pack(target: Target, scorers: Sequence[Scorer]) -> bytes:
+    """The target and scorers as bytes for the workers.
+
+    Raises:
+        ConfigError: cloudpickle is missing, or an object cannot be pickled (named).
+    """
+    try:
+        import cloudpickle
+    except ImportError as exc:  # pragma: no cover - a dependency
+        raise ConfigError("the process and ray executors need cloudpickle") from exc
+    for label, obj in [("target", target), *((f"scorer {s.id!r}", s) for s in scorers)]:
+        try:
+            cloudpickle.dumps(obj)
+        except Exception as exc:
+            raise ConfigError(
+                f"{label} cannot be shipped to workers ({type(exc).__name__}: {exc}); build "
+                "it from picklable parts (functions, judges, plain data), or create clients "
+                "and connections lazily inside the step, or use executor='local'"
+            ) from exc
+    data: bytes = cloudpickle.dumps((target, tuple(scorers)))
+    return data
+
+
+def run_shard(shard: Shard, config: ShardConfig) -> ShardResult:
+    """Evaluate one shard in this process with the single-machine pipeline."""
+    import cloudpickle
+
+    set_rate_share(config.rate_share)
+    target, scorers = cloudpickle.loads(config.payload)
+    return anyio.run(_run_shard, shard, config, target, scorers)
+
+
+async def _run_shard(
+    shard: Shard, config: ShardConfig, target: Target, scorers: Sequence[Scorer]
+) -> ShardResult:
+    dataset = Dataset(RowGroupSource(shard), config.columns, batch_size=config.batch_size)
+    summary = SummaryBuilder(config.scorer_ids, shard.rows)
+    buffer = RowBuffer(config.experiment_id, config.scorer_names)
+    runner = Runner(
+        experiment_id=config.experiment_id,
+        feed=ItemFeed(ShardBatches(dataset, shard)),
+        evaluator=ItemEvaluator(target, scorers, run_prefix=config.experiment_id),
+        summary=summary,
+        progress=Progress(shard.rows, name=f"shard {shard.index}", enabled=False),
+        writer=None,
+        scorer_names=config.scorer_names,
+        concurrency=config.concurrency,
+        keep_results=False,
+        on_item_complete=buffer.add,
+        flush_interval=3600.0,
+    )
+    await runner.run()
+    return ShardResult(shard, buffer.tables(), summary)
+
+
+def execute(
+    shards: Sequence[Shard],
+    config: ShardConfig,
+    *,
+    executor: ExecutorName,
+    workers: int,
+    target: Target,
+    scorers: Sequence[Scorer],
+    ray_address: str | None = None,
+) -> Iterator[ShardResult]:
+    """Run every shard on ``executor``; yield the results in the order they finish."""
+    if not shards:
+        return
+    if executor == "local":
+        for shard in shards:
+            yield anyio.run(_run_shard, shard, config, target, scorers)
+    elif executor == "process":
+        yield from _process(shards, config, workers)
+    elif executor == "ray":
+        yield from _ray(shards, config, workers, ray_address)
+    else:
+        raise ConfigError(f"executor must be one of {', '.join(EXECUTORS)}, got {executor!r}")
+
+
+def _process(shards: Sequence[Shard], config: ShardConfig, workers: int) -> Iterator[ShardResult]:
+    pending = {s.index: s for s in shards}
+    deaths = 0
+    while pending:
+        # spawn: the driver runs threads (anyio), which fork must not copy; and unlike a
+        # forkserver started earlier, each worker sees the environment (API keys) as it is now.
+        context = multiprocessing.get_context("spawn")
+        with concurrent.futures.ProcessPoolExecutor(workers, mp_context=context) as pool:
+            futures = {pool.submit(run_shard, s, config): s for s in pending.values()}
+            try:
+                for future in concurrent.futures.as_completed(futures):
+                    result: ShardResult = future.result()
+                    del pending[result.shard.index]
+                    yield result
+            except BrokenProcessPool as exc:
+                deaths += 1
+                if deaths > MAX_RETRIES:
+                    raise EvalkitError(
+                        f"a worker process died {deaths} times; shards left: {sorted(pending)}"
+                    ) from exc
+                # The pool is unusable once a worker died: the unfinished shards run again
+                # in a fresh one (finished ones were already yielded and recorded).
+                for future in futures:
+                    future.cancel()
+
+
+_RAY_ENV = {
+    # Bind loopback only, keep no token file in the home folder, send no usage data.
+    "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0",
+    "RAY_AUTH_MODE": "disabled",
+    "RAY_USAGE_STATS_ENABLED": "0",
+}
+
+
+def _ray(
+    shards: Sequence[Shard], config: ShardConfig, workers: int, address: str | None
+) -> Iterator[ShardResult]:
+    for key, value in _RAY_ENV.items():
+        os.environ.setdefault(key, value)
+    try:
+        import ray
+    except ImportError as exc:
+        raise ConfigError("executor='ray' needs Ray: pip install 'evalkit[ray]'") from exc
+    started = False
+    if not ray.is_initialized():
+        if address is None:
+            # AF_UNIX socket paths must stay under 108 bytes: a short temp folder.
+            temp = tempfile.mkdtemp(prefix="ekray", dir="/tmp")
+            ray.init(
+                num_cpus=workers,
+                include_dashboard=False,
+                object_store_memory=128 * 2**20,
+                _temp_dir=temp,
+                log_to_driver=False,
+                configure_logging=False,
+            )
+        else:
+            ray.init(address=address, log_to_driver=False, configure_logging=False)
+        started = True
+    try:
+        task = ray.remote(max_retries=MAX_RETRIES)(run_shard)
+        shared = ray.put(config)
+        queue = list(shards)
+        running: list[Any] = []
+        # A bounded number of tasks in flight, so millions of shards never queue at once.
+        while queue or running:
+            while queue and len(running) < 2 * workers:
+                running.append(task.remote(queue.pop(0), shared))
+            done, running = ray.wait(running, num_returns=1)
+            for ref in done:
+                yield ray.get(ref)
+    finally:
+        if started:
+            ray.shutdown()

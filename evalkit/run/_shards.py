@@ -1,0 +1,152 @@
+"""Shards of a Parquet dataset: one (file, row group) each, planned on the driver.
+
+A shard is the unit a worker evaluates and the driver records: its rows are read straight
+from the row group, with item indexes continuing from the rows of the shards before it, so a
+sharded run numbers items (and builds run ids) exactly like a single-process run.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from evalkit.dataset._dataset import Dataset, ItemBatches
+from evalkit.dataset._item import Item
+from evalkit.dataset._sources import ColumnBatch, Duplicate, ParquetSource, _arrow_to_python
+from evalkit.errors import ConfigError, DatasetError
+
+
+@dataclass(frozen=True, slots=True)
+class Shard:
+    """One row group of one Parquet file.
+
+    Attributes:
+        index: The shard's position in the plan (0-based); the key of ``shards_done``.
+        file: The Parquet file.
+        row_group: The row group inside the file.
+        offset: Rows of the dataset before this shard (its first item's index).
+        rows: Rows in the shard (after any ``limit``).
+    """
+
+    index: int
+    file: str
+    row_group: int
+    offset: int
+    rows: int
+
+
+def plan_shards(path: str, *, limit: int | None = None) -> tuple[Shard, ...]:
+    """Plan the shards of a Parquet file or folder from the footers only.
+
+    Raises:
+        DatasetError: A file cannot be read as Parquet.
+    """
+    files = ParquetSource(path).files
+    shards: list[Shard] = []
+    offset = 0
+    remaining = limit
+    for file in files:
+        try:
+            metadata = pq.read_metadata(file)
+        except (OSError, pa.ArrowException) as exc:
+            raise DatasetError(str(file), f"cannot read as Parquet: {exc}") from exc
+        for group in range(metadata.num_row_groups):
+            rows = metadata.row_group(group).num_rows
+            if remaining is not None:
+                rows = min(rows, remaining)
+                remaining -= rows
+            if rows:
+                shards.append(Shard(len(shards), str(file), group, offset, rows))
+                offset += rows
+            if remaining == 0:
+                return tuple(shards)
+    return tuple(shards)
+
+
+_SPEC = re.compile(r"^\s*(\d+)\s*/\s*(\d+)\s*$")
+
+
+def parse_shard_spec(spec: str | tuple[int, int] | None) -> tuple[int, int] | None:
+    """``"i/n"`` (or ``(i, n)``) checked: ``0 <= i < n``.
+
+    Raises:
+        ConfigError: The spec is malformed or out of range.
+    """
+    if spec is None:
+        return None
+    if isinstance(spec, str):
+        match = _SPEC.match(spec)
+        if match is None:
+            raise ConfigError(f"shard must look like 'i/n' (e.g. '0/4'), got {spec!r}")
+        index, count = int(match.group(1)), int(match.group(2))
+    else:
+        index, count = spec
+    if count < 1 or not 0 <= index < count:
+        raise ConfigError(f"shard {index}/{count}: need 0 <= i < n")
+    return index, count
+
+
+def select_shards(shards: Sequence[Shard], spec: tuple[int, int] | None) -> tuple[Shard, ...]:
+    """The shards of slice ``i`` of ``n`` (round robin), or all of them."""
+    if spec is None:
+        return tuple(shards)
+    index, count = spec
+    return tuple(s for s in shards if s.index % count == index)
+
+
+class RowGroupSource:
+    """The rows of one shard, as a dataset source (see :class:`~evalkit.dataset.Dataset`)."""
+
+    def __init__(self, shard: Shard) -> None:
+        self.shard = shard
+        self.name = shard.file
+        self.num_rows = shard.rows
+
+    def column_names(self) -> list[str]:
+        names: list[str] = list(pq.read_schema(self.shard.file).names)
+        return names
+
+    def batches(self, columns: Sequence[str], batch_size: int) -> Iterator[ColumnBatch]:
+        shard = self.shard
+        try:
+            with pq.ParquetFile(shard.file) as reader:
+                for batch in reader.iter_batches(
+                    batch_size=batch_size, row_groups=[shard.row_group], columns=list(columns)
+                ):
+                    data = {name: _arrow_to_python(batch.column(name)) for name in columns}
+                    yield shard.file, data, batch.num_rows
+        except (OSError, pa.ArrowException) as exc:
+            raise DatasetError(
+                shard.file, f"cannot read row group {shard.row_group}: {exc}"
+            ) from exc
+
+    def duplicate_of(self, column: str) -> Duplicate | None:
+        return None  # checked on the driver over the whole dataset
+
+
+class ShardBatches(ItemBatches):
+    """Item batches of one shard whose indexes continue from the shards before it."""
+
+    def __init__(self, dataset: Dataset, shard: Shard) -> None:
+        super().__init__(dataset, limit=shard.rows)
+        self._offset = shard.offset
+
+    def _items(self, origin: str, data: dict[str, list[Any]], count: int) -> list[Item]:
+        items = super()._items(origin, data, count)
+        offset = self._offset
+        return [
+            Item(i.id, i.input, i.ground_truth, i.output, i.request_context, i.metadata,
+                 i.index + offset, i.extra)
+            for i in items
+        ]  # fmt: skip
+
+
+def shard_dataset(path: str | Path) -> bool:
+    """Whether ``path`` names Parquet data that can be sharded (a file or a folder)."""
+    return isinstance(path, (str, Path)) and Path(path).exists()

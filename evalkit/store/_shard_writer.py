@@ -1,0 +1,124 @@
+"""Recording a sharded run: each finished shard's rows and its ``shards_done`` record in one
+transaction, so a resumed run knows exactly which shards are finished.
+
+``shards_done`` is created on first use (``CREATE TABLE IF NOT EXISTS``) rather than by a
+schema migration: stores that never ran sharded do not need it.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+
+import duckdb
+import pyarrow as pa
+
+from evalkit.store._connect import connection, quote_ident
+from evalkit.store._writer import StoreWriter, writer_config
+
+SHARDS_DONE = """
+CREATE TABLE IF NOT EXISTS shards_done (
+    experiment_id VARCHAR NOT NULL,
+    shard_index INTEGER NOT NULL,
+    file VARCHAR NOT NULL,
+    row_group INTEGER NOT NULL,
+    item_offset BIGINT NOT NULL,
+    rows BIGINT NOT NULL,
+    summary JSON NOT NULL,
+    completed_at TIMESTAMP NOT NULL
+)
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class ShardRecord:
+    """A ``shards_done`` row: which shard, and its summary state (JSON) for a resumed run."""
+
+    shard_index: int
+    file: str
+    row_group: int
+    item_offset: int
+    rows: int
+    summary: str
+
+
+def ensure_shards_table(con: duckdb.DuckDBPyConnection) -> None:
+    """Create ``shards_done`` when the store has none yet."""
+    con.execute(SHARDS_DONE)
+
+
+class ShardWriter(StoreWriter):
+    """A :class:`StoreWriter` that writes whole shards."""
+
+    def write_shard(
+        self,
+        tables: dict[str, pa.Table],
+        record: ShardRecord,
+        *,
+        succeeded: int,
+        failed: int,
+    ) -> None:
+        """Insert a shard's rows, its ``shards_done`` row and the new counts, atomically."""
+        assert self.experiment_id is not None
+        total_succeeded = self.succeeded + succeeded
+        total_failed = self.failed + failed
+        config = writer_config(sum(t.nbytes for t in tables.values()))
+        with connection(self.path, lock_timeout=self.lock_timeout, config=config) as con:
+            ensure_shards_table(con)
+            with self._transaction(con):
+                for name, table in tables.items():
+                    view = f"_evalkit_shard_{name}"
+                    con.register(view, table)
+                    try:
+                        con.execute(
+                            f"INSERT INTO {quote_ident(name)} BY NAME"
+                            f" SELECT * FROM {quote_ident(view)}"
+                        )
+                    finally:
+                        con.unregister(view)
+                con.execute(
+                    "INSERT INTO shards_done VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                    [
+                        self.experiment_id,
+                        record.shard_index,
+                        record.file,
+                        record.row_group,
+                        record.item_offset,
+                        record.rows,
+                        record.summary,
+                        dt.datetime.now(dt.UTC).replace(tzinfo=None),
+                    ],
+                )
+                con.execute(
+                    "UPDATE experiments SET succeeded_count = ?, failed_count = ? WHERE id = ?",
+                    [total_succeeded, total_failed, self.experiment_id],
+                )
+        self.succeeded, self.failed = total_succeeded, total_failed
+
+    def resume(self, experiment_id: str) -> dict[int, str]:
+        """Continue ``experiment_id``: load its counts; return its finished shards' summaries.
+
+        Raises:
+            StoreError: No such experiment in the store.
+        """
+        from evalkit.errors import StoreError
+
+        with connection(self.path, lock_timeout=self.lock_timeout) as con:
+            ensure_shards_table(con)
+            row = con.execute(
+                "SELECT succeeded_count, failed_count FROM experiments WHERE id = ?",
+                [experiment_id],
+            ).fetchone()
+            if row is None:
+                raise StoreError(f"{self.path}: no experiment {experiment_id!r} to resume")
+            done = con.execute(
+                "SELECT shard_index, summary FROM shards_done WHERE experiment_id = ?",
+                [experiment_id],
+            ).fetchall()
+            con.execute(
+                "UPDATE experiments SET status = 'running', completed_at = NULL WHERE id = ?",
+                [experiment_id],
+            )
+        self.experiment_id = experiment_id
+        self.succeeded, self.failed = int(row[0]), int(row[1])
+        return {int(index): str(summary) for index, summary in done}

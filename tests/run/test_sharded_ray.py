@@ -1,0 +1,66 @@
+"""Sharded runs on Ray: same rows as a local run; a killed worker's shard is retried.
+
+Skipped only when the ``ray`` extra is not installed."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from evalkit.run import run_evals
+
+from .test_sharded import ROWS, data, errors_of, exiting_scorer, scorers, scores_of
+
+__all__ = ["data"]  # the fixture, imported for the tests below
+
+ray = pytest.importorskip("ray", reason="the ray extra is not installed")
+
+
+@pytest.fixture(scope="module")
+def ray_cluster() -> Iterator[None]:
+    import tempfile
+
+    for key, value in {
+        "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0",
+        "RAY_AUTH_MODE": "disabled",
+        "RAY_USAGE_STATS_ENABLED": "0",
+    }.items():
+        os.environ.setdefault(key, value)
+    temp = tempfile.mkdtemp(prefix="ekt", dir="/tmp")
+    ray.init(
+        num_cpus=2, include_dashboard=False, object_store_memory=128 * 2**20,
+        _temp_dir=temp, log_to_driver=False, configure_logging=False,
+    )  # fmt: skip
+    yield
+    ray.shutdown()
+
+
+async def test_ray_executor_matches_the_local_run(
+    data: Path, tmp_path: Path, ray_cluster: None
+) -> None:
+    single, sharded = tmp_path / "single.duckdb", tmp_path / "ray.duckdb"
+    one = await run_evals(data, scorers(), store=single, progress=False)
+    many = await run_evals(data, scorers(), store=sharded, executor="ray", workers=2,
+                           progress=False)  # fmt: skip
+    assert scores_of(sharded) == scores_of(single)
+    assert errors_of(sharded) == errors_of(single)
+    assert many.summary.failed == one.summary.failed == 24
+
+
+async def test_a_killed_ray_worker_is_retried(
+    data: Path, tmp_path: Path, ray_cluster: None
+) -> None:
+    full, store = tmp_path / "full.duckdb", tmp_path / "ray.duckdb"
+    marker = tmp_path / "died"
+    marker.write_text("not yet")  # the reference run in this process must not exit
+    await run_evals(data, [exiting_scorer(marker)], store=full, progress=False)
+    marker.unlink()
+    result = await run_evals(
+        data, [exiting_scorer(marker)], store=store, executor="ray", workers=2, progress=False
+    )
+    assert marker.read_text() == "died"
+    assert scores_of(store) == scores_of(full)
+    assert result.summary.processed == ROWS
