@@ -9,7 +9,8 @@ import pytest
 
 from evalkit import Judge, JudgeError, PromptStep, ScorerRunError, create_scorer
 from evalkit.judge import JudgeExecution
-from evalkit.testing import FakeOpenAIServer, Fault, Rule
+from evalkit.testing import FakeOpenAIServer, Fault, Request, Response, Rule
+from evalkit.testing._http import error_body
 from tests.conftest import KEY_ENV
 
 QUOTA = Fault.http(429, "You exceeded your current quota", code="insufficient_quota")
@@ -164,3 +165,23 @@ def test_breakers_belong_to_one_event_loop(monkeypatch: pytest.MonkeyPatch) -> N
         return seen
 
     assert anyio.run(main) == [1, 2]
+
+
+async def test_a_batch_mode_judge_stops_after_its_batch_upload_is_refused(
+    server: FakeOpenAIServer, judge: Judge
+) -> None:
+    uploads = []
+
+    async def refuse(request: Request) -> Response:
+        uploads.append(request.path)
+        return Response.json(error_body("Incorrect API key provided", "invalid_request_error"), 401)
+
+    server.add_route("POST", "/v1/files", refuse)
+    batched = judge.replace(mode="batch", batch_flush_after=0.05, batch_poll_interval=0.01)
+    with pytest.raises(ScorerRunError, match="401"):
+        await scorer_for(batched).run(input="q", output="a")
+    with pytest.raises(ScorerRunError, match="not sent") as info:
+        await scorer_for(batched).run(input="q", output="a")
+    assert uploads == ["/v1/files"]  # the second run sent nothing
+    assert isinstance(info.value.__cause__, JudgeError)
+    assert info.value.__cause__.code == "auth"
