@@ -144,6 +144,8 @@ async def test_the_canary_key_reaches_no_artefact_of_a_cli_run(
     assert "HTTP 401" in store_text
 
     assert canary not in store_text
+    for database in tmp_path.rglob("*.duckdb"):  # the judge cache too, once the CLI keeps one
+        assert canary not in dump_duckdb(database), database
     for output in outputs:
         assert canary not in output
     files = every_file(tmp_path)
