@@ -206,6 +206,13 @@ def test_cells_of_any_arrow_type_are_read_as_python_values(
     assert [item.ground_truth for item in items] == expected
 
 
+def test_a_map_with_a_repeated_key_keeps_the_last_value_with_a_warning() -> None:
+    cells = pa.array([[("k", 1.0), ("k", 2.0)]], pa.map_(pa.string(), pa.float64()))
+    with pytest.warns(UserWarning, match="Encountered key 'k'"):
+        (item,) = read_all(pa.table({"input": cells}))
+    assert item.input == {"k": 2.0}
+
+
 @pytest.mark.parametrize(
     ("cell", "read_as"),
     [
@@ -565,8 +572,11 @@ NESTED_TYPES = [
         st.fixed_dictionaries({"a": st.integers(-10, 10), "b": st.text(max_size=5)}),
     ),
     (
+        # Unique keys: a repeated one is its own case (test_a_map_with_a_repeated_key...).
         pa.map_(pa.string(), pa.float64()),
-        st.lists(st.tuples(st.text(max_size=3), st.floats()), max_size=3),
+        st.dictionaries(st.text(max_size=3), st.floats(), max_size=3).map(
+            lambda d: list(d.items())
+        ),
     ),
 ]
 
