@@ -240,7 +240,9 @@ class JudgeError(EvalkitError):
 
     Attributes:
         code: A short machine-readable code (HTTP status, provider error code, or one of
-            ``"format"``, ``"refusal"``, ``"timeout"``, ``"connection"``), or None.
+            ``"format"``, ``"refusal"``, ``"timeout"``, ``"connection"``, ``"bad_response"``,
+            and ``"auth"``/``"quota"`` for a call not sent because an earlier authentication
+            or quota error stopped the judge), or None.
     """
 
     def __init__(self, message: str, *, code: str | None = None) -> None:

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from evalkit._json import to_jsonable
+from evalkit.report._safe import visible
 
 _MAX_CELL = 60
 
@@ -23,7 +24,8 @@ def cell(value: Any) -> str:
     if isinstance(value, dt.datetime):
         return value.strftime("%Y-%m-%d %H:%M:%S")
     text = value if isinstance(value, str) else json.dumps(to_jsonable(value), ensure_ascii=False)
-    text = text.replace("\n", " ")
+    # Store content may hold anything a model wrote: no ESC sequence reaches the terminal.
+    text = visible(text.replace("\n", " "))
     return text if len(text) <= _MAX_CELL else text[: _MAX_CELL - 1] + "…"
 
 

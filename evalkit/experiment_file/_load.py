@@ -23,6 +23,8 @@ from evalkit.experiment_file._schema import ExperimentConfig, describe
 
 _TOML_POSITION = re.compile(r"\s*\(at line (\d+), column (\d+)\)$")
 _BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
+# Nesting a file may use: far past any real experiment, well within what the parser handles.
+_MAX_NESTING = 100
 
 
 def format_key(path: Sequence[str | int]) -> str:
@@ -120,7 +122,18 @@ def load_experiment_file(path: str | os.PathLike[str]) -> ExperimentFile:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise _syntax_error(display, text, exc) from exc
+    except RecursionError as exc:  # tomllib parses nested values recursively
+        raise _too_deep(display, text) from exc
     locator = KeyLocator(text)
+    deep = _too_deep_key(data)
+    if deep is not None:
+        # Later stages (redaction, JSON encoding of the config) walk values recursively too.
+        raise ExperimentFileError(
+            display,
+            locator.line_of(deep),
+            format_key(deep),
+            f"nested too deeply (keep arrays and tables under {_MAX_NESTING} levels)",
+        )
     try:
         config = ExperimentConfig.model_validate(data, context={"folder": file.parent})
     except ValidationError as exc:
@@ -128,6 +141,47 @@ def load_experiment_file(path: str | os.PathLike[str]) -> ExperimentFile:
         issues.sort(key=lambda issue: (issue.line or 0, issue.key or ""))
         raise ExperimentFileError.from_issues(issues) from exc
     return ExperimentFile(file, display, config, locator)
+
+
+def _too_deep_key(data: dict[str, Any]) -> tuple[str | int, ...] | None:
+    """The key path of the first value nested past ``_MAX_NESTING`` levels, or None."""
+    stack: list[tuple[tuple[str | int, ...], Any]] = [((), data)]
+    while stack:
+        path, value = stack.pop()
+        if len(path) > _MAX_NESTING:
+            return path[:4]  # enough to find the line; the rest is just more nesting
+        if isinstance(value, dict):
+            stack.extend(((*path, key), item) for key, item in value.items())
+        elif isinstance(value, list):
+            stack.extend(((*path, index), item) for index, item in enumerate(value))
+    return None
+
+
+def _too_deep(display: str, text: str) -> ExperimentFileError:
+    """The error for arrays or inline tables nested past what the parser can follow."""
+    depth, line, quote = 0, 1, ""
+    for char in text:
+        if char == "\n":
+            line += 1
+        elif quote:
+            quote = "" if char == quote else quote
+        elif char in "\"'":
+            quote = char
+        elif char in "[{":
+            depth += 1
+            if depth > _MAX_NESTING:
+                break
+        elif char in "]}":
+            depth -= 1
+    else:
+        line = 0
+    return ExperimentFileError(
+        display,
+        line or None,
+        None,
+        f"invalid TOML: arrays or inline tables nested too deeply (keep it under "
+        f"{_MAX_NESTING} levels)",
+    )
 
 
 def _syntax_error(display: str, text: str, exc: tomllib.TOMLDecodeError) -> ExperimentFileError:

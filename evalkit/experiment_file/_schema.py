@@ -25,6 +25,7 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
+from evalkit._secrets import is_env_name, looks_like_a_key
 from evalkit.compare import Direction
 
 _REFERENCE = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*:[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*")
@@ -57,35 +58,17 @@ def _resolve(value: Path, info: ValidationInfo) -> Path:
         raise problem(f"cannot resolve the path {str(value)!r}: {exc}") from exc
 
 
-_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-# Prefixes of common provider keys (OpenAI, Anthropic, Groq, xAI, Hugging Face, Google, ...).
-_KEY_PREFIXES = ("sk-", "sk_", "pk-", "gsk_", "xai-", "hf_", "AIza", "Bearer ")
-
-
-def _looks_like_a_key(value: str) -> bool:
-    """True for text that reads like a pasted secret rather than a variable's name."""
-    if value.startswith(_KEY_PREFIXES):
-        return True
-    # Names are words joined by underscores; keys are long runs of mixed letters and digits.
-    return (
-        len(value) >= 20
-        and "_" not in value
-        and any(c.isdigit() for c in value)
-        and any(c.islower() for c in value)
-    )
-
-
 def _check_env_name(value: str | None) -> str | None:
     # The value is never echoed: it may be a secret pasted in the wrong place.
     if value is None:
         return value
-    if _looks_like_a_key(value):
+    if looks_like_a_key(value):
         raise problem(
             "this looks like an API key, not the name of an environment variable (value not "
             "shown); keep the key out of the file: export it, e.g. as OPENAI_API_KEY, and "
             'write api_key_env = "OPENAI_API_KEY"'
         )
-    if not _ENV_NAME.fullmatch(value):
+    if not is_env_name(value):
         raise problem(
             "expected the name of an environment variable (value not shown): letters, digits "
             'and underscores, not starting with a digit, such as "OPENAI_API_KEY"'

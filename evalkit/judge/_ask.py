@@ -3,6 +3,7 @@
 :func:`ask` returns a :class:`~evalkit.judge.JudgeExecution` whatever happens once a call has
 been attempted, so the step can record it before raising. Transport failures end the step
 at once (:func:`~evalkit.judge._call.chat_completion` already retried 429/5xx/timeouts);
+an authentication or quota error also stops the judge's later calls (``_breaker.py``);
 format failures get one fallback attempt (SPEC §1 "Structured output and its fallback").
 With a judge cache active and a cacheable judge, a cached success is replayed instead.
 A judge in batch mode sends each attempt through its batch collector (``_batch.py``) instead
@@ -17,6 +18,7 @@ from typing import Any
 
 import openai
 
+from evalkit._secrets import mask_secrets
 from evalkit.errors import JudgeError
 from evalkit.judge._batch import batch_collector
 from evalkit.judge._cache import JudgeCache, active_judge_cache
@@ -95,6 +97,7 @@ async def _ask(
         api_key_env=judge.api_key_env,
         user=request.label,
     )
+    breaker = request.breaker()
     collector = None
     if judge.mode == "batch":
         # Batch requests skip the online limiter: batches have their own pool and limits.
@@ -117,6 +120,7 @@ async def _ask(
         body = request.body(text, extra)
         try:
             if collector is not None:
+                breaker.check(request.label)
                 hashed = request_hash(step_key, prompt, attempts)
                 reply = await collector.complete(body, hashed, request.label)
             else:
@@ -132,8 +136,10 @@ async def _ask(
                     limiter=limiter,
                     tokens=tokens,
                     rate_limit_retries=judge.rate_limit_retries,
+                    breaker=breaker,
                 )
         except Exception as exc:
+            breaker.observe(exc)
             error = exc if isinstance(exc, JudgeError) else _unexpected(exc, request.label)
             execution = _failed(request, prompt, started, attempts, calls, usage, last, error)
             return Asked(execution, error=error)
@@ -184,7 +190,7 @@ async def _ask(
 
 
 def _unexpected(exc: Exception, label: str) -> JudgeError:
-    error = JudgeError(f"{label}: {type(exc).__name__}: {exc}")
+    error = JudgeError(mask_secrets(f"{label}: {type(exc).__name__}: {exc}"))
     error.__cause__ = exc
     return error
 

@@ -11,6 +11,16 @@ goes through the model's :class:`~evalkit.judge.RateLimiter` and every 429 reach
 client's own retries would resend outside the rpm/tpm budget and hide the storm from AIMD.
 The back-off is the client's: ``Retry-After`` when the server sends one (up to 2 minutes),
 else 0.5 s doubling up to 8 s with 25% jitter; 429s wait 1 s doubling up to 60 s instead.
+A ``Retry-After`` wait gets up to 10% added (never less than asked), so the calls one storm
+refused do not all come back in the same millisecond.
+
+Each attempt is bounded as a whole by ``timeout`` (``anyio.move_on_after``), not only by the
+transport's per-read timeout: a server that trickles a byte now and then, or a connection pool
+that never frees a slot, still ends the attempt on time. A call therefore lasts at most
+``(max_retries + 1) * timeout`` plus the back-off between attempts (and the 429 waits).
+
+An authentication or quota error trips the judge's circuit breaker (``_breaker.py``): calls
+waiting in the limiter or between retries then stop without sending anything.
 """
 
 from __future__ import annotations
@@ -26,7 +36,9 @@ import httpx2
 import openai
 from openai import AsyncOpenAI
 
+from evalkit._secrets import mask_secrets
 from evalkit.errors import JudgeError
+from evalkit.judge._breaker import CircuitBreaker
 from evalkit.judge._hints import budget_pause, retry_after
 from evalkit.judge._ratelimit import Permit, RateLimiter
 from evalkit.judge._records import JudgeUsage
@@ -34,6 +46,9 @@ from evalkit.judge._usage import normalize_usage, reported_cost
 
 _MAX_RETRY_AFTER = 120.0
 _RETRYABLE_STATUS = frozenset({408, 409, 429})
+_RETRY_AFTER_JITTER = 0.1
+# Request headers that carry the credential a provider might echo back in an error.
+_SECRET_HEADERS = ("authorization", "api-key", "x-api-key", "x-goog-api-key")
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,6 +72,7 @@ async def chat_completion(
     limiter: RateLimiter | None = None,
     tokens: int = 0,
     rate_limit_retries: int = 0,
+    breaker: CircuitBreaker | None = None,
 ) -> Reply:
     """POST ``body`` to ``/chat/completions`` and read the reply, retrying what is transient.
 
@@ -70,21 +86,31 @@ async def chat_completion(
         tokens: The attempt's estimated tokens, charged to the limiter's ``tpm``.
         rate_limit_retries: Retries after an HTTP 429 (counted apart from ``max_retries``);
             a 429 saying the quota is exhausted (``insufficient_quota``) is never retried.
+        breaker: The caller's circuit breaker: checked before each attempt is sent, and
+            opened by an authentication or quota error.
 
     Raises:
         JudgeError: The call failed (``code`` is the HTTP status, ``"timeout"``,
-            ``"connection"`` or ``"bad_response"``), chained from the ``openai`` error.
+            ``"connection"`` or ``"bad_response"``), chained from the ``openai`` error; or
+            the breaker is open (``"auth"``, ``"quota"``) and nothing was sent.
     """
     options: Any = {"timeout": timeout, "max_retries": 0}
     failures = limited = 0
     error: openai.OpenAIError
     hint: float | None
     while True:
+        if breaker is not None:
+            breaker.check(label)
         permit = None if limiter is None else await limiter.acquire(tokens)
         try:
-            response = await client.post(
-                "/chat/completions", cast_to=httpx2.Response, body=body, options=options
-            )
+            if breaker is not None:
+                breaker.check(label)  # it may have opened while this call queued
+            with anyio.move_on_after(timeout) as deadline:
+                response = await client.post(
+                    "/chat/completions", cast_to=httpx2.Response, body=body, options=options
+                )
+            if deadline.cancelled_caught:
+                raise openai.APITimeoutError(request=_request_of(client))
         except openai.APIStatusError as exc:
             error = exc
             hint = retry_after(exc.response.headers)
@@ -95,8 +121,11 @@ async def chat_completion(
                     limiter.rate_limited(permit, pause=hint)
         except openai.APIConnectionError as exc:  # timeouts included
             error, hint = exc, None
-        except openai.OpenAIError as exc:
-            raise JudgeError(f"{label}: {type(exc).__name__}: {exc}") from exc
+        except JudgeError:  # the breaker opened while this call queued
+            raise
+        except Exception as exc:  # other openai errors, or the transport's own (a bad URL)
+            message = mask_secrets(f"{label}: {type(exc).__name__}: {exc}", [client.api_key])
+            raise JudgeError(message) from exc
         else:
             reply = _read(response, label)
             if limiter is not None and permit is not None:
@@ -107,19 +136,32 @@ async def chat_completion(
                 limiter.release(permit)
         if _is_rate_limit(error):
             if limited >= rate_limit_retries or _quota_exhausted(error):
-                raise translate_error(error, label, timeout, failures)
+                raise _give_up(error, label, timeout, failures, breaker)
             limited += 1
             wait = _backoff(limited, hint, first=1.0, cap=60.0)
         else:
             if failures >= max_retries or not _retryable(error):
-                raise translate_error(error, label, timeout, failures)
+                raise _give_up(error, label, timeout, failures, breaker)
             failures += 1
             wait = _backoff(failures, hint, first=0.5, cap=8.0)
         if wait is None:
-            raise translate_error(error, label, timeout, failures)
+            raise _give_up(error, label, timeout, failures, breaker)
         if limiter is not None:
             limiter.retried()
         await anyio.sleep(wait)
+
+
+def _give_up(
+    error: openai.OpenAIError,
+    label: str,
+    timeout: float,
+    retries: int,
+    breaker: CircuitBreaker | None,
+) -> JudgeError:
+    translated = translate_error(error, label, timeout, retries)
+    if breaker is not None:
+        breaker.observe(translated)  # before raising: calls queued behind this one stop
+    return translated
 
 
 def _report(limiter: RateLimiter, permit: Permit, response: httpx2.Response, reply: Reply) -> None:
@@ -162,7 +204,9 @@ def _retryable(error: openai.OpenAIError) -> bool:
 def _backoff(attempt: int, hint: float | None, *, first: float, cap: float) -> float | None:
     """Seconds before retry number ``attempt``; None when the server asks for too long."""
     if hint is not None:
-        return hint if hint <= _MAX_RETRY_AFTER else None
+        if hint > _MAX_RETRY_AFTER:
+            return None
+        return hint * (1 + _RETRY_AFTER_JITTER * random.random())
     delay: float = min(first * 2.0 ** (attempt - 1), cap)
     return delay * (1 - 0.25 * random.random())
 
@@ -173,8 +217,31 @@ def translate_error(
     """``error`` as a :class:`JudgeError` whose ``code`` is the HTTP status, ``"timeout"`` or
     ``"connection"``, chained from it; ``retries`` is how many retries were made."""
     translated = _translated(error, label, timeout, retries)
+    # A provider may echo the key it refused, and an endpoint URL may carry credentials.
+    masked = mask_secrets(str(translated), _sent_secrets(error))
+    if masked != str(translated):
+        translated = JudgeError(masked, code=translated.code)
     translated.__cause__ = error
     return translated
+
+
+def _sent_secrets(error: openai.OpenAIError) -> list[str]:
+    """The credentials the failed request sent (a Bearer token, an ``api-key`` header)."""
+    try:
+        headers = error.request.headers  # type: ignore[attr-defined]
+    except (AttributeError, RuntimeError):  # no request (httpx raises RuntimeError)
+        return []
+    found = []
+    for name in _SECRET_HEADERS:
+        value = headers.get(name)
+        if value:
+            found.append(value.split(" ", 1)[1] if value.lower().startswith("bearer ") else value)
+    return found
+
+
+def _request_of(client: AsyncOpenAI) -> httpx2.Request:
+    """A request object for an error raised before the client made one (the deadline)."""
+    return httpx2.Request("POST", f"{str(client.base_url).rstrip('/')}/chat/completions")
 
 
 def _translated(error: openai.OpenAIError, label: str, timeout: float, retries: int) -> JudgeError:

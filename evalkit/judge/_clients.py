@@ -23,15 +23,18 @@ import anyio
 from anyio.lowlevel import RunVar, current_token
 from openai import AsyncOpenAI, DefaultAioHttpClient, DefaultAsyncHttpxClient
 
+from evalkit._secrets import mask_secrets
 from evalkit.errors import ConfigError
+from evalkit.judge._breaker import CircuitBreaker, Trip
 from evalkit.judge._ratelimit import RateLimiter, RateLimiterStats
 
 
 class _LoopState:
-    __slots__ = ("clients", "closer", "limiters", "rate_limiters")
+    __slots__ = ("clients", "closer", "limiters", "rate_limiters", "trips")
 
     def __init__(self) -> None:
         self.clients: dict[tuple[str | None, str], AsyncOpenAI] = {}
+        self.trips: dict[Hashable, Trip] = {}
         self.limiters: dict[Hashable, anyio.CapacityLimiter] = {}
         self.rate_limiters: dict[Hashable, RateLimiter] = {}
         self.closer: AsyncGenerator[None, None] | None = None
@@ -123,8 +126,8 @@ async def openai_client_for(
     api_key = os.environ.get(api_key_env)
     if not api_key:
         raise ConfigError(
-            f"{user} needs an API key: the environment variable {api_key_env} is not set "
-            f"(set it, pass api_key_env= to name another variable, or pass client=)"
+            f"{mask_secrets(user)} needs an API key: the environment variable {api_key_env} "
+            f"is not set (set it, pass api_key_env= to name another variable, or pass client=)"
         )
     return await shared_openai_client(base_url=base_url, api_key=api_key)
 
@@ -192,6 +195,16 @@ def set_rate_share(workers: int) -> None:
     if workers < 1:
         raise ConfigError(f"workers must be at least 1, got {workers}")
     _RATE_SHARE = workers
+
+
+def shared_breaker(*, auth_key: Hashable, quota_key: Hashable) -> CircuitBreaker:
+    """The running event loop's circuit breaker for a caller's endpoint key and model key.
+
+    Args:
+        auth_key: What shares an API key at an endpoint (a 401/403 stops all of it).
+        quota_key: What shares a quota (a 429 ``insufficient_quota`` stops all of it).
+    """
+    return CircuitBreaker(_state().trips, auth_key=auth_key, quota_key=quota_key)
 
 
 def rate_limiter_stats() -> tuple[RateLimiterStats, ...]:

@@ -7,6 +7,7 @@ from collections.abc import Hashable, Mapping
 from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any, Literal
 
+from evalkit._secrets import is_env_name, looks_like_a_key, mask_secrets
 from evalkit.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -227,9 +228,22 @@ class Judge:
 
     @property
     def label(self) -> str:
-        """How error messages name this judge: ``judge 'gpt-4o-mini' at <base_url>``."""
-        where = f" at {self.base_url}" if self.base_url else ""
+        """How error messages name this judge: ``judge 'gpt-4o-mini' at <base_url>``.
+
+        Credentials in the URL (``https://user:password@host``, ``?api-key=...``) are masked.
+        """
+        where = f" at {mask_secrets(self.base_url)}" if self.base_url else ""
         return f"judge {self.model!r}{where}"
+
+    def __repr__(self) -> str:
+        # Written out so that credentials in base_url never reach a log or a traceback.
+        parts = []
+        for name in _FIELD_NAMES:
+            value = getattr(self, name)
+            if name == "base_url" and value is not None:
+                value = mask_secrets(value)
+            parts.append(f"{name}={value!r}")
+        return f"Judge({', '.join(parts)})"
 
 
 _FIELD_NAMES: tuple[str, ...] = tuple(f.name for f in fields(Judge) if f.name != "_explicit")
@@ -252,9 +266,9 @@ def _check(values: Mapping[str, Any]) -> None:
         value = values[name]
         if value is not None and (not isinstance(value, str) or not value.strip()):
             raise bad(name, "a non-empty string or None")
-    for name in ("api_key_env", "provider"):
-        if not isinstance(values[name], str) or not values[name]:
-            raise bad(name, "a non-empty string")
+    if not isinstance(values["provider"], str) or not values["provider"]:
+        raise bad("provider", "a non-empty string")
+    _check_env_name(values["api_key_env"])
     temperature = values["temperature"]
     if temperature is not None and (
         isinstance(temperature, bool) or not isinstance(temperature, (int, float))
@@ -302,6 +316,26 @@ def _check(values: Mapping[str, Any]) -> None:
 
         if not isinstance(client, AsyncOpenAI):
             raise bad("client", "an openai.AsyncOpenAI instance")
+
+
+def _check_env_name(value: Any) -> None:
+    # The value is never echoed: it may be an API key pasted in the wrong place.
+    if not isinstance(value, str) or not value:
+        raise ConfigError(
+            "Judge api_key_env must be the name of an environment variable, "
+            f"got {type(value).__name__}"
+        )
+    if looks_like_a_key(value):
+        raise ConfigError(
+            "Judge api_key_env looks like an API key, not the name of an environment variable "
+            "(value not shown); keep the key out of the code: export it, e.g. as "
+            'OPENAI_API_KEY, and pass api_key_env="OPENAI_API_KEY"'
+        )
+    if not is_env_name(value):
+        raise ConfigError(
+            "Judge api_key_env must be the name of an environment variable (value not shown): "
+            'letters, digits and underscores, not starting with a digit, such as "OPENAI_API_KEY"'
+        )
 
 
 def _is_int(value: Any, *, minimum: int) -> bool:

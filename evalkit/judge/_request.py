@@ -13,7 +13,8 @@ import os
 from typing import Any
 from urllib.parse import urlsplit
 
-from evalkit.judge._clients import shared_rate_limiter
+from evalkit.judge._breaker import CircuitBreaker
+from evalkit.judge._clients import shared_breaker, shared_rate_limiter
 from evalkit.judge._judge import Judge
 from evalkit.judge._ratelimit import RateLimiter
 from evalkit.judge._structured import OutputSpec
@@ -62,6 +63,14 @@ class PreparedRequest:
             rpm=judge.rpm,
             tpm=judge.tpm,
             name=self.name,
+        )
+
+    def breaker(self) -> CircuitBreaker:
+        """The running loop's circuit breaker of this judge (see ``_breaker.py``)."""
+        judge = self.judge
+        endpoint = judge.client if judge.client is not None else (judge.base_url, judge.api_key_env)
+        return shared_breaker(
+            auth_key=("auth", endpoint), quota_key=("quota", endpoint, judge.model)
         )
 
     def estimate_tokens(self, text: str, extra: dict[str, Any], limiter: RateLimiter) -> int:

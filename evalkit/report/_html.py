@@ -7,6 +7,7 @@ from typing import Any
 
 from evalkit._json import dumps
 from evalkit.report._model import ItemView, ReportData, ScorerRow, delta_text, mean_text
+from evalkit.report._safe import visible
 
 _CSS = """
 body{font:14px/1.45 system-ui,sans-serif;margin:2rem auto;max-width:72rem;color:#222}
@@ -25,7 +26,7 @@ def _e(value: Any) -> str:
     text = value if isinstance(value, str) else dumps(value)
     if len(text) > _MAX_CELL:
         text = text[:_MAX_CELL] + "…"
-    return html.escape(text, quote=True)
+    return html.escape(visible(text), quote=True)
 
 
 def histogram_svg(

@@ -1,10 +1,15 @@
-"""JUnit XML for CI systems: one test case per scorer gate."""
+"""JUnit XML for CI systems: one test case per scorer gate.
+
+Names are passed through :func:`~evalkit.report._safe.visible`: XML 1.0 cannot hold most
+control characters, and a CI server rejects a file that has one.
+"""
 
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 
 from evalkit.report._model import ReportData, delta_text, mean_text
+from evalkit.report._safe import visible
 
 
 def junit_xml(report: ReportData) -> str:
@@ -12,17 +17,19 @@ def junit_xml(report: ReportData) -> str:
     failed = sum(1 for s in report.scorers if s.gate_failed)
     suite = ET.Element(
         "testsuite",
-        name=f"evalkit.{report.name}",
+        name=f"evalkit.{visible(report.name)}",
         tests=str(len(report.scorers)),
         failures=str(failed),
         errors="0",
-        timestamp=report.started_at,
+        timestamp=visible(report.started_at),
     )
     for s in report.scorers:
-        case = ET.SubElement(suite, "testcase", classname=report.name, name=s.scorer_id)
+        case = ET.SubElement(
+            suite, "testcase", classname=visible(report.name), name=visible(s.scorer_id)
+        )
         detail = (
             f"mean {mean_text(s)} over {s.n} scores, {s.failures} failures, "
-            f"threshold {s.threshold or 'none'}, delta vs baseline {delta_text(s)}"
+            f"threshold {visible(s.threshold or 'none')}, delta vs baseline {delta_text(s)}"
         )
         if s.gate_failed:
             message = "regressed against the baseline" if s.regressed else "threshold not met"

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 from evalkit.report._model import ReportData, ScorerRow, delta_text, mean_text
+from evalkit.report._safe import visible
 
 _HEADERS = ("scorer", "n", "mean ± CI", "failures", "threshold", "Δ vs baseline [CI]", "verdict")
 
@@ -23,16 +24,16 @@ def _cells(s: ScorerRow) -> tuple[str, ...]:
 
 def console_table(report: ReportData) -> str:
     """The per-scorer table printed after a run, columns aligned, one line per scorer."""
-    rows = [_HEADERS, *(_cells(s) for s in report.scorers)]
+    rows = [_HEADERS, *(tuple(map(_one_line, _cells(s))) for s in report.scorers)]
     widths = [max(len(row[i]) for row in rows) for i in range(len(_HEADERS))]
     lines = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)) for row in rows]
     lines.insert(1, "  ".join("-" * w for w in widths))
     head = (
-        f"{report.name} ({report.experiment_id}): {report.status}, "
+        f"{_one_line(report.name)} ({_one_line(report.experiment_id)}): {report.status}, "
         f"{report.total_items} items, {report.failed_items} failed"
     )
     if report.baseline:
-        head += f", baseline {report.baseline}"
+        head += f", baseline {_one_line(report.baseline)}"
     verdict = "PASSED" if report.passed else "FAILED"
     return "\n".join([head, *(line.rstrip() for line in lines), verdict])
 
@@ -44,7 +45,7 @@ _BACKTICKS = re.compile(r"`+")
 
 
 def _one_line(text: str) -> str:
-    return " ".join(text.splitlines())
+    return visible(" ".join(text.splitlines()))
 
 
 def _md_escape(text: str) -> str:

@@ -141,6 +141,7 @@ class OpenAITarget:
                 limiter=limiter,
                 tokens=self._request.estimate_tokens(prompt, {}, limiter),
                 rate_limit_retries=settings.rate_limit_retries,
+                breaker=self._request.breaker(),
             )
         except JudgeError as exc:
             raise TargetError(str(exc)) from exc

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import AsyncIterator
 
+import anyio
+import anyio.abc
 import openai
 import pytest
 
 from evalkit import JudgeError
 from evalkit.judge import shared_openai_client
-from evalkit.judge._call import Reply, chat_completion
+from evalkit.judge._call import Reply, _backoff, chat_completion
 from evalkit.testing import FakeOpenAIServer, Fault, Rule
 from evalkit.testing._http import Request, Response
 
@@ -110,3 +113,91 @@ async def test_a_reply_that_is_not_a_completion_is_a_bad_response(
     with pytest.raises(JudgeError, match=r"not a chat completion: \{'ok': True\}") as info:
         await call(client)
     assert info.value.code == "bad_response"
+
+
+async def test_a_hang_is_retried_and_ends_as_a_timeout_after_max_retries(
+    server: FakeOpenAIServer, client: openai.AsyncOpenAI
+) -> None:
+    server.add_rule(Rule(fault=Fault.hang(5.0)))
+    with anyio.fail_after(30):  # a guard: the call must end, however slowly
+        with pytest.raises(JudgeError, match=r"0\.2 s timeout \(2 retries made\)") as info:
+            await call(client, timeout=0.2, retries=2)
+    assert info.value.code == "timeout"
+    assert server.stats.requests == 3
+
+
+async def test_a_server_trickling_its_body_is_cut_off_at_the_timeout() -> None:
+    """The transport's timeout is per read; the attempt's deadline covers the whole reply."""
+
+    async def trickle(stream: anyio.abc.SocketStream) -> None:
+        async with stream:
+            await stream.receive()
+            await stream.send(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n")
+            await stream.send(b"Content-Length: 100000\r\n\r\n{")
+            with contextlib.suppress(anyio.BrokenResourceError, OSError):
+                while True:  # a byte every 50 ms: no read ever waits 0.3 s
+                    await anyio.sleep(0.05)
+                    await stream.send(b" ")
+
+    async with await anyio.create_tcp_listener(local_host="127.0.0.1") as listener:
+        port = listener.extra(anyio.abc.SocketAttribute.local_port)
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(listener.serve, trickle)
+            client = await shared_openai_client(base_url=f"http://127.0.0.1:{port}/v1", api_key="k")
+            with anyio.fail_after(30):
+                with pytest.raises(JudgeError, match=r"0\.3 s timeout") as info:
+                    await call(client, timeout=0.3)
+            tg.cancel_scope.cancel()
+    assert info.value.code == "timeout"
+
+
+def test_retry_after_is_honoured_with_up_to_ten_percent_added() -> None:
+    waits = [_backoff(1, 2.0, first=0.5, cap=8.0) for _ in range(200)]
+    assert all(w is not None and 2.0 <= w < 2.2 for w in waits)
+    assert len(set(waits)) > 100  # jittered, not one instant for every refused call
+    assert _backoff(1, 121.0, first=0.5, cap=8.0) is None  # too long: give up
+    plain = [_backoff(3, None, first=0.5, cap=8.0) for _ in range(200)]
+    assert all(w is not None and 1.5 <= w <= 2.0 for w in plain)
+    assert len(set(plain)) > 100
+
+
+@pytest.mark.parametrize(
+    ("message", "secret"),
+    [
+        ("Incorrect API key provided: canary-4f1d9a7e-key.", "canary-4f1d9a7e-key"),
+        ("Bad key sk-proj-abcdefghijklmnop1234 given", "sk-proj-abcdefghijklmnop1234"),
+        ("Authorization: Bearer abcdefghijklmnop1234 refused", "abcdefghijklmnop1234"),
+    ],
+)
+async def test_provider_error_messages_are_masked(
+    server: FakeOpenAIServer, message: str, secret: str
+) -> None:
+    server.add_rule(Rule(fault=Fault.http(401, message)))
+    client = await shared_openai_client(base_url=server.base_url, api_key="canary-4f1d9a7e-key")
+    with pytest.raises(JudgeError) as info:
+        await call(client)
+    assert secret not in str(info.value)
+    assert secret not in str(info.value.to_dict())
+    assert "[REDACTED]" in str(info.value)
+    assert info.value.code == "401"
+
+
+async def test_credentials_in_the_label_are_masked_in_errors(
+    server: FakeOpenAIServer, client: openai.AsyncOpenAI
+) -> None:
+    server.add_rule(Rule(fault=Fault.http(500)))
+    label = "target 'm' at http://user:hunter2-secret@host/v1?api-key=querysecret123"
+    with pytest.raises(JudgeError) as info:
+        await chat_completion(client, BODY, timeout=2, max_retries=0, label=label)
+    assert "hunter2-secret" not in str(info.value)
+    assert "querysecret123" not in str(info.value)
+    assert "target 'm' at http://user:[REDACTED]@host" in str(info.value)
+
+
+async def test_a_url_the_transport_rejects_is_a_judge_error_without_its_password() -> None:
+    url = "http://user:hunter2-secret@127.0.0.1:9/v1"
+    client = await shared_openai_client(base_url=url, api_key="k")
+    with pytest.raises(JudgeError) as info:
+        await chat_completion(client, BODY, timeout=2, max_retries=0, label=f"J at {url}")
+    assert "hunter2-secret" not in str(info.value)
+    assert isinstance(info.value.__cause__, ValueError)

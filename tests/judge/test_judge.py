@@ -110,7 +110,7 @@ async def test_client_must_be_an_async_openai_client() -> None:
     [
         ({"model": ""}, "model must be a non-empty string or None"),
         ({"model": 3}, "model must be a non-empty string or None"),
-        ({"api_key_env": ""}, "api_key_env must be a non-empty string"),
+        ({"api_key_env": ""}, "api_key_env must be the name of an environment variable"),
         ({"temperature": "hot"}, "temperature must be a number or None"),
         ({"temperature": True}, "temperature must be a number or None"),
         ({"timeout": 0}, "timeout must be a positive number"),
@@ -155,3 +155,23 @@ def test_a_step_judge_inherits_the_rate_limits_and_cache_setting() -> None:
     assert (step.rpm, step.tpm, step.cache) == (600, 50_000, False)
     assert not step.caches
     assert step.limiter_key == base.limiter_key
+
+
+@pytest.mark.parametrize(
+    "value",
+    ["sk-proj-Abc123def456ghi789jkl", "Bearer abcdef1234567890", "aB3dE6gH9jK2mN5pQ8rS1t", "x y"],
+)
+def test_api_key_env_holding_a_key_is_refused_without_echo(value: str) -> None:
+    with pytest.raises(ConfigError, match="api_key_env") as info:
+        Judge("m", api_key_env=value)
+    assert value not in str(info.value)
+    assert "value not shown" in str(info.value)
+
+
+def test_credentials_in_base_url_are_masked_in_label_and_repr() -> None:
+    judge = Judge("m", base_url="https://me:hunter2pass@llm.example/v1?api-key=s3cr3tvalue")
+    for text in (judge.label, repr(judge)):
+        assert "hunter2pass" not in text
+        assert "s3cr3tvalue" not in text
+        assert "https://me:[REDACTED]@llm.example/v1?api-key=[REDACTED]" in text
+    assert judge.base_url == "https://me:hunter2pass@llm.example/v1?api-key=s3cr3tvalue"

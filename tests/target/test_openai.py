@@ -75,3 +75,14 @@ async def test_run_evals_scores_the_targets_answers(
     )
     assert [item.output for item in result.items] == ["4", "7"]
     assert result.scores == {"exact": 0.5}
+
+
+async def test_a_refused_key_stops_the_target_after_the_first_call(
+    server: FakeOpenAIServer, judge_key: str
+) -> None:
+    server.add_rule(Rule(fault=Fault.http(401)))
+    target = target_for(server, judge_key)
+    for n in range(3):
+        with pytest.raises(TargetError, match=r"401|auth"):
+            await target(Item(f"i{n}", "2+2"))
+    assert server.stats.requests == 1

@@ -1,0 +1,204 @@
+"""Fault injection: a run against a flaky judge completes, and every pair is accounted for.
+
+The shipped local server answers 10% of requests with HTTP 500, 10% with 429 and a fractional
+``Retry-After``, 5% with malformed JSON (half a truncated body, half a reply that is not the
+JSON asked for) and 2% not at all (hanging past the judge's timeout), over 500 items and two
+LLM scorers. Whatever the faults, each (item, scorer) pair must end as exactly one of a stored
+score or a stored scorer error, with every failed judge execution recorded.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import pytest
+
+from evalkit import Judge, PromptStep, create_scorer, run_evals
+from evalkit.testing import FakeOpenAIServer, Fault, Rule
+from tests.conftest import KEY_ENV
+
+ITEMS = 500
+SCORERS = ("graded", "verdict")
+VERDICT = {
+    "type": "object",
+    "properties": {
+        "verdict": {"type": "string", "enum": ["correct", "wrong"]},
+        "confidence": {"type": "number", "minimum": 0, "maximum": 1},
+    },
+    "required": ["verdict", "confidence"],
+    "additionalProperties": False,
+}
+
+
+def fault_rules() -> list[Rule]:
+    """Rules giving each fault its overall share: rules are tried in order, each drawing on
+    its own, so a rule's probability is its share of the requests the earlier ones left."""
+    shares: list[tuple[float, Rule]] = [
+        (0.10, Rule(fault=Fault.http(500))),
+        (0.10, Rule(fault=Fault.rate_limit(0.005))),
+        (0.025, Rule(fault=Fault.malformed_body())),
+        (0.025, Rule(reply='{"score": 0.5, "verdict": "corr')),  # truncated JSON content
+        (0.02, Rule(fault=Fault.hang(1.0))),
+    ]
+    rules, left = [], 1.0
+    for share, rule in shares:
+        rules.append(
+            Rule(
+                fault=rule.fault,
+                reply=rule.reply,
+                probability=share / left,
+            )
+        )
+        left -= share
+    return rules
+
+
+def scorers(judge: Judge) -> list[Any]:
+    graded = create_scorer("graded", judge=judge).generate_score(
+        PromptStep("grade", lambda run: f"Grade the answer {run.output!r} to {run.input!r}")
+    )
+    verdict = (
+        create_scorer("verdict", judge=judge)
+        .analyze(
+            PromptStep(
+                "judge correctness",
+                lambda run: f"Is {run.output!r} a correct answer to {run.input!r}?",
+                output_schema=VERDICT,
+            )
+        )
+        .generate_score(
+            lambda results: (
+                results.analyze_step_result["confidence"]
+                if results.analyze_step_result["verdict"] == "correct"
+                else 0.0
+            )
+        )
+    )
+    return [graded, verdict]
+
+
+def rows(store: Path, sql: str) -> list[tuple[Any, ...]]:
+    with duckdb.connect(str(store), read_only=True) as con:
+        return con.execute(sql).fetchall()
+
+
+@pytest.mark.parametrize("seed", [7])
+async def test_a_run_against_a_flaky_judge_accounts_for_every_pair(
+    tmp_path: Path, judge_key: str, seed: int
+) -> None:
+    data = [
+        {"id": f"item-{i}", "input": f"What is {i} + {i}?", "groundTruth": str(2 * i),
+         "output": str(2 * i if i % 3 else i)}
+        for i in range(ITEMS)
+    ]  # fmt: skip
+    store = tmp_path / "s.duckdb"
+    async with FakeOpenAIServer(fault_rules(), seed=seed) as server:
+        judge = Judge(
+            "flaky-judge",
+            "You grade answers.",
+            base_url=server.base_url,
+            api_key_env=KEY_ENV,
+            timeout=0.2,
+            max_retries=2,
+            rate_limit_retries=3,
+        )
+        result = await run_evals(data, scorers(judge), store=store, concurrency=100, progress=False)
+        stats = server.stats
+
+    # The faults really happened, at about their shares (hangs end as dropped connections).
+    assert stats.faults > 0.15 * stats.requests
+    assert stats.requests > ITEMS * len(SCORERS) * 1.2  # one call a pair, plus retries
+
+    # In memory: one outcome per pair, success or failure, and some of each.
+    assert result.status == "completed_with_errors"
+    outcomes = [(o.item_id, o.scorer_id, o) for item in result.items for o in item.outcomes]
+    assert len(result.items) == ITEMS
+    assert Counter((i, s) for i, s, _ in outcomes) == {
+        (f"item-{i}", s): 1 for i in range(ITEMS) for s in SCORERS
+    }
+    failed = {(i, s): o for i, s, o in outcomes if o.status == "failed"}
+    succeeded = {(i, s): o for i, s, o in outcomes if o.status == "success"}
+    assert len(failed) + len(succeeded) == ITEMS * len(SCORERS)
+    assert failed
+    assert len(succeeded) > 0.8 * ITEMS * len(SCORERS)
+    assert all(o.score is not None for o in succeeded.values())
+    assert all(o.error is not None and o.failed_step for o in failed.values())
+
+    # In the store: scores + scorer_errors cover every pair exactly once.
+    score_rows = rows(store, "SELECT item_id, scorer_id, score FROM scores")
+    error_rows = rows(store, "SELECT item_id, scorer_id, failed_step FROM scorer_errors")
+    assert len(score_rows) + len(error_rows) == ITEMS * len(SCORERS)
+    assert {(i, s): v for i, s, v in score_rows} == {k: o.score for k, o in succeeded.items()}
+    assert {(i, s): st for i, s, st in error_rows} == {k: o.failed_step for k, o in failed.items()}
+    ((status, ok, bad),) = rows(
+        store, "SELECT status, succeeded_count, failed_count FROM experiments"
+    )
+    assert status == "completed_with_errors"
+    assert ok + bad == ITEMS
+    assert bad == len({i for i, _ in failed})
+
+    # Every failed pair has its failed judge execution recorded, with the fault's code.
+    failed_execs = rows(
+        store,
+        "SELECT item_id, scorer_id, step, error_code, attempt_count FROM judge_executions "
+        "WHERE status = 'failed'",
+    )
+    assert {(i, s, st) for i, s, st, _, _ in failed_execs} == {
+        (i, s, o.failed_step) for (i, s), o in failed.items()
+    }
+    codes = Counter(code for _, _, _, code, _ in failed_execs)
+    assert set(codes) <= {"500", "429", "timeout", "bad_response", "format", "connection"}
+    assert codes["bad_response"] > 0  # a truncated body is not retried
+    in_memory = sum(
+        1
+        for _, _, o in outcomes
+        if o.result is not None
+        for record in o.result.judge.values()
+        for e in record.executions
+        if e.status == "failed"
+    )
+    assert len(failed_execs) == in_memory
+    # A success after the JSON-mode fallback is one execution with two attempts.
+    ((fallbacks,),) = rows(
+        store,
+        "SELECT count(*) FROM judge_executions WHERE status = 'success' AND attempt_count = 2",
+    )
+    assert fallbacks > 0
+
+
+async def test_a_refused_key_stops_the_judge_and_every_pair_is_a_recorded_failure(
+    tmp_path: Path, judge_key: str
+) -> None:
+    data = [{"id": f"item-{i}", "input": f"q{i}", "output": f"a{i}"} for i in range(200)]
+    store = tmp_path / "s.duckdb"
+    refused = Rule(fault=Fault.http(401, "Incorrect API key provided"))
+    async with FakeOpenAIServer([refused]) as server:
+        judge = Judge(
+            "judge", "You grade.", base_url=server.base_url, api_key_env=KEY_ENV,
+            max_concurrency=4,
+        )  # fmt: skip
+        result = await run_evals(data, scorers(judge), store=store, concurrency=50, progress=False)
+        requests = server.stats.requests
+
+    # Only the calls already in flight when the first 401 came back were sent.
+    assert 1 <= requests <= 4
+    assert result.status == "failed"
+    assert all(o.status == "failed" for item in result.items for o in item.outcomes)
+    assert rows(store, "SELECT count(*) FROM scores") == [(0,)]
+    assert rows(store, "SELECT count(*) FROM scorer_errors") == [(400,)]
+    codes = dict(
+        rows(
+            store,
+            "SELECT error_code, count(*) FROM judge_executions WHERE status = 'failed' "
+            "GROUP BY error_code",
+        )
+    )
+    assert codes == {"401": requests, "auth": 400 - requests}
+    ((message,),) = rows(
+        store, "SELECT error_message FROM scorer_errors WHERE error_message LIKE '%not sent%' "
+        "LIMIT 1",
+    )  # fmt: skip
+    assert "stopped after the first such error" in message
