@@ -3,6 +3,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from evalkit import list_scorers
 from tests.cli.conftest import Cli, write_dataset, write_experiment
 
 
@@ -82,6 +83,7 @@ def test_scorers_lists_prebuilt_names(cli: Cli) -> None:
     done = cli("scorers")
     assert done.code == 0
     names = {line.split()[0] for line in done.stdout.splitlines()[2:]}
-    assert {"exact_match", "contains", "regex_match", "token_f1"} <= names
+    assert names == {info.name for info in list_scorers()}
+    assert {"exact_match", "contains", "regex_match", "answer_relevancy", "llm_rubric"} <= names
     listed = json.loads(cli("scorers", "--json").stdout)
     assert {"name", "description", "higher_is_better"} <= set(listed[0])
