@@ -49,6 +49,11 @@ def check_overrides(overrides: Mapping[str, str] | None) -> dict[Role, str]:
     """Validate a ``columns={"input": "question", ...}`` mapping of role → column name."""
     if not overrides:
         return {}
+    if not isinstance(overrides, Mapping):
+        raise ConfigError(
+            f"columns must map roles to column names, e.g. {{'input': 'question'}}, "
+            f"not {type(overrides).__name__}"
+        )
     checked: dict[Role, str] = {}
     for role, column in overrides.items():
         if role not in ROLES:
@@ -72,6 +77,11 @@ def resolve_columns(
             spellings of a role are present.
     """
     present = list(names)
+    repeated = sorted({n for n in present if present.count(n) > 1})
+    if repeated:
+        raise DatasetError(
+            source, f"the column name {repeated[0]!r} appears more than once", column=repeated[0]
+        )
     found: dict[Role, str | None] = {}
     for role in ROLES:
         if overrides and role in overrides:

@@ -110,7 +110,14 @@ class ItemBatches:
             self._finish()
             raise
         count = min(count, self._limit - self.rows_read)
-        items = self._items(origin, data, count)
+        try:
+            items = self._items(origin, data, count)
+        except RecursionError:
+            raise DatasetError(
+                origin,
+                "a cell is nested too deeply to read (past Python's recursion limit)",
+                column=_too_deep(data),
+            ) from None
         self.rows_read += count
         return items
 
@@ -166,7 +173,7 @@ class ItemBatches:
                     extra,
                 )
             )
-        self._hash.update("".join(keys).encode())
+        self._hash.update("".join(keys).encode("utf-8", "surrogatepass"))
         return items
 
     def _derived_ids(self, identities: list[str]) -> list[str]:
@@ -184,6 +191,17 @@ class ItemBatches:
             item_ids[i] = f"{item_ids[i]}-{n}"
         self._seen.add(values)
         return item_ids
+
+
+def _too_deep(data: dict[str, list[Any]]) -> str | None:
+    """The first column holding a value too deeply nested to serialise."""
+    for name, values in data.items():
+        try:
+            for value in values:
+                canonical(value)
+        except RecursionError:
+            return name
+    return None
 
 
 def _id_text(value: Any, origin: str, cols: ColumnMap) -> str:

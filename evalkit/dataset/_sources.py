@@ -42,8 +42,16 @@ class Source(Protocol):
         ...
 
 
-def _arrow_to_python(array: pa.Array | pa.ChunkedArray) -> list[Any]:
-    values: list[Any] = array.to_pylist(maps_as_pydicts="lossy")
+def _arrow_to_python(array: pa.Array | pa.ChunkedArray, origin: str, column: str) -> list[Any]:
+    try:
+        values: list[Any] = array.to_pylist(maps_as_pydicts="lossy")
+    except UnicodeDecodeError as exc:
+        raise DatasetError(
+            origin, f"a text cell is not valid UTF-8 ({exc.reason} at byte {exc.start})",
+            column=column,
+        ) from exc  # fmt: skip
+    except (pa.ArrowException, ValueError, OverflowError) as exc:
+        raise DatasetError(origin, f"cannot convert the cells: {exc}", column=column) from exc
     return values
 
 
@@ -54,7 +62,12 @@ def _first_duplicate(array: pa.ChunkedArray | pa.Array) -> Any:
     """The first repeated value, None for a null, or ``_NULL`` when every value is unique."""
     if array.null_count:
         return None
-    counts = pc.value_counts(array)
+    try:
+        counts = pc.value_counts(array)
+    except pa.ArrowException as exc:
+        raise DatasetError(
+            "the dataset", f"ids must be text or numbers, not {array.type} ({exc})", column="id"
+        ) from exc
     repeated = counts.filter(pc.greater(counts.field("counts"), 1))
     if len(repeated):
         return repeated.field("values")[0].as_py()
@@ -88,7 +101,7 @@ class ParquetSource:
         try:
             metadata = pq.read_metadata(file)
             return list(metadata.schema.to_arrow_schema().names), metadata.num_rows
-        except (OSError, pa.ArrowException) as exc:
+        except (OSError, pa.ArrowException, UnicodeDecodeError) as exc:
             raise DatasetError(str(file), f"cannot read as Parquet: {exc}") from exc
 
     def column_names(self) -> list[str]:
@@ -109,7 +122,7 @@ class ParquetSource:
             origin = str(file)
             try:
                 reader = pq.ParquetFile(file)
-            except (OSError, pa.ArrowException) as exc:
+            except (OSError, pa.ArrowException, UnicodeDecodeError) as exc:
                 raise DatasetError(origin, f"cannot read as Parquet: {exc}") from exc
             with reader:
                 batches = reader.iter_batches(batch_size=batch_size, columns=list(columns))
@@ -118,9 +131,11 @@ class ParquetSource:
                         batch = next(batches)
                     except StopIteration:
                         break
-                    except (OSError, pa.ArrowException) as exc:
+                    except (OSError, pa.ArrowException, UnicodeDecodeError) as exc:
                         raise DatasetError(origin, f"cannot read rows: {exc}") from exc
-                    data = {name: _arrow_to_python(batch.column(name)) for name in columns}
+                    data = {
+                        name: _arrow_to_python(batch.column(name), origin, name) for name in columns
+                    }
                     yield origin, data, batch.num_rows
 
     def duplicate_of(self, column: str) -> Duplicate | None:
@@ -129,7 +144,7 @@ class ParquetSource:
         for file in self.files:
             try:
                 chunks.append(pq.read_table(file, columns=[column]).column(column))
-            except (OSError, pa.ArrowException) as exc:
+            except (OSError, pa.ArrowException, UnicodeDecodeError) as exc:
                 raise DatasetError(str(file), f"cannot read: {exc}", column=column) from exc
         arrays = [c for ch in chunks for c in ch.chunks]
         found = _first_duplicate(pa.chunked_array(arrays)) if arrays else _NULL
@@ -159,7 +174,7 @@ class ArrowSource:
 
     def batches(self, columns: Sequence[str], batch_size: int) -> Iterator[ColumnBatch]:
         for batch in self.table.select(list(columns)).to_batches(max_chunksize=batch_size):
-            data = {name: _arrow_to_python(batch.column(name)) for name in columns}
+            data = {name: _arrow_to_python(batch.column(name), self.name, name) for name in columns}
             yield self.name, data, batch.num_rows
 
     def duplicate_of(self, column: str) -> Duplicate | None:

@@ -119,7 +119,10 @@ class RowGroupSource:
                 for batch in reader.iter_batches(
                     batch_size=batch_size, row_groups=[shard.row_group], columns=list(columns)
                 ):
-                    data = {name: _arrow_to_python(batch.column(name)) for name in columns}
+                    data = {
+                        name: _arrow_to_python(batch.column(name), shard.file, name)
+                        for name in columns
+                    }
                     yield shard.file, data, batch.num_rows
         except (OSError, pa.ArrowException) as exc:
             raise DatasetError(

@@ -1,8 +1,6 @@
 """Malformed datasets: each gives a clear error naming the place, or is handled as documented.
 
-The README's "Bad input" section lists how each case is handled. Cases marked ``xfail`` are
-known bugs of ``evalkit/dataset/`` (a non-evalkit exception escapes); the mark is strict, so
-the test fails once the bug is fixed and the mark must go.
+The README's "Bad input" section lists how each case is handled.
 """
 
 from __future__ import annotations
@@ -158,21 +156,11 @@ def test_a_column_mapping_to_a_missing_column_is_named(tmp_path: Path) -> None:
     assert (info.value.source, info.value.column) == (str(path), "question")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AttributeError,
-    reason="bug: columns= that is not a mapping raises AttributeError, not ConfigError",
-)
 def test_columns_that_are_not_a_mapping_are_a_config_error() -> None:
     with pytest.raises(ConfigError, match="columns"):
         read_all([{"q": "x"}], columns=["input"])  # type: ignore[arg-type]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=KeyError,
-    reason="bug: an Arrow table with two columns of one name raises KeyError, not DatasetError",
-)
 def test_two_columns_of_one_name_are_a_dataset_error() -> None:
     table = pa.Table.from_arrays([pa.array(["a"]), pa.array(["b"])], names=["input", "input"])
     with pytest.raises(DatasetError, match="input"):
@@ -337,11 +325,6 @@ def test_identical_rows_without_ids_get_numbered_ids() -> None:
     [pa.array([[1], [2]]), pa.array([{"a": 1}, {"a": 2}])],
     ids=["list", "struct"],
 )
-@pytest.mark.xfail(
-    strict=True,
-    raises=pa.ArrowNotImplementedError,
-    reason="bug: a nested id column raises pyarrow's ArrowNotImplementedError (value_counts)",
-)
 def test_an_id_column_of_nested_values_is_a_dataset_error(ids: pa.Array) -> None:
     with pytest.raises(DatasetError) as info:
         read_all(pa.table({"id": ids, "input": ["q", "r"]}))
@@ -385,21 +368,11 @@ def test_parquet_nested_past_the_readers_limit_names_the_file(tmp_path: Path) ->
     assert info.value.source == str(path)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=RecursionError,
-    reason="bug: JSON text nested 100,000 deep escapes as RecursionError from decode_json_cells",
-)
 def test_json_text_nested_past_the_recursion_limit_is_handled() -> None:
     (item,) = read_all([{"input": "[" * 100_000 + "]" * 100_000}])
     assert isinstance(item.input, str)  # kept as text, like any other undecodable JSON
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=RecursionError,
-    reason="bug: a Python value nested 5,000 deep escapes as RecursionError from canonical()",
-)
 def test_python_values_nested_past_the_recursion_limit_are_a_dataset_error() -> None:
     deep: list[Any] = []
     node = deep
@@ -419,11 +392,6 @@ def _string_column_with(raw: bytes) -> pa.Array:
     return pa.Array.from_buffers(pa.string(), 1, [None, offsets, pa.py_buffer(raw)])
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=UnicodeDecodeError,
-    reason="bug: a Parquet string cell holding non-UTF-8 bytes raises UnicodeDecodeError",
-)
 def test_non_utf8_bytes_in_a_parquet_string_column_name_the_file_and_column(
     tmp_path: Path,
 ) -> None:
@@ -435,11 +403,6 @@ def test_non_utf8_bytes_in_a_parquet_string_column_name_the_file_and_column(
     assert (info.value.source, info.value.column) == (str(path), "input")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=UnicodeEncodeError,
-    reason="bug: a lone surrogate in a list-of-dicts cell raises UnicodeEncodeError (hashing)",
-)
 def test_a_lone_surrogate_in_python_text_is_handled() -> None:
     (item,) = read_all([{"input": "bad \ud800 text"}])
     assert item.input == "bad \ud800 text"
@@ -453,11 +416,6 @@ def test_non_utf8_bytes_in_a_binary_column_are_kept_as_bytes(tmp_path: Path) -> 
     assert item.input == b"caf\xe9 \xff"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=UnicodeDecodeError,
-    reason="bug: mutated Parquet files can raise UnicodeDecodeError instead of DatasetError",
-)
 def test_mutated_parquet_files_only_raise_dataset_errors(tmp_path: Path) -> None:
     """Bytes flipped anywhere in a valid file (footer included), 400 seeded variants."""
     good = write_parquet(tmp_path / "good.parquet").read_bytes()
