@@ -29,6 +29,7 @@ import anyio
 from evalkit import Judge, JudgeCache, PromptStep, Scorer, create_scorer, use_judge_cache
 from evalkit.testing import server_process
 from tests.benchmarks.bench_judge import KEY_ENV, server_stats
+from tests.benchmarks.bench_rate_limit import run_items
 
 TARGET_CPU_MS = 0.45
 
@@ -49,20 +50,8 @@ def build_scorer(base_url: str) -> Scorer:
 
 
 async def fan_out(scorer: Scorer, runs: int) -> None:
-    limiter = anyio.CapacityLimiter(runs)
-    failures = 0
-
-    async def one(index: int) -> None:
-        nonlocal failures
-        async with limiter:
-            try:
-                await scorer.run(input=f"What is {index}?", output=f"It is {index}.")
-            except Exception:
-                failures += 1
-
-    async with anyio.create_task_group() as group:
-        for index in range(runs):
-            group.start_soon(one, index)
+    """All ``runs`` scorer runs in flight at once, so they land in one batch."""
+    failures = await run_items(scorer, runs, runs)
     if failures:
         raise RuntimeError(f"{failures} of {runs} scorer runs failed")
 
