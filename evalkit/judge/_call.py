@@ -1,10 +1,12 @@
-"""One chat completion over the ``openai`` client's lean documented path, errors translated once.
+"""One chat completion, errors translated once.
 
-``client.post("/chat/completions", cast_to=httpx2.Response, ...)`` is the client's documented
-low-level request method: it keeps auth, timeouts and error classes, but returns the HTTP
-response instead of building a pydantic ``ChatCompletion`` — the model-building is most of the
-client's per-call CPU cost, a judge reads four fields, and the raw response carries the
-``x-ratelimit-*`` headers.
+A shared client (one evalkit built from a base URL and a key) sends through the direct
+``aiohttp`` path of ``_transport.py``: the same URL, headers and body, with the URL and headers
+computed once instead of per call. Any other client sends through its documented low-level
+``client.post("/chat/completions", cast_to=httpx2.Response, ...)``, which keeps its auth,
+timeouts and error classes but skips building a pydantic ``ChatCompletion``. Both paths raise
+the ``openai`` package's exceptions and return the raw reply: a judge reads four fields, and
+the headers carry ``x-ratelimit-*``.
 
 Retries are made here, not by the client (``max_retries=0`` per request), so that every attempt
 goes through the model's :class:`~evalkit.judge.RateLimiter` and every 429 reaches it: the
@@ -39,9 +41,11 @@ from openai import AsyncOpenAI
 from evalkit._secrets import mask_secrets
 from evalkit.errors import JudgeError
 from evalkit.judge._breaker import CircuitBreaker
+from evalkit.judge._clients import chat_transport
 from evalkit.judge._hints import budget_pause, retry_after
 from evalkit.judge._ratelimit import Permit, RateLimiter
 from evalkit.judge._records import JudgeUsage
+from evalkit.judge._transport import RawReply
 from evalkit.judge._usage import normalize_usage, reported_cost
 
 _MAX_RETRY_AFTER = 120.0
@@ -95,6 +99,7 @@ async def chat_completion(
             the breaker is open (``"auth"``, ``"quota"``) and nothing was sent.
     """
     options: Any = {"timeout": timeout, "max_retries": 0}
+    transport = chat_transport(client)
     failures = limited = 0
     error: openai.OpenAIError
     hint: float | None
@@ -106,9 +111,14 @@ async def chat_completion(
             if breaker is not None:
                 breaker.check(label)  # it may have opened while this call queued
             with anyio.move_on_after(timeout) as deadline:
-                response = await client.post(
-                    "/chat/completions", cast_to=httpx2.Response, body=body, options=options
-                )
+                if transport is not None:
+                    response: RawReply | httpx2.Response = await transport.post(
+                        body, timeout=timeout
+                    )
+                else:
+                    response = await client.post(
+                        "/chat/completions", cast_to=httpx2.Response, body=body, options=options
+                    )
             if deadline.cancelled_caught:
                 raise openai.APITimeoutError(request=_request_of(client))
         except openai.APIStatusError as exc:
@@ -164,7 +174,9 @@ def _give_up(
     return translated
 
 
-def _report(limiter: RateLimiter, permit: Permit, response: httpx2.Response, reply: Reply) -> None:
+def _report(
+    limiter: RateLimiter, permit: Permit, response: RawReply | httpx2.Response, reply: Reply
+) -> None:
     usage = reply.usage
     limiter.succeeded(
         permit,
@@ -174,7 +186,7 @@ def _report(limiter: RateLimiter, permit: Permit, response: httpx2.Response, rep
     )
 
 
-def _read(response: httpx2.Response, label: str) -> Reply:
+def _read(response: RawReply | httpx2.Response, label: str) -> Reply:
     try:
         data = response.json()
     except ValueError as exc:  # the body said JSON but was not
@@ -248,9 +260,9 @@ def _translated(error: openai.OpenAIError, label: str, timeout: float, retries: 
     if isinstance(error, openai.APIStatusError):
         code = str(error.status_code)
         return JudgeError(f"{label}: HTTP {code} {_error_message(error)}", code=code)
+    if _dropped(error):
+        return JudgeError(f"{label}: the server closed the connection", code="connection")
     if isinstance(error, openai.APITimeoutError):
-        if _dropped(error):
-            return JudgeError(f"{label}: the server closed the connection", code="connection")
         return JudgeError(
             f"{label}: no reply within the {timeout:g} s timeout "
             f"({retries} retr{'y' if retries == 1 else 'ies'} made)",
@@ -263,14 +275,15 @@ def _translated(error: openai.OpenAIError, label: str, timeout: float, retries: 
 
 
 def _dropped(exc: BaseException) -> bool:
-    """Whether a "timeout" was really a dropped connection.
+    """Whether a connection error or "timeout" was really a connection the server dropped.
 
-    The ``aiohttp`` transport maps every ``ClientConnectionError``, including a server closing
-    the connection, to ``httpx.ConnectTimeout``; the root cause tells them apart.
+    The official ``aiohttp`` transport maps every ``ClientConnectionError``, including a server
+    closing the connection, to ``httpx.ConnectTimeout``; the root cause tells them apart (a
+    refused connection is not a dropped one).
     """
     cause = exc.__cause__
     while cause is not None:
-        if isinstance(cause, TimeoutError):
+        if isinstance(cause, (TimeoutError, aiohttp.ClientConnectorError, ConnectionRefusedError)):
             return False
         if isinstance(cause, (aiohttp.ClientConnectionError, ConnectionError)):
             return True

@@ -27,13 +27,16 @@ from evalkit._secrets import mask_secrets
 from evalkit.errors import ConfigError
 from evalkit.judge._breaker import CircuitBreaker, Trip
 from evalkit.judge._ratelimit import RateLimiter, RateLimiterStats
+from evalkit.judge._transport import ChatTransport
 
 
 class _LoopState:
-    __slots__ = ("clients", "closer", "limiters", "rate_limiters", "trips")
+    __slots__ = ("clients", "closer", "limiters", "rate_limiters", "transports", "trips")
 
     def __init__(self) -> None:
         self.clients: dict[tuple[str | None, str], AsyncOpenAI] = {}
+        # The direct chat path of each shared client on asyncio, by the client's id().
+        self.transports: dict[int, ChatTransport] = {}
         self.trips: dict[Hashable, Trip] = {}
         self.limiters: dict[Hashable, anyio.CapacityLimiter] = {}
         self.rate_limiters: dict[Hashable, RateLimiter] = {}
@@ -58,8 +61,10 @@ async def shared_openai_client(*, base_url: str | None, api_key: str) -> AsyncOp
     One client (and so one connection pool) serves every caller with the same endpoint and
     key in the running event loop; use it for any OpenAI-compatible call (judges, targets).
     On asyncio it uses the ``openai`` package's documented ``DefaultAioHttpClient`` transport
-    (the ``openai[aiohttp]`` extra), much cheaper per request than the default; elsewhere
-    (trio) the default ``httpx`` transport. The client is built with ``max_retries=0``: pass
+    (the ``openai[aiohttp]`` extra), much cheaper per request than the default, and evalkit's
+    judges and targets send chat completions through a direct ``aiohttp`` path with the
+    client's URL and headers (``_transport.py``); elsewhere (trio) the default ``httpx``
+    transport. The client is built with ``max_retries=0``: pass
     ``timeout`` and ``max_retries`` per request (``options={...}``), since callers differ.
     It is closed when the event loop shuts down (or by :func:`aclose_shared_clients`); do not
     close it yourself.
@@ -82,10 +87,23 @@ async def shared_openai_client(*, base_url: str | None, api_key: str) -> AsyncOp
             base_url=base_url, api_key=api_key, max_retries=0, http_client=http_client
         )
         state.clients[key] = client
+        if on_asyncio:
+            state.transports[id(client)] = ChatTransport(client)
         if state.closer is None:
             state.closer = _close_at_shutdown(state)
             await state.closer.asend(None)
     return client
+
+
+def chat_transport(client: AsyncOpenAI) -> ChatTransport | None:
+    """The direct chat-completions path of ``client`` when it is a shared client of the running
+    asyncio loop (see ``_transport.py``); None for any other client, which keeps the official
+    ``client.post`` path."""
+    try:
+        state = _STATE.get()
+    except LookupError:
+        return None
+    return state.transports.get(id(client))
 
 
 async def _close_at_shutdown(state: _LoopState) -> AsyncGenerator[None, None]:
@@ -93,8 +111,12 @@ async def _close_at_shutdown(state: _LoopState) -> AsyncGenerator[None, None]:
         yield
     finally:
         clients = list(state.clients.values())
+        transports = list(state.transports.values())
         state.clients.clear()
+        state.transports.clear()
         state.closer = None
+        for transport in transports:
+            await transport.aclose()
         for client in clients:
             await client.close()
 
