@@ -1,6 +1,23 @@
 from __future__ import annotations
 
+import importlib
+import subprocess
+import sys
+from types import ModuleType
+
+import pytest
+
 import evalkit
+
+LAZY_PACKAGES = [
+    "evalkit",
+    "evalkit.dataset",
+    "evalkit.judge",
+    "evalkit.run",
+    "evalkit.scorer",
+    "evalkit.store",
+    "evalkit.target",
+]
 
 
 def test_all_is_sorted_and_unique() -> None:
@@ -14,6 +31,8 @@ def test_every_exported_name_exists_and_is_documented() -> None:
 
 
 def test_public_classes_and_functions_are_all_exported() -> None:
+    for name in evalkit.__all__:  # the package imports its names lazily: load them all
+        getattr(evalkit, name)
     public = {
         name
         for name, obj in vars(evalkit).items()
@@ -29,3 +48,27 @@ def test_every_error_is_an_evalkit_error() -> None:
         obj = getattr(evalkit, name)
         if isinstance(obj, type) and issubclass(obj, BaseException):
             assert issubclass(obj, evalkit.EvalkitError)
+
+
+@pytest.mark.parametrize("name", LAZY_PACKAGES)
+def test_lazy_exports_match_all_and_resolve(name: str) -> None:
+    package: ModuleType = importlib.import_module(name)
+    lazy = package._LAZY_EXPORTS
+    assert set(lazy) == set(package.__all__)
+    for export in package.__all__:
+        value = getattr(package, export)
+        module = importlib.import_module(lazy[export])
+        assert value is getattr(module, export)
+        assert export in dir(package)
+    with pytest.raises(AttributeError, match="has no attribute 'nope'"):
+        package.nope  # noqa: B018
+
+
+def test_a_shard_worker_imports_neither_openai_nor_pandas() -> None:
+    """What a process or Ray worker imports to run a judge-less shard (its start-up cost)."""
+    code = (
+        "import sys, evalkit.run._executors, evalkit.scorer._scorer; "
+        "print(sorted(m for m in ('openai', 'pandas', 'aiohttp') if m in sys.modules))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]"

@@ -9,32 +9,76 @@ the cache's file so an interrupted run picks them up).
 
 from __future__ import annotations
 
-from evalkit.judge._cache import (
-    CachedReply,
-    JudgeCache,
-    JudgeCacheStats,
-    active_judge_cache,
-    default_cache_path,
-    use_judge_cache,
+from typing import TYPE_CHECKING
+
+from evalkit._lazy import exports as _exports
+
+if TYPE_CHECKING:
+    from evalkit.judge._cache import (
+        CachedReply,
+        JudgeCache,
+        JudgeCacheStats,
+        active_judge_cache,
+        default_cache_path,
+        use_judge_cache,
+    )
+    from evalkit.judge._clients import (
+        aclose_shared_clients,
+        openai_client_for,
+        rate_limiter_stats,
+        shared_limiter,
+        shared_openai_client,
+        shared_rate_limiter,
+    )
+    from evalkit.judge._judge import Judge
+    from evalkit.judge._ratelimit import Permit, RateLimiter, RateLimiterStats
+    from evalkit.judge._records import (
+        JudgeCost,
+        JudgeErrorInfo,
+        JudgeExecution,
+        JudgeUsage,
+        StepJudgeRecord,
+    )
+    from evalkit.judge._usage import normalize_usage, reported_cost
+
+__getattr__, __dir__ = _exports(
+    globals(),
+    {
+        "evalkit.judge._cache": (
+            "CachedReply",
+            "JudgeCache",
+            "JudgeCacheStats",
+            "active_judge_cache",
+            "default_cache_path",
+            "use_judge_cache",
+        ),
+        "evalkit.judge._clients": (
+            "aclose_shared_clients",
+            "openai_client_for",
+            "rate_limiter_stats",
+            "shared_limiter",
+            "shared_openai_client",
+            "shared_rate_limiter",
+        ),
+        "evalkit.judge._judge": ("Judge",),
+        "evalkit.judge._ratelimit": (
+            "Permit",
+            "RateLimiter",
+            "RateLimiterStats",
+        ),
+        "evalkit.judge._records": (
+            "JudgeCost",
+            "JudgeErrorInfo",
+            "JudgeExecution",
+            "JudgeUsage",
+            "StepJudgeRecord",
+        ),
+        "evalkit.judge._usage": (
+            "normalize_usage",
+            "reported_cost",
+        ),
+    },
 )
-from evalkit.judge._clients import (
-    aclose_shared_clients,
-    openai_client_for,
-    rate_limiter_stats,
-    shared_limiter,
-    shared_openai_client,
-    shared_rate_limiter,
-)
-from evalkit.judge._judge import Judge
-from evalkit.judge._ratelimit import Permit, RateLimiter, RateLimiterStats
-from evalkit.judge._records import (
-    JudgeCost,
-    JudgeErrorInfo,
-    JudgeExecution,
-    JudgeUsage,
-    StepJudgeRecord,
-)
-from evalkit.judge._usage import normalize_usage, reported_cost
 
 __all__ = [
     "CachedReply",

@@ -19,11 +19,10 @@ a new loop tries again: the key may have been fixed meanwhile). Keys follow the 
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Hashable
 from dataclasses import dataclass
 from typing import Literal
-
-import openai
 
 from evalkit.errors import JudgeError
 
@@ -97,6 +96,9 @@ def stopped_error(trip: Trip, label: str) -> JudgeError:
 def stop_kind(error: BaseException) -> StopKind | None:
     """``"auth"`` for an HTTP 401/403, ``"quota"`` for a 429 ``insufficient_quota``, found in
     ``error`` or its chain of causes; else None."""
+    openai = sys.modules.get("openai")
+    if openai is None:  # never imported (it loads with the first client): no openai error
+        return None
     seen: BaseException | None = error
     depth = 0
     while seen is not None and depth < 8:

@@ -18,16 +18,20 @@ from __future__ import annotations
 import asyncio
 import os
 from collections.abc import AsyncGenerator, Hashable
+from typing import TYPE_CHECKING
 
 import anyio
 from anyio.lowlevel import RunVar, current_token
-from openai import AsyncOpenAI, DefaultAioHttpClient, DefaultAsyncHttpxClient
 
 from evalkit._secrets import mask_secrets
 from evalkit.errors import ConfigError
 from evalkit.judge._breaker import CircuitBreaker, Trip
 from evalkit.judge._ratelimit import RateLimiter, RateLimiterStats
-from evalkit.judge._transport import ChatTransport
+
+if TYPE_CHECKING:  # openai loads with the first client: a judge-less run never imports it
+    from openai import AsyncOpenAI
+
+    from evalkit.judge._transport import ChatTransport
 
 
 class _LoopState:
@@ -81,6 +85,10 @@ async def shared_openai_client(*, base_url: str | None, api_key: str) -> AsyncOp
     key = (base_url, api_key)
     client = state.clients.get(key)
     if client is None:
+        from openai import AsyncOpenAI, DefaultAioHttpClient, DefaultAsyncHttpxClient
+
+        from evalkit.judge._transport import ChatTransport
+
         on_asyncio = isinstance(current_token().native_token, asyncio.AbstractEventLoop)
         http_client = DefaultAioHttpClient() if on_asyncio else DefaultAsyncHttpxClient()
         client = AsyncOpenAI(

@@ -2,11 +2,44 @@
 
 from __future__ import annotations
 
-from evalkit.run._api import run_evals, run_evals_sync
-from evalkit.run._experiment import ExperimentResult, ExperimentStatus
-from evalkit.run._outcome import ErrorInfo, ItemResult, ScorerOutcome
-from evalkit.run._summary import RunSummary, ScorerSummary
-from evalkit.run._thresholds import ScorerVerdict, Threshold, Verdict
+from typing import TYPE_CHECKING
+
+from evalkit._lazy import exports as _exports
+
+if TYPE_CHECKING:
+    from evalkit.run._api import run_evals, run_evals_sync
+    from evalkit.run._experiment import ExperimentResult, ExperimentStatus
+    from evalkit.run._outcome import ErrorInfo, ItemResult, ScorerOutcome
+    from evalkit.run._summary import RunSummary, ScorerSummary
+    from evalkit.run._thresholds import ScorerVerdict, Threshold, Verdict
+
+__getattr__, __dir__ = _exports(
+    globals(),
+    {
+        "evalkit.run._api": (
+            "run_evals",
+            "run_evals_sync",
+        ),
+        "evalkit.run._experiment": (
+            "ExperimentResult",
+            "ExperimentStatus",
+        ),
+        "evalkit.run._outcome": (
+            "ErrorInfo",
+            "ItemResult",
+            "ScorerOutcome",
+        ),
+        "evalkit.run._summary": (
+            "RunSummary",
+            "ScorerSummary",
+        ),
+        "evalkit.run._thresholds": (
+            "ScorerVerdict",
+            "Threshold",
+            "Verdict",
+        ),
+    },
+)
 
 __all__ = [
     "ErrorInfo",

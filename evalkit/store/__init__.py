@@ -7,14 +7,56 @@ scores only), ``scorer_errors`` (failures, without a score), ``judge_executions`
 
 from __future__ import annotations
 
-from evalkit.store._connect import DEFAULT_STORE, connection, open_connection, quote_ident
-from evalkit.store._prices import PRICES_AS_OF, SEED_PRICES
-from evalkit.store._read import list_experiments, read_experiment, read_item_scores
-from evalkit.store._redact import REDACTED, redact
-from evalkit.store._resume import latest_resumable
-from evalkit.store._rows import RowBuffer
-from evalkit.store._schema import SCHEMA_VERSION, migrate, schema_version
-from evalkit.store._writer import ExperimentRecord, ScorerRecord, StoreWriter
+from typing import TYPE_CHECKING
+
+from evalkit._lazy import exports as _exports
+
+if TYPE_CHECKING:
+    from evalkit.store._connect import DEFAULT_STORE, connection, open_connection, quote_ident
+    from evalkit.store._prices import PRICES_AS_OF, SEED_PRICES
+    from evalkit.store._read import list_experiments, read_experiment, read_item_scores
+    from evalkit.store._redact import REDACTED, redact
+    from evalkit.store._resume import latest_resumable
+    from evalkit.store._rows import RowBuffer
+    from evalkit.store._schema import SCHEMA_VERSION, migrate, schema_version
+    from evalkit.store._writer import ExperimentRecord, ScorerRecord, StoreWriter
+
+__getattr__, __dir__ = _exports(
+    globals(),
+    {
+        "evalkit.store._connect": (
+            "DEFAULT_STORE",
+            "connection",
+            "open_connection",
+            "quote_ident",
+        ),
+        "evalkit.store._prices": (
+            "PRICES_AS_OF",
+            "SEED_PRICES",
+        ),
+        "evalkit.store._read": (
+            "list_experiments",
+            "read_experiment",
+            "read_item_scores",
+        ),
+        "evalkit.store._redact": (
+            "REDACTED",
+            "redact",
+        ),
+        "evalkit.store._resume": ("latest_resumable",),
+        "evalkit.store._rows": ("RowBuffer",),
+        "evalkit.store._schema": (
+            "SCHEMA_VERSION",
+            "migrate",
+            "schema_version",
+        ),
+        "evalkit.store._writer": (
+            "ExperimentRecord",
+            "ScorerRecord",
+            "StoreWriter",
+        ),
+    },
+)
 
 __all__ = [
     "DEFAULT_STORE",

@@ -7,10 +7,26 @@ becomes a :class:`FunctionTarget`; anything implementing the :class:`Target` pro
 
 from __future__ import annotations
 
-from evalkit.target._dataset_output import DatasetOutput
-from evalkit.target._function import FunctionTarget
-from evalkit.target._openai import OpenAITarget
-from evalkit.target._protocol import Target
-from evalkit.target._resolve import as_target
+from typing import TYPE_CHECKING
+
+from evalkit._lazy import exports as _exports
+
+if TYPE_CHECKING:
+    from evalkit.target._dataset_output import DatasetOutput
+    from evalkit.target._function import FunctionTarget
+    from evalkit.target._openai import OpenAITarget
+    from evalkit.target._protocol import Target
+    from evalkit.target._resolve import as_target
+
+__getattr__, __dir__ = _exports(
+    globals(),
+    {
+        "evalkit.target._dataset_output": ("DatasetOutput",),
+        "evalkit.target._function": ("FunctionTarget",),
+        "evalkit.target._openai": ("OpenAITarget",),
+        "evalkit.target._protocol": ("Target",),
+        "evalkit.target._resolve": ("as_target",),
+    },
+)
 
 __all__ = ["DatasetOutput", "FunctionTarget", "OpenAITarget", "Target", "as_target"]
