@@ -11,6 +11,8 @@ before any worker starts.
 from __future__ import annotations
 
 import concurrent.futures
+import contextlib
+import logging
 import multiprocessing
 import os
 import tempfile
@@ -190,30 +192,64 @@ _RAY_ENV = {
 }
 
 
-def _ray(
-    shards: Sequence[Shard], config: ShardConfig, workers: int, address: str | None
-) -> Iterator[ShardResult]:
+def start_local_ray(workers: int) -> None:
+    """Start a local Ray cluster for this process, as ``executor="ray"`` does without an
+    address: loopback only, ``workers`` CPUs, a small object store, no dashboard, quiet.
+
+    A cluster started here stays up until ``ray.shutdown()`` (or the process ends); runs made
+    meanwhile use it instead of starting their own.
+
+    Raises:
+        ConfigError: Ray is not installed.
+    """
+    ray = _import_ray()
+    # AF_UNIX socket paths must stay under 108 bytes: a short temp folder.
+    temp = tempfile.mkdtemp(prefix="ekray", dir="/tmp")
+    with _quiet_ray_init():
+        ray.init(
+            num_cpus=workers,
+            include_dashboard=False,
+            object_store_memory=128 * 2**20,
+            _temp_dir=temp,
+            log_to_driver=False,
+            configure_logging=False,
+        )
+
+
+def _import_ray() -> Any:
     for key, value in _RAY_ENV.items():
         os.environ.setdefault(key, value)
     try:
         import ray
     except ImportError as exc:
         raise ConfigError("executor='ray' needs Ray: pip install 'evalkit[ray]'") from exc
+    return ray
+
+
+@contextlib.contextmanager
+def _quiet_ray_init() -> Iterator[None]:
+    """Hide the warning Ray logs when ``init`` runs outside the main thread (the driver's
+    shard loop runs in a worker thread, and SIGTERM handling is the caller's business)."""
+    logger = logging.getLogger("ray._private.worker")
+    level = logger.level
+    logger.setLevel(logging.ERROR)
+    try:
+        yield
+    finally:
+        logger.setLevel(level)
+
+
+def _ray(
+    shards: Sequence[Shard], config: ShardConfig, workers: int, address: str | None
+) -> Iterator[ShardResult]:
+    ray = _import_ray()
     started = False
     if not ray.is_initialized():
         if address is None:
-            # AF_UNIX socket paths must stay under 108 bytes: a short temp folder.
-            temp = tempfile.mkdtemp(prefix="ekray", dir="/tmp")
-            ray.init(
-                num_cpus=workers,
-                include_dashboard=False,
-                object_store_memory=128 * 2**20,
-                _temp_dir=temp,
-                log_to_driver=False,
-                configure_logging=False,
-            )
+            start_local_ray(workers)
         else:
-            ray.init(address=address, log_to_driver=False, configure_logging=False)
+            with _quiet_ray_init():
+                ray.init(address=address, log_to_driver=False, configure_logging=False)
         started = True
     try:
         task = ray.remote(max_retries=MAX_RETRIES)(run_shard)

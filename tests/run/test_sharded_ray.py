@@ -4,13 +4,13 @@ Skipped only when the ``ray`` extra is not installed."""
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from evalkit.run import run_evals
+from evalkit.run._executors import start_local_ray
 
 from .test_sharded import ROWS, data, errors_of, exiting_scorer, scorers, scores_of
 
@@ -21,19 +21,7 @@ ray = pytest.importorskip("ray", reason="the ray extra is not installed")
 
 @pytest.fixture(scope="module")
 def ray_cluster() -> Iterator[None]:
-    import tempfile
-
-    for key, value in {
-        "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0",
-        "RAY_AUTH_MODE": "disabled",
-        "RAY_USAGE_STATS_ENABLED": "0",
-    }.items():
-        os.environ.setdefault(key, value)
-    temp = tempfile.mkdtemp(prefix="ekt", dir="/tmp")
-    ray.init(
-        num_cpus=2, include_dashboard=False, object_store_memory=128 * 2**20,
-        _temp_dir=temp, log_to_driver=False, configure_logging=False,
-    )  # fmt: skip
+    start_local_ray(2)  # what executor="ray" starts without an address
     yield
     ray.shutdown()
 
