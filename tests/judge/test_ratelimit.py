@@ -23,8 +23,11 @@ def window_max(times: list[float], width: float) -> int:
     return best
 
 
-@pytest.mark.parametrize(("rpm", "burst"), [(60, 1), (600, 1), (6000, 5), (60_000, 50)])
-def test_burst_is_a_twentieth_of_a_second(rpm: float, burst: int) -> None:
+@pytest.mark.parametrize(
+    ("rpm", "burst"),
+    [(60, 1), (600, 1), (1200, 1), (1201, 2), (2000, 2), (3000, 3), (6000, 5), (60_000, 50)],
+)
+def test_burst_is_a_twentieth_of_a_second_rounded_up(rpm: float, burst: int) -> None:
     limiter = RateLimiter(rpm=rpm)
     assert limiter.burst == burst
     assert limiter.stats.burst == burst
