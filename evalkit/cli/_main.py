@@ -61,12 +61,14 @@ def build_parser() -> argparse.ArgumentParser:
         const="",
         metavar="ID",
         help="finish a stored run (an id or prefix; default: the newest unfinished run of"
-        " this experiment) instead of starting a new one",
+        " this experiment) instead of starting a new one; a sharded run is resumed with"
+        " its --executor/--shard and skips its finished shards",
     )
     run.add_argument(
         "--retry-errors",
         action="store_true",
-        help="with --resume: re-run only the failed (item, scorer) pairs",
+        help="with --resume: re-run only the failed (item, scorer) pairs (single-process"
+        " runs only)",
     )
     run.add_argument(
         "--force", action="store_true", help="with --resume: resume even if the setup changed"

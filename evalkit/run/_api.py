@@ -85,7 +85,6 @@ async def run_evals(
     workers: int | None = None,
     shard: str | tuple[int, int] | None = None,
     ray_address: str | None = None,
-    resume_shards: str | None = None,
 ) -> ExperimentResult:
     """Run scorers over every item of a dataset and record the results.
 
@@ -115,43 +114,52 @@ async def run_evals(
             store, or none without a store; True the default file even without a store
             (``~/.cache/evalkit``); False none; a path that file. Only deterministic judges
             (temperature 0, or ``cache=True`` on the judge) are cached.
-        resume: The id of a stored experiment to finish instead of starting a new one: its
-            pairs already scored are skipped, its failed and never-run pairs are run, in the
-            same experiment row. Its fingerprint (dataset, scorers and their versions,
-            judges, target, limit) must match this call's.
-        retry_errors: With ``resume``, run only the failed pairs (items never evaluated stay
-            so); also allows resuming a ``completed_with_errors`` experiment.
-        force: With ``resume``, resume even when the fingerprint differs.
+        resume: The id of a stored experiment to finish instead of starting a new one, in
+            the same experiment row. An experiment resumes the way it was run: a
+            single-process one by a single-process call (its pairs already scored are
+            skipped, its failed and never-run pairs are run), a sharded one by a sharded call
+            (``executor`` other than ``"local"``, or ``shard``, the same slice as before; its
+            finished shards are skipped). Its fingerprint (dataset, scorers and their
+            versions, judges, target, limit) must match this call's.
+        retry_errors: With ``resume`` of a single-process run, run only the failed pairs
+            (items never evaluated stay so); also allows resuming a
+            ``completed_with_errors`` experiment. Refused for a sharded run.
+        force: With ``resume``, resume even when the fingerprint differs (a sharded
+            experiment's scorers still cannot change).
         executor: ``"local"`` (this process), ``"process"`` (a process pool) or ``"ray"``
-            (Ray tasks). Anything but ``"local"``, or ``shard``/``resume_shards``, runs the
-            Parquet dataset shard by shard (one row group each, see the README's "Sharded
-            runs"); items are then not kept in memory.
+            (Ray tasks). Anything but ``"local"``, or ``shard``, runs the Parquet dataset
+            shard by shard (one row group each, see the README's "Sharded runs"); items are
+            then not kept in memory.
         workers: Worker processes for ``process``/``ray`` (default: the CPUs); each judge's
             rpm, tpm and max_concurrency are divided among them.
         shard: ``"i/n"``: run only slice ``i`` of ``n`` of the shards (CI matrix jobs; join
             the stores with ``evalkit merge``).
         ray_address: An existing Ray cluster's address; None starts a local one.
-        resume_shards: The id of a sharded experiment in ``store`` to finish: its finished
-            shards are skipped.
 
     Returns:
         The :class:`ExperimentResult`.
 
     Raises:
-        ConfigError: A scorer, threshold or option is invalid.
+        ConfigError: A scorer, threshold or option is invalid, or ``resume`` names an
+            experiment this call cannot finish (the message says which options will).
         DatasetError: The dataset cannot be read, lacks ``input``, or lacks ``output`` with
             no target.
         StoreError: The store cannot be written, or has no experiment ``resume``.
     """
-    if executor != "local" or shard is not None or resume_shards is not None:
-        if resume is not None:
+    if resume is None and (retry_errors or force):
+        raise ConfigError("retry_errors and force only apply with resume=EXPERIMENT_ID")
+    if resume is not None and store is None:
+        raise ConfigError("resume needs the store that holds the experiment (store=None given)")
+    if executor != "local" or shard is not None:
+        if retry_errors:
             raise ConfigError(
-                "resume= finishes a single-process run; a sharded run resumes with "
-                "resume_shards= (its finished shards are skipped)"
+                "retry_errors (--retry-errors) re-runs the failed pairs of a single-process"
+                " run; a sharded run (executor=/shard=, --executor/--shard) resumes by"
+                " skipping its finished shards and cannot re-run failed pairs"
             )
         return await run_sharded(
             data, scorers, executor=executor, workers=workers, shard=shard,
-            ray_address=ray_address, resume=resume_shards, target=target,
+            ray_address=ray_address, resume=resume, force=force, target=target,
             concurrency=concurrency, store=None if store is None else str(store),
             experiment=experiment, description=description, thresholds=thresholds,
             progress=progress, metadata=metadata, limit=limit, columns=columns,
@@ -169,10 +177,6 @@ async def run_evals(
     resolved_target = as_target(target)
     check_target(resolved_target, dataset)
 
-    if resume is None and (retry_errors or force):
-        raise ConfigError("retry_errors and force only apply with resume=EXPERIMENT_ID")
-    if resume is not None and store is None:
-        raise ConfigError("resume needs the store that holds the experiment (store=None given)")
     name = experiment or _default_name(dataset)
     experiment_id = new_experiment_id()
     total = dataset.num_rows if limit is None else min(limit, dataset.num_rows)

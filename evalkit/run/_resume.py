@@ -4,6 +4,14 @@ A pair is *scored* when the store holds its score, *failed* when its item was ev
 pair has no score (the scorer failed, or the item's target did), *missing* when its item was
 never evaluated (the run stopped first). A resume runs the failed and missing pairs; with
 ``retry_errors`` only the failed ones. Scored pairs are never run again.
+
+An experiment resumes the way it was run. A sharded one (``executor=`` or ``shard=``; its
+config records the executor) is finished by a sharded run that skips its finished shards
+(:func:`check_shard_resume`); a single-process one by a single-process run, pair by pair
+(:func:`plan_resume`). Crossing over is refused: a single-process pass over a sharded
+experiment would write rows without ``shards_done`` records (a later sharded resume would run
+those shards again), and a sharded pass over a single-process one would run again the items
+already scored.
 """
 
 from __future__ import annotations
@@ -95,6 +103,129 @@ def fingerprint_changes(
     return changes
 
 
+def ran_sharded(stored: StoredExperiment) -> bool:
+    """Whether ``stored`` was run shard by shard (it recorded an executor)."""
+    return stored.config.get("executor") is not None
+
+
+def _slice_of(config: Mapping[str, Any]) -> tuple[int, int] | None:
+    shard = config.get("shard")
+    if isinstance(shard, Mapping):
+        return int(shard["index"]), int(shard["count"])
+    return None
+
+
+def _sharded_options(stored: StoredExperiment) -> tuple[str, str]:
+    """How to ask for a sharded resume of ``stored``: the ``run_evals`` and CLI options."""
+    executor = str(stored.config.get("executor"))
+    piece = _slice_of(stored.config)
+    api = f"executor={executor!r}"
+    cli = f"--executor {executor}"
+    if piece is not None:
+        api += f", shard='{piece[0]}/{piece[1]}'"
+        cli += f" --shard {piece[0]}/{piece[1]}"
+    return api, cli
+
+
+def _check_status(stored: StoredExperiment, *, retry_errors: bool, force: bool) -> None:
+    pid, host = stored.writer
+    live_here = pid is not None and host == this_host() and process_alive(pid)
+    # --force may take over a row whose writer cannot be checked (another host, or a store
+    # written before pids were recorded), never one whose process is alive here.
+    if stored.status == "running" and (live_here or not force):
+        raise ConfigError(
+            f"experiment {stored.id} is still running (pid {pid} on {host}); wait for it or"
+            " stop it before resuming (--force takes over a run of another host)"
+        )
+    if stored.status == "completed" or (
+        stored.status == "completed_with_errors" and not retry_errors
+    ):
+        if ran_sharded(stored):
+            hint = " (every shard is finished; a sharded run has no --retry-errors)"
+        elif retry_errors:
+            hint = ""
+        else:
+            hint = " (use --retry-errors / retry_errors=True to re-run failures)"
+        raise ConfigError(f"experiment {stored.id} is {stored.status}: nothing to resume{hint}")
+
+
+def _refuse_sharded(stored: StoredExperiment, *, retry_errors: bool, force: bool) -> None:
+    """Refuse a single-process resume of a sharded experiment, saying what to use instead."""
+    api, cli = _sharded_options(stored)
+    if retry_errors:
+        raise ConfigError(
+            f"experiment {stored.id} ({stored.name}) was run sharded, and retry_errors"
+            " (--retry-errors) only re-runs the failed pairs of a single-process run; a sharded"
+            f" resume ({api}; {cli}) runs the unfinished shards"
+        )
+    _check_status(stored, retry_errors=False, force=force)  # a finished one: nothing to do
+    raise ConfigError(
+        f"experiment {stored.id} ({stored.name}) was run sharded: resume it with {api}"
+        f" (evalkit run --resume {stored.id} {cli}), which runs its unfinished shards"
+    )
+
+
+def _refuse_changes(stored: StoredExperiment, changes: list[str]) -> None:
+    listed = "\n  - ".join(changes)
+    raise ConfigError(
+        f"experiment {stored.id} ({stored.name}) was run with another configuration;"
+        f" refusing to resume (--force / force=True overrides):\n  - {listed}"
+    )
+
+
+def check_shard_resume(
+    store: str | os.PathLike[str],
+    experiment_id: str,
+    *,
+    config: Mapping[str, Any],
+    scorers: Sequence[Scorer],
+    dataset: Dataset,
+    limit: int | None,
+    force: bool,
+) -> StoredExperiment:
+    """Check a sharded run can finish the stored experiment (it then skips finished shards).
+
+    The stored experiment must have been run sharded, over the same slice of the shards
+    (``config["shard"]``), and be unfinished; its fingerprint must match unless ``force``,
+    which never allows another set of scorers (finished shards are not run again).
+
+    Raises:
+        ConfigError: One of these does not hold; the message says which option to use.
+        StoreError: The store or the experiment does not exist.
+    """
+    stored = read_for_resume(store, experiment_id, pairs=False)
+    if not ran_sharded(stored):
+        raise ConfigError(
+            f"experiment {stored.id} ({stored.name}) was run in a single process: resume it"
+            " without executor=/shard= (evalkit run without --executor/--shard), which"
+            " skips its scored pairs"
+        )
+    before, after = _slice_of(stored.config), _slice_of(config)
+    if before != after:
+        ran = "every shard" if before is None else f"slice {before[0]}/{before[1]}"
+        use = (
+            "no shard= (no --shard)"
+            if before is None
+            else f"shard='{before[0]}/{before[1]}' (--shard {before[0]}/{before[1]})"
+        )
+        raise ConfigError(f"experiment {stored.id} ({stored.name}) ran {ran}: resume it with {use}")
+    _check_status(stored, retry_errors=False, force=force)
+    old_ids = {s.get("id") for s in stored.config.get("scorers", [])}
+    new_ids = {s.get("id") for s in config.get("scorers", [])}
+    if old_ids != new_ids:
+        raise ConfigError(
+            f"experiment {stored.id} ({stored.name}) is sharded: its finished shards are not"
+            " run again, so a resume cannot change its scorers (not even with --force):"
+            f" {sorted(map(str, old_ids))} -> {sorted(map(str, new_ids))}"
+        )
+    changes = fingerprint_changes(
+        stored, config=config, scorers=scorers, dataset=dataset, limit=limit
+    )
+    if changes and not force:
+        _refuse_changes(stored, changes)
+    return stored
+
+
 def plan_resume(
     store: str | os.PathLike[str],
     experiment_id: str,
@@ -110,36 +241,20 @@ def plan_resume(
     """Check the stored experiment can be resumed by this run and plan the pass.
 
     Raises:
-        ConfigError: The experiment is still running, or already completed (without
-            ``retry_errors``), or its fingerprint differs (without ``force``).
+        ConfigError: The experiment was run sharded, is still running, or already completed
+            (without ``retry_errors``), or its fingerprint differs (without ``force``).
         StoreError: The store or the experiment does not exist.
     """
+    record = read_for_resume(store, experiment_id, pairs=False)
+    if ran_sharded(record):
+        _refuse_sharded(record, retry_errors=retry_errors, force=force)
     stored = read_for_resume(store, experiment_id)
-    pid, host = stored.writer
-    live_here = pid is not None and host == this_host() and process_alive(pid)
-    # --force may take over a row whose writer cannot be checked (another host, or a store
-    # written before pids were recorded), never one whose process is alive here.
-    if stored.status == "running" and (live_here or not force):
-        raise ConfigError(
-            f"experiment {stored.id} is still running (pid {pid} on {host}); wait for it or"
-            " stop it before resuming (--force takes over a run of another host)"
-        )
-    if stored.status == "completed" or (
-        stored.status == "completed_with_errors" and not retry_errors
-    ):
-        hint = (
-            "" if retry_errors else " (use --retry-errors / retry_errors=True to re-run failures)"
-        )
-        raise ConfigError(f"experiment {stored.id} is {stored.status}: nothing to resume{hint}")
+    _check_status(stored, retry_errors=retry_errors, force=force)
     changes = fingerprint_changes(
         stored, config=config, scorers=scorers, dataset=dataset, limit=limit
     )
     if changes and not force:
-        listed = "\n  - ".join(changes)
-        raise ConfigError(
-            f"experiment {stored.id} ({stored.name}) was run with another configuration;"
-            f" refusing to resume (--force / force=True overrides):\n  - {listed}"
-        )
+        _refuse_changes(stored, changes)
     ids = frozenset(s.id for s in scorers)
     done = sum(1 for item, scored in stored.scored.items() if ids <= scored)
     if retry_errors:

@@ -8,6 +8,7 @@ run. Items are not kept in memory (``results_kept`` is False); the store has eve
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import json
 import uuid
 from collections.abc import Mapping, Sequence
@@ -25,6 +26,7 @@ from evalkit.run._executors import EXECUTORS, ExecutorName, ShardConfig, ShardRe
 from evalkit.run._experiment import ExperimentResult, ExperimentStatus
 from evalkit.run._plan import build_config, check_scorers, check_target, evalkit_version
 from evalkit.run._progress import Progress
+from evalkit.run._resume import check_shard_resume
 from evalkit.run._shards import Shard, parse_shard_spec, plan_shards, select_shards
 from evalkit.run._summary import SummaryBuilder
 from evalkit.run._thresholds import parse_thresholds
@@ -85,6 +87,7 @@ async def run_sharded(
     shard: str | tuple[int, int] | None = None,
     ray_address: str | None = None,
     resume: str | None = None,
+    force: bool = False,
     target: Any = None,
     concurrency: int = 8,
     store: str | None = None,
@@ -147,7 +150,14 @@ async def run_sharded(
     experiment_id = resume or uuid.uuid4().hex[:12]
     done: dict[int, str] = {}
     if writer is not None and resume is not None:
-        done = await anyio.to_thread.run_sync(writer.resume, resume)
+        await anyio.to_thread.run_sync(
+            functools.partial(
+                check_shard_resume, writer.path, resume, config=config, scorers=checked,
+                dataset=dataset, limit=limit, force=force,
+            )
+        )  # fmt: skip
+        resumed = functools.partial(writer.resume, resume, config=config if force else None)
+        done = await anyio.to_thread.run_sync(resumed)
         for state in done.values():
             merge_summary(summary, state)
     elif resume is not None:

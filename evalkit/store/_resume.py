@@ -97,8 +97,16 @@ class StoredExperiment:
     attempted: frozenset[str]
 
 
-def read_for_resume(store: str | os.PathLike[str], experiment_id: str) -> StoredExperiment:
+def read_for_resume(
+    store: str | os.PathLike[str], experiment_id: str, *, pairs: bool = True
+) -> StoredExperiment:
     """Load an experiment's record, scorers and already-scored pairs.
+
+    Args:
+        store: The score store.
+        experiment_id: The experiment.
+        pairs: Also load the scored pairs and evaluated items; a sharded resume, which skips
+            whole shards, does not need them (``scored`` and ``attempted`` are then empty).
 
     Raises:
         StoreError: No experiment has this id.
@@ -116,15 +124,28 @@ def read_for_resume(store: str | os.PathLike[str], experiment_id: str) -> Stored
             "SELECT scorer_id, metadata FROM experiment_scorers WHERE experiment_id = ?",
             [experiment_id],
         ).fetchall()
-        scores = con.sql(
-            "SELECT item_id, list(DISTINCT scorer_id) AS scorers FROM scores"
-            " WHERE experiment_id = ? GROUP BY item_id",
-            params=[experiment_id],
-        ).to_arrow_table()
-        attempted = con.sql(
-            "SELECT DISTINCT item_id FROM experiment_items WHERE experiment_id = ?",
-            params=[experiment_id],
-        ).to_arrow_table()
+        scored: dict[str, frozenset[str]] = {}
+        attempted: frozenset[str] = frozenset()
+        if pairs:
+            scores = con.sql(
+                "SELECT item_id, list(DISTINCT scorer_id) AS scorers FROM scores"
+                " WHERE experiment_id = ? GROUP BY item_id",
+                params=[experiment_id],
+            ).to_arrow_table()
+            scored = {
+                item: frozenset(ids)
+                for item, ids in zip(
+                    scores["item_id"].to_pylist(), scores["scorers"].to_pylist(), strict=True
+                )
+            }
+            attempted = frozenset(
+                con.sql(
+                    "SELECT DISTINCT item_id FROM experiment_items WHERE experiment_id = ?",
+                    params=[experiment_id],
+                )
+                .to_arrow_table()["item_id"]
+                .to_pylist()
+            )
     ident, name, status, config, fingerprint, total, pid, host = row
     return StoredExperiment(
         id=ident,
@@ -135,13 +156,8 @@ def read_for_resume(store: str | os.PathLike[str], experiment_id: str) -> Stored
         total_items=int(total),
         scorer_metadata={sid: json.loads(meta) if meta else None for sid, meta in scorers},
         writer=(pid, host),
-        scored={
-            item: frozenset(ids)
-            for item, ids in zip(
-                scores["item_id"].to_pylist(), scores["scorers"].to_pylist(), strict=True
-            )
-        },
-        attempted=frozenset(attempted["item_id"].to_pylist()),
+        scored=scored,
+        attempted=attempted,
     )
 
 

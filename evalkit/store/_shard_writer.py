@@ -8,12 +8,18 @@ schema migration: stores that never ran sharded do not need it.
 from __future__ import annotations
 
 import datetime as dt
+import os
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import duckdb
 import pyarrow as pa
 
 from evalkit.store._connect import connection, quote_ident
+from evalkit.store._redact import redact
+from evalkit.store._resume import this_host
+from evalkit.store._rows import json_text
 from evalkit.store._writer import StoreWriter, writer_config
 
 SHARDS_DONE = """
@@ -95,8 +101,13 @@ class ShardWriter(StoreWriter):
                 )
         self.succeeded, self.failed = total_succeeded, total_failed
 
-    def resume(self, experiment_id: str) -> dict[int, str]:
+    def resume(
+        self, experiment_id: str, *, config: Mapping[str, Any] | None = None
+    ) -> dict[int, str]:
         """Continue ``experiment_id``: load its counts; return its finished shards' summaries.
+
+        The experiment is ``running`` again, by this process (so no other resume takes it
+        over while it runs); ``config``, when given (a forced resume), replaces the stored one.
 
         Raises:
             StoreError: No such experiment in the store.
@@ -116,8 +127,16 @@ class ShardWriter(StoreWriter):
                 [experiment_id],
             ).fetchall()
             con.execute(
-                "UPDATE experiments SET status = 'running', completed_at = NULL WHERE id = ?",
-                [experiment_id],
+                "UPDATE experiments SET status = 'running', completed_at = NULL,"
+                " writer_pid = ?, writer_host = ?, heartbeat_at = ?, config = coalesce(?, config)"
+                " WHERE id = ?",
+                [
+                    os.getpid(),
+                    this_host(),
+                    dt.datetime.now(dt.UTC).replace(tzinfo=None),
+                    json_text(redact(config)) if config is not None else None,
+                    experiment_id,
+                ],
             )
         self.experiment_id = experiment_id
         self.succeeded, self.failed = int(row[0]), int(row[1])

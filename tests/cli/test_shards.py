@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
 from pathlib import Path
 
 import duckdb
@@ -54,3 +57,66 @@ def test_process_executor_from_the_command_line(cli: Cli, tmp_path: Path) -> Non
     assert "0.900" in next(line for line in done.stdout.splitlines() if line.startswith("exact"))
     with duckdb.connect(str(tmp_path / "evalkit.duckdb"), read_only=True) as con:
         assert con.execute("SELECT count(*) FROM shards_done").fetchall() == [(4,)]
+
+
+def crash_after(store: Path, shards: int, rows_per_shard: int = 15) -> None:
+    """Make the run in ``store`` look killed after its first ``shards`` shards were recorded."""
+    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    child.wait()  # its pid is now a dead writer's
+    with duckdb.connect(str(store)) as con:
+        con.execute("DELETE FROM shards_done WHERE shard_index >= ?", [shards])
+        for name in ("scores", "scorer_errors", "experiment_items"):
+            con.execute(
+                f"DELETE FROM {name} WHERE CAST(split_part(run_id, '-', 2) AS INT) >= ?",
+                [shards * rows_per_shard],
+            )
+        con.execute("UPDATE experiments SET status = 'running', writer_pid = ?", [child.pid])
+
+
+def test_resume_with_the_process_executor_skips_finished_shards(cli: Cli, tmp_path: Path) -> None:
+    write_grouped(tmp_path / "data.parquet")
+    write_experiment(tmp_path)
+    full = cli("run", "nightly.toml", "--no-progress", "--store", "full.duckdb")
+    assert full.code == 0, full.stderr
+    sharded = ("--executor", "process", "--workers", "2")
+    first = cli("run", "nightly.toml", "--no-progress", "--json", *sharded)
+    assert first.code == 0, first.stderr
+    run = json.loads(first.stdout)
+    store = tmp_path / "evalkit.duckdb"
+    crash_after(store, 2)
+
+    plain = cli("run", "nightly.toml", "--no-progress", "--resume")
+    assert plain.code == 2
+    assert "was run sharded" in plain.stderr
+    assert f"--resume {run['experiment_id']} --executor process" in plain.stderr
+    retry = cli("run", "nightly.toml", "--no-progress", "--resume", "--retry-errors", *sharded)
+    assert retry.code == 2
+    assert "cannot re-run failed pairs" in retry.stderr
+
+    again = cli("run", "nightly.toml", "--no-progress", "--json", "--resume", *sharded)
+    assert again.code == 0, again.stderr
+    resumed = json.loads(again.stdout)
+    assert resumed["experiment_id"] == run["experiment_id"]
+    assert resumed["status"] == "completed"
+    assert scores(store) == scores(tmp_path / "full.duckdb")  # no shard ran twice
+    with duckdb.connect(str(store), read_only=True) as con:
+        assert con.execute("SELECT count(*) FROM shards_done").fetchall() == [(4,)]
+        assert con.execute("SELECT count(*) FROM experiments").fetchall() == [(1,)]
+
+
+def test_a_shard_job_resumes_its_own_slice(cli: Cli, tmp_path: Path) -> None:
+    write_grouped(tmp_path / "data.parquet")
+    write_experiment(tmp_path)
+    first = cli("run", "nightly.toml", "--no-progress", "--json", "--shard", "1/2")
+    assert first.code == 0, first.stderr
+    crash_after(tmp_path / "evalkit.duckdb", 1)  # slice 1/2 is shards 1 and 3; 3 is lost
+    other = cli("run", "nightly.toml", "--no-progress", "--resume", "--shard", "0/2")
+    assert other.code == 2
+    assert "ran slice 1/2: resume it with shard='1/2' (--shard 1/2)" in other.stderr
+    again = cli("run", "nightly.toml", "--no-progress", "--json", "--resume", "--shard", "1/2")
+    assert again.code == 0, again.stderr
+    assert json.loads(again.stdout)["experiment_id"] == json.loads(first.stdout)["experiment_id"]
+    with duckdb.connect(str(tmp_path / "evalkit.duckdb"), read_only=True) as con:
+        done = con.execute("SELECT list(shard_index ORDER BY shard_index) FROM shards_done")
+        assert done.fetchall() == [([1, 3],)]
+        assert con.execute("SELECT count(*) FROM experiment_items").fetchall() == [(30,)]

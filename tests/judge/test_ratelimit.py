@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+import time
 
 import anyio
 import pytest
@@ -22,8 +23,11 @@ def window_max(times: list[float], width: float) -> int:
     return best
 
 
-@pytest.mark.parametrize(("rpm", "burst"), [(60, 1), (600, 1), (6000, 5), (60_000, 50)])
-def test_burst_is_a_twentieth_of_a_second(rpm: float, burst: int) -> None:
+@pytest.mark.parametrize(
+    ("rpm", "burst"),
+    [(60, 1), (600, 1), (1200, 1), (1201, 2), (2000, 2), (3000, 3), (6000, 5), (60_000, 50)],
+)
+def test_burst_is_a_twentieth_of_a_second_rounded_up(rpm: float, burst: int) -> None:
     limiter = RateLimiter(rpm=rpm)
     assert limiter.burst == burst
     assert limiter.stats.burst == burst
@@ -66,6 +70,109 @@ def test_bucket_defer_holds_every_start_until_the_pause_ends_then_paces() -> Non
     assert bucket.earliest(5.0) == pytest.approx(5.1)  # no burst right after a pause
     bucket.adjust(-1)  # a refund gives the slot back
     assert bucket.earliest(5.0) == 5.0
+
+
+async def test_a_stalled_event_loop_does_not_release_the_overdue_requests_at_once() -> None:
+    # rpm 3000: 50 requests a second. Forty requests queue for the bucket; once ten have
+    # started, a task blocks the event loop for 0.4 s, as a loaded machine or a synchronous
+    # scorer does. About twenty requests fall due during the stall: they must still start
+    # paced afterwards, not together when the loop comes back.
+    limiter = RateLimiter(rpm=3000)
+    rate, burst = 50.0, limiter.burst
+    assert burst is not None
+    starts: list[float] = []
+    ten_started = anyio.Event()
+
+    async def request() -> None:
+        permit = await limiter.acquire()
+        starts.append(time.monotonic())
+        limiter.release(permit)
+        if len(starts) == 10:
+            ten_started.set()
+
+    async def stall() -> None:
+        await ten_started.wait()
+        time.sleep(0.4)  # blocks the loop: nothing else runs meanwhile
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(stall)
+        for _ in range(40):
+            group.start_soon(request)
+    assert len(starts) == 40
+    assert starts == sorted(starts)
+    for width in (0.0, 0.01, 0.05, 0.1, 0.5, 1.0):
+        assert window_max(starts, width) <= burst + rate * width, width
+    assert limiter.stats.waiting == 0
+    assert limiter.stats.in_flight == 0
+
+
+async def test_requests_queued_for_the_budget_start_in_arrival_order() -> None:
+    limiter = RateLimiter(rpm=60_000)  # 1,000 a second, a burst of 50
+    order: list[int] = []
+
+    async def request(index: int) -> None:
+        permit = await limiter.acquire()
+        order.append(index)
+        limiter.release(permit)
+
+    async with anyio.create_task_group() as group:
+        for index in range(200):
+            group.start_soon(request, index)
+    assert order == list(range(200))
+    stats = limiter.stats
+    assert stats.waits == 150  # the burst started at once, the rest queued
+    assert (stats.waiting, stats.in_flight) == (0, 0)
+
+
+async def test_a_cancelled_head_of_the_queue_hands_its_turn_to_the_next() -> None:
+    limiter = RateLimiter(rpm=600)  # one request every 0.1 s
+    first = await limiter.acquire()
+    limiter.release(first)
+    head = anyio.CancelScope()
+    started = anyio.Event()
+
+    async def second() -> None:
+        with head:
+            await limiter.acquire()
+        assert head.cancelled_caught
+
+    async def third() -> None:
+        permit = await limiter.acquire()
+        started.set()
+        limiter.release(permit)
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(second)
+        await wait_all_tasks_blocked()
+        group.start_soon(third)
+        await wait_all_tasks_blocked()
+        assert limiter.stats.waiting == 2
+        head.cancel()  # the third now heads the queue and must be woken to sleep its turn
+        with anyio.fail_after(5):
+            await started.wait()
+    stats = limiter.stats
+    assert (stats.waiting, stats.in_flight, stats.waits) == (0, 0, 2)
+
+
+async def test_a_refund_lets_the_head_of_the_queue_start_sooner() -> None:
+    limiter = RateLimiter(tpm=6000)  # 100 tokens/s
+    held = await limiter.acquire(tokens=1000)  # ten seconds of budget, charged up front
+    admitted = anyio.Event()
+
+    async def queued() -> None:
+        permit = await limiter.acquire(tokens=2)
+        admitted.set()
+        limiter.release(permit)
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(queued)
+        await wait_all_tasks_blocked()
+        assert limiter.stats.waiting == 1  # asleep until the ten seconds have passed
+        limiter.succeeded(held, total_tokens=2, output_tokens=1)
+        limiter.release(held)
+        with anyio.fail_after(5):
+            await admitted.wait()
+    assert limiter.stats.waiting == 0
 
 
 async def test_a_429_halves_the_limit_once_per_storm() -> None:

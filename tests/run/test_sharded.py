@@ -4,7 +4,10 @@ into one run; judge rate budgets are divided among workers."""
 
 from __future__ import annotations
 
+import json
 import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -133,33 +136,153 @@ async def test_process_executor_matches_the_single_process_run(data: Path, tmp_p
     ]
 
 
-async def test_a_resumed_run_skips_finished_shards(data: Path, tmp_path: Path) -> None:
-    store = tmp_path / "s.duckdb"
-    full = tmp_path / "full.duckdb"
-    await run_evals(data, scorers(), store=full, progress=False)
-    first = await run_evals(data, scorers(), store=store, shard="0/1", progress=False)
-    # Simulate a crash after shards 0-3: shards 4 and 5 (rows 160-239) never got recorded.
+def dead_pid() -> int:
+    """The id of a process that has exited (a killed run's writer)."""
+    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    child.wait()
+    return child.pid
+
+
+def crash_after(store: Path, shards: int) -> None:
+    """Make ``store``'s run look killed after its first ``shards`` shards were recorded."""
+    first_row = shards * GROUP
     with duckdb.connect(str(store)) as con:
-        con.execute("DELETE FROM shards_done WHERE shard_index >= 4")
+        con.execute("DELETE FROM shards_done WHERE shard_index >= ?", [shards])
         for name in ("scores", "scorer_errors", "experiment_items"):
-            con.execute(f"DELETE FROM {name} WHERE CAST(split_part(run_id, '-', 2) AS INT) >= 160")
-    seen = tmp_path / "seen.txt"
+            con.execute(
+                f"DELETE FROM {name} WHERE CAST(split_part(run_id, '-', 2) AS INT) >= ?",
+                [first_row],
+            )
+        con.execute("UPDATE experiments SET status = 'running', writer_pid = ?", [dead_pid()])
+
+
+def counting_scorers(seen: Path) -> list[Scorer]:
+    """``scorers()``, the first one noting each input it scores in ``seen``."""
 
     def counting(run: Any) -> float:
         with open(seen, "a") as f:
             f.write(f"{run.input}\n")
         return 1.0 if run.output == run.ground_truth else 0.0
 
-    again = [create_scorer("Exact", id="exact").generate_score(counting), scorers()[1]]
+    return [create_scorer("Exact", id="exact").generate_score(counting), scorers()[1]]
+
+
+@pytest.mark.parametrize("options", [{"shard": "0/1"}, {"executor": "process", "workers": 2}])
+async def test_a_resumed_run_skips_finished_shards(
+    data: Path, tmp_path: Path, options: dict[str, Any]
+) -> None:
+    store = tmp_path / "s.duckdb"
+    full = tmp_path / "full.duckdb"
+    seen = tmp_path / "seen.txt"
+    await run_evals(data, scorers(), store=full, progress=False)
+    first = await run_evals(data, counting_scorers(seen), store=store, progress=False, **options)
+    crash_after(store, 4)  # shards 4 and 5 (rows 160-239) never got recorded
+    seen.unlink()
     resumed = await run_evals(
-        data, again, store=store, resume_shards=first.experiment_id, progress=False
-    )
+        data, counting_scorers(seen), store=store, resume=first.experiment_id, progress=False,
+        **options,
+    )  # fmt: skip
     evaluated = seen.read_text().split("\n")[:-1]
     assert sorted(evaluated) == sorted(f"question {i}" for i in range(160, 240))
     assert resumed.experiment_id == first.experiment_id
+    assert resumed.status == "completed_with_errors"
     assert scores_of(store) == scores_of(full)
     assert resumed.summary.processed == ROWS
     assert table(store, "SELECT count(*) FROM shards_done") == [(6,)]
+    assert table(store, "SELECT status, writer_pid FROM experiments") == [
+        ("completed_with_errors", os.getpid())
+    ]
+
+
+async def test_a_sharded_experiment_is_not_resumed_in_a_single_process(
+    data: Path, tmp_path: Path
+) -> None:
+    store = tmp_path / "s.duckdb"
+    first = await run_evals(data, scorers(), store=store, executor="process", workers=2,
+                            progress=False)  # fmt: skip
+    crash_after(store, 2)
+    with pytest.raises(ConfigError, match="was run sharded: resume it with executor='process'"):
+        await run_evals(data, scorers(), store=store, resume=first.experiment_id, progress=False)
+    with pytest.raises(ConfigError, match=r"retry_errors .* only re-runs the failed pairs"):
+        await run_evals(
+            data, scorers(), store=store, resume=first.experiment_id, retry_errors=True,
+            progress=False,
+        )  # fmt: skip
+    assert table(store, "SELECT count(*) FROM shards_done") == [(2,)]  # nothing ran
+    assert table(store, "SELECT count(*) FROM experiment_items") == [(2 * GROUP,)]
+
+
+async def test_a_single_process_experiment_is_not_resumed_sharded(
+    data: Path, tmp_path: Path
+) -> None:
+    store = tmp_path / "s.duckdb"
+    first = await run_evals(data, scorers(), store=store, progress=False)
+    with duckdb.connect(str(store)) as con:
+        con.execute("UPDATE experiments SET status = 'cancelled'")
+    with pytest.raises(ConfigError, match="was run in a single process: resume it without"):
+        await run_evals(
+            data, scorers(), store=store, resume=first.experiment_id, shard="0/1", progress=False
+        )
+    assert table(store, "SELECT count(*) FROM experiment_items") == [(ROWS,)]
+
+
+async def test_a_slice_resumes_only_as_the_same_slice(data: Path, tmp_path: Path) -> None:
+    store = tmp_path / "s.duckdb"
+    first = await run_evals(data, scorers(), store=store, shard="0/2", progress=False)
+    crash_after(store, 1)
+    for other in ("1/2", None):
+        with pytest.raises(ConfigError, match=r"ran slice 0/2: resume it with shard='0/2'"):
+            await run_evals(
+                data, scorers(), store=store, resume=first.experiment_id, shard=other,
+                executor="local" if other else "process", progress=False,
+            )  # fmt: skip
+    resumed = await run_evals(
+        data, scorers(), store=store, resume=first.experiment_id, shard="0/2", progress=False
+    )
+    assert resumed.summary.processed == ROWS // 2
+    assert table(store, "SELECT list(shard_index ORDER BY shard_index) FROM shards_done") == [
+        ([0, 2, 4],)
+    ]
+
+
+async def test_a_sharded_resume_checks_status_and_fingerprint(data: Path, tmp_path: Path) -> None:
+    store = tmp_path / "s.duckdb"
+    first = await run_evals(data, scorers(), store=store, shard="0/1", progress=False)
+    ident = first.experiment_id
+    with pytest.raises(ConfigError, match="completed_with_errors: nothing to resume"):
+        await run_evals(data, scorers(), store=store, resume=ident, shard="0/1", progress=False)
+    with duckdb.connect(str(store)) as con:  # a live writer: this process
+        con.execute("UPDATE experiments SET status = 'running', writer_pid = ?", [os.getpid()])
+    with pytest.raises(ConfigError, match="still running"):
+        await run_evals(data, scorers(), store=store, resume=ident, shard="0/1", progress=False)
+    crash_after(store, 3)
+    exact, picky = scorers()
+    versioned = create_scorer("Exact", id="exact", metadata={"version": 2}).generate_score(
+        lambda run: 1.0 if run.output == run.ground_truth else 0.0
+    )
+    with pytest.raises(ConfigError, match="scorer 'exact' metadata"):
+        await run_evals(data, [versioned, picky], store=store, resume=ident, shard="0/1",
+                        progress=False)  # fmt: skip
+    for fewer in (False, True):
+        with pytest.raises(ConfigError, match="cannot change its scorers"):
+            await run_evals(data, [exact], store=store, resume=ident, shard="0/1", force=fewer,
+                            progress=False)  # fmt: skip
+    resumed = await run_evals(data, [versioned, picky], store=store, resume=ident, shard="0/1",
+                              force=True, progress=False)  # fmt: skip
+    assert resumed.summary.processed == ROWS
+    ((config,),) = table(store, "SELECT config FROM experiments")
+    steps = {s["id"]: s["steps"] for s in json.loads(config)["scorers"]}
+    # The forced pass's configuration replaced the stored one.
+    assert "test_a_sharded_resume_checks" in steps["exact"]["generate_score"]["name"]
+    assert json.loads(config)["executor"] == "local"
+    assert table(store, "SELECT count(*) FROM shards_done") == [(6,)]
+
+
+async def test_retry_errors_is_refused_for_a_sharded_run(data: Path, tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match=r"retry_errors .*cannot re-run failed pairs"):
+        await run_evals(data, scorers(), store=tmp_path / "s.duckdb", resume="abc",
+                        retry_errors=True, executor="process", progress=False)  # fmt: skip
+    assert not (tmp_path / "s.duckdb").exists()
 
 
 async def test_shard_slices_merge_into_one_full_run(data: Path, tmp_path: Path) -> None:
