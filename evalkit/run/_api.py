@@ -129,7 +129,8 @@ async def run_evals(
         executor: ``"local"`` (this process), ``"process"`` (a process pool) or ``"ray"``
             (Ray tasks). Anything but ``"local"``, or ``shard``, runs the Parquet dataset
             shard by shard (one row group each, see the README's "Sharded runs"); items are
-            then not kept in memory.
+            then not kept in memory, and ``on_item_complete`` and the judge cache are
+            refused.
         workers: Worker processes for ``process``/``ray`` (default: the CPUs); each judge's
             rpm, tpm and max_concurrency are divided among them.
         shard: ``"i/n"``: run only slice ``i`` of ``n`` of the shards (CI matrix jobs; join
@@ -156,6 +157,16 @@ async def run_evals(
                 "retry_errors (--retry-errors) re-runs the failed pairs of a single-process"
                 " run; a sharded run (executor=/shard=, --executor/--shard) resumes by"
                 " skipping its finished shards and cannot re-run failed pairs"
+            )
+        if on_item_complete is not None:
+            raise ConfigError(
+                "on_item_complete is not available with executor=/shard=: a sharded run's "
+                "items finish in worker processes (read them from the store afterwards)"
+            )
+        if cache not in (None, False):
+            raise ConfigError(
+                "a sharded run (executor=/shard=) cannot use the judge cache: its workers "
+                "would all write one DuckDB file; pass cache=None or False"
             )
         return await run_sharded(
             data, scorers, executor=executor, workers=workers, shard=shard,

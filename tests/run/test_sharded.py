@@ -285,6 +285,23 @@ async def test_retry_errors_is_refused_for_a_sharded_run(data: Path, tmp_path: P
     assert not (tmp_path / "s.duckdb").exists()
 
 
+@pytest.mark.parametrize(
+    ("option", "message"),
+    [
+        ({"on_item_complete": print}, "on_item_complete is not available"),
+        ({"cache": True}, "cannot use the judge cache"),
+        ({"cache": "cache.duckdb"}, "cannot use the judge cache"),
+    ],
+)
+async def test_options_a_sharded_run_cannot_honour_are_refused(
+    data: Path, tmp_path: Path, option: dict[str, Any], message: str
+) -> None:
+    with pytest.raises(ConfigError, match=message):
+        await run_evals(data, scorers(), store=tmp_path / "s.duckdb", shard="0/1",
+                        progress=False, **option)  # fmt: skip
+    assert not (tmp_path / "s.duckdb").exists()
+
+
 async def test_shard_slices_merge_into_one_full_run(data: Path, tmp_path: Path) -> None:
     full = tmp_path / "full.duckdb"
     await run_evals(data, scorers(), store=full, progress=False)
