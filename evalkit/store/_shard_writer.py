@@ -69,6 +69,7 @@ class ShardWriter(StoreWriter):
         total_succeeded = self.succeeded + succeeded
         total_failed = self.failed + failed
         config = writer_config(sum(t.nbytes for t in tables.values()))
+        now = dt.datetime.now(dt.UTC).replace(tzinfo=None)
         with connection(self.path, lock_timeout=self.lock_timeout, config=config) as con:
             ensure_shards_table(con)
             with self._transaction(con):
@@ -92,12 +93,13 @@ class ShardWriter(StoreWriter):
                         record.item_offset,
                         record.rows,
                         record.summary,
-                        dt.datetime.now(dt.UTC).replace(tzinfo=None),
+                        now,
                     ],
                 )
                 con.execute(
-                    "UPDATE experiments SET succeeded_count = ?, failed_count = ? WHERE id = ?",
-                    [total_succeeded, total_failed, self.experiment_id],
+                    "UPDATE experiments SET succeeded_count = ?, failed_count = ?,"
+                    " heartbeat_at = ? WHERE id = ?",
+                    [total_succeeded, total_failed, now, self.experiment_id],
                 )
         self.succeeded, self.failed = total_succeeded, total_failed
 

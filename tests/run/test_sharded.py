@@ -194,6 +194,17 @@ async def test_a_resumed_run_skips_finished_shards(
     ]
 
 
+async def test_each_recorded_shard_refreshes_the_runs_heartbeat(data: Path, tmp_path: Path) -> None:
+    """A long sharded run must not look dead (and be taken over by a resume) between flushes."""
+    store = tmp_path / "s.duckdb"
+    await run_evals(data, scorers(), store=store, shard="0/1", progress=False)
+    assert table(
+        store,
+        "SELECT e.heartbeat_at >= max(s.completed_at) FROM experiments e "
+        "JOIN shards_done s ON s.experiment_id = e.id GROUP BY e.heartbeat_at",
+    ) == [(True,)]
+
+
 async def test_a_sharded_experiment_is_not_resumed_in_a_single_process(
     data: Path, tmp_path: Path
 ) -> None:
