@@ -63,7 +63,7 @@ class ShardWriter(StoreWriter):
         total_succeeded = self.succeeded + succeeded
         total_failed = self.failed + failed
         config = writer_config(sum(t.nbytes for t in tables.values()))
-        with self._bulk_connection(config) as con:
+        with connection(self.path, lock_timeout=self.lock_timeout, config=config) as con:
             ensure_shards_table(con)
             with self._transaction(con):
                 for name, table in tables.items():

@@ -10,7 +10,6 @@ from __future__ import annotations
 import datetime as dt
 import os
 from collections.abc import Mapping, Sequence
-from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Any
 
@@ -18,7 +17,7 @@ import duckdb
 import pyarrow as pa
 
 from evalkit.errors import StoreError
-from evalkit.store._connect import WRITE_ROW_GROUP_SIZE, connection, quote_ident
+from evalkit.store._connect import connection, quote_ident
 from evalkit.store._redact import redact
 from evalkit.store._replace import (
     final_status,
@@ -102,17 +101,6 @@ class StoreWriter:
 
     def _transaction(self, con: duckdb.DuckDBPyConnection) -> _Transaction:
         return _Transaction(con)
-
-    def _bulk_connection(
-        self, config: Mapping[str, str]
-    ) -> AbstractContextManager[duckdb.DuckDBPyConnection]:
-        """The connection of a flush: small row groups, so its checkpoint stays small."""
-        return connection(
-            self.path,
-            lock_timeout=self.lock_timeout,
-            config=config,
-            row_group_size=WRITE_ROW_GROUP_SIZE,
-        )
 
     def begin(self, record: ExperimentRecord, scorers: Sequence[ScorerRecord]) -> None:
         """Create or migrate the store, and record the experiment as ``running``."""
@@ -224,7 +212,7 @@ class StoreWriter:
         failed = self.failed + buffer.failed
         config = writer_config(sum(t.nbytes for t in tables.values()))
         with (
-            self._bulk_connection(config) as con,
+            connection(self.path, lock_timeout=self.lock_timeout, config=config) as con,
             self._transaction(con),
         ):
             for name, table in tables.items():
@@ -246,7 +234,7 @@ class StoreWriter:
     def _write_resumed(self, experiment_id: str, tables: Mapping[str, pa.Table]) -> None:
         config = writer_config(sum(t.nbytes for t in tables.values()))
         with (
-            self._bulk_connection(config) as con,
+            connection(self.path, lock_timeout=self.lock_timeout, config=config) as con,
             self._transaction(con),
         ):
             views = {name: f"_evalkit_batch_{name}" for name in tables}
