@@ -2,8 +2,11 @@
 
 A finished item becomes one ``experiment_items`` row, a ``scores`` row per successful scorer,
 a ``scorer_errors`` row per failed scorer (never with its recovered score) and a
-``judge_executions`` row per judge execution of any scorer, success or failed. Values are
-appended to per-column lists, so building the Arrow tables costs one conversion per column.
+``judge_executions`` row per judge execution of any scorer, success or failed. Rows are kept as
+tuples and transposed into Arrow columns once per batch. A ``scores`` row holds only what
+differs between an item's scorers, and the position of its item's row: the columns it shares
+with the item (run id, input, output, ground truth, context, source, time) are converted once
+per item and gathered into the scores table with Arrow's ``take``.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from operator import itemgetter
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from evalkit._json import to_jsonable
 from evalkit.scorer._result import STEP_ORDER
@@ -71,6 +75,21 @@ SCHEMAS: Mapping[str, pa.Schema] = {
         ]
     ),
 }  # fmt: skip
+
+# The ``scores`` columns an item's scorers share, taken from the item's row (same name there).
+_FROM_ITEM = (
+    "experiment_id", "run_id", "input", "output", "ground_truth", "request_context", "source",
+)  # fmt: skip
+
+# What a buffered ``scores`` row holds: its item's row, then the columns of its own.
+_SCORE_ROWS = pa.schema(
+    [
+        ("item_row", _I), ("scorer_id", _S), ("item_id", _S), ("score", _F), ("reason", _S),
+        ("preprocess_step_result", _S), ("analyze_step_result", _S),
+        ("preprocess_prompt", _S), ("analyze_prompt", _S), ("generate_score_prompt", _S),
+        ("generate_reason_prompt", _S), ("duration_ms", _F),
+    ]
+)  # fmt: skip
 
 
 # One encoder, built once: json.dumps with options builds a new encoder on every call.
@@ -130,7 +149,7 @@ class RowBuffer:
         self.experiment_id = experiment_id
         self.scorer_names = scorer_names
         self.items = _Rows(SCHEMAS["experiment_items"])
-        self.scores = _Rows(SCHEMAS["scores"])
+        self.scores = _Rows(_SCORE_ROWS)
         self.errors = _Rows(SCHEMAS["scorer_errors"])
         self.judge = _Rows(SCHEMAS["judge_executions"])
         self.rows = 0
@@ -139,13 +158,36 @@ class RowBuffer:
 
     def tables(self) -> dict[str, pa.Table]:
         """The non-empty tables, by store table name."""
-        named = {
-            "experiment_items": self.items,
-            "scores": self.scores,
-            "scorer_errors": self.errors,
-            "judge_executions": self.judge,
+        tables: dict[str, pa.Table] = {}
+        if self.items.rows:
+            tables["experiment_items"] = self.items.table()
+        if self.scores.rows:
+            tables["scores"] = self._scores_table(tables["experiment_items"])
+        if self.errors.rows:
+            tables["scorer_errors"] = self.errors.table()
+        if self.judge.rows:
+            tables["judge_executions"] = self.judge.table()
+        return tables
+
+    def _scores_table(self, items: pa.Table) -> pa.Table:
+        own = self.scores.table()
+        at = own.column("item_row")
+        scorer_id = own.column("scorer_id")
+        names = self.scorer_names
+        # An id the mapping lacks finds no index, and a null index takes a null name.
+        name_of = pa.array(list(names.values()), _S).take(
+            pc.index_in(scorer_id, value_set=pa.array(list(names), _S))
+        )
+        columns = {
+            **{name: items.column(name).take(at) for name in _FROM_ITEM},
+            "created_at": items.column("completed_at").take(at),
+            "scorer_name": name_of,
         }
-        return {name: rows.table() for name, rows in named.items() if len(rows)}
+        schema = SCHEMAS["scores"]
+        return pa.table(
+            [columns[f.name] if f.name in columns else own.column(f.name) for f in schema],
+            schema=schema,
+        )
 
     def add(self, result: ItemResult) -> None:
         """Buffer every row of one finished item."""
@@ -159,20 +201,21 @@ class RowBuffer:
         enc_truth = json_text(item.ground_truth)
         enc_context = json_text(item.request_context)
         enc_output = json_text(result.output)
+        item_row = len(self.items.rows)
+        scores = self.scores.rows
         ok = 0
         for o in result.outcomes:
             run = o.result
             if o.status == "success":
                 assert run is not None
                 ok += 1
-                self.scores.rows.append(
+                scores.append(
                     (
-                        exp, run_id, o.scorer_id, names.get(o.scorer_id), o.item_id, o.score,
-                        o.reason, enc_input, enc_output, enc_truth, enc_context,
+                        item_row, o.scorer_id, o.item_id, o.score, o.reason,
                         json_text(run.preprocess_step_result),
                         json_text(run.analyze_step_result), run.preprocess_prompt,
                         run.analyze_prompt, run.generate_score_prompt,
-                        run.generate_reason_prompt, source, o.duration_ms, when,
+                        run.generate_reason_prompt, o.duration_ms,
                     )
                 )  # fmt: skip
             else:

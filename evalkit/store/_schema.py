@@ -287,6 +287,7 @@ def schema_version(con: duckdb.DuckDBPyConnection) -> int:
     found = con.execute(
         "SELECT count(*) FROM information_schema.tables "
         "WHERE table_name = 'schema_version' AND table_schema = current_schema()"
+        " AND table_catalog = current_database()"
     ).fetchall()
     if not found or not found[0][0]:
         return 0

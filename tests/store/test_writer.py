@@ -280,3 +280,52 @@ def test_a_writer_gives_up_on_a_store_held_open_by_another_process(store: Path) 
         holder.communicate("done\n", timeout=10)
     StoreWriter(store, lock_timeout=5).begin(record, [])
     assert query(store, "SELECT id, status FROM experiments") == [("e1", "running")]
+
+
+def _items(count: int, scorers: tuple[str, ...]) -> list[Any]:
+    from evalkit.dataset import Item
+    from evalkit.run import ItemResult, ScorerOutcome
+    from evalkit.scorer import ScorerRunResult
+
+    items = []
+    for n in range(count):
+        item = Item(f"q{n}", f"in {n}", f"out {n}", index=n)
+        outcomes = tuple(
+            ScorerOutcome.success(
+                item.id,
+                scorer,
+                ScorerRunResult(f"r{n}", n % 2, None, item.input, f"out {n}", None, None),
+                ("generate_score",),
+                0.5,
+            )
+            for scorer in scorers
+        )
+        items.append(
+            ItemResult(item, f"r{n}", "success", f"out {n}", "dataset", None, outcomes, 0, 1, 0)
+        )
+    return items
+
+
+def test_a_flush_appends_small_row_groups(store: Path) -> None:
+    # Each flush's checkpoint recompresses the partly filled last row group: the writer keeps
+    # it small (WRITE_ROW_GROUP_SIZE) rather than DuckDB's 122,880 rows.
+    from evalkit.store import ExperimentRecord, RowBuffer, ScorerRecord, StoreWriter
+    from evalkit.store._connect import WRITE_ROW_GROUP_SIZE
+
+    scorers = ("a", "b")
+    writer = StoreWriter(store)
+    record = ExperimentRecord("e1", "n", None, "<rows>", {}, None, 1, dt.datetime.now(dt.UTC), "t")
+    writer.begin(record, [ScorerRecord(s, s, "", i) for i, s in enumerate(scorers)])
+    buffer = RowBuffer("e1", {s: s for s in scorers})
+    for result in _items(WRITE_ROW_GROUP_SIZE // 2 + 100, scorers):
+        buffer.add(result)
+    writer.write(buffer)
+    with duckdb.connect(str(store), read_only=True) as con:
+        sizes = con.execute(
+            "SELECT row_group_id, max(count) FROM pragma_storage_info('scores')"
+            " GROUP BY row_group_id ORDER BY row_group_id"
+        ).fetchall()
+        assert con.execute("SELECT count(*) FROM scores").fetchall() == [
+            (2 * (WRITE_ROW_GROUP_SIZE // 2 + 100),)
+        ]
+    assert [n for _, n in sizes] == [WRITE_ROW_GROUP_SIZE, 200]

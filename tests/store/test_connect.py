@@ -1,0 +1,107 @@
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from evalkit import StoreError
+from evalkit.store._connect import WRITE_ROW_GROUP_SIZE, connection, open_connection
+
+
+def row_group_sizes(store: Path, table: str) -> list[int]:
+    with duckdb.connect(str(store), read_only=True) as con:
+        rows = con.execute(
+            "SELECT row_group_id, max(count) FROM pragma_storage_info(?)"
+            " GROUP BY row_group_id ORDER BY row_group_id",
+            [table],
+        ).fetchall()
+    return [int(n) for _, n in rows]
+
+
+def test_a_writing_connection_appends_row_groups_of_its_size(store: Path) -> None:
+    with connection(store, row_group_size=2048) as con:
+        con.execute("CREATE TABLE t (i BIGINT)")
+        con.execute("INSERT INTO t SELECT range FROM range(5000)")
+    assert row_group_sizes(store, "t") == [2048, 2048, 904]
+    with connection(store) as con:
+        con.execute(f"INSERT INTO t SELECT range FROM range({WRITE_ROW_GROUP_SIZE + 10})")
+    assert max(row_group_sizes(store, "t")) == WRITE_ROW_GROUP_SIZE
+
+
+def test_a_checkpoint_by_a_plain_duckdb_connection_merges_small_row_groups(store: Path) -> None:
+    # Why every writing connection of evalkit uses the same size (README, "Design").
+    with connection(store, row_group_size=2048) as con:
+        con.execute("CREATE TABLE t (i BIGINT)")
+        con.execute("INSERT INTO t SELECT range FROM range(5000)")
+    with duckdb.connect(str(store)) as con:
+        con.execute("CREATE TABLE u (i BIGINT)")
+    assert row_group_sizes(store, "t") == [5000]
+
+
+@pytest.mark.parametrize(
+    ("name", "catalog"),
+    [("evalkit.duckdb", "evalkit"), ("memory.duckdb", "evalkit_store"), ("temp.db", "temp_db")],
+)
+def test_a_writing_connection_has_the_store_as_its_default_catalog(
+    tmp_path: Path, name: str, catalog: str
+) -> None:
+    store = tmp_path / name
+    with connection(store, config={"threads": "1"}) as con:
+        con.execute("CREATE TABLE t (i BIGINT)")
+        con.execute("CREATE MACRO twice(x) AS 2 * x")
+        con.execute("INSERT INTO t VALUES (1), (2)")
+        assert con.execute("SELECT sum(i), current_database() FROM t").fetchall() == [(3, catalog)]
+    with connection(store, read_only=True) as con:
+        assert con.execute("SELECT twice(sum(i)) FROM t").fetchall() == [(6,)]
+
+
+def test_a_writing_connection_shares_a_database_this_process_already_holds(store: Path) -> None:
+    held = duckdb.connect(str(store))
+    try:
+        held.execute("CREATE TABLE t (i BIGINT)")
+        with connection(store, config={"threads": "1"}) as con:
+            con.execute("INSERT INTO t VALUES (7)")
+        assert held.execute("SELECT i FROM t").fetchall() == [(7,)]
+    finally:
+        held.close()
+
+
+def test_a_connection_waits_for_a_writing_connection_of_this_process(store: Path) -> None:
+    writing = open_connection(store)
+    try:
+        writing.execute("CREATE TABLE t (i BIGINT)")
+        for read_only in (True, False):
+            with pytest.raises(StoreError, match=r"held by another connection of this process"):
+                open_connection(store, read_only=read_only, lock_timeout=0.1)
+    finally:
+        writing.close()
+    with connection(store, read_only=True) as con:
+        assert con.execute("SELECT count(*) FROM t").fetchall() == [(0,)]
+
+
+def test_a_writing_connection_waits_for_and_gives_up_on_another_process_lock(
+    store: Path,
+) -> None:
+    duckdb.connect(str(store)).close()
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import sys, duckdb\ncon = duckdb.connect(sys.argv[1])\nprint('locked', flush=True)"
+            "\nsys.stdin.readline()",
+            str(store),
+        ],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout is not None
+        assert holder.stdout.readline().strip() == "locked"
+        with pytest.raises(StoreError, match=r"locked by another process \(waited 0\.3 s"):
+            open_connection(store, lock_timeout=0.3)
+    finally:
+        holder.communicate("done\n", timeout=10)
