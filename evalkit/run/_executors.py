@@ -175,14 +175,23 @@ def _process(shards: Sequence[Shard], config: ShardConfig, workers: int) -> Iter
             except BrokenProcessPool as exc:
                 deaths += 1
                 if deaths > MAX_RETRIES:
-                    raise EvalkitError(
+                    message = (
                         f"a worker process died {deaths} times; shards left: {sorted(pending)}"
-                    ) from exc
+                    )
+                    if len(pending) == len(shards):
+                        message += _NO_SHARD_FINISHED
+                    raise EvalkitError(message) from exc
                 # The pool is unusable once a worker died: the unfinished shards run again
                 # in a fresh one (finished ones were already yielded and recorded).
                 for future in futures:
                     future.cancel()
 
+
+_NO_SHARD_FINISHED = (
+    " (no shard finished, so the workers fail as they start; their errors are printed above."
+    " A script calling run_evals at its top level must do so under"
+    ' `if __name__ == "__main__":`, because each worker imports the main module again)'
+)
 
 _RAY_ENV = {
     # Bind loopback only, keep no token file in the home folder, send no usage data.

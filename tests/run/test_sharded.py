@@ -353,6 +353,22 @@ def exiting_scorer(marker: Path) -> Scorer:
     return create_scorer("Exact", id="exact").generate_score(die_once)
 
 
+def test_a_script_without_a_main_guard_is_told_so(data: Path, tmp_path: Path) -> None:
+    script = tmp_path / "nightly.py"
+    script.write_text(
+        "from evalkit import create_scorer, run_evals_sync\n"
+        "scorer = create_scorer('One', id='one').generate_score(lambda run: 1.0)\n"
+        f"run_evals_sync({str(data)!r}, [scorer], store=None, executor='process', workers=1,"
+        " progress=False)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, str(script)], capture_output=True, text=True, timeout=120, cwd=tmp_path
+    )
+    assert done.returncode != 0
+    assert "no shard finished" in done.stderr
+    assert 'if __name__ == "__main__":' in done.stderr
+
+
 async def test_a_killed_process_worker_is_retried(data: Path, tmp_path: Path) -> None:
     full, store = tmp_path / "full.duckdb", tmp_path / "s.duckdb"
     marker = tmp_path / "died"
