@@ -7,7 +7,7 @@ caller knows (the key a client sends), so a provider that echoes the key back do
 :func:`looks_like_a_key` tells a pasted key from the *name* of an environment variable, for the
 places that take a name (``api_key_env``) and must refuse a key without echoing it.
 
-The patterns match the store's config redaction (``evalkit/store/_redact.py``).
+The store's config redaction (``evalkit/store/_redact.py``) masks text with the same patterns.
 """
 
 from __future__ import annotations

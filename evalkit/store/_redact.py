@@ -9,7 +9,8 @@ Two rules, applied to every nested dict and list:
   ``max_tokens`` counts tokens;
 - inside any text, things shaped like secrets are masked: provider keys (``sk-…``,
   ``sk-ant-…``, ``ghp_…``, ``xox…-``, ``AKIA…``), ``Bearer`` tokens, passwords in URLs
-  (``https://user:pw@host``) and secret query parameters (``?api_key=…``).
+  (``https://user:pw@host``) and secret query parameters (``?api_key=…``) — the patterns of
+  ``evalkit/_secrets.py``, shared with the masking of error messages.
 """
 
 from __future__ import annotations
@@ -18,27 +19,14 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-REDACTED = "[REDACTED]"
+from evalkit._secrets import MASK, mask_secrets
+
+REDACTED = MASK
 
 _SECRET_KEY = re.compile(
     r"(^|_)(api_?key|apikey|token|access_?token|refresh_?token|id_?token|auth_?token|"
     r"secret|client_?secret|secret_?key|password|passwd|pwd|authorization|auth|cookie|"
     r"credentials?|private_?key|access_?key|session_?key|signature)$"
-)
-_SECRET_TEXT = (
-    (re.compile(r"\b(sk-(?:ant-|proj-)?[A-Za-z0-9_\-]{12,})"), REDACTED),
-    (re.compile(r"\b(gh[pousr]_[A-Za-z0-9]{20,})"), REDACTED),
-    (re.compile(r"\b(xox[abprs]-[A-Za-z0-9\-]{10,})"), REDACTED),
-    (re.compile(r"\b(AKIA[0-9A-Z]{16})\b"), REDACTED),
-    (re.compile(r"(?i)\b(bearer|basic)\s+[A-Za-z0-9._~+/=\-]{8,}"), rf"\1 {REDACTED}"),
-    (re.compile(r"(://[^/\s:@]+:)[^@\s/]+@"), rf"\1{REDACTED}@"),
-    (
-        re.compile(
-            r"(?i)([?&](?:api[_-]?key|key|token|access_token|secret|password|sig|signature)=)"
-            r"[^&#\s]+"
-        ),
-        rf"\1{REDACTED}",
-    ),
 )
 
 
@@ -48,10 +36,9 @@ def is_secret_key(key: str) -> bool:
 
 
 def redact_text(text: str) -> str:
-    """``text`` with secret-shaped substrings masked."""
-    for pattern, replacement in _SECRET_TEXT:
-        text = pattern.sub(replacement, text)
-    return text
+    """``text`` with secret-shaped substrings masked: the patterns error messages are masked
+    with (:func:`evalkit._secrets.mask_secrets`)."""
+    return mask_secrets(text)
 
 
 def redact(value: Any) -> Any:

@@ -50,6 +50,9 @@ def test_ordinary_keys(key: str) -> None:
         ("https://x.io/v1?api_key=abc123&model=m", f"https://x.io/v1?api_key={REDACTED}&model=m"),
         ("token ghp_abcdefghijklmnopqrstuvwxyz0123", f"token {REDACTED}"),
         ("AKIAABCDEFGHIJKLMNOP", REDACTED),
+        # The same patterns as error messages: an OAuth code or auth in a query string too.
+        ("https://x.io/cb?code=4/0Adeu5B&state=s", f"https://x.io/cb?code={REDACTED}&state=s"),
+        ("https://x.io/v1?auth=tok123", f"https://x.io/v1?auth={REDACTED}"),
         ("gpt-4o-mini at https://api.openai.com/v1", "gpt-4o-mini at https://api.openai.com/v1"),
         ("a sketch of sk-short", "a sketch of sk-short"),
     ],
