@@ -8,6 +8,7 @@ import time
 from tqdm import tqdm
 
 from evalkit.judge import rate_limiter_stats
+from evalkit.report._safe import visible
 
 _REFRESH_S = 0.2
 
@@ -18,7 +19,8 @@ class Progress:
     def __init__(self, total: int, *, name: str, enabled: bool) -> None:
         self.bar = tqdm(
             total=total,
-            desc=name,
+            # An experiment name may hold escape sequences or line breaks: one visible line.
+            desc=visible(name).replace("\n", "\\n").replace("\t", "\\t"),
             unit="item",
             file=sys.stderr,
             disable=not enabled,
