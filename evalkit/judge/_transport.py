@@ -31,9 +31,6 @@ import httpx2
 import openai
 from openai import AsyncOpenAI
 
-#: The official aiohttp transport's pool size, kept so both paths open as many connections.
-_MAX_CONNECTIONS = 100
-
 
 class RawReply:
     """A 2xx reply: its headers (case-insensitive ``get``) and its body, decoded on demand."""
@@ -108,7 +105,10 @@ class ChatTransport:
         # HTTP(S)_PROXY / NO_PROXY apply, as they do to the official client; resolved once
         # here, since aiohttp's trust_env resolves them again for every request (~0.4 ms).
         self._proxy = _env_proxy(self.url)
-        connector = aiohttp.TCPConnector(limit=_MAX_CONNECTIONS, ssl=_ssl_context())
+        # No pool limit of its own (the official transport's is 100): the judges' and targets'
+        # max_concurrency and the run's concurrency bound the requests, and a judge given
+        # max_concurrency=200 should get 200 connections, not a silent 100.
+        connector = aiohttp.TCPConnector(limit=0, ssl=_ssl_context())
         self._session = aiohttp.ClientSession(connector=connector)
         return self._session
 

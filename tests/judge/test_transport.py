@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import anyio
 import openai
 import pytest
 from openai import DefaultAioHttpClient
@@ -94,3 +95,18 @@ def test_the_environments_proxy_applies_as_it_does_to_the_official_client(
     for name, value in env.items():
         monkeypatch.setenv(name, value)
     assert _env_proxy(url) == expected
+
+
+async def test_the_direct_path_has_no_connection_cap_of_its_own(server: FakeOpenAIServer) -> None:
+    """150 calls at once reach the server at once (the official transport's pool stops at 100):
+    the judge's max_concurrency and the run's concurrency are what bound a run."""
+    server.latency = 0.3
+    shared = await shared_openai_client(base_url=server.base_url, api_key="k3")
+
+    async def one() -> None:
+        await chat_completion(shared, BODY, timeout=10, max_retries=0, label="J")
+
+    async with anyio.create_task_group() as group:
+        for _ in range(150):
+            group.start_soon(one)
+    assert server.stats.max_in_flight == 150
