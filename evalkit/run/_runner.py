@@ -113,7 +113,7 @@ class Runner:
             if error is exc:
                 raise
             raise error from None
-        status = self._status()
+        status = self.summary.status()
         await self._finish(status)
         return status
 
@@ -171,12 +171,6 @@ class Runner:
                 # is being cancelled.
                 with anyio.CancelScope(shield=True):
                     await anyio.to_thread.run_sync(writer.write, buffer)
-
-    def _status(self) -> ExperimentStatus:
-        summary = self.summary
-        if summary.processed and not summary.any_score():
-            return "failed"
-        return "completed_with_errors" if summary.failed else "completed"
 
     async def _finish(self, status: ExperimentStatus) -> None:
         self.progress.close()

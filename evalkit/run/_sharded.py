@@ -72,12 +72,6 @@ def merge_summary(into: SummaryBuilder, state: str) -> None:
         s.high = max(s.high, high)
 
 
-def _status(summary: SummaryBuilder) -> ExperimentStatus:
-    if summary.processed and not summary.any_score():
-        return "failed"
-    return "completed_with_errors" if summary.failed else "completed"
-
-
 async def run_sharded(
     data: Any,
     scorers: Sequence[Scorer] | Scorer,
@@ -212,7 +206,7 @@ async def run_sharded(
                 await anyio.to_thread.run_sync(_finish, writer, status)
         raise
     bar.close()
-    status = _status(summary)
+    status = summary.status()
     if writer is not None:
         await anyio.to_thread.run_sync(_finish, writer, status)
     return ExperimentResult(

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from evalkit.run._experiment import ExperimentStatus
     from evalkit.run._outcome import ItemResult
 
 
@@ -136,9 +137,13 @@ class SummaryBuilder:
             else:
                 stats[outcome.scorer_id].failed += 1
 
-    def any_score(self) -> bool:
-        """Whether at least one scorer succeeded on at least one item."""
-        return any(s.n for s in self._stats.values())
+    def status(self) -> ExperimentStatus:
+        """How a run over these items ended: ``"failed"`` when items were processed but no
+        scorer succeeded on any, else ``"completed_with_errors"`` when a scorer failed, else
+        ``"completed"``."""
+        if self.processed and not any(s.n for s in self._stats.values()):
+            return "failed"
+        return "completed_with_errors" if self.failed else "completed"
 
     def build(self) -> RunSummary:
         """The summary so far."""
