@@ -112,31 +112,42 @@ def open_connection(
                 try:
                     return duckdb.connect(where)
                 except duckdb.Error as again:
-                    raise StoreError(f"{where}: cannot open the score store: {again}") from again
-            raise StoreError(f"{where}: cannot open the score store: {exc}") from exc
+                    raise _cannot_open(where, again) from again
+            raise _cannot_open(where, exc) from exc
         except duckdb.IOException as exc:
             if not _is_lock_conflict(exc):
-                raise StoreError(f"{where}: cannot open the score store: {exc}") from exc
-            if time.monotonic() >= deadline:
-                raise StoreError(
-                    f"{where}: the score store is locked by another process (waited"
-                    f" {lock_timeout:g} s; DuckDB allows one writer, or readers, at a time): {exc}"
-                ) from exc
-            time.sleep(_LOCK_POLL_S)
+                raise _cannot_open(where, exc) from exc
+            _wait_or_fail(
+                deadline,
+                f"{where}: the score store is locked by another process (waited"
+                f" {lock_timeout:g} s; DuckDB allows one writer, or readers, at a time): {exc}",
+                exc,
+            )
         except duckdb.Error as exc:
             if not _is_attached_here(exc):
-                raise StoreError(f"{where}: cannot open the score store: {exc}") from exc
+                raise _cannot_open(where, exc) from exc
             try:
                 return duckdb.connect(where)
             except duckdb.Error as again:
                 if not _is_attached_here(again):
-                    raise StoreError(f"{where}: cannot open the score store: {again}") from again
-                if time.monotonic() >= deadline:
-                    raise StoreError(
-                        f"{where}: the score store is held by another connection of this"
-                        f" process (waited {lock_timeout:g} s): {again}"
-                    ) from again
-            time.sleep(_LOCK_POLL_S)
+                    raise _cannot_open(where, again) from again
+                _wait_or_fail(
+                    deadline,
+                    f"{where}: the score store is held by another connection of this"
+                    f" process (waited {lock_timeout:g} s): {again}",
+                    again,
+                )
+
+
+def _cannot_open(where: str, exc: duckdb.Error) -> StoreError:
+    return StoreError(f"{where}: cannot open the score store: {exc}")
+
+
+def _wait_or_fail(deadline: float, message: str, exc: duckdb.Error) -> None:
+    """Sleep before the next attempt, or raise ``message`` once ``deadline`` has passed."""
+    if time.monotonic() >= deadline:
+        raise StoreError(message) from exc
+    time.sleep(_LOCK_POLL_S)
 
 
 @contextmanager
