@@ -1,7 +1,5 @@
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import duckdb
@@ -9,6 +7,8 @@ import pytest
 
 from evalkit import StoreError
 from evalkit.store._connect import WRITE_ROW_GROUP_SIZE, connection, open_connection
+
+from .conftest import held_by_another_process
 
 
 def row_group_sizes(store: Path, table: str) -> list[int]:
@@ -86,22 +86,8 @@ def test_a_writing_connection_waits_for_and_gives_up_on_another_process_lock(
     store: Path,
 ) -> None:
     duckdb.connect(str(store)).close()
-    holder = subprocess.Popen(
-        [
-            sys.executable,
-            "-c",
-            "import sys, duckdb\ncon = duckdb.connect(sys.argv[1])\nprint('locked', flush=True)"
-            "\nsys.stdin.readline()",
-            str(store),
-        ],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        assert holder.stdout is not None
-        assert holder.stdout.readline().strip() == "locked"
-        with pytest.raises(StoreError, match=r"locked by another process \(waited 0\.3 s"):
-            open_connection(store, lock_timeout=0.3)
-    finally:
-        holder.communicate("done\n", timeout=10)
+    with (
+        held_by_another_process(store),
+        pytest.raises(StoreError, match=r"locked by another process \(waited 0\.3 s"),
+    ):
+        open_connection(store, lock_timeout=0.3)

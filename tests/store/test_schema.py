@@ -1,8 +1,5 @@
 from __future__ import annotations
 
-import subprocess
-import sys
-import textwrap
 from pathlib import Path
 
 import duckdb
@@ -10,6 +7,8 @@ import pytest
 
 from evalkit import StoreError, create_scorer, run_evals
 from evalkit.store import SCHEMA_VERSION, SEED_PRICES, migrate, open_connection, schema_version
+
+from .conftest import held_by_another_process
 
 SCORER = create_scorer("One").generate_score(lambda run: 1.0)
 ROWS = [{"input": "q", "output": "a"}]
@@ -81,30 +80,8 @@ async def test_not_a_duckdb_file(tmp_path: Path) -> None:
 
 
 def test_waits_for_another_process_then_gives_up(store: Path) -> None:
-    holder = subprocess.Popen(
-        [
-            sys.executable,
-            "-c",
-            textwrap.dedent(
-                f"""
-                import sys, duckdb
-                con = duckdb.connect({str(store)!r})
-                print("locked", flush=True)
-                sys.stdin.readline()
-                """
-            ),
-        ],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        assert holder.stdout is not None
-        assert holder.stdout.readline().strip() == "locked"
-        with pytest.raises(StoreError, match="lock"):
-            open_connection(store, lock_timeout=0.2)
-    finally:
-        holder.communicate("done\n", timeout=10)
+    with held_by_another_process(store), pytest.raises(StoreError, match="lock"):
+        open_connection(store, lock_timeout=0.2)
     open_connection(store, lock_timeout=0.2).close()
 
 

@@ -14,6 +14,8 @@ from evalkit import JudgeCost, JudgeUsage, create_scorer, run_evals
 from evalkit.target import FunctionTarget
 from tests.doubles import ScriptedJudgeStep
 
+from .conftest import held_by_another_process
+
 ROWS = [{"input": f"q{i}", "output": f"a{i}"} for i in range(4)]
 
 
@@ -256,28 +258,14 @@ def test_a_writer_gives_up_on_a_store_held_open_by_another_process(store: Path) 
     from evalkit import StoreError
     from evalkit.store import ExperimentRecord, StoreWriter
 
-    holder = subprocess.Popen(
-        [
-            sys.executable,
-            "-c",
-            "import sys, duckdb\ncon = duckdb.connect(sys.argv[1])\nprint('locked', flush=True)"
-            "\nsys.stdin.readline()",
-            str(store),
-        ],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
     record = ExperimentRecord(
         "e1", "n", None, "<rows>", {}, None, 1, dt.datetime.now(dt.UTC), "test"
     )
-    try:
-        assert holder.stdout is not None
-        assert holder.stdout.readline().strip() == "locked"
-        with pytest.raises(StoreError, match=r"locked by another process \(waited 0\.3 s"):
-            StoreWriter(store, lock_timeout=0.3).begin(record, [])
-    finally:
-        holder.communicate("done\n", timeout=10)
+    with (
+        held_by_another_process(store),
+        pytest.raises(StoreError, match=r"locked by another process \(waited 0\.3 s"),
+    ):
+        StoreWriter(store, lock_timeout=0.3).begin(record, [])
     StoreWriter(store, lock_timeout=5).begin(record, [])
     assert query(store, "SELECT id, status FROM experiments") == [("e1", "running")]
 
