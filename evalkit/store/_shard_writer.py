@@ -16,11 +16,11 @@ from typing import Any
 import duckdb
 import pyarrow as pa
 
-from evalkit.store._connect import connection, quote_ident
+from evalkit.store._connect import connection
 from evalkit.store._redact import redact
 from evalkit.store._resume import this_host
 from evalkit.store._rows import json_text
-from evalkit.store._writer import StoreWriter, writer_config
+from evalkit.store._writer import StoreWriter, insert_views, registered, writer_config
 
 SHARDS_DONE = """
 CREATE TABLE IF NOT EXISTS shards_done (
@@ -73,16 +73,8 @@ class ShardWriter(StoreWriter):
         with connection(self.path, lock_timeout=self.lock_timeout, config=config) as con:
             ensure_shards_table(con)
             with self._transaction(con):
-                for name, table in tables.items():
-                    view = f"_evalkit_shard_{name}"
-                    con.register(view, table)
-                    try:
-                        con.execute(
-                            f"INSERT INTO {quote_ident(name)} BY NAME"
-                            f" SELECT * FROM {quote_ident(view)}"
-                        )
-                    finally:
-                        con.unregister(view)
+                with registered(con, tables) as views:
+                    insert_views(con, views)
                 con.execute(
                     "INSERT INTO shards_done VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                     [

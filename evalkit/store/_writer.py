@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import datetime as dt
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -74,6 +75,27 @@ def writer_config(batch_bytes: int) -> dict[str, str]:
         "allocator_flush_threshold": "8MB",
         "allocator_bulk_deallocation_flush_threshold": "8MB",
     }
+
+
+@contextmanager
+def registered(
+    con: duckdb.DuckDBPyConnection, tables: Mapping[str, pa.Table]
+) -> Iterator[dict[str, str]]:
+    """``tables`` registered as views of ``con`` inside the block; yields each one's view."""
+    views = {name: f"_evalkit_batch_{name}" for name in tables}
+    for name, table in tables.items():
+        con.register(views[name], table)
+    try:
+        yield views
+    finally:
+        for view in views.values():
+            con.unregister(view)
+
+
+def insert_views(con: duckdb.DuckDBPyConnection, views: Mapping[str, str]) -> None:
+    """Append each view's rows to the store table it is named after (columns by name)."""
+    for name, view in views.items():
+        con.execute(f"INSERT INTO {quote_ident(name)} BY NAME SELECT * FROM {quote_ident(view)}")
 
 
 def _naive_utc(moment: dt.datetime) -> dt.datetime:
@@ -215,15 +237,8 @@ class StoreWriter:
             connection(self.path, lock_timeout=self.lock_timeout, config=config) as con,
             self._transaction(con),
         ):
-            for name, table in tables.items():
-                view = f"_evalkit_batch_{name}"
-                con.register(view, table)
-                try:
-                    con.execute(
-                        f"INSERT INTO {quote_ident(name)} BY NAME SELECT * FROM {quote_ident(view)}"
-                    )
-                finally:
-                    con.unregister(view)
+            with registered(con, tables) as views:
+                insert_views(con, views)
             con.execute(
                 "UPDATE experiments SET succeeded_count = ?, failed_count = ?, heartbeat_at = ?"
                 " WHERE id = ?",
@@ -237,21 +252,11 @@ class StoreWriter:
             connection(self.path, lock_timeout=self.lock_timeout, config=config) as con,
             self._transaction(con),
         ):
-            views = {name: f"_evalkit_batch_{name}" for name in tables}
-            for name, table in tables.items():
-                con.register(views[name], table)
-            try:
+            with registered(con, tables) as views:
                 replace_older_rows(con, experiment_id, views)
-                for name in tables:
-                    con.execute(
-                        f"INSERT INTO {quote_ident(name)} BY NAME"
-                        f" SELECT * FROM {quote_ident(views[name])}"
-                    )
+                insert_views(con, views)
                 if "experiment_items" in views:
                     recount_items(con, experiment_id, views["experiment_items"])
-            finally:
-                for view in views.values():
-                    con.unregister(view)
             self.succeeded, self.failed = recount_experiment(con, experiment_id)
 
     def finish(
