@@ -34,6 +34,7 @@ from types import TracebackType
 from typing import Any, TypeVar
 
 import anyio
+import pyarrow as pa
 
 from evalkit.errors import ConfigError
 from evalkit.judge import _batch_db
@@ -165,6 +166,10 @@ class JudgeCache:
                 db.prune(con, time.time())
                 _batch_db.prune(con, time.time())
                 self._con = con
+        # pyarrow imports pandas (~0.3 s, holding the GIL) at its first conversion of a Python
+        # list; a run opens its cache before it starts, so pay for that here rather than at
+        # the first write, in the middle of the run's judge calls.
+        pa.array([], pa.string())
 
     async def aopen(self) -> None:
         """:meth:`open`, in a worker thread."""

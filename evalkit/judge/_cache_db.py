@@ -83,10 +83,6 @@ def connect(path: Path) -> Any:
     except duckdb.Error as exc:
         con.close()
         raise StoreError(f"judge cache {path}: not a usable cache file ({exc})") from exc
-    # pyarrow imports pandas (~0.3 s, holding the GIL) at its first conversion of a Python
-    # list; the cache is opened before a run starts, so pay for it here rather than at the
-    # first write, in the middle of the run's judge calls.
-    pa.array([], pa.string())
     return con
 
 
