@@ -14,6 +14,7 @@ if TYPE_CHECKING:
     from evalkit.compare import Comparison, ScorerComparison, compare_experiments
     from evalkit.dataset import Dataset, Item, load_dataset
     from evalkit.errors import (
+        BaselineError,
         ConfigError,
         DatasetError,
         EvalkitError,
@@ -78,6 +79,7 @@ __getattr__, __dir__ = _exports(
             "load_dataset",
         ),
         "evalkit.errors": (
+            "BaselineError",
             "ConfigError",
             "DatasetError",
             "EvalkitError",
@@ -150,6 +152,7 @@ __getattr__, __dir__ = _exports(
 __version__ = "0.1.0"
 
 __all__ = [
+    "BaselineError",
     "Comparison",
     "ConfigError",
     "Dataset",

@@ -13,6 +13,7 @@ class also inherits it, so ``except ValueError`` keeps working for callers who e
     ├── DatasetError (ValueError)       a dataset cannot be read or is malformed
     ├── TargetError                     the target failed to produce an output for an item
     └── StoreError                      the DuckDB score store cannot be opened or written
+        └── BaselineError               the named baseline cannot be compared with the run
 
 Each class builds its message from structured fields, and ``to_dict()`` gives a JSON-ready
 summary (``name``, ``message`` and the fields) that never includes bulky payloads.
@@ -280,3 +281,21 @@ class TargetError(EvalkitError):
 
 class StoreError(EvalkitError):
     """The DuckDB score store cannot be opened, read or written."""
+
+
+class BaselineError(StoreError):
+    """The baseline a run is to be judged against cannot be compared with it.
+
+    Attributes:
+        ref: The baseline as the user named it (``"latest"``, a run name, an id).
+        reason: Why it cannot serve: missing, unfinished, partial, or not pairing.
+    """
+
+    def __init__(self, ref: str, reason: str) -> None:
+        self.ref = ref
+        self.reason = reason
+        super().__init__(f"baseline {ref!r} cannot be compared: {reason}")
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready summary with the reference and the reason."""
+        return {**super().to_dict(), "ref": self.ref, "reason": self.reason}

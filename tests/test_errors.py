@@ -10,6 +10,7 @@ import pytest
 import evalkit.errors as errors
 from evalkit import create_scorer
 from evalkit.errors import (
+    BaselineError,
     ConfigError,
     DatasetError,
     EvalkitError,
@@ -47,6 +48,7 @@ EXAMPLES: list[EvalkitError] = [
     DatasetError("qa.parquet", "required column is missing", column="input"),
     TargetError("target failed"),
     StoreError("store locked"),
+    BaselineError("latest", "run abc is cancelled, not complete"),
 ]
 
 

@@ -123,6 +123,17 @@ def build_thresholds(file: ExperimentFile, scorers: list[Scorer]) -> dict[str, A
     return thresholds
 
 
+def build_error_rates(file: ExperimentFile, scorers: list[Scorer]) -> dict[str, float]:
+    """``run_evals(max_error_rate=...)``: each entry's own bound, else the experiment's."""
+    default = file.config.experiment.max_error_rate
+    rates = {}
+    for scorer, entry in zip(scorers, file.config.scorers, strict=True):
+        rate = entry.max_error_rate if entry.max_error_rate is not None else default
+        if rate is not None:
+            rates[scorer.id] = rate
+    return rates
+
+
 def build_directions(file: ExperimentFile, scorers: list[Scorer]) -> dict[str, Direction]:
     """Per scorer, which way is better: declared by the scorer, or a ``max``-only threshold."""
     return {

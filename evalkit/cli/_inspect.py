@@ -5,11 +5,12 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from evalkit.cli._baseline import pairs_with
 from evalkit.cli._format import json_text, records, text_table
 from evalkit.cli._main import EXIT_FAILED_GATE, EXIT_OK
 from evalkit.cli._refs import find_experiment
 from evalkit.compare import Comparison, compare_experiments
-from evalkit.errors import StoreError
+from evalkit.errors import BaselineError, StoreError
 from evalkit.scorers import list_scorers
 from evalkit.store import DEFAULT_STORE, connection, read_item_scores
 from evalkit.store import list_experiments as stored_experiments
@@ -112,7 +113,8 @@ def comparison_table(comparison: Comparison) -> str:
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
-    """Paired comparison of two stored runs; exit 1 when a scorer regressed."""
+    """Paired comparison of two stored runs; exit 1 when a scorer regressed, 2 when the runs
+    do not pair (another dataset, no item in common, no scorer scored in both)."""
     store = args.store or DEFAULT_STORE
     baseline = find_experiment(store, args.baseline)
     candidate = find_experiment(
@@ -120,6 +122,9 @@ def cmd_compare(args: argparse.Namespace) -> int:
     )
     if baseline is None or candidate is None:
         raise StoreError(f"{store}: no finished experiment to compare")
+    reason = pairs_with(store, baseline, candidate, min_paired=args.min_paired)
+    if reason is not None:
+        raise BaselineError(args.baseline, reason)
     comparison = compare_experiments(
         read_item_scores(store, baseline["id"]),
         read_item_scores(store, candidate["id"]),
@@ -128,6 +133,10 @@ def cmd_compare(args: argparse.Namespace) -> int:
         confidence=args.confidence,
         resamples=args.resamples,
     )
+    if all(c.verdict == "not_comparable" for c in comparison):
+        raise BaselineError(
+            args.baseline, "no item is scored by the same scorer in both runs (not comparable)"
+        )
     if args.json:
         print(
             json_text(

@@ -95,6 +95,14 @@ def build_parser() -> argparse.ArgumentParser:
     compare.add_argument("--max-drop", type=float, default=0.0, help="tolerated drop in mean")
     compare.add_argument("--confidence", type=float, default=0.95, help="CI coverage (0.95)")
     compare.add_argument("--resamples", type=int, default=10_000, help="bootstrap resamples")
+    compare.add_argument(
+        "--min-paired",
+        type=float,
+        default=0.9,
+        metavar="SHARE",
+        help="share of the candidate's items the baseline must hold unless both ran on the"
+        " same dataset (0.9)",
+    )
     compare.add_argument("--json", action="store_true", help="print JSON")
     compare.set_defaults(handler=_inspect.cmd_compare)
 

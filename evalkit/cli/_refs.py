@@ -1,15 +1,33 @@
-"""Finding a stored run from what a user types: an id, an id prefix, a run name, or latest."""
+"""Finding a stored run from what a user types: an id, a run name, an id prefix, or latest.
+
+The order is fixed so a reference never means two things: an exact id, then an exact run
+name (its newest finished run), then a unique id prefix. A name that looks like an id prefix
+(``6b7``) is the run of that name, never another run whose id starts so.
+"""
 
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from typing import Any
 
 from evalkit.errors import StoreError
 from evalkit.store import list_experiments, read_experiment
 
-#: Runs that finished (possibly with failed items) and can serve as a baseline.
-FINISHED = ["completed", "completed_with_errors"]
+#: Runs that finished (possibly with failed items).
+FINISHED = ("completed", "completed_with_errors")
+
+
+def _describe(rows: Sequence[dict[str, Any]]) -> str:
+    shown = ", ".join(f"{r['id']} ({r['name']}, {r['status']}, {r['started_at']:%Y-%m-%d %H:%M})"
+                      for r in rows[:5])  # fmt: skip
+    return shown + (f" and {len(rows) - 5} more" if len(rows) > 5 else "")
+
+
+def _full(store: str | os.PathLike[str], run: dict[str, Any]) -> dict[str, Any]:
+    """The run's whole row (with its config), as ``show --json`` prints it."""
+    row: dict[str, Any] = read_experiment(store, run["id"])
+    return row
 
 
 def find_experiment(
@@ -21,26 +39,35 @@ def find_experiment(
 ) -> dict[str, Any] | None:
     """The stored run ``ref`` designates, or None when ``ref`` is ``"latest"`` and none exists.
 
-    ``"latest"`` is the newest finished run named ``name`` (other than ``exclude``). Otherwise
-    ``ref`` is tried as an id or id prefix, then as a run name (its newest finished run).
+    ``"latest"`` is the newest finished run named ``name`` (of any name without one), other
+    than ``exclude``. Otherwise ``ref`` is an exact id, else a run name (its newest finished
+    run other than ``exclude``), else a unique id prefix.
 
     Raises:
-        StoreError: ``ref`` matches nothing, or an id prefix matches several runs.
+        StoreError: ``ref`` matches nothing, names only unfinished runs, or is an id prefix
+            of several runs (they are listed).
     """
-    rows: list[dict[str, Any]] = list_experiments(
-        store, name=name if ref == "latest" else ref, status=FINISHED
-    ).to_pylist()
-    finished = [r for r in rows if r["id"] != exclude]
+    runs: list[dict[str, Any]] = list_experiments(store).to_pylist()
     if ref == "latest":
-        return finished[0] if finished else None
-    try:
-        found: dict[str, Any] = read_experiment(store, ref)
-        return found
-    except StoreError as exc:
+        finished = [r for r in runs if r["status"] in FINISHED and r["id"] != exclude]
+        if name is not None:
+            finished = [r for r in finished if r["name"] == name]
+        return _full(store, finished[0]) if finished else None
+    for run in runs:
+        if run["id"] == ref:
+            return _full(store, run)
+    named = [r for r in runs if r["name"] == ref]
+    if named:
+        finished = [r for r in named if r["status"] in FINISHED and r["id"] != exclude]
         if finished:
-            return finished[0]
-        if "matches several" in str(exc):
-            raise
+            return _full(store, finished[0])
+        raise StoreError(f"{store}: no finished run is named {ref!r}; its runs: {_describe(named)}")
+    prefixed = [r for r in runs if r["id"].startswith(ref)]
+    if len(prefixed) == 1:
+        return _full(store, prefixed[0])
+    if prefixed:
         raise StoreError(
-            f"{store}: no experiment has the id {ref!r}, and no finished run is named {ref!r}"
-        ) from None
+            f"{store}: {ref!r} is the id prefix of {len(prefixed)} runs: {_describe(prefixed)};"
+            " type more of the id"
+        )
+    raise StoreError(f"{store}: no experiment has the id {ref!r}, and no run is named {ref!r}")

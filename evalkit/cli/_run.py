@@ -8,12 +8,18 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from evalkit.cli._build import build_directions, build_scorers, build_target, build_thresholds
+from evalkit.cli._baseline import Baseline, candidates, choose
+from evalkit.cli._build import (
+    build_directions,
+    build_error_rates,
+    build_scorers,
+    build_target,
+    build_thresholds,
+)
 from evalkit.cli._format import json_text
-from evalkit.cli._main import EXIT_FAILED_GATE, EXIT_INTERRUPTED, EXIT_OK
-from evalkit.cli._refs import find_experiment
+from evalkit.cli._main import EXIT_FAILED_GATE, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
 from evalkit.compare import Comparison, compare_experiments
-from evalkit.errors import ConfigError, StoreError
+from evalkit.errors import BaselineError, ConfigError, StoreError
 from evalkit.experiment_file import load_experiment_file
 from evalkit.experiment_file._schema import RegressionSection
 from evalkit.report import console_table, html_report, junit_xml, markdown_summary
@@ -21,17 +27,6 @@ from evalkit.report._build import build_report
 from evalkit.report._model import ReportData
 from evalkit.run import ExperimentResult, run_evals_sync
 from evalkit.store import latest_resumable, read_experiment, read_item_scores
-
-
-def _baseline(store: Path, ref: str | None, name: str) -> dict[str, Any] | None:
-    """The run to compare against, found before this run starts (so it is never itself)."""
-    if ref is None:
-        return None
-    if not store.exists():
-        if ref == "latest":
-            return None
-        raise StoreError(f"{store}: no score store yet, so no baseline {ref!r} to compare with")
-    return find_experiment(store, ref, name=name)
 
 
 def write_reports(report: ReportData, folder: Path) -> dict[str, Path]:
@@ -65,6 +60,37 @@ def _compare(
         confidence=gate.confidence,
         resamples=gate.resamples,
     )
+
+
+def _judge_against(
+    store: Path,
+    ref: str,
+    runs: list[dict[str, Any]],
+    result: ExperimentResult,
+    directions: dict[str, Any],
+    gate: RegressionSection,
+) -> tuple[Baseline, Comparison | None]:
+    """The baseline this run pairs with and the comparison with it.
+
+    Raises:
+        BaselineError: The baseline was named explicitly and cannot be compared.
+    """
+    candidate = {
+        "id": result.experiment_id,
+        "name": result.name,
+        "dataset_fingerprint": result.dataset_fingerprint,
+    }
+    others = [r for r in runs if r["id"] != result.experiment_id]
+    baseline = choose(store, others, ref=ref, candidate=candidate, min_paired=gate.min_paired)
+    if baseline.run is None:
+        return baseline, None
+    comparison = _compare(store, baseline.run, result, directions, gate)
+    if all(c.verdict == "not_comparable" for c in comparison):
+        reason = f"run {baseline.run['id']} has no item scored by the same scorer in both runs"
+        if ref != "latest":
+            raise BaselineError(ref, reason)
+        return Baseline(None, f"no baseline: {reason}; judged on its own gates only"), None
+    return baseline, comparison
 
 
 def _resume_id(args: argparse.Namespace, store: Path, name: str) -> str | None:
@@ -111,7 +137,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     directions = build_directions(file, scorers)
     gate = config.regression or RegressionSection()
     ref = args.baseline or (config.regression.baseline if config.regression else None)
-    baseline = _baseline(store, ref, config.experiment.name)
+    # Found before the run starts, so a missing or unusable named baseline fails fast.
+    runs = candidates(store, ref, name=config.experiment.name) if ref is not None else []
     resume = _resume_id(args, store, config.experiment.name)
 
     result = run_evals_sync(
@@ -123,6 +150,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         experiment=config.experiment.name,
         description=config.experiment.description,
         thresholds=build_thresholds(file, scorers),
+        max_error_rate=build_error_rates(file, scorers),
         progress=not args.no_progress,
         limit=args.limit,
         metadata={"experiment_file": str(file.path)},
@@ -132,42 +160,53 @@ def cmd_run(args: argparse.Namespace) -> int:
         force=args.force,
         **_sharding(args),
     )
-    comparison = None
-    if baseline is not None:
-        comparison = _compare(store, baseline, result, directions, gate)
-    label = f"{baseline['name']} ({baseline['id']})" if baseline is not None else None
-    report = build_report(result, comparison=comparison, baseline=label, directions=directions)
+    baseline, comparison, error = Baseline(None), None, None
+    if ref is not None and result.status != "cancelled":
+        try:
+            baseline, comparison = _judge_against(store, ref, runs, result, directions, gate)
+        except BaselineError as exc:
+            error = exc
+    label = f"{baseline.run['name']} ({baseline.run['id']})" if baseline.run else None
+    report = build_report(
+        result,
+        comparison=comparison,
+        baseline=label,
+        baseline_note=baseline.note,
+        directions=directions,
+    )
     paths = write_reports(report, Path(args.report_dir))
 
-    passed = report.passed and result.status != "failed"
     compared = {c.scorer_id: c for c in comparison} if comparison is not None else {}
     if args.json:
+        verdict = report.to_dict()
+        verdict["scorers"] = [
+            {**row, "comparison": compared[row["scorer_id"]].to_dict()}
+            if row["scorer_id"] in compared
+            else row
+            for row in verdict["scorers"]
+        ]
         print(
             json_text(
                 {
-                    "experiment_id": result.experiment_id,
-                    "name": result.name,
-                    "status": result.status,
-                    "passed": passed,
+                    **verdict,
                     "store": str(store),
-                    "baseline": baseline["id"] if baseline is not None else None,
-                    "scorers": [
-                        {**row.to_dict(), "comparison": compared[row.scorer_id].to_dict()}
-                        if row.scorer_id in compared
-                        else row.to_dict()
-                        for row in report.scorers
-                    ],
+                    "baseline": baseline.run["id"] if baseline.run else None,
+                    "baseline_error": str(error) if error is not None else None,
                     "reports": {kind: str(path) for kind, path in paths.items()},
                 }
             )
         )
     else:
         print(console_table(report))
-        if ref is not None and baseline is None:
-            print(f"no earlier finished run of {config.experiment.name!r}: no regression gate")
         print(f"reports: {paths['html']}  {paths['markdown']}  {paths['junit']}")
     if result.status == "cancelled":
         return EXIT_INTERRUPTED
+    if error is not None:
+        print(
+            f"evalkit: error: {error} (this run is stored as {result.experiment_id})",
+            file=sys.stderr,
+        )
+        return EXIT_USAGE
     if result.status == "failed":
         print(f"evalkit: every item of {result.name!r} failed", file=sys.stderr)
-    return EXIT_OK if passed else EXIT_FAILED_GATE
+    return EXIT_OK if report.passed else EXIT_FAILED_GATE

@@ -35,6 +35,7 @@ Text = Annotated[str, Field(min_length=1)]
 PositiveInt = Annotated[int, Field(ge=1)]
 PositiveFloat = Annotated[float, Field(gt=0.0)]
 Temperature = Annotated[float, Field(ge=0.0, le=2.0)]
+Share = Annotated[float, Field(ge=0.0, le=1.0)]
 
 
 def problem(message: str, *, at: tuple[str | int, ...] = ()) -> PydanticCustomError:
@@ -100,6 +101,9 @@ class ExperimentSection(_Table):
         store: The DuckDB score store, relative to the experiment file; by default
             ``evalkit.duckdb`` in the working directory (made absolute when loading).
         concurrency: Items in flight at once; None means ``run_evals``' default.
+        max_error_rate: The share of a scorer's pairs (0 to 1) that may end without a score
+            before it fails the run, for every scorer without its own; None means
+            ``run_evals``' default (0.05).
     """
 
     name: Text
@@ -107,6 +111,7 @@ class ExperimentSection(_Table):
     dataset: Annotated[Path, Field(strict=False)]
     store: Annotated[Path, Field(strict=False)]
     concurrency: PositiveInt | None = None
+    max_error_rate: Share | None = None
 
     @model_validator(mode="before")
     @classmethod
@@ -297,6 +302,8 @@ class ScorerEntry(_Table):
         use: A prebuilt scorer's name (``"exact_match"``) or ``"module:attribute"``.
         id: Records the scores under this id instead of the scorer's own.
         threshold: The pass mark, if any.
+        max_error_rate: The share of this scorer's pairs (0 to 1) that may end without a
+            score before it fails the run; None means ``[experiment] max_error_rate``.
         params: Keyword arguments for a prebuilt scorer's factory.
         judge: Fields replacing the default judge's for this scorer.
     """
@@ -304,6 +311,7 @@ class ScorerEntry(_Table):
     use: str
     id: Text | None = None
     threshold: Threshold | None = None
+    max_error_rate: Share | None = None
     params: dict[str, Any] = Field(default_factory=dict)
     judge: JudgeOverride | None = None
 
@@ -350,17 +358,21 @@ class RegressionSection(_Table):
     """``[regression]``: the gate against a baseline run.
 
     Attributes:
-        baseline: ``"latest"`` (the previous completed run of the same name), a run's name
-            (its latest completed run), or a run's id.
+        baseline: ``"latest"`` (the newest complete, full run of the same name that pairs
+            with this one; none on the first night), a run's name (its newest such run) or a
+            run's id.
         max_drop: The drop in mean tolerated before a significant drop fails, in score units.
         confidence: The coverage of the paired bootstrap interval.
         resamples: Bootstrap and sign-flip resamples.
+        min_paired: The share of this run's items a baseline on another dataset must also
+            hold (0 to 1) to be compared with; a baseline of the same dataset always pairs.
     """
 
     baseline: Text = "latest"
     max_drop: Annotated[float, Field(ge=0.0)] = 0.0
     confidence: Annotated[float, Field(gt=0.0, lt=1.0)] = 0.95
     resamples: PositiveInt = 10_000
+    min_paired: Share = 0.9
 
 
 class ExperimentConfig(_Table):

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from evalkit._tdist import t975
-from evalkit.report._model import ItemView, ReportData, ScorerRow
+from evalkit.report._model import ItemView, ReportData, ScorerRow, fmt_signed
 
 if TYPE_CHECKING:
     from evalkit.compare import Comparison, ScorerComparison
@@ -24,11 +24,20 @@ def _comparison_note(c: ScorerComparison) -> str | None:
     )
 
 
+def _regression_reason(c: ScorerComparison) -> str:
+    return (
+        f"Δ {fmt_signed(c.difference)} "
+        f"[{fmt_signed(c.ci_low)}, {fmt_signed(c.ci_high)}] over {c.n_paired} paired items, "
+        f"beyond max_drop {c.max_drop:g} (p = {c.p_value:.3g})"
+    )
+
+
 def build_report(
     result: ExperimentResult,
     *,
     comparison: Comparison | None = None,
     baseline: str | None = None,
+    baseline_note: str | None = None,
     directions: Mapping[str, str] | None = None,
     worst: int = 5,
 ) -> ReportData:
@@ -39,6 +48,7 @@ def build_report(
             failures; without them the report has only the statistics).
         comparison: The run judged against its baseline, if there is one.
         baseline: How to name the baseline in the report (``"quickstart (a1b2c3…)"``).
+        baseline_note: Why there is no baseline, when there is none (one line).
         directions: ``"higher"`` or ``"lower"`` per scorer id (default higher).
         worst: How many of the worst-scored items to show per scorer.
     """
@@ -53,8 +63,9 @@ def build_report(
             half = t975(s.n - 1) * s.stddev / math.sqrt(s.n)
             low, high = s.mean - half, s.mean + half
         threshold = result.thresholds.get(scorer_id)
-        gate = verdict.scorers.get(scorer_id)
+        gate = verdict.scorers[scorer_id]
         c = compared.get(scorer_id)
+        regressed = bool(c and c.verdict == "regressed")
         rows.append(
             ScorerRow(
                 scorer_id=scorer_id,
@@ -63,14 +74,15 @@ def build_report(
                 ci_low=low,
                 ci_high=high,
                 failures=s.failed,
+                not_run=gate.not_run,
                 threshold=str(threshold) if threshold is not None else None,
-                threshold_passed=gate.passed if gate is not None else None,
                 higher_is_better=directions.get(scorer_id, "higher") != "lower",
                 delta=c.difference if c else None,
                 delta_low=c.ci_low if c else None,
                 delta_high=c.ci_high if c else None,
-                regressed=bool(c and c.verdict == "regressed"),
+                regressed=regressed,
                 comparison_note=_comparison_note(c) if c else None,
+                reasons=gate.reasons + ((_regression_reason(c),) if c and regressed else ()),
             )
         )
 
@@ -117,4 +129,5 @@ def build_report(
         worst_items=worst_items,
         failures=tuple(failures),
         baseline=baseline,
+        baseline_note=baseline_note,
     )

@@ -15,6 +15,7 @@ h1{margin-bottom:.2rem} .meta{color:#555} table{border-collapse:collapse;margin:
 th,td{border:1px solid #ddd;padding:.3rem .6rem;text-align:left;vertical-align:top}
 th{background:#f5f5f5} td.num{text-align:right;font-variant-numeric:tabular-nums}
 .passed{color:#1a7f37} .failed,.regressed{color:#cf222e;font-weight:600}
+p.verdict{font-size:1.1rem}
 .cell{max-width:28rem;white-space:pre-wrap;word-break:break-word;font-family:monospace;font-size:12px}
 .charts{display:flex;flex-wrap:wrap;gap:1.5rem} figure{margin:0} figcaption{font-weight:600}
 """
@@ -64,11 +65,13 @@ def _scorer_row(s: ScorerRow) -> str:
     cells = [
         f"<td>{_e(s.scorer_id)}</td>",
         f'<td class="num">{s.n}</td>',
-        f'<td class="num">{_e(mean_text(s))}</td>',
         f'<td class="num">{s.failures}</td>',
+        f'<td class="num">{s.not_run}</td>',
+        f'<td class="num">{_e(mean_text(s))}</td>',
         f"<td>{_e(s.threshold or '-')}</td>",
         f'<td class="num">{_e(delta_text(s))}</td>',
-        f'<td class="{s.verdict.replace(" ", "-")}">{_e(s.verdict)}</td>',
+        f'<td class="{s.verdict}">{_e(s.verdict)}</td>',
+        f"<td>{_e('; '.join(s.reasons))}</td>",
     ]
     return "<tr>" + "".join(cells) + "</tr>"
 
@@ -93,19 +96,23 @@ def _item_rows(items: list[ItemView] | tuple[ItemView, ...], *, failures: bool) 
 def html_report(report: ReportData) -> str:
     """A complete, self-contained HTML page for one experiment."""
     verdict = "passed" if report.passed else "failed"
+    note = f"<p class='meta'>{_e(report.baseline_note)}</p>" if report.baseline_note else ""
     parts = [
         "<!doctype html><html lang='en'><head><meta charset='utf-8'>",
         f"<title>evalkit · {_e(report.name)}</title><style>{_CSS}</style></head><body>",
         f"<h1>{_e(report.name)}</h1>",
         f"<p class='meta'>experiment <code>{_e(report.experiment_id)}</code> · status "
-        f"{_e(report.status)} · <span class='{verdict}'>{verdict}</span><br>"
+        f"{_e(report.status)}<br>"
         f"dataset <code>{_e(report.dataset or '-')}</code> · {report.total_items} items, "
         f"{report.failed_items} failed · started {_e(report.started_at)} · completed "
         f"{_e(report.completed_at or '-')}"
         + (f" · baseline <code>{_e(report.baseline)}</code>" if report.baseline else "")
         + "</p>",
-        "<h2>Scorers</h2><table><tr><th>scorer</th><th>n</th><th>mean ± 95% CI</th>"
-        "<th>failures</th><th>threshold</th><th>Δ vs baseline [95% CI]</th><th>verdict</th></tr>",
+        f"<p class='verdict {verdict}'>{_e(report.verdict_line)}</p>",
+        note,
+        "<h2>Scorers</h2><table><tr><th>scorer</th><th>scored</th><th>failed</th>"
+        "<th>not run</th><th>mean ± 95% CI</th><th>threshold</th>"
+        "<th>Δ vs baseline [95% CI]</th><th>verdict</th><th>why</th></tr>",
         *(_scorer_row(s) for s in report.scorers),
         "</table>",
     ]

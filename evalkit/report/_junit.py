@@ -28,11 +28,11 @@ def junit_xml(report: ReportData) -> str:
             suite, "testcase", classname=visible(report.name), name=visible(s.scorer_id)
         )
         detail = (
-            f"mean {mean_text(s)} over {s.n} scores, {s.failures} failures, "
+            f"mean {mean_text(s)} over {s.n} scores, {s.failures} failed, {s.not_run} not run, "
             f"threshold {visible(s.threshold or 'none')}, delta vs baseline {delta_text(s)}"
         )
         if s.gate_failed:
-            message = "regressed against the baseline" if s.regressed else "threshold not met"
+            message = visible(f"{s.verdict}: {'; '.join(s.reasons)}")
             ET.SubElement(case, "failure", message=message).text = detail
         else:
             ET.SubElement(case, "system-out").text = detail

@@ -5,28 +5,33 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-Verdict = Literal["passed", "failed", "regressed", "no data"]
+Verdict = Literal["passed", "failed", "regressed"]
 
 
 @dataclass(frozen=True, slots=True)
 class ScorerRow:
-    """One scorer's line in a report.
+    """One scorer's line in a report, with its verdict and the reasons for it.
+
+    Every rendering (console, ``--json``, Markdown, HTML, JUnit) shows :attr:`verdict` and
+    :attr:`reasons` and nothing else of the gates, so they cannot disagree.
 
     Attributes:
         scorer_id: The scorer's id.
-        n: Successful scores.
+        n: Successful scores (pairs scored).
         mean: Mean of the successful scores (None when there are none).
         ci_low: Lower bound of the 95% confidence interval of the mean.
         ci_high: Upper bound of it.
-        failures: Failed scorer runs (never counted in the mean).
+        failures: Pairs whose scorer ran and failed (never counted in the mean).
+        not_run: Pairs the scorer never ran on (the item's target failed, or the run stopped).
         threshold: The gate as text (``">= 0.8"``, ``"<= 0.1"``), or None.
-        threshold_passed: Whether the mean meets the threshold (None without one).
         higher_is_better: The scorer's direction.
         delta: Candidate minus baseline mean over paired items (None without baseline).
         delta_low: Lower bound of the paired bootstrap CI of ``delta``.
         delta_high: Upper bound of it.
         regressed: Whether the regression gate failed for this scorer.
         comparison_note: Counts of unpaired or failed items in the comparison, as text.
+        reasons: One sentence per failed gate (no data, error rate, threshold, regression);
+            empty when the scorer passed.
     """
 
     scorer_id: str
@@ -35,33 +40,35 @@ class ScorerRow:
     ci_low: float | None
     ci_high: float | None
     failures: int
+    not_run: int = 0
     threshold: str | None = None
-    threshold_passed: bool | None = None
     higher_is_better: bool = True
     delta: float | None = None
     delta_low: float | None = None
     delta_high: float | None = None
     regressed: bool = False
     comparison_note: str | None = None
+    reasons: tuple[str, ...] = ()
 
     @property
     def verdict(self) -> Verdict:
-        """``regressed`` beats ``failed`` (threshold) beats ``passed``; ``no data`` if n == 0."""
+        """``regressed`` beats ``failed`` (any other gate) beats ``passed``."""
         if self.regressed:
             return "regressed"
-        if self.threshold_passed is False:
-            return "failed"
-        if self.n == 0:
-            return "no data"
-        return "passed"
+        return "failed" if self.reasons else "passed"
 
     @property
     def gate_failed(self) -> bool:
         """Whether this scorer makes the run fail."""
-        return self.regressed or self.threshold_passed is False
+        return self.verdict != "passed"
+
+    @property
+    def coverage(self) -> str:
+        """``scored/failed/not run``, e.g. ``"190/10/0"``."""
+        return f"{self.n}/{self.failures}/{self.not_run}"
 
     def to_dict(self) -> dict[str, Any]:
-        """A JSON-ready dict of the fields and the verdict."""
+        """A JSON-ready dict of the fields, the verdict and its reasons."""
         return {
             "scorer_id": self.scorer_id,
             "n": self.n,
@@ -69,12 +76,14 @@ class ScorerRow:
             "ci_low": self.ci_low,
             "ci_high": self.ci_high,
             "failures": self.failures,
+            "not_run": self.not_run,
             "threshold": self.threshold,
             "higher_is_better": self.higher_is_better,
             "delta": self.delta,
             "delta_low": self.delta_low,
             "delta_high": self.delta_high,
             "verdict": self.verdict,
+            "reasons": list(self.reasons),
         }
 
 
@@ -111,11 +120,34 @@ class ReportData:
     worst_items: dict[str, list[ItemView]] = field(default_factory=dict)
     failures: tuple[ItemView, ...] = ()
     baseline: str | None = None
+    baseline_note: str | None = None
 
     @property
     def passed(self) -> bool:
-        """True when no scorer's threshold or regression gate failed."""
+        """True when no scorer failed a gate (coverage, error rate, threshold, regression)."""
         return not any(s.gate_failed for s in self.scorers)
+
+    @property
+    def verdict_line(self) -> str:
+        """``PASSED``, or ``FAILED: `` and which bound failed for which scorer."""
+        if self.passed:
+            return "PASSED"
+        failed = [f"{s.scorer_id} {s.verdict}: {'; '.join(s.reasons)}" for s in self.scorers
+                  if s.gate_failed]  # fmt: skip
+        return "FAILED: " + " | ".join(failed)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The verdict as JSON: passed, the verdict line and every scorer's row."""
+        return {
+            "experiment_id": self.experiment_id,
+            "name": self.name,
+            "status": self.status,
+            "passed": self.passed,
+            "verdict": self.verdict_line,
+            "baseline": self.baseline,
+            "baseline_note": self.baseline_note,
+            "scorers": [s.to_dict() for s in self.scorers],
+        }
 
 
 def fmt(value: float | None, digits: int = 3) -> str:

@@ -7,15 +7,17 @@ import re
 from evalkit.report._model import ReportData, ScorerRow, delta_text, mean_text
 from evalkit.report._safe import visible
 
-_HEADERS = ("scorer", "n", "mean ± CI", "failures", "threshold", "Δ vs baseline [CI]", "verdict")
+_HEADERS = ("scorer", "scored", "failed", "not run", "mean ± CI", "threshold",
+            "Δ vs baseline [CI]", "verdict")  # fmt: skip
 
 
 def _cells(s: ScorerRow) -> tuple[str, ...]:
     return (
         s.scorer_id,
         str(s.n),
-        mean_text(s),
         str(s.failures),
+        str(s.not_run),
+        mean_text(s),
         s.threshold or "-",
         delta_text(s),
         s.verdict,
@@ -34,8 +36,10 @@ def console_table(report: ReportData) -> str:
     )
     if report.baseline:
         head += f", baseline {_one_line(report.baseline)}"
-    verdict = "PASSED" if report.passed else "FAILED"
-    return "\n".join([head, *(line.rstrip() for line in lines), verdict])
+    table = [head, *(line.rstrip() for line in lines)]
+    if report.baseline_note:
+        table.append(_one_line(report.baseline_note))
+    return "\n".join([*table, _one_line(report.verdict_line)])
 
 
 # ASCII punctuation with a meaning mid-line (and # for headings' closing sequence); a
@@ -71,14 +75,16 @@ def markdown_summary(report: ReportData) -> str:
     out = [
         f"# {_md_escape(report.name)}",
         "",
-        f"- experiment: {_md_code(report.experiment_id)} — **{_md_escape(report.status)}**, "
-        f"{'passed' if report.passed else 'FAILED'}",
+        f"- experiment: {_md_code(report.experiment_id)} — {_md_escape(report.status)}",
+        f"- verdict: **{_md_escape(report.verdict_line)}**",
         f"- dataset: {_md_code(report.dataset or '-')}",
         f"- items: {report.total_items} ({report.failed_items} failed)",
         f"- started {report.started_at}, completed {report.completed_at or '-'}",
     ]
     if report.baseline:
         out.append(f"- baseline: {_md_code(report.baseline)}")
+    if report.baseline_note:
+        out.append(f"- {_md_escape(report.baseline_note)}")
     out += ["", "| " + " | ".join(_HEADERS) + " |", "|" + "---|" * len(_HEADERS)]
     out += ["| " + " | ".join(_md_escape(c) for c in _cells(s)) + " |" for s in report.scorers]
     notes = [s for s in report.scorers if s.comparison_note]

@@ -32,9 +32,10 @@ from evalkit.run._progress import Progress
 from evalkit.run._resume import ResumeBatches, plan_resume
 from evalkit.run._runner import ItemCallback, Runner
 from evalkit.run._sharded import run_sharded
-from evalkit.run._summary import SummaryBuilder
-from evalkit.run._thresholds import parse_thresholds
+from evalkit.run._summary import SummaryBuilder, summary_from_counts
+from evalkit.run._thresholds import parse_error_rates, parse_thresholds
 from evalkit.scorer._scorer import Scorer
+from evalkit.store import read_run_counts
 from evalkit.store._connect import DEFAULT_STORE
 from evalkit.store._writer import ExperimentRecord, ScorerRecord, StoreWriter
 from evalkit.target._resolve import as_target
@@ -70,6 +71,7 @@ async def run_evals(
     experiment: str | None = None,
     description: str | None = None,
     thresholds: Mapping[str, Any] | None = None,
+    max_error_rate: float | Mapping[str, float] | None = None,
     on_item_complete: ItemCallback | None = None,
     progress: bool = True,
     metadata: Mapping[str, Any] | None = None,
@@ -101,6 +103,10 @@ async def run_evals(
         description: Free text stored with the experiment.
         thresholds: Per scorer id, ``0.8`` (mean at least 0.8) or ``{"max": 0.1}`` (mean at
             most 0.1, for lower-is-better scorers), or both bounds.
+        max_error_rate: The largest share of a scorer's pairs that may end without a score
+            (the scorer failed, or the item's target did) before the scorer fails the run:
+            one number for every scorer, or a mapping by scorer id. Default 0.05 for every
+            scorer; 1.0 turns the gate off. A scorer with no successful score always fails.
         on_item_complete: Called (or awaited) with each :class:`ItemResult` as it finishes.
         progress: Show a progress bar on stderr.
         metadata: JSON-ready data stored with the experiment (secrets redacted).
@@ -173,7 +179,8 @@ async def run_evals(
             ray_address=ray_address, resume=resume, force=force, target=target,
             concurrency=concurrency, store=None if store is None else str(store),
             experiment=experiment, description=description, thresholds=thresholds,
-            progress=progress, metadata=metadata, limit=limit, columns=columns,
+            max_error_rate=max_error_rate, progress=progress, metadata=metadata, limit=limit,
+            columns=columns,
         )  # fmt: skip
     if isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1:
         raise ConfigError(f"concurrency must be a positive integer, got {concurrency!r}")
@@ -184,6 +191,7 @@ async def run_evals(
     checked = check_scorers(scorers)
     scorer_ids = [s.id for s in checked]
     parsed_thresholds = parse_thresholds(thresholds, scorer_ids)
+    error_rates = parse_error_rates(max_error_rate, scorer_ids)
     dataset = load_dataset(data, columns=columns)
     resolved_target = as_target(target)
     check_target(resolved_target, dataset)
@@ -196,7 +204,12 @@ async def run_evals(
         target=resolved_target,
         scorers=checked,
         thresholds=parsed_thresholds,
-        options={"concurrency": concurrency, "limit": limit, "keep_results": keep_results},
+        options={
+            "concurrency": concurrency,
+            "limit": limit,
+            "keep_results": keep_results,
+            "max_error_rate": error_rates,
+        },
         metadata=metadata,
     )
     started_at = dt.datetime.now(dt.UTC)
@@ -241,6 +254,7 @@ async def run_evals(
             total_items=total,
             started_at=started_at,
             evalkit_version=evalkit_version(),
+            partial=limit is not None,
         )
         await anyio.to_thread.run_sync(writer.begin, record, scorer_records)
 
@@ -267,9 +281,13 @@ async def run_evals(
     judged = any(asks_judge(s) for s in checked)
     async with use_judge_cache(_judge_cache(cache, store) if judged else None):
         status = await runner.run()
+    run_summary = summary.build()
     if plan is not None and writer is not None and writer.final_status is not None:
-        # Over every pass, not just this one (see StoreWriter.finish).
+        # Over every pass, not just this one (see StoreWriter.finish): the verdict of a
+        # resumed run judges the whole experiment.
         status = cast(ExperimentStatus, writer.final_status)
+        counts = await anyio.to_thread.run_sync(read_run_counts, writer.path, experiment_id)
+        run_summary = summary_from_counts(counts, scorer_ids)
     return ExperimentResult(
         experiment_id=experiment_id,
         name=name,
@@ -280,12 +298,13 @@ async def run_evals(
         dataset=dataset.source,
         dataset_fingerprint=runner.feed.fingerprint,
         scorer_ids=tuple(scorer_ids),
-        summary=summary.build(),
+        summary=run_summary,
         thresholds=parsed_thresholds,
         items=runner.sorted_items(),
         config=config,
         store=str(store) if store is not None else None,
         results_kept=keep_results,
+        max_error_rates=error_rates,
     )
 
 

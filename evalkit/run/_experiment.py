@@ -4,13 +4,19 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from evalkit.errors import ConfigError
 from evalkit.run._outcome import ItemResult, ScorerOutcome
 from evalkit.run._summary import RunSummary
-from evalkit.run._thresholds import Threshold, Verdict, judge
+from evalkit.run._thresholds import (
+    DEFAULT_MAX_ERROR_RATE,
+    Threshold,
+    Verdict,
+    overall,
+    scorer_verdict,
+)
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -47,6 +53,8 @@ class ExperimentResult:
         config: The run's configuration as stored, secrets redacted.
         store: The score store file written, or None.
         results_kept: Whether ``items`` holds the per-item results.
+        max_error_rates: Per scorer id, the largest share of its pairs that may end without a
+            score (default 5% for any scorer not listed).
     """
 
     experiment_id: str
@@ -64,6 +72,7 @@ class ExperimentResult:
     config: Mapping[str, Any]
     store: str | None
     results_kept: bool = True
+    max_error_rates: Mapping[str, float] = field(default_factory=dict)
 
     def __repr__(self) -> str:
         # Compact on purpose: asyncio formats the main task's repr (and so its result) at
@@ -80,8 +89,23 @@ class ExperimentResult:
 
     @property
     def verdict(self) -> Verdict:
-        """Pass/fail of each thresholded scorer's mean, and overall."""
-        return judge(self.thresholds, self.scores)
+        """Pass/fail of every scorer on its gates (coverage, error rate, threshold), and
+        overall."""
+        total = self.summary.total_items
+        return overall(
+            {
+                sid: scorer_verdict(
+                    sid,
+                    threshold=self.thresholds.get(sid),
+                    mean=s.mean,
+                    scored=s.succeeded,
+                    failed=s.failed,
+                    not_run=max(total - s.succeeded - s.failed, 0),
+                    max_error_rate=self.max_error_rates.get(sid, DEFAULT_MAX_ERROR_RATE),
+                )
+                for sid, s in self.summary.scorers.items()
+            }
+        )
 
     @property
     def duration_s(self) -> float:
@@ -178,5 +202,6 @@ class ExperimentResult:
             "verdict": {
                 "passed": verdict.passed,
                 "scorers": {sid: v.passed for sid, v in verdict.scorers.items()},
+                "reasons": {sid: list(v.reasons) for sid, v in verdict.scorers.items()},
             },
         }

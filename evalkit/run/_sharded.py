@@ -29,7 +29,7 @@ from evalkit.run._progress import Progress
 from evalkit.run._resume import check_shard_resume
 from evalkit.run._shards import Shard, parse_shard_spec, plan_shards, select_shards
 from evalkit.run._summary import SummaryBuilder
-from evalkit.run._thresholds import parse_thresholds
+from evalkit.run._thresholds import parse_error_rates, parse_thresholds
 from evalkit.scorer._scorer import Scorer
 from evalkit.store._shard_writer import ShardRecord, ShardWriter
 from evalkit.store._writer import ExperimentRecord, ScorerRecord
@@ -88,6 +88,7 @@ async def run_sharded(
     experiment: str | None = None,
     description: str | None = None,
     thresholds: Mapping[str, Any] | None = None,
+    max_error_rate: float | Mapping[str, float] | None = None,
     progress: bool = True,
     metadata: Mapping[str, Any] | None = None,
     limit: int | None = None,
@@ -113,6 +114,7 @@ async def run_sharded(
     checked = check_scorers(scorers)
     scorer_ids = [s.id for s in checked]
     parsed_thresholds = parse_thresholds(thresholds, scorer_ids)
+    error_rates = parse_error_rates(max_error_rate, scorer_ids)
     dataset = load_dataset(data, columns=columns)
     assert isinstance(dataset._source, ParquetSource)
     resolved_target = as_target(target)
@@ -126,6 +128,7 @@ async def run_sharded(
         "keep_results": False,
         "executor": executor,
         "workers": count,
+        "max_error_rate": error_rates,
     }
     if spec is not None:
         # The group lets `evalkit merge` find the slices of one matrix run.
@@ -159,7 +162,7 @@ async def run_sharded(
     elif writer is not None:
         record = ExperimentRecord(
             experiment_id, name, description, str(data), config, metadata, total,
-            started_at, evalkit_version(),
+            started_at, evalkit_version(), partial=limit is not None or spec is not None,
         )  # fmt: skip
         scorer_records = [
             ScorerRecord(
@@ -225,6 +228,7 @@ async def run_sharded(
         config=config,
         store=str(store) if store is not None else None,
         results_kept=False,
+        max_error_rates=error_rates,
     )
 
 

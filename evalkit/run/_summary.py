@@ -167,3 +167,29 @@ class SummaryBuilder:
             target_failed=self.target_failed,
             scorers=scorers,
         )
+
+
+def summary_from_counts(counts: Mapping[str, Any], scorer_ids: Sequence[str]) -> RunSummary:
+    """A :class:`RunSummary` from the store's counts of an experiment (``read_run_counts``),
+    so a resumed run is summarised over every pass, not only its last one."""
+    scorers = {}
+    for sid in scorer_ids:
+        row = counts["scorers"].get(sid, {})
+        n = int(row.get("n") or 0)
+        scorers[sid] = ScorerSummary(
+            scorer_id=sid,
+            succeeded=n,
+            failed=int(row.get("errors") or 0),
+            mean=row.get("mean") if n else None,
+            stddev=row.get("stddev") if n > 1 else None,
+            min=row.get("min") if n else None,
+            max=row.get("max") if n else None,
+        )
+    return RunSummary(
+        total_items=counts["total_items"],
+        processed=counts["processed"],
+        succeeded=counts["succeeded"],
+        failed=counts["failed"],
+        target_failed=counts["target_failed"],
+        scorers=scorers,
+    )

@@ -1,8 +1,10 @@
-"""Per-scorer thresholds and the pass/fail verdict they give.
+"""Per-scorer gates and the pass/fail verdict they give.
 
 ``{"exact": 0.8}`` means the mean of ``exact``'s successful scores must be at least 0.8;
 ``{"toxicity": {"max": 0.1}}`` means at most 0.1 (a lower-is-better scorer); both bounds may
-be given. A scorer without a single successful score fails its threshold.
+be given. Every scorer, with a threshold or not, also fails when more than its
+``max_error_rate`` of its pairs (default 5%) ended without a score, and when it has no
+successful score at all ("no data"): failures count against the verdict, never for it.
 """
 
 from __future__ import annotations
@@ -50,23 +52,56 @@ class Threshold:
         return " and ".join(parts)
 
 
+#: The share of a scorer's pairs allowed to end without a score before the run fails: a judge
+#: outage (every pair failed) must never pass a nightly gate.
+DEFAULT_MAX_ERROR_RATE = 0.05
+
+
 @dataclass(frozen=True, slots=True)
 class ScorerVerdict:
-    """Whether one scorer's mean meets its threshold."""
+    """Whether one scorer passed its gates: coverage, error rate and threshold.
+
+    Attributes:
+        scorer_id: The scorer.
+        threshold: Its bounds on the mean, or None.
+        mean: The mean of its successful scores, or None without any.
+        passed: True when no gate failed.
+        scored: Pairs (item, scorer) with a successful score.
+        failed: Pairs whose scorer ran and failed.
+        not_run: Pairs the scorer never ran on: the item's target failed, or the run stopped
+            before the item.
+        max_error_rate: The largest share of pairs without a score that passes.
+        reasons: Why it failed, one sentence per failed gate (empty when it passed).
+    """
 
     scorer_id: str
-    threshold: Threshold
+    threshold: Threshold | None
     mean: float | None
     passed: bool
+    scored: int = 0
+    failed: int = 0
+    not_run: int = 0
+    max_error_rate: float = DEFAULT_MAX_ERROR_RATE
+    reasons: tuple[str, ...] = ()
+
+    @property
+    def pairs(self) -> int:
+        """Every pair of this scorer in the run: scored, failed or not run."""
+        return self.scored + self.failed + self.not_run
+
+    @property
+    def error_rate(self) -> float | None:
+        """The share of pairs without a score (failed or not run); None without pairs."""
+        return (self.failed + self.not_run) / self.pairs if self.pairs else None
 
 
 @dataclass(frozen=True, slots=True)
 class Verdict:
-    """Pass/fail per scorer with a threshold, and overall (every scorer passed).
+    """Pass/fail per scorer and overall (every scorer passed).
 
     Attributes:
-        passed: True when every thresholded scorer passed (also when there are none).
-        scorers: The verdict of each scorer that has a threshold, by scorer id.
+        passed: True when every scorer passed its gates.
+        scorers: The verdict of every scorer of the run, by scorer id, in scorer order.
     """
 
     passed: bool
@@ -74,7 +109,7 @@ class Verdict:
 
     @property
     def failed(self) -> list[str]:
-        """Ids of the scorers that missed their threshold."""
+        """Ids of the scorers that failed a gate."""
         return [sid for sid, v in self.scorers.items() if not v.passed]
 
 
@@ -121,10 +156,70 @@ def parse_thresholds(
     return parsed
 
 
-def judge(thresholds: Mapping[str, Threshold], means: Mapping[str, float | None]) -> Verdict:
-    """The verdict of ``means`` against ``thresholds``."""
-    scorers = {
-        sid: ScorerVerdict(sid, t, means.get(sid), t.passes(means.get(sid)))
-        for sid, t in thresholds.items()
-    }
-    return Verdict(all(v.passed for v in scorers.values()), scorers)
+def parse_error_rates(
+    max_error_rate: float | Mapping[str, float] | None, scorer_ids: Collection[str]
+) -> dict[str, float]:
+    """Each scorer's error-rate bound: one number for every scorer, or a mapping by scorer id
+    (scorers left out keep :data:`DEFAULT_MAX_ERROR_RATE`)."""
+    rates = dict.fromkeys(scorer_ids, DEFAULT_MAX_ERROR_RATE)
+    if max_error_rate is None:
+        return rates
+    if isinstance(max_error_rate, Mapping):
+        for scorer_id, value in max_error_rate.items():
+            if scorer_id not in rates:
+                raise ConfigError(
+                    f"max_error_rate: no scorer with id {scorer_id!r} (scorers: "
+                    f"{', '.join(repr(s) for s in scorer_ids)})"
+                )
+            rates[scorer_id] = _rate(value, f"max_error_rate[{scorer_id!r}]")
+        return rates
+    rate = _rate(max_error_rate, "max_error_rate")
+    return dict.fromkeys(scorer_ids, rate)
+
+
+def _rate(value: Any, where: str) -> float:
+    rate = _bound(value, where)
+    if not 0.0 <= rate <= 1.0:
+        raise ConfigError(f"{where} must be between 0 and 1 (a share of pairs), got {value!r}")
+    return rate
+
+
+def _percent(share: float) -> str:
+    return f"{share * 100:.1f}%".replace(".0%", "%")
+
+
+def scorer_verdict(
+    scorer_id: str,
+    *,
+    threshold: Threshold | None,
+    mean: float | None,
+    scored: int,
+    failed: int,
+    not_run: int,
+    max_error_rate: float = DEFAULT_MAX_ERROR_RATE,
+) -> ScorerVerdict:
+    """One scorer judged on its gates, each failed gate giving one sentence of ``reasons``.
+
+    A scorer without a single successful score fails ("no data"), whatever its other gates.
+    """
+    reasons: list[str] = []
+    pairs = scored + failed + not_run
+    if scored == 0:
+        reasons.append(f"no data: none of its {pairs} pairs was scored")
+    missing = failed + not_run
+    if pairs and missing / pairs > max_error_rate:
+        reasons.append(
+            f"error rate {_percent(missing / pairs)} above max_error_rate "
+            f"{_percent(max_error_rate)} ({failed} failed, {not_run} not run of {pairs} pairs)"
+        )
+    if threshold is not None and scored and not threshold.passes(mean):
+        reasons.append(f"mean {mean:.3f} misses the threshold {threshold}")
+    return ScorerVerdict(
+        scorer_id, threshold, mean, not reasons, scored, failed, not_run, max_error_rate,
+        tuple(reasons),
+    )  # fmt: skip
+
+
+def overall(verdicts: Mapping[str, ScorerVerdict]) -> Verdict:
+    """The run's verdict: passed when every scorer passed."""
+    return Verdict(all(v.passed for v in verdicts.values()), dict(verdicts))

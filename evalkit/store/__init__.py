@@ -14,7 +14,12 @@ from evalkit._lazy import exports as _exports
 if TYPE_CHECKING:
     from evalkit.store._connect import DEFAULT_STORE, connection, open_connection, quote_ident
     from evalkit.store._prices import PRICES_AS_OF, SEED_PRICES
-    from evalkit.store._read import list_experiments, read_experiment, read_item_scores
+    from evalkit.store._read import (
+        list_experiments,
+        read_experiment,
+        read_item_scores,
+        read_run_counts,
+    )
     from evalkit.store._redact import REDACTED, redact
     from evalkit.store._resume import latest_resumable
     from evalkit.store._rows import RowBuffer
@@ -38,6 +43,7 @@ __getattr__, __dir__ = _exports(
             "list_experiments",
             "read_experiment",
             "read_item_scores",
+            "read_run_counts",
         ),
         "evalkit.store._redact": (
             "REDACTED",
@@ -76,6 +82,7 @@ __all__ = [
     "quote_ident",
     "read_experiment",
     "read_item_scores",
+    "read_run_counts",
     "redact",
     "schema_version",
 ]

@@ -138,12 +138,13 @@ def _copy_group(con: Any, pieces: list[dict[str, Any]], aliases: list[str], new_
         con.execute(
             "INSERT INTO experiments (id, name, description, dataset, config, metadata, status,"
             " total_items, succeeded_count, failed_count, started_at, completed_at,"
-            " evalkit_version) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            " evalkit_version, partial) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             [
                 new_id, first[0], first[1], first[2], json.dumps(config), first[4], status,
                 sum(h[6] for h in heads), sum(h[7] for h in heads), sum(h[8] for h in heads),
                 min(h[9] for h in heads),
                 max(ends) if len(ends) == len(heads) else None, first[11],
+                config.get("limit") is not None,
             ],
         )  # fmt: skip
         con.execute("COMMIT")

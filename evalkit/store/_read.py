@@ -20,6 +20,17 @@ _EXPERIMENT_COLUMNS = (
 )
 
 
+def _columns(con: duckdb.DuckDBPyConnection) -> str:
+    """The experiment columns a listing reads; a store not yet migrated (it is, at its next
+    write) reads as if it were: no writer recorded, no run partial."""
+    version = schema_version(con)
+    writer = "writer_pid, writer_host"
+    if version < 2:
+        writer = "NULL AS writer_pid, NULL AS writer_host"
+    partial = "partial" if version >= 3 else "false AS partial"
+    return f"{_EXPERIMENT_COLUMNS}, {partial}, {writer}"
+
+
 def _arrow(con: duckdb.DuckDBPyConnection, sql: str, params: list[Any]) -> pa.Table:
     relation = con.sql(sql, params=params)
     assert relation is not None
@@ -51,21 +62,24 @@ def list_experiments(
     Returns:
         An Arrow table with ``id``, ``name``, ``description``, ``status``, ``dataset``,
         ``dataset_fingerprint``, ``total_items``, ``succeeded_count``, ``failed_count``,
-        ``started_at``, ``completed_at`` (UTC).
+        ``started_at``, ``completed_at`` (UTC) and ``partial`` (a run of part of its dataset:
+        a limit or one shard slice).
     """
     where: list[str] = []
     params: list[Any] = []
     if name is not None:
         where.append("name = ?")
         params.append(name)
-    sql = f"SELECT {_EXPERIMENT_COLUMNS}, writer_pid, writer_host FROM experiments"
+    tail = " FROM experiments"
     if where:
-        sql += " WHERE " + " AND ".join(where)
-    sql += " ORDER BY started_at DESC, id"
+        tail += " WHERE " + " AND ".join(where)
+    tail += " ORDER BY started_at DESC, id"
     with connection(store, read_only=True) as con:
         if schema_version(con) == 0:
             # A file whose creation was cut short (a run killed while creating the store).
-            return with_effective_status(_blank_table(sql, params))
+            blank = f"SELECT {_EXPERIMENT_COLUMNS}, partial, writer_pid, writer_host{tail}"
+            return with_effective_status(_blank_table(blank, params))
+        sql = f"SELECT {_columns(con)}{tail}"
         # The status filter and limit apply to the effective status (a dead running row
         # reads interrupted), which only Python can tell.
         table = with_effective_status(_arrow(con, sql, params))
@@ -87,8 +101,7 @@ def read_experiment(store: str | os.PathLike[str], ref: str) -> dict[str, Any]:
         if schema_version(con) == 0:
             raise StoreError(f"{store}: no experiment with id {ref!r} (the store is empty)")
         rows = con.execute(
-            f"SELECT {_EXPERIMENT_COLUMNS}, config, metadata, evalkit_version, writer_pid,"
-            " writer_host FROM experiments"
+            f"SELECT {_columns(con)}, config, metadata, evalkit_version FROM experiments"
             " WHERE starts_with(id, ?) ORDER BY id LIMIT 2",
             [ref],
         )
@@ -139,3 +152,37 @@ def read_item_scores(store: str | os.PathLike[str], experiment_id: str) -> pa.Ta
     """
     with connection(store, read_only=True) as con:
         return _arrow(con, sql, [experiment_id])
+
+
+def read_run_counts(store: str | os.PathLike[str], experiment_id: str) -> dict[str, Any]:
+    """Counts over every pass of one experiment (a resumed run's passes together).
+
+    Returns:
+        ``total_items``, ``processed`` (items evaluated), ``succeeded``, ``failed``,
+        ``target_failed`` and ``scorers``: per scorer id, ``n``, ``errors``, ``mean``,
+        ``stddev``, ``min`` and ``max`` of its successful scores.
+    """
+    read_experiment(store, experiment_id)
+    with connection(store, read_only=True) as con:
+        head = con.execute(
+            "SELECT x.total_items, x.succeeded_count, x.failed_count, count(i.item_id),"
+            " count(i.item_id) FILTER (WHERE i.error IS NOT NULL) FROM experiments x"
+            " LEFT JOIN experiment_items i ON i.experiment_id = x.id WHERE x.id = ?"
+            " GROUP BY ALL",
+            [experiment_id],
+        ).fetchone()
+        rows = con.execute(
+            "SELECT scorer_id, n, errors, mean, stddev, min, max FROM scorer_summary"
+            " WHERE experiment_id = ?",
+            [experiment_id],
+        ).fetchall()
+    assert head is not None
+    keys = ("n", "errors", "mean", "stddev", "min", "max")
+    return {
+        "total_items": int(head[0]),
+        "succeeded": int(head[1]),
+        "failed": int(head[2]),
+        "processed": int(head[3]),
+        "target_failed": int(head[4]),
+        "scorers": {row[0]: dict(zip(keys, row[1:], strict=True)) for row in rows},
+    }

@@ -271,10 +271,21 @@ def _migrate_to_2(con: duckdb.DuckDBPyConnection) -> None:
     con.execute("ALTER TABLE experiments ADD COLUMN heartbeat_at TIMESTAMP")
 
 
+def _migrate_to_3(con: duckdb.DuckDBPyConnection) -> None:
+    # A run of part of its dataset (--limit, one --shard slice) is never a baseline. Older rows
+    # tell it from their config: a limit, or a shard slice that was not merged.
+    con.execute("ALTER TABLE experiments ADD COLUMN partial BOOLEAN NOT NULL DEFAULT false")
+    con.execute(
+        "UPDATE experiments SET partial = coalesce(config->>'$.limit' IS NOT NULL"
+        " OR json_type(config, '$.shard') = 'OBJECT', false)"
+    )
+
+
 #: Migrations in order: ``MIGRATIONS[i]`` brings a store from version i to i + 1.
 MIGRATIONS: tuple[Callable[[duckdb.DuckDBPyConnection], None], ...] = (
     _migrate_to_1,
     _migrate_to_2,
+    _migrate_to_3,
 )
 
 #: The schema version this evalkit writes.

@@ -33,7 +33,8 @@ from evalkit.store._schema import migrate
 
 @dataclass(frozen=True, slots=True)
 class ExperimentRecord:
-    """The ``experiments`` row written when a run starts."""
+    """The ``experiments`` row written when a run starts; ``partial`` marks a run of part of
+    its dataset (a limit, one shard slice), which is never chosen as a baseline."""
 
     id: str
     name: str
@@ -44,6 +45,7 @@ class ExperimentRecord:
     total_items: int
     started_at: dt.datetime
     evalkit_version: str
+    partial: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,8 +134,8 @@ class StoreWriter:
                 con.execute(
                     "INSERT INTO experiments (id, name, description, dataset, config, metadata,"
                     " status, total_items, succeeded_count, failed_count, started_at,"
-                    " evalkit_version, writer_pid, writer_host, heartbeat_at)"
-                    " VALUES (?, ?, ?, ?, ?, ?, 'running', ?, 0, 0, ?, ?, ?, ?, ?)",
+                    " evalkit_version, writer_pid, writer_host, heartbeat_at, partial)"
+                    " VALUES (?, ?, ?, ?, ?, ?, 'running', ?, 0, 0, ?, ?, ?, ?, ?, ?)",
                     [
                         record.id,
                         record.name,
@@ -147,6 +149,7 @@ class StoreWriter:
                         os.getpid(),
                         this_host(),
                         _naive_utc(dt.datetime.now(dt.UTC)),
+                        record.partial,
                     ],
                 )
                 if scorers:

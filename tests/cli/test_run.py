@@ -43,7 +43,7 @@ def test_regression_against_latest_exits_1_and_names_the_scorer(cli: Cli, tmp_pa
     write_experiment(tmp_path)
     first = cli("run", "nightly.toml", "--no-progress")
     assert first.code == 0, first.stderr
-    assert "no earlier finished run" in first.stdout
+    assert "no baseline: no earlier complete, full run of 'nightly'" in first.stdout
 
     unchanged = cli("run", "nightly.toml", "--no-progress", "--json")
     assert unchanged.code == 0, unchanged.stderr

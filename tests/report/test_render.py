@@ -16,11 +16,15 @@ from evalkit.report import (
 )
 from evalkit.report._html import histogram_svg
 
-EXACT = ScorerRow("exact", 3, 0.75, 0.7, 0.8, 1, threshold=">= 0.8", threshold_passed=False)
+EXACT = ScorerRow(
+    "exact", 3, 0.75, 0.7, 0.8, 1, threshold=">= 0.8",
+    reasons=("mean 0.750 misses the threshold >= 0.8",),
+)  # fmt: skip
 F1 = ScorerRow(
-    "f1", 4, 0.5, 0.4, 0.6, 0, delta=-0.1, delta_low=-0.15, delta_high=-0.05, regressed=True
-)
-TONE = ScorerRow("tone", 4, 0.9, None, None, 0, threshold="<= 0.95", threshold_passed=True)
+    "f1", 4, 0.5, 0.4, 0.6, 0, delta=-0.1, delta_low=-0.15, delta_high=-0.05, regressed=True,
+    reasons=("regressed against the baseline",),
+)  # fmt: skip
+TONE = ScorerRow("tone", 4, 0.9, None, None, 0, threshold="<= 0.95")
 
 HOSTILE = "<script>alert('x')</script>"
 
@@ -50,7 +54,7 @@ def make_report(*scorers: ScorerRow) -> ReportData:
 
 def test_verdicts_follow_gates() -> None:
     assert (EXACT.verdict, F1.verdict, TONE.verdict) == ("failed", "regressed", "passed")
-    assert ScorerRow("empty", 0, None, None, None, 2).verdict == "no data"
+    assert ScorerRow("empty", 0, None, None, None, 2, reasons=("no data",)).verdict == "failed"
     assert make_report(TONE).passed
     assert not make_report(TONE, F1).passed
 
@@ -66,7 +70,10 @@ def test_console_table_shows_decimals_delta_and_verdicts() -> None:
     assert "-0.100 [-0.150, -0.050]" in f1_line
     assert f1_line.rstrip().endswith("regressed")
     assert "0.900" in next(line for line in lines if line.startswith("tone"))
-    assert lines[-1] == "FAILED"
+    assert lines[-1] == (
+        "FAILED: exact failed: mean 0.750 misses the threshold >= 0.8"
+        " | f1 regressed: regressed against the baseline"
+    )
 
 
 def test_html_escapes_user_content() -> None:
@@ -79,7 +86,7 @@ def test_html_escapes_user_content() -> None:
 
 def test_markdown_lists_scorers_and_failures() -> None:
     md = markdown_summary(make_report(EXACT, F1))
-    assert "| exact | 3 | 0.750 ± 0.050 | 1 | >= 0.8 | - | failed |" in md
+    assert "| exact | 3 | 1 | 0 | 0.750 ± 0.050 | >= 0.8 | - | failed |" in md
     assert "## Failures (1)" in md
     assert "<script>" not in md
 
@@ -90,8 +97,12 @@ def test_junit_has_one_case_per_scorer_and_failures_for_failed_gates() -> None:
     assert root.get("failures") == "2"
     cases = {case.get("name"): case for case in root.iter("testcase")}
     assert set(cases) == {"exact", "f1", "tone"}
-    assert cases["exact"].find("failure").get("message") == "threshold not met"  # type: ignore[union-attr]
-    assert cases["f1"].find("failure").get("message") == "regressed against the baseline"  # type: ignore[union-attr]
+    assert cases["exact"].find("failure").get("message") == (  # type: ignore[union-attr]
+        "failed: mean 0.750 misses the threshold >= 0.8"
+    )
+    assert cases["f1"].find("failure").get("message") == (  # type: ignore[union-attr]
+        "regressed: regressed against the baseline"
+    )
     assert cases["tone"].find("failure") is None
 
 
@@ -140,7 +151,7 @@ def test_markdown_failure_lines_escape_scorer_ids_and_errors() -> None:
 def test_markdown_table_cells_and_notes_escape_scorer_ids() -> None:
     row = replace(EXACT, scorer_id="a|b_c", comparison_note="only 3 paired | see *notes*")
     md = markdown_summary(make_report(row))
-    assert "| a\\|b\\_c | 3 | 0.750 ± 0.050 | 1 | >= 0.8 | - | failed |" in md
+    assert "| a\\|b\\_c | 3 | 1 | 0 | 0.750 ± 0.050 | >= 0.8 | - | failed |" in md
     assert "- a\\|b\\_c: only 3 paired \\| see \\*notes\\*" in md
 
 
@@ -149,4 +160,5 @@ def test_markdown_header_facts_are_code_spans() -> None:
     md = markdown_summary(report)
     assert "- dataset: ``data/`odd`.parquet``" in md
     assert "- baseline: `run|1`" in md
-    assert "- experiment: `exp-1` — **completed\\_with\\_errors**, FAILED" in md
+    assert "- experiment: `exp-1` — completed\\_with\\_errors" in md
+    assert "- verdict: **FAILED: exact failed: mean 0.750 misses the threshold >= 0.8**" in md

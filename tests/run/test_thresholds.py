@@ -45,18 +45,78 @@ async def test_verdict_passes_when_every_threshold_holds() -> None:
     assert result.to_dict()["verdict"] == {
         "passed": True,
         "scorers": {"exact": True, "toxicity": True},
+        "reasons": {"exact": [], "toxicity": []},
     }
 
 
-async def test_no_thresholds_passes_and_no_scores_fails() -> None:
+async def test_a_scorer_without_scores_fails_with_or_without_a_threshold() -> None:
     broken = create_scorer("broken").generate_score(lambda run: "high")
-    result = await run_evals(QA, [broken], store=None, progress=False)
-    assert result.verdict.passed is True
-    with_threshold = await run_evals(
-        QA, [broken], store=None, progress=False, thresholds={"broken": 0.1}
+    for thresholds in (None, {"broken": 0.1}):
+        result = await run_evals(QA, [broken], store=None, progress=False, thresholds=thresholds)
+        verdict = result.verdict.scorers["broken"]
+        assert result.verdict.passed is False
+        assert verdict.mean is None
+        assert verdict.reasons[0] == "no data: none of its 6 pairs was scored"
+        assert (verdict.scored, verdict.failed, verdict.not_run) == (0, 6, 0)
+
+
+def failing_on(prefix: str) -> Any:
+    def score(run: Any) -> float:
+        if run.input.startswith(prefix):
+            raise RuntimeError("judge unreachable")
+        return 1.0
+
+    return create_scorer("Flaky", id="flaky").generate_score(score)
+
+
+async def test_failures_above_the_default_error_rate_fail_the_run() -> None:
+    # 2 of 6 pairs fail: 33%, above the default 5%, and no threshold is set at all.
+    result = await run_evals(QA, [exact_scorer(), failing_on("bad:")], store=None, progress=False)
+    assert result.verdict.passed is False
+    assert result.verdict.failed == ["flaky"]
+    flaky = result.verdict.scorers["flaky"]
+    assert flaky.error_rate == pytest.approx(2 / 6)
+    assert flaky.reasons == (
+        "error rate 33.3% above max_error_rate 5% (2 failed, 0 not run of 6 pairs)",
     )
-    assert with_threshold.verdict.passed is False
-    assert with_threshold.verdict.scorers["broken"].mean is None
+
+
+@pytest.mark.parametrize(
+    ("max_error_rate", "passed"),
+    [(0.5, True), ({"flaky": 0.34}, True), ({"flaky": 0.3}, False), (0.0, False)],
+)
+async def test_max_error_rate_per_scorer_or_for_all(max_error_rate: Any, passed: bool) -> None:
+    result = await run_evals(
+        QA, [exact_scorer(), failing_on("bad:")], store=None, progress=False,
+        max_error_rate=max_error_rate,
+    )  # fmt: skip
+    assert result.verdict.passed is passed
+
+
+async def test_pairs_whose_target_failed_count_as_not_run() -> None:
+    def target(question: str) -> str:
+        if question.startswith("bad:"):
+            raise RuntimeError("model down")
+        return "4"
+
+    result = await run_evals(QA, [exact_scorer()], target=target, store=None, progress=False)
+    exact = result.verdict.scorers["exact"]
+    assert (exact.scored, exact.failed, exact.not_run) == (4, 0, 2)
+    assert not exact.passed
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        (1.5, "between 0 and 1"),
+        (-0.1, "between 0 and 1"),
+        ("high", "must be a number"),
+        ({"nope": 0.1}, "no scorer with id 'nope'"),
+    ],
+)
+async def test_bad_max_error_rate(value: Any, message: str) -> None:
+    with pytest.raises(ConfigError, match=message):
+        await run_evals(QA, [exact_scorer()], store=None, progress=False, max_error_rate=value)
 
 
 @pytest.mark.parametrize(

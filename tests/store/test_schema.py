@@ -35,7 +35,7 @@ async def test_new_store_has_schema_views_and_seeded_prices(store: Path) -> None
                 "SELECT view_name FROM duckdb_views() WHERE NOT internal"
             ).fetchall()
         }
-        assert schema_version(con) == SCHEMA_VERSION == 2
+        assert schema_version(con) == SCHEMA_VERSION == 3
         prices = con.execute("SELECT count(*) FROM model_prices").fetchone()
     assert tables == TABLES
     assert {"scorer_summary", "judge_usage"} <= views
@@ -96,7 +96,7 @@ def test_a_version_1_store_gains_the_writer_columns(store: Path) -> None:
             " failed_count, started_at) VALUES ('old', 'n', 'completed', 1, 1, 0, now())"
         )
         assert migrate(con, where=str(store)) == 1
-        assert schema_version(con) == SCHEMA_VERSION == 2
+        assert schema_version(con) == SCHEMA_VERSION == 3
         row = con.execute(
             "SELECT id, status, writer_pid, writer_host, heartbeat_at FROM experiments"
         ).fetchall()
