@@ -26,10 +26,11 @@ def is_pandas_missing(value: Any) -> bool:
 def to_jsonable(value: Any) -> Any:
     """Convert ``value`` into plain JSON types (dict, list, str, int, float, bool, None).
 
-    Dataclasses and pydantic models become dicts, tuples and sets become lists, numpy and Arrow
-    scalars become Python values, decimals become floats, dates become ISO strings. Missing
-    values (``pd.NA``, ``pd.NaT``, Arrow nulls) and non-finite floats become None, because JSON
-    has no NaN. Anything else falls back to ``str(value)``.
+    Dataclasses and pydantic models become dicts, tuples become lists, sets become sorted lists
+    (the same set gives the same list in every process), numpy and Arrow scalars become Python
+    values, decimals become floats, dates become ISO strings. Missing values (``pd.NA``,
+    ``pd.NaT``, Arrow nulls) and non-finite floats become None, because JSON has no NaN.
+    Anything else falls back to ``str(value)``.
     """
     if isinstance(value, _PLAIN):
         return value
@@ -44,8 +45,10 @@ def to_jsonable(value: Any) -> Any:
         return to_jsonable(as_py())
     if isinstance(value, Mapping):
         return {str(k): to_jsonable(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple, set, frozenset)):
+    if isinstance(value, (list, tuple)):
         return [to_jsonable(v) for v in value]
+    if isinstance(value, (set, frozenset)):
+        return _sorted_set(value)
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         to_dict = getattr(value, "to_dict", None)
         if callable(to_dict):
@@ -68,6 +71,26 @@ def to_jsonable(value: Any) -> Any:
     if callable(tolist):
         return to_jsonable(tolist())
     return str(value)
+
+
+def _sorted_set(value: set[Any] | frozenset[Any]) -> list[Any]:
+    """A set's converted members in a canonical order.
+
+    A set iterates in hash order, and string hashes change with ``PYTHONHASHSEED``: listed as
+    they come, the same set would serialise differently in each process, and a stored config
+    (the fingerprint a resume compares) would not match the next run's. Strings, and numbers,
+    are sorted by value; anything else (a mix, tuples, None) by its JSON text, a total order.
+    """
+    members = [to_jsonable(v) for v in value]
+    if all(isinstance(m, str) for m in members) or all(
+        isinstance(m, (int, float)) for m in members
+    ):
+        return sorted(members)
+    return sorted(members, key=_canonical_text)
+
+
+def _canonical_text(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, ensure_ascii=False)
 
 
 def dumps(value: Any) -> str:

@@ -3,6 +3,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import math
+import os
 import subprocess
 import sys
 from decimal import Decimal
@@ -78,3 +79,43 @@ def test_the_module_does_not_import_pandas() -> None:
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.split() == ["False", "False"]
+
+
+@pytest.mark.parametrize(
+    ("value", "plain"),
+    [
+        (frozenset({"delta", "alpha", "charlie", "bravo"}), ["alpha", "bravo", "charlie", "delta"]),
+        ({3, 1.5, 2}, [1.5, 2, 3]),
+        ({"b", 1, None}, ["b", 1, None]),  # by JSON text: '"b"' < '1' < 'null'
+        ({("b", 2), ("a", 1)}, [["a", 1], ["b", 2]]),
+        ({"outer": [frozenset({"y", "x"})]}, {"outer": [["x", "y"]]}),
+    ],
+)
+def test_sets_serialise_sorted(value: Any, plain: Any) -> None:
+    assert to_jsonable(value) == plain
+
+
+def test_a_set_serialises_alike_under_every_hash_seed() -> None:
+    # String hashes, so a set's iteration order, change with PYTHONHASHSEED.
+    code = (
+        "from evalkit._json import dumps\n"
+        "words = 'alpha bravo charlie delta echo foxtrot golf hotel'.split()\n"
+        "print(' '.join(frozenset(words)))\n"
+        "print(dumps({'w': frozenset(words), 't': {(1, 'a')}}))\n"
+    )
+    orders, outputs = set(), set()
+    for seed in ("1", "2", "3"):
+        done = subprocess.run(
+            [sys.executable, "-c", code],
+            capture_output=True,
+            text=True,
+            check=True,
+            env={**os.environ, "PYTHONHASHSEED": seed},
+        )
+        order, text = done.stdout.splitlines()
+        orders.add(order)
+        outputs.add(text)
+    assert len(orders) > 1  # the seeds do reorder the set
+    assert outputs == {
+        '{"w":["alpha","bravo","charlie","delta","echo","foxtrot","golf","hotel"],"t":[[1,"a"]]}'
+    }

@@ -3,9 +3,10 @@
 Where the time goes, and why the design is as it is (see also the README's "Design"):
 
 - **Reads never touch the database on the hot path.** Entries are grouped by *step key* (a
-  hash of everything but the prompt: endpoint host, model, instructions, sampling settings,
-  step kind, schema and fallback). The first call of a step loads that step's live entries
-  in one query, in a worker thread; every later lookup is a dict lookup.
+  hash of everything but the prompt: endpoint (scheme, host, port, path), model,
+  instructions, sampling settings, step kind, schema and fallback). The first call of a step
+  loads that step's live entries in one query, in a worker thread; every later lookup is a
+  dict lookup.
 - **Writes leave the event loop.** New entries are buffered and handed, ``batch_size`` at a
   time (and at least every few seconds), to one writer thread that appends them through
   Arrow in one transaction. :meth:`JudgeCache.aclose` (or leaving :func:`use_judge_cache`)

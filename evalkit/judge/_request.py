@@ -20,14 +20,26 @@ from evalkit.judge._ratelimit import RateLimiter
 from evalkit.judge._structured import OutputSpec
 
 # Bump when what a cache entry means changes (its key inputs or how replies are read).
-CACHE_FORMAT = 1
+# 2: the key holds the endpoint's scheme, host, port and path, not only its host name.
+CACHE_FORMAT = 2
 _OPENAI_URL = "https://api.openai.com/v1"
+_DEFAULT_PORTS = {"http": 80, "https": 443}
 
 
 class PreparedRequest:
     """The parts of a judge's requests that do not depend on the prompt (built once)."""
 
-    __slots__ = ("_host", "_step_keys", "base", "caches", "judge", "label", "name", "system")
+    __slots__ = (
+        "_endpoint",
+        "_host",
+        "_step_keys",
+        "base",
+        "caches",
+        "judge",
+        "label",
+        "name",
+        "system",
+    )
 
     def __init__(self, judge: Judge) -> None:
         self.judge = judge
@@ -46,6 +58,7 @@ class PreparedRequest:
         self.caches = judge.caches
         self.name = f"{judge.model} at {judge.base_url or 'the OpenAI API'}"
         self._host: str | None = None
+        self._endpoint: str | None = None
         self._step_keys: dict[int, tuple[OutputSpec, bytes]] = {}
 
     def body(self, prompt: str, extra: dict[str, Any]) -> dict[str, Any]:
@@ -83,32 +96,47 @@ class PreparedRequest:
         output = self.judge.max_tokens or limiter.expected_output_tokens
         return chars // 4 + 4 * messages + 3 + output
 
+    def _url(self) -> str:
+        judge = self.judge
+        if judge.client is not None:
+            return str(judge.client.base_url)
+        return judge.base_url or os.environ.get("OPENAI_BASE_URL") or _OPENAI_URL
+
     @property
     def host(self) -> str:
-        """The endpoint's host name, as the cache key records it."""
+        """The endpoint's host name (recorded with cache entries and batches)."""
         if self._host is None:
-            judge = self.judge
-            if judge.client is not None:
-                url = str(judge.client.base_url)
-            else:
-                url = judge.base_url or os.environ.get("OPENAI_BASE_URL") or _OPENAI_URL
+            url = self._url()
             self._host = (urlsplit(url).hostname or url).lower()
         return self._host
+
+    @property
+    def endpoint(self) -> str:
+        """The endpoint as the cache key records it: ``scheme://host:port/path``.
+
+        Scheme and host are lower-cased, the port is written out (80/443 when the URL has
+        none) and a trailing ``/`` is dropped, so spellings of one endpoint share entries.
+        Credentials and the query are left out.
+        """
+        if self._endpoint is None:
+            self._endpoint = endpoint_of(self._url())
+        return self._endpoint
 
     def step_key(self, spec: OutputSpec) -> bytes:
         """The cache key of every call asking this judge for ``spec`` (the prompt aside).
 
-        It hashes the endpoint host (not the port: local servers change ports, their models
-        do not), the model, instructions, sampling settings and extra body fields, the step
-        kind, and both request shapes (structured output, and the JSON-mode fallback with its
-        prompt suffix), so a change to any of them misses.
+        It hashes the endpoint (scheme, host, port and path: two local servers on two ports
+        are two models, and a judge moved to a dead port must not pass on another's replies),
+        the model, instructions, sampling settings and extra body fields, the step kind, and
+        both request shapes (structured output, and the JSON-mode fallback with its prompt
+        suffix), so a change to any of them misses.
         """
         known = self._step_keys.get(id(spec))
         if known is not None and known[0] is spec:
             return known[1]
         document = {
             "format": CACHE_FORMAT,
-            "host": self.host,
+            "endpoint": self.endpoint,
             "request": self.base,
             "instructions": self.judge.instructions,
             "step": spec.kind,
@@ -120,6 +148,26 @@ class PreparedRequest:
         key = hashlib.blake2b(text.encode(), digest_size=16).digest()
         self._step_keys[id(spec)] = (spec, key)
         return key
+
+
+def endpoint_of(url: str) -> str:
+    """``url`` as ``scheme://host:port/path`` (see :attr:`PreparedRequest.endpoint`); a URL
+    without a scheme or host is kept as given."""
+    parts = urlsplit(url)
+    scheme = parts.scheme.lower()
+    host = parts.hostname  # lower-cased, without credentials or IPv6 brackets
+    if not scheme or not host:
+        return url
+    try:
+        port = parts.port
+    except ValueError:  # not a number: keep the URL's own text
+        return url
+    if port is None:
+        port = _DEFAULT_PORTS.get(scheme)
+    where = f"[{host}]" if ":" in host else host
+    if port is not None:
+        where = f"{where}:{port}"
+    return f"{scheme}://{where}{parts.path.rstrip('/')}"
 
 
 def prompt_key(step_key: bytes, prompt: str) -> bytes:

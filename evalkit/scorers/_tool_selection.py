@@ -137,7 +137,7 @@ def _evaluation_line(evaluation: dict[str, Any]) -> str:
     kind="llm",
     inputs=("input", "output"),
     inputs_note="the available tools, optional: `available_tools`, else the row's `tools_key`",
-    version=1,
+    version=2,
 )
 def tool_call_accuracy_llm(
     scorer: Scorer,

@@ -7,14 +7,22 @@ Accepted output shapes (read in order, every tool call kept in call order):
   legacy ``function_call``;
 - an OpenAI Responses output (``{"output": [{"type": "function_call", "name": ...}]}``);
 - an Anthropic message (``{"content": [{"type": "tool_use", "name": ...}]}``);
-- a Mastra / Vercel AI message (``{"toolInvocations": [{"toolName": ...}]}``);
+- a Mastra / Vercel AI message: ``toolInvocations`` (``[{"toolName": ..., "state": ...}]``) on
+  the message or in its ``content`` (Mastra's stored messages, ``content.format == 2``), or
+  else ``parts`` of type ``tool-invocation`` holding a ``toolInvocation``, there too (Mastra
+  writes each call in both places; like Mastra, ``toolInvocations`` is read when present, so a
+  call counts once); AI SDK ``tool-call`` and ``tool-result`` content parts;
+- an OpenAI ``tool`` message (``{"role": "tool", "tool_call_id": ..., "name": ...}``);
 - a conversation: a list of messages, or ``{"messages": [...]}``;
 - a bare tool call (``{"name": ..., "arguments": ...}`` or ``{"function": {"name": ...}}``) or a
   list of them;
 - a list of tool names (``["search", "fetch"]``);
 - any of these as JSON text, or as objects with ``model_dump`` (the ``openai`` SDK's types).
 
-Plain text that is not JSON has no tool calls.
+Plain text that is not JSON has no tool calls. An invocation counts in state ``call`` or
+``result`` (or without a state), never ``partial-call`` (arguments still streaming). A tool
+result (a ``tool`` message, a ``tool-result`` part) counts only when no call with its id came
+before it, so a call and its result are one call.
 """
 
 from __future__ import annotations
@@ -29,7 +37,30 @@ from evalkit.scorer import Scorer, ScorerRun, StepResults
 from evalkit.scorers._common import as_text, ground_truth, param_error
 from evalkit.scorers._registry import prebuilt
 
-_MESSAGE_LISTS = ("tool_calls", "toolInvocations", "messages", "output")
+_MESSAGE_LISTS = ("tool_calls", "messages", "output")
+#: Content blocks and parts that hold a tool call or result.
+_BLOCK_TYPES = frozenset({"tool_use", "tool-call", "tool-result", "tool-invocation"})
+#: Invocation states that are calls; ``partial-call`` is one whose arguments still stream.
+_CALL_STATES = frozenset({"call", "result"})
+_ID_KEYS = ("toolCallId", "call_id", "tool_call_id", "id")
+
+
+class _Calls:
+    """The tool names found so far, and the ids of the calls among them."""
+
+    __slots__ = ("ids", "names")
+
+    def __init__(self) -> None:
+        self.names: list[str] = []
+        self.ids: set[str] = set()
+
+    def add(self, name: str, found: dict[str, Any], *, result: bool = False) -> None:
+        call_id = next((v for k in _ID_KEYS if isinstance(v := found.get(k), str)), None)
+        if result and call_id in self.ids:
+            return  # the result of a call already counted
+        self.names.append(name)
+        if call_id is not None:
+            self.ids.add(call_id)
 
 
 def tool_call_names(value: Any) -> list[str]:
@@ -44,34 +75,58 @@ def tool_call_names(value: Any) -> list[str]:
     plain = to_jsonable(value)
     if isinstance(plain, list) and all(isinstance(item, str) for item in plain):
         return list(plain)  # a list of tool names; strings deeper down are message text
-    names: list[str] = []
-    _collect(plain, names)
-    return names
+    calls = _Calls()
+    _collect(plain, calls)
+    return calls.names
 
 
-def _collect(value: Any, names: list[str]) -> None:
+def _collect(value: Any, calls: _Calls) -> None:
     if isinstance(value, list):
         for item in value:
-            _collect(item, names)
+            _collect(item, calls)
         return
     if not isinstance(value, dict):
         return
+    if value.get("type") == "tool-invocation":  # a Mastra / Vercel AI message part
+        _collect(value.get("toolInvocation"), calls)
+        return
     if (name := _call_name(value)) is not None:
-        names.append(name)
+        state = value.get("state")
+        if state is None or state in _CALL_STATES:
+            calls.add(name, value, result=value.get("type") == "tool-result")
+        return
+    if value.get("role") == "tool" and isinstance(name := value.get("name"), str):
+        calls.add(name, value, result=True)
         return
     if isinstance(choices := value.get("choices"), list) and choices:
         first = choices[0]
-        _collect(first.get("message", first) if isinstance(first, dict) else None, names)
+        _collect(first.get("message", first) if isinstance(first, dict) else None, calls)
         return
     if isinstance(legacy := value.get("function_call"), dict):  # pre-2024 OpenAI messages
-        _collect(legacy, names)
+        _collect(legacy, calls)
     for key in _MESSAGE_LISTS:
         if isinstance(items := value.get(key), list):
-            _collect(items, names)
-    if isinstance(blocks := value.get("content"), list):
-        for block in blocks:
-            if isinstance(block, dict) and block.get("type") == "tool_use":
-                _collect(block, names)
+            _collect(items, calls)
+    _collect_invocations(value, calls)
+    content = value.get("content")
+    if isinstance(content, list):
+        for block in content:
+            if isinstance(block, dict) and block.get("type") in _BLOCK_TYPES:
+                _collect(block, calls)
+    elif isinstance(content, dict):  # a Mastra stored message's content (format 2)
+        _collect_invocations(content, calls)
+
+
+def _collect_invocations(holder: dict[str, Any], calls: _Calls) -> None:
+    """``holder``'s ``toolInvocations``, else its ``tool-invocation`` parts (Mastra keeps
+    each call in both, so reading one counts it once)."""
+    invocations = holder.get("toolInvocations")
+    if isinstance(invocations, list) and invocations:
+        _collect(invocations, calls)
+    elif isinstance(parts := holder.get("parts"), list):
+        for part in parts:
+            if isinstance(part, dict) and part.get("type") == "tool-invocation":
+                _collect(part, calls)
 
 
 _CALL_TYPES = ("function", "function_call", "tool_use", "tool_call")
@@ -111,7 +166,7 @@ def in_order(actual: Sequence[str], expected: Sequence[str]) -> bool:
     title="Tool Call Accuracy",
     inputs=("output", "ground_truth"),
     inputs_note="ground_truth unless `expected_tool` or `expected_tool_order` is given",
-    version=1,
+    version=2,
 )
 def tool_call_accuracy(
     scorer: Scorer,
@@ -130,8 +185,10 @@ def tool_call_accuracy(
     ``strict``: exactly that sequence).
     An output with no tool calls scores 0, unless no tool is expected (an empty list), which
     scores 1 exactly when nothing was called. The accepted output shapes (OpenAI
-    ``tool_calls``, Responses, Anthropic ``tool_use``, conversations, lists of names, JSON
-    text) are listed in the module docstring. A missing ground truth fails the run.
+    ``tool_calls`` and ``tool`` messages, Responses, Anthropic ``tool_use``, Mastra and AI SDK
+    messages, conversations, lists of names, JSON text) are listed in the module docstring;
+    a Mastra invocation in state ``partial-call`` is not a call. A missing ground truth fails
+    the run.
 
     Args:
         expected_tool: The one tool that should be called.

@@ -389,7 +389,8 @@ async def test_a_remembered_batch_the_server_does_not_know_is_sent_again(
         scorer = three_step_scorer(batch_judge(judge, base_url=first.base_url))
         await interrupted_run(scorer, path, lambda: first.stats, batches=1, how="cancel")
     assert journal(path) == ["submitted"]
-    async with FakeOpenAIServer(RULES) as second:  # same host, a server that never saw it
+    # The same endpoint, restarted: a server that never saw the batch.
+    async with FakeOpenAIServer(RULES, port=first.port) as second:
         scorer = three_step_scorer(batch_judge(judge, base_url=second.base_url))
         results = await run_items(scorer, count=RESUMED, cache=path)
         assert second.stats.batches == 3

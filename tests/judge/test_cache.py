@@ -144,6 +144,74 @@ async def test_any_change_to_the_judge_misses(
     assert server.stats.requests == 2
 
 
+async def test_judges_at_two_ports_get_their_own_servers_answers(
+    judge: Judge, cache_path: Path
+) -> None:
+    async with (
+        FakeOpenAIServer([Rule(reply={"score": 0.25})]) as first,
+        FakeOpenAIServer([Rule(reply={"score": 0.75})]) as second,
+        use_judge_cache(cache_path),
+    ):
+        assert first.port != second.port
+        judges = [judge.replace(base_url=s.base_url) for s in (first, second)]
+        rounds = [
+            [(await score_scorer(j).run(input="q", output="a")).score for j in judges]
+            for _ in range(2)
+        ]
+        assert (first.stats.requests, second.stats.requests) == (1, 1)
+    assert rounds == [[0.25, 0.75], [0.25, 0.75]]  # the second round from the cache
+
+
+async def closed_port_url() -> str:
+    """The base URL of a server that has just stopped (its port is closed)."""
+    gone = FakeOpenAIServer()
+    async with gone:
+        pass
+    return gone.base_url
+
+
+@pytest.mark.parametrize(
+    "elsewhere",
+    [
+        pytest.param(lambda url: url.replace("http://", "https://"), id="scheme"),
+        pytest.param(lambda url: url.rsplit("/", 1)[0] + "/v2", id="path"),
+        pytest.param(None, id="port"),
+    ],
+)
+async def test_a_judge_at_another_endpoint_is_not_answered_from_the_cache(
+    server: FakeOpenAIServer, judge: Judge, cache_path: Path, elsewhere: Any
+) -> None:
+    url = await closed_port_url() if elsewhere is None else elsewhere(server.base_url)
+    moved = judge.replace(base_url=url, max_retries=0, timeout=2.0)
+    async with use_judge_cache(cache_path):
+        await score_scorer(judge).run(input="q", output="a")
+        with pytest.raises(ScorerRunError) as info:
+            await score_scorer(moved).run(input="q", output="a")
+    snapshot = info.value.result
+    assert snapshot is not None
+    (execution,) = snapshot.judge["generate_score"].executions
+    assert (execution.status, execution.cached) == ("failed", False)
+
+
+@pytest.mark.parametrize(
+    "spelling",
+    [
+        pytest.param(lambda url: url + "/", id="trailing-slash"),
+        pytest.param(lambda url: url.replace("http://", "HTTP://"), id="scheme-case"),
+    ],
+)
+async def test_the_same_endpoint_spelled_otherwise_hits(
+    server: FakeOpenAIServer, judge: Judge, cache_path: Path, spelling: Any
+) -> None:
+    async with use_judge_cache(cache_path):
+        await score_scorer(judge).run(input="q", output="a")
+        again = await score_scorer(judge.replace(base_url=spelling(server.base_url))).run(
+            input="q", output="a"
+        )
+    assert again.judge["generate_score"].executions[0].cached
+    assert server.stats.requests == 1
+
+
 async def test_the_prompt_the_step_kind_and_the_schema_are_part_of_the_key(
     server: FakeOpenAIServer, judge: Judge, cache_path: Path
 ) -> None:

@@ -78,6 +78,104 @@ def test_tool_call_names_reads_every_accepted_shape(output: Any) -> None:
     assert tool_call_names(output) == ["search", "fetch"]
 
 
+def invocation(name: str, state: str | None = "result") -> dict[str, Any]:
+    """A Mastra tool invocation, as Mastra's own tests build it (createToolInvocation)."""
+    found = {"toolCallId": f"call-{name}", "toolName": name, "args": {}, "result": {"ok": True}}
+    return found if state is None else {**found, "state": state}
+
+
+def mastra_message(*calls: dict[str, Any], where: str) -> dict[str, Any]:
+    """A Mastra stored message (MastraDBMessage, content format 2) holding ``calls``."""
+    content: dict[str, Any] = {"format": 2, "parts": [{"type": "text", "text": "Checking."}]}
+    if where in ("parts", "both"):
+        content["parts"] += [{"type": "tool-invocation", "toolInvocation": c} for c in calls]
+    if where in ("invocations", "both"):
+        content["toolInvocations"] = list(calls)
+    return {"id": "msg-1", "role": "assistant", "content": content, "createdAt": "2025-01-01"}
+
+
+SEARCH, FETCH = invocation("search"), invocation("fetch")
+MASTRA_SHAPES = {
+    "top-level toolInvocations": MASTRA,
+    "content.toolInvocations": [mastra_message(SEARCH, FETCH, where="invocations")],
+    "content.parts tool-invocation": [mastra_message(SEARCH, FETCH, where="parts")],
+    # Mastra writes each call in both places: read once, as Mastra's extractToolCalls does.
+    "content.toolInvocations and parts": [mastra_message(SEARCH, FETCH, where="both")],
+    "one message per call": [
+        mastra_message(SEARCH, where="parts"),
+        mastra_message(FETCH, where="invocations"),
+    ],
+    "UI message parts": {
+        "role": "assistant",
+        "parts": [{"type": "tool-invocation", "toolInvocation": c} for c in (SEARCH, FETCH)],
+    },
+    "states call and result": [
+        mastra_message(invocation("search", "call"), invocation("fetch"), where="invocations")
+    ],
+    "no state": [mastra_message(invocation("search", None), FETCH, where="parts")],
+    "partial-call ignored": [
+        mastra_message(
+            invocation("search"),
+            invocation("delete", "partial-call"),
+            invocation("fetch", "call"),
+            where="both",
+        )
+    ],
+    "OpenAI tool message": [
+        {"role": "user", "content": "find it"},
+        {"role": "tool", "tool_call_id": "call_1", "name": "search", "content": "result"},
+        {"role": "assistant", "tool_calls": [openai_call("fetch")]},
+        {"role": "tool", "tool_call_id": "call_fetch", "name": "fetch", "content": "page"},
+    ],
+    "AI SDK tool-call and tool-result parts": [
+        {
+            "role": "assistant",
+            "content": [
+                {"type": "text", "text": "Looking."},
+                {"type": "tool-call", "toolCallId": "c1", "toolName": "search", "args": {}},
+            ],
+        },
+        {
+            "role": "tool",
+            "content": [
+                {"type": "tool-result", "toolCallId": "c1", "toolName": "search", "result": 1},
+                {"type": "tool-result", "toolCallId": "c2", "toolName": "fetch", "result": 2},
+            ],
+        },
+    ],
+}
+
+
+@pytest.mark.parametrize("shape", list(MASTRA_SHAPES))
+def test_tool_call_names_reads_mastra_and_chat_message_shapes(shape: str) -> None:
+    assert tool_call_names(MASTRA_SHAPES[shape]) == ["search", "fetch"]
+    assert tool_call_names(json.dumps(MASTRA_SHAPES[shape])) == ["search", "fetch"]
+
+
+@pytest.mark.parametrize("where", ["invocations", "parts", "both"])
+async def test_tool_call_accuracy_scores_a_mastra_agent_output(where: str) -> None:
+    output = [
+        {"id": "u", "role": "user", "content": {"format": 2, "parts": []}, "createdAt": "x"},
+        mastra_message(SEARCH, invocation("fetch", "call"), where=where),
+    ]
+    strict = tool_call_accuracy(expected_tool_order=["search", "fetch"], strict=True)
+    assert (await score(strict, output)).score == 1.0
+    assert (await score(tool_call_accuracy(expected_tool="fetch"), output)).score == 1.0
+
+
+@pytest.mark.parametrize(
+    "output",
+    [
+        {"role": "assistant", "toolInvocations": [invocation("delete", "partial-call")]},
+        [mastra_message(invocation("delete", "partial-call"), where="both")],
+    ],
+)
+async def test_a_partial_call_is_not_a_call(output: Any) -> None:
+    assert tool_call_names(output) == []
+    result = await score(tool_call_accuracy(expected_tool="delete"), output)
+    assert result.score == 0.0
+
+
 @pytest.mark.parametrize(
     "output",
     [

@@ -54,7 +54,7 @@ PROMPTS = {
     "prompt_alignment": (1, "3d37cc167ff827b2"),
     "rubric": (1, "84c4302e6a77e9ba"),
     "summarization": (1, "c653b4d69f846051"),
-    "tool_call_accuracy_llm": (1, "ad45fbb33ce2b47f"),
+    "tool_call_accuracy_llm": (2, "ad45fbb33ce2b47f"),
     "toxicity": (1, "6b7ac55bada2417f"),
 }
 
