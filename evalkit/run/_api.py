@@ -120,7 +120,9 @@ async def run_evals(
             skipped, its failed and never-run pairs are run), a sharded one by a sharded call
             (``executor`` other than ``"local"``, or ``shard``, the same slice as before; its
             finished shards are skipped). Its fingerprint (dataset, scorers and their
-            versions, judges, target, limit) must match this call's.
+            versions, judges, target, limit) must match this call's. A failed pair of an
+            item whose target succeeded is scored on the item's stored output (the target
+            is not called again); an item whose target failed is evaluated afresh.
         retry_errors: With ``resume`` of a single-process run, run only the failed pairs
             (items never evaluated stay so); also allows resuming a
             ``completed_with_errors`` experiment. Refused for a sharded run.
@@ -253,6 +255,7 @@ async def run_evals(
             checked,
             run_prefix=experiment_id,
             skip=plan.skip if plan is not None else None,
+            outputs=plan.outputs if plan is not None else None,
         ),
         summary=summary,
         progress=Progress(total, name=name, enabled=progress),
