@@ -8,7 +8,8 @@ never evaluated (the run stopped first). A resume runs the failed and missing pa
 A failed pair of an item whose target succeeded is scored on the item's stored output, with
 no new target call: the item's scores then all sit beside the output they were computed from.
 An item whose target failed has no output and no score, so it is evaluated afresh: a new
-target call, then every scorer.
+target call, then every scorer. ``regenerate`` treats every item with a failed pair that way
+(its scored pairs are run again too, on the new output).
 
 An experiment resumes the way it was run. A sharded one (``executor=`` or ``shard=``; its
 config records the executor) is finished by a sharded run that skips its finished shards
@@ -48,7 +49,7 @@ class ResumePlan:
         retry_errors: Whether only failed pairs run (never-evaluated items are skipped).
         to_run: Items this pass evaluates.
         outputs: Per item id, the stored output its remaining pairs are scored on (items
-            whose target succeeded).
+            whose target succeeded; none with ``regenerate``).
     """
 
     stored: StoredExperiment
@@ -246,11 +247,12 @@ def plan_resume(
     limit: int | None,
     retry_errors: bool,
     force: bool,
+    regenerate: bool = False,
 ) -> ResumePlan:
     """Check the stored experiment can be resumed by this run and plan the pass.
 
-    The remaining pairs of an evaluated item whose target succeeded are scored on its stored
-    output.
+    With ``regenerate``, an evaluated item with a pair left to run gets a new output and all
+    of its scorers run again; without, its remaining pairs are scored on its stored output.
 
     Raises:
         ConfigError: The experiment was run sharded, is still running, or already completed
@@ -275,6 +277,10 @@ def plan_resume(
         )
     else:
         to_run = max(total - done, 0)
+    if regenerate:
+        # Only fully scored items keep their scores; the others are evaluated afresh.
+        skip = {item: scored for item, scored in stored.scored.items() if ids <= scored}
+        return ResumePlan(stored, skip, retry_errors, to_run, {})
     unfinished = [i for i in stored.attempted if not ids <= stored.scored.get(i, frozenset())]
     outputs = read_outputs(store, stored.id, unfinished)
     return ResumePlan(stored, stored.scored, retry_errors, to_run, outputs)

@@ -14,6 +14,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from evalkit import ItemResult, Scorer, create_scorer, run_evals
+from evalkit.errors import ConfigError
 
 ROWS = 10
 
@@ -178,3 +179,50 @@ async def test_an_item_whose_target_failed_gets_a_new_output_and_every_scorer(
         assert outputs[f"r{q[1:]}"]["call"] == 2
         assert seen.outputs[("steady", q)] == seen.outputs[("flaky", q)] == [outputs[f"r{q[1:]}"]]
     assert seen.outputs[("flaky", "q1")] == [outputs["r1"]] * 2
+
+
+async def test_regenerate_gives_items_with_a_failed_pair_a_new_output_and_reruns_them(
+    data: Path, store: Path
+) -> None:
+    app, seen = App(), Seen()
+    scorers = [seen.scorer("steady"), seen.scorer("flaky", fail_first=FLAKY_ON)]
+    first = await run_evals(data, scorers, target=app, store=store, progress=False)
+    before = stored_outputs(store, first.experiment_id)
+
+    again = await run_evals(
+        data, scorers, target=app, store=store, progress=False, resume=first.experiment_id,
+        retry_errors=True, regenerate=True,
+    )  # fmt: skip
+    assert again.status == "completed"
+    assert app.calls == Counter({f"q{i}": 2 if f"q{i}" in FLAKY_ON else 1 for i in range(ROWS)})
+    after = stored_outputs(store, first.experiment_id)
+    assert score_count(store, first.experiment_id) == 2 * ROWS
+    for i in range(ROWS):
+        q, item = f"q{i}", f"r{i}"
+        if q in FLAKY_ON:
+            assert after[item]["call"] == 2
+            # Every scorer of the item ran again, on the new output (steady's score replaced).
+            assert seen.outputs[("steady", q)] == [before[item], after[item]]
+            assert seen.outputs[("flaky", q)] == [before[item], after[item]]
+        else:
+            assert after[item] == before[item]
+            assert len(seen.outputs[("steady", q)]) == 1
+
+
+async def test_regenerate_needs_a_resume_and_a_target(data: Path, store: Path) -> None:
+    seen = Seen()
+    with pytest.raises(ConfigError, match="only apply with resume"):
+        await run_evals(data, [seen.scorer("s")], target=App(), store=store, regenerate=True)
+    with pytest.raises(ConfigError, match="regenerate"):
+        await run_evals(
+            data, [seen.scorer("s")], target=App(), store=store, resume="abc", regenerate=True,
+            executor="process",
+        )  # fmt: skip
+    rows = [{"id": f"r{i}", "input": f"q{i}", "output": "x"} for i in range(3)]
+    flaky = seen.scorer("flaky", fail_first=frozenset({"q1"}))
+    first = await run_evals(rows, [flaky], store=store, progress=False)
+    with pytest.raises(ConfigError, match="regenerate needs a target"):
+        await run_evals(
+            rows, [flaky], store=store, progress=False, resume=first.experiment_id,
+            retry_errors=True, regenerate=True,
+        )  # fmt: skip
