@@ -11,6 +11,7 @@ from evalkit.cli._main import EXIT_FAILED_GATE, EXIT_OK
 from evalkit.cli._refs import find_experiment
 from evalkit.compare import Comparison, compare_experiments
 from evalkit.errors import BaselineError, StoreError
+from evalkit.report import items_done
 from evalkit.scorers import list_scorers
 from evalkit.store import DEFAULT_STORE, connection, read_item_scores
 from evalkit.store import list_experiments as stored_experiments
@@ -59,7 +60,7 @@ def cmd_experiments(args: argparse.Namespace) -> int:
             r["id"],
             r["started_at"],
             r["status"],
-            r["total_items"],
+            items_done(r["succeeded_count"] + r["failed_count"], r["total_items"]),
             r["failed_count"],
             " ".join(means.get(r["id"], [])),
         ]
@@ -81,7 +82,8 @@ def cmd_show(args: argparse.Namespace) -> int:
         return EXIT_OK
     for key in ("id", "name", "description", "status", "dataset", "dataset_fingerprint"):
         print(f"{key:>20}: {run.get(key) or '-'}")
-    print(f"{'items':>20}: {run['total_items']} ({run['failed_count']} failed)")
+    done = items_done(run["succeeded_count"] + run["failed_count"], run["total_items"])
+    print(f"{'items':>20}: {done} ({run['failed_count']} failed)")
     print(f"{'started':>20}: {run['started_at']}  completed: {run['completed_at'] or '-'}")
     columns = ["scorer", "n", "errors", "mean", "stddev", "ci95_low", "ci95_high", "pass_rate"]
     keys = ["scorer_id", "n", "errors", "mean", "stddev", "ci95_low", "ci95_high", "pass_rate"]

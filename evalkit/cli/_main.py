@@ -71,6 +71,12 @@ def build_parser() -> argparse.ArgumentParser:
         " runs only)",
     )
     run.add_argument(
+        "--regenerate",
+        action="store_true",
+        help="with --resume: ask the target again for items with a failed pair and re-run"
+        " all their scorers (default: score failed pairs on the item's stored output)",
+    )
+    run.add_argument(
         "--force", action="store_true", help="with --resume: resume even if the setup changed"
     )
     run.set_defaults(handler=_run.cmd_run)

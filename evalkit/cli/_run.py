@@ -96,8 +96,8 @@ def _judge_against(
 def _resume_id(args: argparse.Namespace, store: Path, name: str) -> str | None:
     """The experiment ``--resume`` designates, or None without ``--resume``."""
     if args.resume is None:
-        if args.retry_errors or args.force:
-            raise ConfigError("--retry-errors and --force only apply with --resume")
+        if args.retry_errors or args.force or args.regenerate:
+            raise ConfigError("--retry-errors, --regenerate and --force only apply with --resume")
         return None
     if not store.exists():
         raise StoreError(f"{store}: no score store yet, so no run to resume")
@@ -157,6 +157,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         cache=False if args.no_cache else None,
         resume=resume,
         retry_errors=args.retry_errors,
+        regenerate=args.regenerate,
         force=args.force,
         **_sharding(args),
     )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from evalkit.report._counts import items_done
 from evalkit.report._html import html_report
 from evalkit.report._junit import junit_xml
 from evalkit.report._model import ItemView, ReportData, ScorerRow
@@ -13,6 +14,7 @@ __all__ = [
     "ScorerRow",
     "console_table",
     "html_report",
+    "items_done",
     "junit_xml",
     "markdown_summary",
 ]

@@ -6,6 +6,7 @@ import html
 from typing import Any
 
 from evalkit._json import dumps
+from evalkit.report._counts import items_done
 from evalkit.report._model import ItemView, ReportData, ScorerRow, delta_text, mean_text
 from evalkit.report._safe import visible
 
@@ -97,13 +98,14 @@ def html_report(report: ReportData) -> str:
     """A complete, self-contained HTML page for one experiment."""
     verdict = "passed" if report.passed else "failed"
     note = f"<p class='meta'>{_e(report.baseline_note)}</p>" if report.baseline_note else ""
+    done = items_done(report.succeeded_items + report.failed_items, report.total_items)
     parts = [
         "<!doctype html><html lang='en'><head><meta charset='utf-8'>",
         f"<title>evalkit · {_e(report.name)}</title><style>{_CSS}</style></head><body>",
         f"<h1>{_e(report.name)}</h1>",
         f"<p class='meta'>experiment <code>{_e(report.experiment_id)}</code> · status "
         f"{_e(report.status)}<br>"
-        f"dataset <code>{_e(report.dataset or '-')}</code> · {report.total_items} items, "
+        f"dataset <code>{_e(report.dataset or '-')}</code> · {done} items, "
         f"{report.failed_items} failed · started {_e(report.started_at)} · completed "
         f"{_e(report.completed_at or '-')}"
         + (f" · baseline <code>{_e(report.baseline)}</code>" if report.baseline else "")

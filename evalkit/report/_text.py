@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+from evalkit.report._counts import items_done
 from evalkit.report._model import ReportData, ScorerRow, delta_text, mean_text
 from evalkit.report._safe import visible
 
@@ -32,7 +33,7 @@ def console_table(report: ReportData) -> str:
     lines.insert(1, "  ".join("-" * w for w in widths))
     head = (
         f"{_one_line(report.name)} ({_one_line(report.experiment_id)}): {report.status}, "
-        f"{report.total_items} items, {report.failed_items} failed"
+        f"{_items(report)} items, {report.failed_items} failed"
     )
     if report.baseline:
         head += f", baseline {_one_line(report.baseline)}"
@@ -46,6 +47,10 @@ def console_table(report: ReportData) -> str:
 # backslash makes each literal (CommonMark). "<" becomes an entity so it cannot open HTML.
 _MD_SPECIAL = re.compile(r"([\\`*_\[\]|#~&])")
 _BACKTICKS = re.compile(r"`+")
+
+
+def _items(report: ReportData) -> str:
+    return items_done(report.succeeded_items + report.failed_items, report.total_items)
 
 
 def _one_line(text: str) -> str:
@@ -78,7 +83,7 @@ def markdown_summary(report: ReportData) -> str:
         f"- experiment: {_md_code(report.experiment_id)} — {_md_escape(report.status)}",
         f"- verdict: **{_md_escape(report.verdict_line)}**",
         f"- dataset: {_md_code(report.dataset or '-')}",
-        f"- items: {report.total_items} ({report.failed_items} failed)",
+        f"- items: {_items(report)} ({report.failed_items} failed)",
         f"- started {report.started_at}, completed {report.completed_at or '-'}",
     ]
     if report.baseline:

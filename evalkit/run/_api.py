@@ -38,7 +38,7 @@ from evalkit.scorer._scorer import Scorer
 from evalkit.store import read_run_counts
 from evalkit.store._connect import DEFAULT_STORE
 from evalkit.store._writer import ExperimentRecord, ScorerRecord, StoreWriter
-from evalkit.target._resolve import as_target
+from evalkit.target import DatasetOutput, as_target
 
 
 def _default_name(dataset: Dataset) -> str:
@@ -83,6 +83,7 @@ async def run_evals(
     resume: str | None = None,
     retry_errors: bool = False,
     force: bool = False,
+    regenerate: bool = False,
     executor: ExecutorName = "local",
     workers: int | None = None,
     shard: str | tuple[int, int] | None = None,
@@ -126,12 +127,17 @@ async def run_evals(
             skipped, its failed and never-run pairs are run), a sharded one by a sharded call
             (``executor`` other than ``"local"``, or ``shard``, the same slice as before; its
             finished shards are skipped). Its fingerprint (dataset, scorers and their
-            versions, judges, target, limit) must match this call's.
+            versions, judges, target, limit) must match this call's. A failed pair of an
+            item whose target succeeded is scored on the item's stored output (the target
+            is not called again); an item whose target failed is evaluated afresh.
         retry_errors: With ``resume`` of a single-process run, run only the failed pairs
             (items never evaluated stay so); also allows resuming a
             ``completed_with_errors`` experiment. Refused for a sharded run.
         force: With ``resume``, resume even when the fingerprint differs (a sharded
             experiment's scorers still cannot change).
+        regenerate: With ``resume`` of a single-process run, give every evaluated item that
+            has a pair left to run a new output from the target, and run all of its scorers
+            again on it (its earlier scores are replaced). Needs a target.
         executor: ``"local"`` (this process), ``"process"`` (a process pool) or ``"ray"``
             (Ray tasks). Anything but ``"local"``, or ``shard``, runs the Parquet dataset
             shard by shard (one row group each, see the README's "Sharded runs"); items are
@@ -153,16 +159,17 @@ async def run_evals(
             no target.
         StoreError: The store cannot be written, or has no experiment ``resume``.
     """
-    if resume is None and (retry_errors or force):
-        raise ConfigError("retry_errors and force only apply with resume=EXPERIMENT_ID")
+    if resume is None and (retry_errors or force or regenerate):
+        raise ConfigError("retry_errors, force and regenerate only apply with resume=EXPERIMENT_ID")
     if resume is not None and store is None:
         raise ConfigError("resume needs the store that holds the experiment (store=None given)")
     if executor != "local" or shard is not None:
-        if retry_errors:
+        if retry_errors or regenerate:
             raise ConfigError(
-                "retry_errors (--retry-errors) re-runs the failed pairs of a single-process"
-                " run; a sharded run (executor=/shard=, --executor/--shard) resumes by"
-                " skipping its finished shards and cannot re-run failed pairs"
+                "retry_errors (--retry-errors) and regenerate (--regenerate) re-run the failed"
+                " pairs of a single-process run; a sharded run (executor=/shard=,"
+                " --executor/--shard) resumes by skipping its finished shards and cannot"
+                " re-run failed pairs"
             )
         if on_item_complete is not None:
             raise ConfigError(
@@ -195,6 +202,11 @@ async def run_evals(
     dataset = load_dataset(data, columns=columns)
     resolved_target = as_target(target)
     check_target(resolved_target, dataset)
+    if regenerate and isinstance(resolved_target, DatasetOutput):
+        raise ConfigError(
+            "regenerate needs a target: outputs read from the dataset's output column cannot"
+            " be produced again"
+        )
 
     name = experiment or _default_name(dataset)
     experiment_id = new_experiment_id()
@@ -234,6 +246,7 @@ async def run_evals(
             functools.partial(
                 plan_resume, writer.path, resume, config=config, scorers=checked,
                 dataset=dataset, total=total, limit=limit, retry_errors=retry_errors, force=force,
+                regenerate=regenerate,
             )
         )  # fmt: skip
         reopen = functools.partial(
@@ -267,6 +280,7 @@ async def run_evals(
             checked,
             run_prefix=experiment_id,
             skip=plan.skip if plan is not None else None,
+            outputs=plan.outputs if plan is not None else None,
         ),
         summary=summary,
         progress=Progress(total, name=name, enabled=progress),

@@ -13,6 +13,7 @@ from evalkit.run._outcome import ErrorInfo, ItemResult, OutputSource, ScorerOutc
 from evalkit.run._plan import may_suspend
 from evalkit.scorer._result import STEP_ORDER, StepName
 from evalkit.scorer._scorer import Scorer
+from evalkit.store import StoredOutput
 from evalkit.target._dataset_output import DatasetOutput
 from evalkit.target._protocol import Target
 
@@ -21,9 +22,11 @@ class ItemEvaluator:
     """Turns an :class:`Item` into an :class:`ItemResult`.
 
     A target failure fails the item (no scorer runs). A scorer failure is recorded in that
-    scorer's outcome and touches nothing else. Scorers that never wait (sync function steps)
-    run one after the other without a task; when two or more scorers can wait on I/O, those
-    run concurrently in a task group so an item's judge calls overlap.
+    scorer's outcome and touches nothing else. An item of a resumed experiment with a stored
+    output (``outputs``) is scored on it: the target is not called again. Scorers that never
+    wait (sync function steps) run one after the other without a task; when two or more
+    scorers can wait on I/O, those run concurrently in a task group so an item's judge calls
+    overlap.
     """
 
     def __init__(
@@ -33,10 +36,14 @@ class ItemEvaluator:
         *,
         run_prefix: str,
         skip: Mapping[str, frozenset[str]] | None = None,
+        outputs: Mapping[str, StoredOutput] | None = None,
     ) -> None:
         self.target = target
         # Per item id, scorers not to run (pairs a resumed experiment already scored).
         self.skip = skip or {}
+        # Per item id, the output an earlier pass stored, which the item's scores were
+        # computed from: its remaining scorers see the same one.
+        self.outputs = outputs or {}
         self.run_prefix = run_prefix
         self.from_dataset = isinstance(target, DatasetOutput)
         self.source: OutputSource = "dataset" if self.from_dataset else "target"
@@ -53,7 +60,10 @@ class ItemEvaluator:
         start = time.perf_counter()
         # Unique without a random draw per item: the experiment id is random, the index is not.
         run_id = f"{self.run_prefix}-{item.index}"
-        if self.from_dataset:
+        stored = self.outputs.get(item.id) if self.outputs else None
+        if stored is not None:
+            output = stored.value
+        elif self.from_dataset:
             output = item.output
         else:
             try:
@@ -66,6 +76,11 @@ class ItemEvaluator:
                     (), elapsed, elapsed, time.time_ns() // 1000,
                 )  # fmt: skip
         target_ms = (time.perf_counter() - start) * 1000
+        source = self.source
+        if stored is not None:
+            # Stored outputs are the target's (see read_outputs), timed by the call that made them.
+            source = "target"
+            target_ms = stored.target_ms if stored.target_ms is not None else target_ms
         outcomes: list[ScorerOutcome | None] = [None] * len(self.scorers)
         concurrent, inline = self.concurrent, self.inline
         skipped = self.skip.get(item.id) if self.skip else None
@@ -84,7 +99,7 @@ class ItemEvaluator:
         done = tuple(o for o in outcomes if o is not None)
         ok = all(o.status == "success" for o in done)
         return ItemResult(
-            item, run_id, "success" if ok else "failed", output, self.source, None, done,
+            item, run_id, "success" if ok else "failed", output, source, None, done,
             target_ms, (time.perf_counter() - start) * 1000, time.time_ns() // 1000,
         )  # fmt: skip
 

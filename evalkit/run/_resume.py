@@ -5,6 +5,12 @@ pair has no score (the scorer failed, or the item's target did), *missing* when 
 never evaluated (the run stopped first). A resume runs the failed and missing pairs; with
 ``retry_errors`` only the failed ones. Scored pairs are never run again.
 
+A failed pair of an item whose target succeeded is scored on the item's stored output, with
+no new target call: the item's scores then all sit beside the output they were computed from.
+An item whose target failed has no output and no score, so it is evaluated afresh: a new
+target call, then every scorer. ``regenerate`` treats every item with a failed pair that way
+(its scored pairs are run again too, on the new output).
+
 An experiment resumes the way it was run. A sharded one (``executor=`` or ``shard=``; its
 config records the executor) is finished by a sharded run that skips its finished shards
 (:func:`check_shard_resume`); a single-process one by a single-process run, pair by pair
@@ -26,6 +32,7 @@ from evalkit.dataset._dataset import Dataset, ItemBatches
 from evalkit.dataset._item import Item
 from evalkit.errors import ConfigError
 from evalkit.scorer._scorer import Scorer
+from evalkit.store import StoredOutput, read_outputs
 from evalkit.store._resume import StoredExperiment, process_alive, read_for_resume, this_host
 
 #: Config keys whose change makes earlier scores incomparable with new ones.
@@ -41,12 +48,15 @@ class ResumePlan:
         skip: Per item id, the scorer ids not to run on it.
         retry_errors: Whether only failed pairs run (never-evaluated items are skipped).
         to_run: Items this pass evaluates.
+        outputs: Per item id, the stored output its remaining pairs are scored on (items
+            whose target succeeded; none with ``regenerate``).
     """
 
     stored: StoredExperiment
     skip: Mapping[str, frozenset[str]]
     retry_errors: bool
     to_run: int
+    outputs: Mapping[str, StoredOutput]
 
     def wanted(self, item: Item, scorer_ids: frozenset[str]) -> bool:
         """Whether ``item`` has a pair left to run."""
@@ -237,8 +247,12 @@ def plan_resume(
     limit: int | None,
     retry_errors: bool,
     force: bool,
+    regenerate: bool = False,
 ) -> ResumePlan:
     """Check the stored experiment can be resumed by this run and plan the pass.
+
+    With ``regenerate``, an evaluated item with a pair left to run gets a new output and all
+    of its scorers run again; without, its remaining pairs are scored on its stored output.
 
     Raises:
         ConfigError: The experiment was run sharded, is still running, or already completed
@@ -263,7 +277,13 @@ def plan_resume(
         )
     else:
         to_run = max(total - done, 0)
-    return ResumePlan(stored, stored.scored, retry_errors, to_run)
+    if regenerate:
+        # Only fully scored items keep their scores; the others are evaluated afresh.
+        skip = {item: scored for item, scored in stored.scored.items() if ids <= scored}
+        return ResumePlan(stored, skip, retry_errors, to_run, {})
+    unfinished = [i for i in stored.attempted if not ids <= stored.scored.get(i, frozenset())]
+    outputs = read_outputs(store, stored.id, unfinished)
+    return ResumePlan(stored, stored.scored, retry_errors, to_run, outputs)
 
 
 class ResumeBatches:

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
         read_run_counts,
     )
     from evalkit.store._redact import REDACTED, redact
-    from evalkit.store._resume import latest_resumable
+    from evalkit.store._resume import StoredOutput, latest_resumable, read_outputs
     from evalkit.store._rows import RowBuffer
     from evalkit.store._schema import SCHEMA_VERSION, migrate, schema_version
     from evalkit.store._writer import ExperimentRecord, ScorerRecord, StoreWriter
@@ -49,7 +49,11 @@ __getattr__, __dir__ = _exports(
             "REDACTED",
             "redact",
         ),
-        "evalkit.store._resume": ("latest_resumable",),
+        "evalkit.store._resume": (
+            "StoredOutput",
+            "latest_resumable",
+            "read_outputs",
+        ),
         "evalkit.store._rows": ("RowBuffer",),
         "evalkit.store._schema": (
             "SCHEMA_VERSION",
@@ -74,6 +78,7 @@ __all__ = [
     "RowBuffer",
     "ScorerRecord",
     "StoreWriter",
+    "StoredOutput",
     "connection",
     "latest_resumable",
     "list_experiments",
@@ -82,6 +87,7 @@ __all__ = [
     "quote_ident",
     "read_experiment",
     "read_item_scores",
+    "read_outputs",
     "read_run_counts",
     "redact",
     "schema_version",

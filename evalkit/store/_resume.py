@@ -1,5 +1,8 @@
 """What a stored experiment already holds, for resuming it, and stale ``running`` detection.
 
+A resumed pair is scored on the output its item already has (:func:`read_outputs`), so every
+score of an item sits beside the one output it was computed from.
+
 A run records its process id and host in its ``experiments`` row and refreshes
 ``heartbeat_at`` with every flush. A row still ``running`` whose process no longer exists on
 this host was killed (SIGKILL, power loss): readers report it as ``interrupted``. A row
@@ -11,7 +14,7 @@ from __future__ import annotations
 import json
 import os
 import socket
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -159,6 +162,44 @@ def read_for_resume(
         scored=scored,
         attempted=attempted,
     )
+
+
+@dataclass(frozen=True, slots=True)
+class StoredOutput:
+    """The output a target produced for an item in an earlier pass.
+
+    Attributes:
+        value: The output decoded from its JSON column: for JSON values (text, numbers, bools,
+            None, dicts and lists of them) the very value the scorers saw; a value that is not
+            JSON (a tuple, a dataclass) comes back in the JSON form the store holds.
+        target_ms: How long that target call took.
+    """
+
+    value: Any
+    target_ms: float | None
+
+
+def read_outputs(
+    store: str | os.PathLike[str], experiment_id: str, item_ids: Collection[str]
+) -> dict[str, StoredOutput]:
+    """The stored outputs of those ``item_ids`` whose target produced one.
+
+    Items whose target call failed (they have no output) and items whose output was read from
+    the dataset are left out.
+    """
+    if not item_ids:
+        return {}
+    with connection(store, read_only=True) as con:
+        rows = con.execute(
+            "SELECT item_id, output, target_ms FROM experiment_items"
+            " WHERE experiment_id = ? AND error IS NULL AND source = 'target'"
+            " AND item_id IN (SELECT unnest(?::VARCHAR[]))",
+            [experiment_id, list(item_ids)],
+        ).fetchall()
+    return {
+        item: StoredOutput(json.loads(output) if output is not None else None, target_ms)
+        for item, output, target_ms in rows
+    }
 
 
 def latest_resumable(
