@@ -130,6 +130,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         resume=resume,
         retry_errors=args.retry_errors,
         force=args.force,
+        preflight=not args.no_preflight,
         **_sharding(args),
     )
     comparison = None
