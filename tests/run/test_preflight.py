@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
+import duckdb
 import pytest
 
 from evalkit import Judge, OpenAITarget, PreflightError, PromptStep, create_scorer, run_evals
@@ -65,3 +67,32 @@ async def test_a_healthy_run_checks_each_endpoint_once(
 async def test_a_run_without_judges_makes_no_check(server: FakeOpenAIServer) -> None:
     await run_evals(DATA[:3], [exact()], store=None, progress=False)
     assert server.stats.models == 0
+
+
+async def test_without_preflight_a_dead_judge_fails_every_pair_fast(
+    closed_url: str, judge_key: str, tmp_path: Path
+) -> None:
+    """The breaker stops the calls of an endpoint that never answered: 300 items do not each
+    wait out their retries, and every pair is a recorded failure."""
+    judge = Judge("gpt-4o-mini", base_url=closed_url, api_key_env=judge_key, max_retries=2)
+    store = tmp_path / "evalkit.duckdb"
+    result = await run_evals(
+        DATA, [judged(judge)], store=store, progress=False, concurrency=16, preflight=False,
+        cache=False,
+    )  # fmt: skip
+    assert result.summary.scorers["graded"].failed == 300
+    codes = Counter(
+        (o.error.data or {}).get("cause", {}).get("name") for o in result.results_for("graded")
+    )
+    assert codes == {"JudgeError": 300}
+    with duckdb.connect(str(store), read_only=True) as con:
+        stored = con.execute(
+            "SELECT error_code, count(*) FROM judge_executions GROUP BY ALL ORDER BY 1"
+        ).fetchall()
+        errors = con.execute("SELECT count(*) FROM scorer_errors").fetchone()
+    assert errors == (300,)
+    by_code = dict(stored)
+    # At most the calls already in flight when the breaker opened saw the refusal itself.
+    assert by_code.get("connection", 0) <= 16
+    assert by_code["unreachable"] >= 300 - 16
+    assert sum(by_code.values()) == 300
