@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from evalkit._tdist import t975
+from evalkit.report._groups import failure_groups
 from evalkit.report._model import ItemView, ReportData, ScorerRow
 
 if TYPE_CHECKING:
@@ -36,7 +37,7 @@ def build_report(
 
     Args:
         result: The finished run (with its per-item results kept, for worst items and
-            failures; without them the report has only the statistics).
+            failures and failure groups; without them the report has only the statistics).
         comparison: The run judged against its baseline, if there is one.
         baseline: How to name the baseline in the report (``"quickstart (a1b2c3…)"``).
         directions: ``"higher"`` or ``"lower"`` per scorer id (default higher).
@@ -117,4 +118,5 @@ def build_report(
         worst_items=worst_items,
         failures=tuple(failures),
         baseline=baseline,
+        failure_groups=failure_groups(result.items, scorer_ids=result.scorer_ids),
     )
