@@ -101,15 +101,16 @@ class CircuitBreaker:
         if reach is not None and not reach.reached:
             reach.reached = True
 
-    def connect_failed(self, error: BaseException) -> None:
-        """An attempt could not connect; the :data:`UNREACHABLE_AFTER`-th such failure with
-        no attempt ever reaching the endpoint opens the breaker."""
+    def connect_failed(self, message: str) -> None:
+        """An attempt could not connect (``message`` says why); the
+        :data:`UNREACHABLE_AFTER`-th such failure with no attempt ever reaching the endpoint
+        opens the breaker."""
         reach = self._reach
         if reach is None or reach.reached:
             return
         reach.failures += 1
         if reach.failures == 1:
-            reach.first_error = str(error)
+            reach.first_error = message
         if reach.failures >= UNREACHABLE_AFTER:
             self._trips.setdefault(self._reach_key, Trip("unreachable", reach.first_error))
 
@@ -138,10 +139,9 @@ def stopped_error(trip: Trip, label: str) -> JudgeError:
     """The error of a call the breaker stopped."""
     if trip.kind == "unreachable":
         return JudgeError(
-            f"{label}: not sent: circuit open: endpoint unreachable: its first "
-            f"{UNREACHABLE_AFTER} connection attempts failed and none ever reached it, so "
-            "calls to it were stopped (check base_url and that the server is running, then "
-            f"run again). First error: {trip.message}",
+            f"{label}: not sent: circuit open: endpoint unreachable (its first "
+            f"{UNREACHABLE_AFTER} connection attempts all failed; check base_url and that the "
+            f"server is running). First error: {trip.message}",
             code="unreachable",
         )
     what = (

@@ -137,7 +137,7 @@ async def chat_completion(
         except openai.APIConnectionError as exc:  # timeouts included
             error, hint = exc, None
             if breaker is not None and failed_to_connect(exc):
-                breaker.connect_failed(translate_error(exc, label, timeout, failures))
+                breaker.connect_failed(mask_secrets(str(exc.__cause__ or exc), [client.api_key]))
         except JudgeError:  # the breaker opened while this call queued
             raise
         except Exception as exc:  # other openai errors, or the transport's own (a bad URL)
