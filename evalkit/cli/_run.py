@@ -16,7 +16,13 @@ from evalkit.compare import Comparison, compare_experiments
 from evalkit.errors import ConfigError, StoreError
 from evalkit.experiment_file import load_experiment_file
 from evalkit.experiment_file._schema import RegressionSection
-from evalkit.report import console_table, html_report, junit_xml, markdown_summary
+from evalkit.report import (
+    console_failure_groups,
+    console_table,
+    html_report,
+    junit_xml,
+    markdown_summary,
+)
 from evalkit.report._build import build_report
 from evalkit.report._model import ReportData
 from evalkit.run import ExperimentResult, run_evals_sync
@@ -159,11 +165,14 @@ def cmd_run(args: argparse.Namespace) -> int:
                         for row in report.scorers
                     ],
                     "reports": {kind: str(path) for kind, path in paths.items()},
+                    "failure_groups": [group.to_dict() for group in report.failure_groups],
                 }
             )
         )
     else:
         print(console_table(report))
+        if report.failure_groups:
+            print(console_failure_groups(report))
         if ref is not None and baseline is None:
             print(f"no earlier finished run of {config.experiment.name!r}: no regression gate")
         print(f"reports: {paths['html']}  {paths['markdown']}  {paths['junit']}")

@@ -40,7 +40,7 @@ def console_table(report: ReportData) -> str:
 
 
 _CONSOLE_GROUPS = 5
-_CONSOLE_PATTERN = 200
+_CONSOLE_PATTERN = 300
 _MD_GROUPS = 20
 
 
