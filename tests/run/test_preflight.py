@@ -96,3 +96,17 @@ async def test_without_preflight_a_dead_judge_fails_every_pair_fast(
     assert by_code.get("connection", 0) <= 16
     assert by_code["unreachable"] >= 300 - 16
     assert sum(by_code.values()) == 300
+
+
+async def test_a_sharded_run_is_checked_before_its_shards_start(
+    closed_url: str, judge_key: str, tmp_path: Path
+) -> None:
+    import pandas as pd
+
+    data = tmp_path / "data.parquet"
+    pd.DataFrame(DATA[:4]).to_parquet(data)
+    judge = Judge("m", base_url=closed_url, api_key_env=judge_key)
+    store = tmp_path / "evalkit.duckdb"
+    with pytest.raises(PreflightError, match="cannot connect"):
+        await run_evals(data, [judged(judge)], shard="1/1", store=store, progress=False)
+    assert not store.exists()
