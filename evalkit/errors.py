@@ -10,6 +10,7 @@ class also inherits it, so ``except ValueError`` keeps working for callers who e
     │   ├── (cause) InvalidScoreError (ValueError)   generate_score gave no finite number
     │   └── (cause) ScorerInputError (ValueError)    a row lacks what a scorer needs
     ├── JudgeError                      a judge call failed (transport, format, refusal)
+    ├── PreflightError                  a judge or target cannot be used (checked before a run)
     ├── DatasetError (ValueError)       a dataset cannot be read or is malformed
     ├── TargetError                     the target failed to produce an output for an item
     └── StoreError                      the DuckDB score store cannot be opened or written
@@ -27,7 +28,7 @@ from __future__ import annotations
 import pickle
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
     from evalkit.scorer._result import ScorerRunResult, StepName
@@ -243,7 +244,8 @@ class JudgeError(EvalkitError):
         code: A short machine-readable code (HTTP status, provider error code, or one of
             ``"format"``, ``"refusal"``, ``"timeout"``, ``"connection"``, ``"bad_response"``,
             and ``"auth"``/``"quota"`` for a call not sent because an earlier authentication
-            or quota error stopped the judge), or None.
+            or quota error stopped the judge, ``"unreachable"`` for one not sent because the
+            endpoint's first connections all failed), or None.
     """
 
     def __init__(self, message: str, *, code: str | None = None) -> None:
@@ -253,6 +255,90 @@ class JudgeError(EvalkitError):
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready summary with the error code."""
         return {**super().to_dict(), "code": self.code}
+
+
+PreflightKind = Literal["missing_key", "refused", "unreachable"]
+
+
+@dataclass(frozen=True, slots=True)
+class PreflightIssue:
+    """One judge or target endpoint that failed the check made before a run.
+
+    Attributes:
+        role: ``"judge"`` or ``"target"``.
+        model: The model the endpoint was to be asked.
+        base_url: The endpoint (credentials in it masked); None for OpenAI's default when no
+            client was made (a missing key).
+        api_key_env: The environment variable the key is read from; None for a prepared
+            client, which carries its own key.
+        kind: ``"missing_key"`` (the variable is not set or empty), ``"refused"`` (HTTP 401 or
+            403) or ``"unreachable"`` (no answer at all: connection refused, DNS, timeout).
+        reason: What is wrong, in words; never the key itself.
+    """
+
+    role: str
+    model: str
+    base_url: str | None
+    api_key_env: str | None
+    kind: PreflightKind
+    reason: str
+
+    def __str__(self) -> str:
+        where = "" if self.kind == "missing_key" or not self.base_url else f" at {self.base_url}"
+        return f"{self.role} {self.model!r}{where}: {self.reason}"
+
+
+class PreflightError(EvalkitError):
+    """A judge or the target cannot be used: found before the first item, so nothing ran.
+
+    The message has one line per failing endpoint. The attributes describe the first one;
+    ``issues`` holds them all.
+
+    Attributes:
+        role: ``"judge"`` or ``"target"``.
+        model: The model id.
+        base_url: The endpoint, credentials masked (None: OpenAI's default).
+        api_key_env: The API key's environment variable (None with a prepared client).
+        kind: ``"missing_key"``, ``"refused"`` or ``"unreachable"``.
+        reason: What is wrong, in words.
+        issues: Every failing endpoint, the first included.
+    """
+
+    def __init__(self, issues: Sequence[PreflightIssue]) -> None:
+        if not issues:
+            raise ValueError("PreflightError needs at least one issue")
+        first = issues[0]
+        self.issues = tuple(issues)
+        self.role = first.role
+        self.model = first.model
+        self.base_url = first.base_url
+        self.api_key_env = first.api_key_env
+        self.kind: PreflightKind = first.kind
+        self.reason = first.reason
+        super().__init__("\n".join(str(issue) for issue in self.issues))
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready summary with the first issue's fields and every issue."""
+        return {
+            **super().to_dict(),
+            "role": self.role,
+            "model": self.model,
+            "base_url": self.base_url,
+            "api_key_env": self.api_key_env,
+            "kind": self.kind,
+            "reason": self.reason,
+            "issues": [
+                {
+                    "role": i.role,
+                    "model": i.model,
+                    "base_url": i.base_url,
+                    "api_key_env": i.api_key_env,
+                    "kind": i.kind,
+                    "reason": i.reason,
+                }
+                for i in self.issues
+            ],
+        }
 
 
 class DatasetError(EvalkitError, ValueError):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import socket
 from collections.abc import AsyncIterator
 
 import pytest
@@ -37,3 +38,13 @@ def judge(server: FakeOpenAIServer, judge_key: str) -> Judge:
         max_retries=1,
         timeout=5.0,
     )
+
+
+@pytest.fixture
+def closed_url() -> str:
+    """The base URL of a local port nothing listens on (bound, then closed): connecting to
+    it is refused at once."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    return f"http://127.0.0.1:{port}/v1"

@@ -18,6 +18,8 @@ from evalkit.errors import (
     ExperimentFileIssue,
     InvalidScoreError,
     JudgeError,
+    PreflightError,
+    PreflightIssue,
     ScorerInputError,
     ScorerRunError,
     StoreError,
@@ -45,6 +47,12 @@ EXAMPLES: list[EvalkitError] = [
         result=None,
     ),
     JudgeError("judge failed", code="format"),
+    PreflightError(
+        [
+            PreflightIssue("judge", "m", "http://h/v1", "K", "unreachable", "cannot connect"),
+            PreflightIssue("target", "t", None, "K", "missing_key", "K is not set"),
+        ]
+    ),
     DatasetError("qa.parquet", "required column is missing", column="input"),
     TargetError("target failed"),
     StoreError("store locked"),

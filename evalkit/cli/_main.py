@@ -46,6 +46,11 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--no-progress", action="store_true", help="no progress bar")
     run.add_argument("--no-cache", action="store_true", help="do not use the judge call cache")
     run.add_argument(
+        "--no-preflight",
+        action="store_true",
+        help="do not check the judges' and the target's keys and endpoints before the run",
+    )
+    run.add_argument(
         "--executor",
         choices=("local", "process", "ray"),
         default="local",

@@ -22,7 +22,13 @@ from evalkit.compare import Comparison, compare_experiments
 from evalkit.errors import BaselineError, ConfigError, StoreError
 from evalkit.experiment_file import load_experiment_file
 from evalkit.experiment_file._schema import RegressionSection
-from evalkit.report import console_table, html_report, junit_xml, markdown_summary
+from evalkit.report import (
+    console_failure_groups,
+    console_table,
+    html_report,
+    junit_xml,
+    markdown_summary,
+)
 from evalkit.report._build import build_report
 from evalkit.report._model import ReportData
 from evalkit.run import ExperimentResult, run_evals_sync
@@ -159,6 +165,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         retry_errors=args.retry_errors,
         regenerate=args.regenerate,
         force=args.force,
+        preflight=not args.no_preflight,
         **_sharding(args),
     )
     baseline, comparison, error = Baseline(None), None, None
@@ -194,11 +201,14 @@ def cmd_run(args: argparse.Namespace) -> int:
                     "baseline": baseline.run["id"] if baseline.run else None,
                     "baseline_error": str(error) if error is not None else None,
                     "reports": {kind: str(path) for kind, path in paths.items()},
+                    "failure_groups": [group.to_dict() for group in report.failure_groups],
                 }
             )
         )
     else:
         print(console_table(report))
+        if report.failure_groups:
+            print(console_failure_groups(report))
         print(f"reports: {paths['html']}  {paths['markdown']}  {paths['junit']}")
     if result.status == "cancelled":
         return EXIT_INTERRUPTED

@@ -4,7 +4,8 @@ Also the things that make repeated and large runs cheap: the judge call cache
 (:class:`JudgeCache`, activated with :func:`use_judge_cache`), the per-model rate limiters
 (:class:`RateLimiter`, shared through :func:`shared_rate_limiter`) and batch mode
 (``Judge(mode="batch")``: calls gathered into jobs of the provider's Batch API, recorded in
-the cache's file so an interrupted run picks them up).
+the cache's file so an interrupted run picks them up), and the check made before a run
+(:func:`preflight`: every judge's key and endpoint, one request each).
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ if TYPE_CHECKING:
         shared_rate_limiter,
     )
     from evalkit.judge._judge import Judge
+    from evalkit.judge._preflight import preflight
     from evalkit.judge._ratelimit import Permit, RateLimiter, RateLimiterStats
     from evalkit.judge._records import (
         JudgeCost,
@@ -61,6 +63,7 @@ __getattr__, __dir__ = _exports(
             "shared_rate_limiter",
         ),
         "evalkit.judge._judge": ("Judge",),
+        "evalkit.judge._preflight": ("preflight",),
         "evalkit.judge._ratelimit": (
             "Permit",
             "RateLimiter",
@@ -98,6 +101,7 @@ __all__ = [
     "default_cache_path",
     "normalize_usage",
     "openai_client_for",
+    "preflight",
     "rate_limiter_stats",
     "reported_cost",
     "shared_limiter",

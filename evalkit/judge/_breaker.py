@@ -1,4 +1,5 @@
-"""Circuit breakers: after an authentication or quota error, a judge stops calling at once.
+"""Circuit breakers: after an authentication or quota error, or at an endpoint that is down,
+a judge stops calling at once.
 
 Retrying cannot fix a wrong key (HTTP 401), a refused permission (403) or a spent quota (429
 ``insufficient_quota``), and every further call would fail the same way — a nightly run over
@@ -14,7 +15,13 @@ a new loop tries again: the key may have been fixed meanwhile). Keys follow the 
   prepared client) — a key refused for one model is refused for all of them;
 - ``quota`` (429 ``insufficient_quota``): the endpoint and the model, like a rate limiter —
   some providers (Azure deployments) keep quotas per model; where the quota is the account's,
-  each other model spends one call to find out.
+  each other model spends one call to find out;
+- ``unreachable``: the endpoint (``base_url``, or the prepared client). When its first
+  :data:`UNREACHABLE_AFTER` connection attempts all fail to connect (connection refused,
+  unknown host, connect timeout) and none has ever reached it, the endpoint is down: the
+  breaker opens, so 10,000 items do not each wait out their retries. Once any attempt has
+  reached the endpoint (any HTTP answer), connection failures are retried as usual: a
+  server that answered before is more likely restarting than misconfigured.
 """
 
 from __future__ import annotations
@@ -26,7 +33,11 @@ from typing import Literal
 
 from evalkit.errors import JudgeError
 
-StopKind = Literal["auth", "quota"]
+StopKind = Literal["auth", "quota", "unreachable"]
+
+#: Connection attempts that must all fail, with none ever reaching the endpoint, before the
+#: endpoint's calls are stopped.
+UNREACHABLE_AFTER = 5
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,25 +48,71 @@ class Trip:
     message: str
 
 
+class Reach:
+    """Whether an endpoint was ever reached in the running loop, and how many connection
+    attempts failed before that (shared by every caller of the endpoint)."""
+
+    __slots__ = ("failures", "first_error", "reached")
+
+    def __init__(self) -> None:
+        self.reached = False
+        self.failures = 0
+        self.first_error = ""
+
+
 class CircuitBreaker:
-    """One judge's view of the running loop's breakers (its auth key and its quota key).
+    """One judge's view of the running loop's breakers (its auth, quota and endpoint keys).
 
     Build it with :func:`evalkit.judge._clients.shared_breaker`.
     """
 
-    __slots__ = ("_auth_key", "_quota_key", "_trips")
+    __slots__ = ("_auth_key", "_quota_key", "_reach", "_reach_key", "_trips")
 
     def __init__(
-        self, trips: dict[Hashable, Trip], *, auth_key: Hashable, quota_key: Hashable
+        self,
+        trips: dict[Hashable, Trip],
+        *,
+        auth_key: Hashable,
+        quota_key: Hashable,
+        reach_key: Hashable = None,
+        reach: Reach | None = None,
     ) -> None:
         self._trips = trips
         self._auth_key = auth_key
         self._quota_key = quota_key
+        self._reach_key = reach_key
+        self._reach = reach
 
     @property
     def trip(self) -> Trip | None:
         """Why calls are stopped, or None while they are allowed."""
-        return self._trips.get(self._auth_key) or self._trips.get(self._quota_key)
+        trips = self._trips
+        if not trips:
+            return None
+        found = trips.get(self._auth_key) or trips.get(self._quota_key)
+        if found is None and self._reach is not None:
+            found = trips.get(self._reach_key)
+        return found
+
+    def reached(self) -> None:
+        """An attempt got an HTTP answer: the endpoint is up, connection failures are
+        transient from now on."""
+        reach = self._reach
+        if reach is not None and not reach.reached:
+            reach.reached = True
+
+    def connect_failed(self, message: str) -> None:
+        """An attempt could not connect (``message`` says why); the
+        :data:`UNREACHABLE_AFTER`-th such failure with no attempt ever reaching the endpoint
+        opens the breaker."""
+        reach = self._reach
+        if reach is None or reach.reached:
+            return
+        reach.failures += 1
+        if reach.failures == 1:
+            reach.first_error = message
+        if reach.failures >= UNREACHABLE_AFTER:
+            self._trips.setdefault(self._reach_key, Trip("unreachable", reach.first_error))
 
     def check(self, label: str) -> None:
         """Raise the stopped-call error when the breaker is open.
@@ -80,6 +137,13 @@ class CircuitBreaker:
 
 def stopped_error(trip: Trip, label: str) -> JudgeError:
     """The error of a call the breaker stopped."""
+    if trip.kind == "unreachable":
+        return JudgeError(
+            f"{label}: not sent: circuit open: endpoint unreachable (its first "
+            f"{UNREACHABLE_AFTER} connection attempts all failed; check base_url and that the "
+            f"server is running). First error: {trip.message}",
+            code="unreachable",
+        )
     what = (
         "the endpoint refused the API key"
         if trip.kind == "auth"
@@ -108,7 +172,7 @@ def stop_kind(error: BaseException) -> StopKind | None:
             if seen.status_code == 429 and getattr(seen, "code", None) == "insufficient_quota":
                 return "quota"
             return None
-        if isinstance(seen, JudgeError) and seen.code in ("auth", "quota"):
+        if isinstance(seen, JudgeError) and seen.code in ("auth", "quota", "unreachable"):
             return None  # a stopped call: the breaker is already open
         seen = seen.__cause__
         depth += 1

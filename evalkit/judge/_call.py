@@ -22,12 +22,15 @@ that never frees a slot, still ends the attempt on time. A call therefore lasts 
 ``(max_retries + 1) * timeout`` plus the back-off between attempts (and the 429 waits).
 
 An authentication or quota error trips the judge's circuit breaker (``_breaker.py``): calls
-waiting in the limiter or between retries then stop without sending anything.
+waiting in the limiter or between retries then stop without sending anything. So do the first
+few attempts at an endpoint all failing to connect: each attempt tells the breaker whether it
+reached the endpoint (any HTTP answer) or could not connect at all.
 """
 
 from __future__ import annotations
 
 import random
+import socket
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -122,6 +125,8 @@ async def chat_completion(
             if deadline.cancelled_caught:
                 raise openai.APITimeoutError(request=_request_of(client))
         except openai.APIStatusError as exc:
+            if breaker is not None:
+                breaker.reached()
             error = exc
             hint = retry_after(exc.response.headers)
             if exc.status_code == 429:
@@ -131,12 +136,16 @@ async def chat_completion(
                     limiter.rate_limited(permit, pause=hint)
         except openai.APIConnectionError as exc:  # timeouts included
             error, hint = exc, None
+            if breaker is not None and failed_to_connect(exc):
+                breaker.connect_failed(mask_secrets(str(exc.__cause__ or exc), [client.api_key]))
         except JudgeError:  # the breaker opened while this call queued
             raise
         except Exception as exc:  # other openai errors, or the transport's own (a bad URL)
             message = mask_secrets(f"{label}: {type(exc).__name__}: {exc}", [client.api_key])
             raise JudgeError(message) from exc
         else:
+            if breaker is not None:
+                breaker.reached()
             reply = _read(response, label)
             if limiter is not None and permit is not None:
                 _report(limiter, permit, response, reply)
@@ -288,6 +297,32 @@ def _dropped(exc: BaseException) -> bool:
         if isinstance(cause, (aiohttp.ClientConnectionError, ConnectionError)):
             return True
         cause = cause.__cause__
+    return False
+
+
+# Root causes meaning no connection was made at all (the endpoint is down or misnamed).
+_NOT_CONNECTED = (
+    ConnectionRefusedError,
+    socket.gaierror,
+    aiohttp.ClientConnectorError,
+    aiohttp.ConnectionTimeoutError,
+    httpx2.ConnectError,
+    httpx2.ConnectTimeout,
+)
+
+
+def failed_to_connect(exc: BaseException) -> bool:
+    """Whether a connection error means no connection could be made (refused, unknown host,
+    connect timeout), as opposed to a connection dropped or a reply too slow."""
+    if _dropped(exc):
+        return False
+    cause = exc.__cause__
+    depth = 0
+    while cause is not None and depth < 8:
+        if isinstance(cause, _NOT_CONNECTED):
+            return True
+        cause = cause.__cause__
+        depth += 1
     return False
 
 

@@ -25,7 +25,7 @@ from anyio.lowlevel import RunVar, current_token
 
 from evalkit._secrets import mask_secrets
 from evalkit.errors import ConfigError
-from evalkit.judge._breaker import CircuitBreaker, Trip
+from evalkit.judge._breaker import CircuitBreaker, Reach, Trip
 from evalkit.judge._ratelimit import RateLimiter, RateLimiterStats
 
 if TYPE_CHECKING:  # openai loads with the first client: a judge-less run never imports it
@@ -35,13 +35,16 @@ if TYPE_CHECKING:  # openai loads with the first client: a judge-less run never 
 
 
 class _LoopState:
-    __slots__ = ("clients", "closer", "limiters", "rate_limiters", "transports", "trips")
+    __slots__ = (
+        "clients", "closer", "limiters", "rate_limiters", "reach", "transports", "trips",
+    )  # fmt: skip
 
     def __init__(self) -> None:
         self.clients: dict[tuple[str | None, str], AsyncOpenAI] = {}
         # The direct chat path of each shared client on asyncio, by the client's id().
         self.transports: dict[int, ChatTransport] = {}
         self.trips: dict[Hashable, Trip] = {}
+        self.reach: dict[Hashable, Reach] = {}
         self.limiters: dict[Hashable, anyio.CapacityLimiter] = {}
         self.rate_limiters: dict[Hashable, RateLimiter] = {}
         self.closer: AsyncGenerator[None, None] | None = None
@@ -227,14 +230,26 @@ def set_rate_share(workers: int) -> None:
     _RATE_SHARE = workers
 
 
-def shared_breaker(*, auth_key: Hashable, quota_key: Hashable) -> CircuitBreaker:
+def shared_breaker(
+    *, auth_key: Hashable, quota_key: Hashable, reach_key: Hashable = None
+) -> CircuitBreaker:
     """The running event loop's circuit breaker for a caller's endpoint key and model key.
 
     Args:
         auth_key: What shares an API key at an endpoint (a 401/403 stops all of it).
         quota_key: What shares a quota (a 429 ``insufficient_quota`` stops all of it).
+        reach_key: What shares an endpoint (its first connections all failing stop all of
+            it); None for no such breaker.
     """
-    return CircuitBreaker(_state().trips, auth_key=auth_key, quota_key=quota_key)
+    state = _state()
+    reach = None
+    if reach_key is not None:
+        reach = state.reach.get(reach_key)
+        if reach is None:
+            reach = state.reach[reach_key] = Reach()
+    return CircuitBreaker(
+        state.trips, auth_key=auth_key, quota_key=quota_key, reach_key=reach_key, reach=reach
+    )
 
 
 def rate_limiter_stats() -> tuple[RateLimiterStats, ...]:

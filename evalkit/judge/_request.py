@@ -83,7 +83,9 @@ class PreparedRequest:
         judge = self.judge
         endpoint = judge.client if judge.client is not None else (judge.base_url, judge.api_key_env)
         return shared_breaker(
-            auth_key=("auth", endpoint), quota_key=("quota", endpoint, judge.model)
+            auth_key=("auth", endpoint),
+            quota_key=("quota", endpoint, judge.model),
+            reach_key=("reach", judge.client if judge.client is not None else judge.base_url),
         )
 
     def estimate_tokens(self, text: str, extra: dict[str, Any], limiter: RateLimiter) -> int:

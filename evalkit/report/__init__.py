@@ -1,18 +1,24 @@
-"""Reports of one experiment: console table, Markdown summary, HTML page, JUnit XML."""
+"""Reports of one experiment: console table, Markdown summary, HTML page, JUnit XML, and the
+failures grouped by error (:func:`failure_groups`)."""
 
 from __future__ import annotations
 
 from evalkit.report._counts import items_done
+from evalkit.report._groups import FailureGroup, error_pattern, failure_groups
 from evalkit.report._html import html_report
 from evalkit.report._junit import junit_xml
 from evalkit.report._model import ItemView, ReportData, ScorerRow
-from evalkit.report._text import console_table, markdown_summary
+from evalkit.report._text import console_failure_groups, console_table, markdown_summary
 
 __all__ = [
+    "FailureGroup",
     "ItemView",
     "ReportData",
     "ScorerRow",
+    "console_failure_groups",
     "console_table",
+    "error_pattern",
+    "failure_groups",
     "html_report",
     "items_done",
     "junit_xml",

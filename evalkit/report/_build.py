@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from evalkit._tdist import t975
+from evalkit.report._groups import failure_groups
 from evalkit.report._model import ItemView, ReportData, ScorerRow, fmt_signed
 
 if TYPE_CHECKING:
@@ -45,7 +46,7 @@ def build_report(
 
     Args:
         result: The finished run (with its per-item results kept, for worst items and
-            failures; without them the report has only the statistics).
+            failures and failure groups; without them the report has only the statistics).
         comparison: The run judged against its baseline, if there is one.
         baseline: How to name the baseline in the report (``"quickstart (a1b2c3…)"``).
         baseline_note: Why there is no baseline, when there is none (one line).
@@ -130,4 +131,5 @@ def build_report(
         failures=tuple(failures),
         baseline=baseline,
         baseline_note=baseline_note,
+        failure_groups=failure_groups(result.items, scorer_ids=result.scorer_ids),
     )

@@ -7,6 +7,7 @@ from typing import Any
 
 from evalkit._json import dumps
 from evalkit.report._counts import items_done
+from evalkit.report._groups import FailureGroup, per_scorer
 from evalkit.report._model import ItemView, ReportData, ScorerRow, delta_text, mean_text
 from evalkit.report._safe import visible
 
@@ -22,6 +23,8 @@ p.verdict{font-size:1.1rem}
 """
 
 _MAX_CELL = 600
+_MAX_FAILURE_ROWS = 100
+_MAX_GROUPS = 20
 
 
 def _e(value: Any) -> str:
@@ -94,6 +97,30 @@ def _item_rows(items: list[ItemView] | tuple[ItemView, ...], *, failures: bool) 
     return "".join(rows)
 
 
+def _group_row(g: FailureGroup) -> str:
+    return (
+        f"<tr><td>{_e(g.scorer_id)}</td><td class='num'>{g.count}</td><td>{_e(g.error_type)}</td>"
+        f"<td>{_e(g.failed_step or '-')}</td><td class='cell'>{_e(g.pattern)}</td>"
+        f"<td>{_e(g.example_item_id)}</td><td class='cell'>{_e(g.example_message)}</td></tr>"
+    )
+
+
+def _failure_groups(report: ReportData) -> str:
+    """The "Failure groups" section: per scorer, its largest groups, then how many more."""
+    rows = []
+    for scorer in per_scorer(report.failure_groups, limit=_MAX_GROUPS):
+        rows += [_group_row(g) for g in scorer.shown]
+        if scorer.more_groups:
+            rows.append(f"<tr><td>{_e(scorer.scorer_id)}</td><td colspan='6'>"
+                        f"{_e(scorer.more_text)}</td></tr>")  # fmt: skip
+    return (
+        "<h2>Failure groups</h2><table><tr><th>scorer</th><th>failures</th><th>error</th>"
+        "<th>step</th><th>pattern</th><th>example item</th><th>example message</th></tr>"
+        + "".join(rows)
+        + "</table>"
+    )
+
+
 def html_report(report: ReportData) -> str:
     """A complete, self-contained HTML page for one experiment."""
     verdict = "passed" if report.passed else "failed"
@@ -139,10 +166,19 @@ def html_report(report: ReportData) -> str:
             parts.append(f"<h2>Worst items · {_e(scorer_id)}</h2><table>{head}")
             parts.append("<th>score</th><th>reason</th></tr>")
             parts.append(_item_rows(items, failures=False) + "</table>")
+    if report.failure_groups:
+        parts.append(_failure_groups(report))
     parts.append(f"<h2>Failures ({len(report.failures)})</h2>")
     if report.failures:
+        shown = report.failures[:_MAX_FAILURE_ROWS]
         parts.append(f"<table>{head}<th>step</th><th>error</th></tr>")
-        parts.append(_item_rows(report.failures, failures=True) + "</table>")
+        parts.append(_item_rows(shown, failures=True) + "</table>")
+        if len(report.failures) > len(shown):
+            parts.append(
+                f"<p>… {len(report.failures) - len(shown)} more failures: every one is in the"
+                " store (<code>scorer_errors</code>, and <code>experiment_items</code> for the"
+                " target's).</p>"
+            )
     else:
         parts.append("<p>None.</p>")
     parts.append("</body></html>\n")

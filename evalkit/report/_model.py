@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from evalkit.report._groups import FailureGroup
+
 Verdict = Literal["passed", "failed", "regressed"]
 
 
@@ -104,7 +106,11 @@ class ItemView:
 
 @dataclass(frozen=True, slots=True)
 class ReportData:
-    """Everything a report of one experiment shows."""
+    """Everything a report of one experiment shows.
+
+    ``failure_groups`` holds the failures grouped by scorer and error (see
+    :func:`~evalkit.report.failure_groups`); empty when the run kept no per-item results.
+    """
 
     experiment_id: str
     name: str
@@ -121,6 +127,7 @@ class ReportData:
     failures: tuple[ItemView, ...] = ()
     baseline: str | None = None
     baseline_note: str | None = None
+    failure_groups: tuple[FailureGroup, ...] = ()
 
     @property
     def passed(self) -> bool:

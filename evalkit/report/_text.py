@@ -1,10 +1,11 @@
-"""Plain-text renderings: the console table and the Markdown summary."""
+"""Plain-text renderings: the console table, the failure groups and the Markdown summary."""
 
 from __future__ import annotations
 
 import re
 
 from evalkit.report._counts import items_done
+from evalkit.report._groups import group_text, per_scorer
 from evalkit.report._model import ReportData, ScorerRow, delta_text, mean_text
 from evalkit.report._safe import visible
 
@@ -41,6 +42,47 @@ def console_table(report: ReportData) -> str:
     if report.baseline_note:
         table.append(_one_line(report.baseline_note))
     return "\n".join([*table, _one_line(report.verdict_line)])
+
+
+_CONSOLE_GROUPS = 5
+_CONSOLE_PATTERN = 300
+_MD_GROUPS = 20
+
+
+def console_failure_groups(report: ReportData) -> str:
+    """The failure groups printed after the table: per scorer its failures, then its largest
+    groups (at most 5, then how many more) with a count and an example item; "" when the
+    run has no failure groups."""
+    if not report.failure_groups:
+        return ""
+    lines = ["failure groups:"]
+    for scorer in per_scorer(report.failure_groups, limit=_CONSOLE_GROUPS):
+        lines.append(f"  {_one_line(scorer.scorer_id)}: {scorer.failures} failed")
+        width = len(str(scorer.shown[0].count))
+        for group in scorer.shown:
+            text = _one_line(group_text(group))
+            if len(text) > _CONSOLE_PATTERN:
+                text = text[:_CONSOLE_PATTERN] + "…"
+            example = _one_line(group.example_item_id)
+            lines.append(f"    {group.count:>{width}} × {text} (e.g. {example})")  # noqa: RUF001
+        if scorer.more_groups:
+            lines.append(f"    {scorer.more_text}")
+    return "\n".join(lines)
+
+
+def _markdown_groups(report: ReportData) -> list[str]:
+    out = ["", "## Failure groups", ""]
+    for scorer in per_scorer(report.failure_groups, limit=_MD_GROUPS):
+        sid = _md_escape(scorer.scorer_id)
+        for g in scorer.shown:
+            where = f" at {_md_escape(g.failed_step)}" if g.failed_step else ""
+            out.append(
+                f"- {sid}: {g.count} × {_md_escape(g.error_type)}{where}: "  # noqa: RUF001
+                f"{_md_code(g.pattern)} (e.g. {_md_code(g.example_item_id)})"
+            )
+        if scorer.more_groups:
+            out.append(f"- {sid}: {scorer.more_text}")
+    return out
 
 
 # ASCII punctuation with a meaning mid-line (and # for headings' closing sequence); a
@@ -98,6 +140,8 @@ def markdown_summary(report: ReportData) -> str:
         out += [
             f"- {_md_escape(s.scorer_id)}: {_md_escape(s.comparison_note or '')}" for s in notes
         ]
+    if report.failure_groups:
+        out += _markdown_groups(report)
     if report.failures:
         out += ["", f"## Failures ({len(report.failures)})", ""]
         for f in report.failures[:50]:

@@ -28,6 +28,7 @@ from evalkit.run._plan import (
     check_target,
     evalkit_version,
 )
+from evalkit.run._preflight import check_endpoints
 from evalkit.run._progress import Progress
 from evalkit.run._resume import ResumeBatches, plan_resume
 from evalkit.run._runner import ItemCallback, Runner
@@ -88,6 +89,7 @@ async def run_evals(
     workers: int | None = None,
     shard: str | tuple[int, int] | None = None,
     ray_address: str | None = None,
+    preflight: bool = True,
 ) -> ExperimentResult:
     """Run scorers over every item of a dataset and record the results.
 
@@ -148,6 +150,9 @@ async def run_evals(
         shard: ``"i/n"``: run only slice ``i`` of ``n`` of the shards (CI matrix jobs; join
             the stores with ``evalkit merge``).
         ray_address: An existing Ray cluster's address; None starts a local one.
+        preflight: Before the first item, check every judge's API key and endpoint, and an
+            OpenAI target's, with one ``GET /models`` per distinct endpoint and key (see
+            :func:`evalkit.judge.preflight`); False skips the check.
 
     Returns:
         The :class:`ExperimentResult`.
@@ -158,6 +163,8 @@ async def run_evals(
         DatasetError: The dataset cannot be read, lacks ``input``, or lacks ``output`` with
             no target.
         StoreError: The store cannot be written, or has no experiment ``resume``.
+        PreflightError: With ``preflight``, a judge's or the target's API key is missing,
+            refused (401/403), or its endpoint does not answer; nothing was run or stored.
     """
     if resume is None and (retry_errors or force or regenerate):
         raise ConfigError("retry_errors, force and regenerate only apply with resume=EXPERIMENT_ID")
@@ -181,6 +188,8 @@ async def run_evals(
                 "a sharded run (executor=/shard=) cannot use the judge cache: its workers "
                 "would all write one DuckDB file; pass cache=None or False"
             )
+        if preflight:
+            await check_endpoints(check_scorers(scorers), as_target(target))
         return await run_sharded(
             data, scorers, executor=executor, workers=workers, shard=shard,
             ray_address=ray_address, resume=resume, force=force, target=target,
@@ -207,6 +216,8 @@ async def run_evals(
             "regenerate needs a target: outputs read from the dataset's output column cannot"
             " be produced again"
         )
+    if preflight:
+        await check_endpoints(checked, resolved_target)
 
     name = experiment or _default_name(dataset)
     experiment_id = new_experiment_id()

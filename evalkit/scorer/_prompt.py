@@ -76,11 +76,15 @@ class PromptStep:
     def __repr__(self) -> str:
         return f"PromptStep({self.description!r})"
 
+    def _judge_for(self, default: Judge | None) -> Judge | None:
+        """The judge this step asks in a scorer whose judge is ``default``."""
+        return self.judge.with_defaults(default) if self.judge else default
+
     def _bind_step(self, kind: StepName, owner: StepOwner) -> BoundStep:
         where = f"Scorer {owner.name!r}, {kind} step"
         spec = output_spec(kind, self.output_schema, where)
         make_prompt = bind_callable(self.create_prompt, kind, f"{where}, create_prompt")
-        judge = self.judge.with_defaults(owner.judge) if self.judge else owner.judge
+        judge = self._judge_for(owner.judge)
         return _BoundPrompt(kind, where, judge, make_prompt, spec)
 
 

@@ -149,6 +149,22 @@ class Scorer:
         return self._judge
 
     @property
+    def judges(self) -> tuple[Judge, ...]:
+        """The judges this scorer's prompt steps ask, in step order, each once.
+
+        A step's judge is its own laid over the scorer's (:meth:`Judge.with_defaults`); a
+        step that would have no model is left out (it fails when it runs). This is what
+        ``run_evals`` checks before a run (see :func:`evalkit.judge.preflight`).
+        """
+        found: list[Judge] = []
+        for step in self.steps.values():
+            judge_for = getattr(step, "_judge_for", None)
+            judge = judge_for(self._judge) if callable(judge_for) else None
+            if isinstance(judge, Judge) and judge.model is not None and judge not in found:
+                found.append(judge)
+        return tuple(found)
+
+    @property
     def higher_is_better(self) -> bool:
         """Whether a higher score is better (False for toxicity, error rates)."""
         return self._higher_is_better

@@ -129,6 +129,10 @@ class JudgeStep:
     def __repr__(self) -> str:
         return f"JudgeStep({self._prompt.description!r})"
 
+    def _judge_for(self, default: Judge | None) -> Judge | None:
+        """The judge this step asks in a scorer whose judge is ``default``."""
+        return self._prompt._judge_for(default)
+
     def _bind_step(self, kind: StepName, owner: StepOwner) -> BoundStep:
         asked = self._prompt._bind_step(kind, owner)
         if self._skip is None and self._items is None:

@@ -15,7 +15,9 @@ It answers ``POST /v1/chat/completions`` like OpenAI does: JSON-mode and ``json_
 are built from the requested schema, ``usage`` counts tokens from the text (with cached and
 reasoning details, and ``usage.cost`` when asked), and :class:`Rule` scripts replies or faults
 (HTTP errors, 429 with ``Retry-After``, malformed bodies, hangs, dropped connections) per
-prompt. ``GET /v1/models`` lists a model; ``GET /_evalkit/stats`` and ``POST /_evalkit/reset``
+prompt. ``GET /v1/models`` lists a model (and, like chat completions, answers 401 without
+the ``api_key`` when one is set; serve another answer with ``add_route``, e.g. a 404 as from a
+gateway without it); ``GET /_evalkit/stats`` and ``POST /_evalkit/reset``
 expose the counters to other processes. ``/v1/files`` and ``/v1/batches`` serve OpenAI's Batch
 API, answering each line of a batch with the same chat handler (see ``_batches.py``).
 """
@@ -64,6 +66,7 @@ class ServerStats:
         files: Files uploaded to ``POST /v1/files``.
         batches: Batches created with ``POST /v1/batches``.
         batch_requests: Lines of batches answered by the chat handler.
+        models: Requests to ``GET /v1/models`` (what a run's preflight check sends).
     """
 
     requests: int = 0
@@ -75,6 +78,7 @@ class ServerStats:
     files: int = 0
     batches: int = 0
     batch_requests: int = 0
+    models: int = 0
 
     def to_dict(self) -> dict[str, int]:
         """The counters as a plain dict."""
@@ -196,6 +200,7 @@ class FakeOpenAIServer:
             self._batches.files_uploaded,
             self._batches.batches_created,
             self._batches.lines_answered,
+            self._models_listed,
         )
 
     @property
@@ -264,6 +269,7 @@ class FakeOpenAIServer:
         self._history.clear()
         self._arrivals.clear()
         self._requests = self._completions = self._faults = self._rate_limited = 0
+        self._models_listed = 0
         self._in_flight = self._max_in_flight = 0
         self._budget = WindowBudget(self.rate_limit) if self.rate_limit is not None else None
         self._batches.reset_counters()
@@ -410,6 +416,9 @@ class FakeOpenAIServer:
         )
 
     async def _models(self, request: Request) -> Response:
+        self._models_listed += 1
+        if (refused := self._refuse(request)) is not None:
+            return refused
         models = [{"id": "evalkit-fake", "object": "model", "created": 0, "owned_by": "evalkit"}]
         return Response.json({"object": "list", "data": models})
 

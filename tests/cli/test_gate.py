@@ -51,10 +51,11 @@ def test_a_scorer_that_always_fails_fails_the_run_and_says_why(cli: Cli, tmp_pat
     row = next(line for line in lines if line.startswith("correct")).split()
     assert row[1:4] == ["0", "40", "0"]  # scored, failed, not run
     assert row[-1] == "failed"
-    assert lines[-2].startswith("FAILED: correct failed: no data: none of its 40 pairs")
-    assert (
-        "error rate 100% above max_error_rate 5% (40 failed, 0 not run of 40 pairs)" in (lines[-2])
-    )
+    verdict = next(line for line in lines if line.startswith(("PASSED", "FAILED")))
+    assert verdict.startswith("FAILED: correct failed: no data: none of its 40 pairs")
+    assert "error rate 100% above max_error_rate 5% (40 failed, 0 not run of 40 pairs)" in verdict
+    # ... and the terminal says what the failures were.
+    assert "    40 × ConnectionError at generate_score: Connection refused" in done.stdout  # noqa: RUF001
     junit = next((tmp_path / "reports").glob("*.junit.xml")).read_text()
     assert 'failures="1"' in junit
 

@@ -63,7 +63,7 @@ use = "exact_match"
     assert meta == ("llm_rubric",)
 
 
-def test_a_missing_judge_key_fails_the_scorer_not_the_run(
+def test_without_preflight_a_missing_judge_key_fails_the_scorer_not_the_run(
     cli: Cli, tmp_path: Path, judge_url: str
 ) -> None:
     write_dataset(tmp_path / "data.parquet", rows=3)
@@ -84,7 +84,7 @@ params = {{ rubric = "Numbers only." }}
 """,
         encoding="utf-8",
     )
-    done = cli("run", "llm.toml", "--no-progress", "--json")
+    done = cli("run", "llm.toml", "--no-progress", "--json", "--no-preflight")
     assert "Traceback" not in done.stderr
     assert '"failures": 3' in done.stdout
     with duckdb.connect(str(tmp_path / "evalkit.duckdb"), read_only=True) as con:

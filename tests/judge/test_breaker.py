@@ -185,3 +185,42 @@ async def test_a_batch_mode_judge_stops_after_its_batch_upload_is_refused(
     assert uploads == ["/v1/files"]  # the second run sent nothing
     assert isinstance(info.value.__cause__, JudgeError)
     assert info.value.__cause__.code == "auth"
+
+
+async def test_an_endpoint_whose_first_connections_all_fail_is_stopped(
+    closed_url: str, judge_key: str
+) -> None:
+    """The endpoint is down: after its first 5 refused connections, no call waits any more."""
+    judge = Judge("m", base_url=closed_url, api_key_env=judge_key, max_retries=0)
+    # One call at a time, so exactly the first five reach the (closed) port.
+    executions = await run_many(scorer_for(judge.replace(max_concurrency=1)), 30)
+
+    codes = [e.error.code if e.error is not None else None for e in executions]
+    assert sorted(codes, key=str) == ["connection"] * 5 + ["unreachable"] * 25
+    stopped = [e for e in executions if e.error is not None and e.error.code == "unreachable"]
+    assert all(e.model_call_count == 0 and e.attempt_count == 1 for e in stopped)
+    message = stopped[0].error.message if stopped[0].error else ""
+    assert "not sent: circuit open: endpoint unreachable" in message
+    assert "connection refused" in message.lower() or "connect call failed" in message.lower()
+
+
+async def test_retries_of_a_call_stop_when_the_endpoint_is_found_unreachable(
+    closed_url: str, judge_key: str
+) -> None:
+    judge = Judge("m", base_url=closed_url, api_key_env=judge_key, max_retries=10)
+    with anyio.fail_after(30):  # 10 retries each would back off for about a minute
+        executions = await run_many(scorer_for(judge), 3)
+    assert [e.error.code if e.error else None for e in executions] == ["unreachable"] * 3
+
+
+async def test_once_an_endpoint_answered_connection_failures_are_retried_as_usual(
+    judge_key: str,
+) -> None:
+    async with FakeOpenAIServer() as server:
+        judge = Judge("m", base_url=server.base_url, api_key_env=judge_key, max_retries=0)
+        scorer = scorer_for(judge.replace(max_concurrency=1))
+        assert (await scorer.run(input="q", output="a")).score is not None
+    # The server is gone now: every later connection is refused (or finds its socket closed).
+    executions = await run_many(scorer, 12)
+    codes = {e.error.code if e.error else None for e in executions}
+    assert codes == {"connection"}

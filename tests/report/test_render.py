@@ -6,9 +6,11 @@ from dataclasses import replace
 import pytest
 
 from evalkit.report import (
+    FailureGroup,
     ItemView,
     ReportData,
     ScorerRow,
+    console_failure_groups,
     console_table,
     html_report,
     junit_xml,
@@ -162,3 +164,58 @@ def test_markdown_header_facts_are_code_spans() -> None:
     assert "- baseline: `run|1`" in md
     assert "- experiment: `exp-1` — completed\\_with\\_errors" in md
     assert "- verdict: **FAILED: exact failed: mean 0.750 misses the threshold >= 0.8**" in md
+
+
+def grouped(count: int, per_group: int = 3) -> ReportData:
+    groups = tuple(
+        FailureGroup(
+            scorer_id="exact",
+            error_type="JudgeError",
+            pattern=f"error kind {chr(65 + i)} <n>",
+            count=per_group * (count - i),
+            example_item_id=f"i{i}",
+            example_message=f"error kind {chr(65 + i)} 7",
+            failed_step="analyze",
+        )
+        for i in range(count)
+    )
+    target = FailureGroup("(target)", "TargetError", "<b>down</b>", 2, "t1", "<b>down</b>")
+    return replace(make_report(EXACT), failure_groups=(target, *groups))
+
+
+def test_console_failure_groups_show_at_most_five_per_scorer_largest_first() -> None:
+    lines = console_failure_groups(grouped(7)).splitlines()
+    assert lines[0] == "failure groups:"
+    assert lines[1] == "  (target): 2 failed"
+    assert lines[2].split() == ["2", "×", "TargetError:", "<b>down</b>", "(e.g.", "t1)"]  # noqa: RUF001
+    assert lines[3] == "  exact: 84 failed"
+    shown = lines[4:9]
+    assert [line.split()[0] for line in shown] == ["21", "18", "15", "12", "9"]
+    assert shown[0].split("×", 1)[1].strip() == "JudgeError at analyze: error kind A <n> (e.g. i0)"  # noqa: RUF001
+    assert lines[9].strip() == "… 2 more groups (9 failures)"
+    assert len(lines) == 10
+
+
+def test_console_failure_groups_are_empty_without_failures() -> None:
+    assert console_failure_groups(make_report(EXACT)) == ""
+
+
+def test_html_and_markdown_show_the_failure_groups_before_the_failures() -> None:
+    report = grouped(2)
+    page = html_report(report)
+    assert page.index("<h2>Failure groups</h2>") < page.index("<h2>Failures")
+    assert "error kind A &lt;n&gt;" in page
+    assert "<b>down</b>" not in page
+    md = markdown_summary(report)
+    assert md.index("## Failure groups") < md.index("## Failures")
+    assert "- exact: 6 × JudgeError at analyze: `error kind A <n>` (e.g. `i0`)" in md  # noqa: RUF001
+
+
+def test_html_lists_a_bounded_number_of_individual_failures() -> None:
+    failure = make_report(EXACT).failures[0]
+    many = tuple(replace(failure, item_id=f"item-{n}") for n in range(250))
+    page = html_report(replace(make_report(EXACT), failures=many))
+    assert "<h2>Failures (250)</h2>" in page
+    assert "item-99<" in page
+    assert "item-100<" not in page
+    assert "150 more failures" in page

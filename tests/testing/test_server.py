@@ -237,6 +237,20 @@ async def test_api_key_is_enforced_when_set() -> None:
     assert allowed.status_code == 200
 
 
+async def test_the_models_list_needs_the_key_when_one_is_set_and_is_counted() -> None:
+    async with (
+        FakeOpenAIServer(api_key="secret") as server,
+        httpx2.AsyncClient(base_url=server.url) as http,
+    ):
+        denied = await http.get("/v1/models")
+        allowed = await http.get("/v1/models", headers={"authorization": "Bearer secret"})
+        stats = server.stats
+    assert denied.status_code == 401
+    assert denied.json()["error"]["code"] == "invalid_api_key"
+    assert allowed.status_code == 200
+    assert (stats.models, stats.requests) == (2, 0)
+
+
 @pytest.mark.parametrize(
     ("content", "message"),
     [
