@@ -94,7 +94,7 @@ class ExperimentSection(_Table):
 
     Attributes:
         name: Required. Runs of the same name form a history; ``baseline = "latest"`` is the
-            previous completed run of this name.
+            newest complete, full run of this name that pairs with the new one.
         description: Free text stored with the run.
         dataset: Required. A Parquet file or folder, relative to the experiment file; it must
             exist.
