@@ -149,7 +149,7 @@ def scorers_reference(kind: str) -> str:
         )
     out.append("")
     for info in infos:
-        out += [f"### `{info.name}` {{ #{info.name} }}", "", f"**{info.title}.** "]
+        out += [f"#### `{info.name}` {{ #{info.name} }}", "", f"**{info.title}.** "]
         out[-1] += _rst(info.description) + f" Definition version {info.version}."
         if info.extra:
             out[-1] += f" Needs `pip install 'evalkit[{info.extra}]'`."
