@@ -72,7 +72,9 @@ def _argument(action: argparse.Action) -> str:
         if action.nargs == 0:
             return f"`{name}`"
         metavar = action.metavar or (
-            "{" + ",".join(map(str, action.choices)) + "}" if action.choices else action.dest.upper()
+            "{" + ",".join(map(str, action.choices)) + "}"
+            if action.choices
+            else action.dest.upper()
         )
         if action.nargs == "?":
             return f"`{name} [{metavar}]`"
@@ -157,7 +159,8 @@ def scorers_reference(kind: str) -> str:
         if info.params:
             out += ["| parameter | type | default | meaning |", "|---|---|---|---|"]
             out += [
-                f"| `{p.name}` | `{_cell(p.type)}` | {_default(p.default)} | {_cell(p.description)} |"
+                f"| `{p.name}` | `{_cell(p.type)}` | {_default(p.default)}"
+                f" | {_cell(p.description)} |"
                 for p in info.params
             ]
         else:
