@@ -281,7 +281,7 @@ def _compare_scorer(
     # The interval must exclude zero on the side the mean moved to, and the test must reject
     # "no difference": with a handful of items the bootstrap interval collapses onto the few
     # values seen (one item gives a single point), so the interval alone is not evidence.
-    # README, Design: "Paired statistics".
+    # Design: docs/pages/design/paired-statistics.md.
     rose, fell = ci_low > 0.0, ci_high < 0.0
     worse, better = (fell, rose) if direction == "higher" else (rose, fell)
     significant = p_value < 1.0 - confidence

@@ -2,7 +2,7 @@
 
 Both work on ``d = candidate - baseline`` for the items scored successfully in both runs, and
 both are vectorised with numpy. Two shortcuts keep them fast without changing what they
-compute (see the README's Design section, "Paired statistics"):
+compute (see docs/pages/design/paired-statistics.md and grouped-draws.md):
 
 - **Grouped draws.** Scores are usually discrete (0/1, a 1-5 scale), so ``d`` takes few distinct
   values. Resampling ``n`` items with replacement then means drawing how many copies of each

@@ -1,6 +1,7 @@
 """``JudgeCache``: replies of deterministic judge calls, replayed instead of asked again.
 
-Where the time goes, and why the design is as it is (see also the README's "Design"):
+Where the time goes, and why the design is as it is (see also
+docs/pages/design/judge-cache-under-the-prompt-step.md and cache-lookups-off-the-hot-path.md):
 
 - **Reads never touch the database on the hot path.** Entries are grouped by *step key* (a
   hash of everything but the prompt: endpoint (scheme, host, port, path), model,

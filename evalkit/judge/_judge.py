@@ -92,7 +92,7 @@ class Judge:
         mode: ``"online"`` sends each call as it comes; ``"batch"`` gathers the calls made at
             about the same time (by concurrent scorer runs) into one job of the provider's
             Batch API (``/v1/files`` and ``/v1/batches``; about half the price, a separate
-            rate-limit pool, answers within 24 hours). See the README's "Batch mode".
+            rate-limit pool, answers within 24 hours). See docs/pages/how-to/batch-mode.md.
         batch_max_requests: Most requests in one batch; a full batch is sent at once.
         batch_flush_after: Seconds without a new request after which the gathered requests
             are sent as a batch.

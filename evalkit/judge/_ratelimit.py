@@ -25,8 +25,8 @@ during it start paced, not together. The price is that a late wake-up (asyncio's
 rounds up to the millisecond, a loaded machine adds more) is lost from the rate when the
 bucket has no burst to absorb it; rounding the burst up keeps that to rates of at most 20
 requests a second, where it costs about 1-3%. The fast path (a free slot, no pause, budget
-available, nobody queued) takes no lock and never yields to the event loop; see the README's
-"Design" section.
+available, nobody queued) takes no lock and never yields to the event loop; see
+docs/pages/design/gcra-at-the-real-start.md and aimd-on-429.md.
 """
 
 from __future__ import annotations

@@ -142,7 +142,7 @@ async def run_evals(
             again on it (its earlier scores are replaced). Needs a target.
         executor: ``"local"`` (this process), ``"process"`` (a process pool) or ``"ray"``
             (Ray tasks). Anything but ``"local"``, or ``shard``, runs the Parquet dataset
-            shard by shard (one row group each, see the README's "Sharded runs"); items are
+            shard by shard (one row group each, see docs/pages/how-to/sharding.md); items are
             then not kept in memory, and ``on_item_complete`` and the judge cache are
             refused.
         workers: Worker processes for ``process``/``ray`` (default: the CPUs); each judge's

@@ -4,7 +4,7 @@ Each factory here returns an ordinary :class:`~evalkit.scorer.Scorer` built with
 :func:`~evalkit.scorer.create_scorer`, so it runs, composes and stores like any scorer a user
 writes. :func:`list_scorers` and :func:`scorer_info` describe them: what each measures, its
 range and direction, the inputs it needs, its parameters and its definition version. The
-README's "Prebuilt scorers" table lists them all.
+reference page docs/pages/reference/scorers.md is generated from them.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """How prebuilt scorers read a row: text from any value, references from the ground truth.
 
-The rules every code scorer shares (see the README's "Prebuilt scorers" section):
+The rules every code scorer shares (see docs/pages/reference/scorers.md):
 
 - **Text.** A string is used as is; ``None`` is the empty string; bytes are decoded as UTF-8;
   anything else (dicts, lists, numbers, booleans, pydantic models, numpy values) becomes its

@@ -1,7 +1,7 @@
 """What the LLM-judged prebuilt scorers share: judge steps, row lookups, verdicts, rounding.
 
-Every LLM-judged prebuilt scorer follows the same rules (see the README's "LLM-judged
-scorers" section):
+Every LLM-judged prebuilt scorer follows the same rules (see docs/pages/reference/scorers.md,
+"LLM-judged scorers"):
 
 - **Its own instructions.** Each judge step is a :class:`~evalkit.PromptStep` whose step judge
   sets only ``instructions``, so the scorer's judge (the experiment's default judge or

@@ -27,7 +27,7 @@ DEFAULT_STORE = "evalkit.duckdb"
 #: runner's usual flush of 20,000 rows several times its own size. Smaller groups write less
 #: again but compress less well (16,384: 5% less CPU than this size in B6, a 15% larger file).
 #: Every writing connection of evalkit uses it: a checkpoint by a connection with a larger size
-#: merges smaller row groups into its own size (see the README's "Design" section).
+#: merges smaller row groups into its own size (see docs/pages/design/small-row-groups.md).
 WRITE_ROW_GROUP_SIZE = 32_768
 
 # The catalog name of a store whose file name would give the name of the in-memory database.

@@ -1,6 +1,6 @@
 """Malformed datasets: each gives a clear error naming the place, or is handled as documented.
 
-The README's "Bad input" section lists how each case is handled.
+docs/pages/reference/reliability.md, "Bad input", lists how each case is handled.
 """
 
 from __future__ import annotations

@@ -32,7 +32,8 @@ def test_a_writing_connection_appends_row_groups_of_its_size(store: Path) -> Non
 
 
 def test_a_checkpoint_by_a_plain_duckdb_connection_merges_small_row_groups(store: Path) -> None:
-    # Why every writing connection of evalkit uses the same size (README, "Design").
+    # Why every writing connection of evalkit uses the same size: see
+    # docs/pages/design/small-row-groups.md.
     with connection(store, row_group_size=2048) as con:
         con.execute("CREATE TABLE t (i BIGINT)")
         con.execute("INSERT INTO t SELECT range FROM range(5000)")

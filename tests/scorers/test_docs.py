@@ -1,35 +1,59 @@
+"""The prebuilt scorers' reference page (docs/pages/reference/scorers.md) and its examples.
+
+The page's tables are generated from the registry by docs/hooks.py when the site is built; these
+tests render them as the build does and check each scorer is there with what it needs.
+"""
+
 from __future__ import annotations
 
+import importlib.util
 import re
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
 from evalkit import Judge, get_scorer, list_scorers
 from evalkit.testing import FakeOpenAIServer, Rule
 
-README = (Path(__file__).parents[2] / "README.md").read_text(encoding="utf-8")
+DOCS = Path(__file__).parents[2] / "docs"
+PAGE = (DOCS / "pages" / "reference" / "scorers.md").read_text(encoding="utf-8")
 
 
-# Documented once, above the LLM-judged scorers' table, rather than in every row.
-COMMON_LLM_PARAMS = {"scale", "explain"}
+def _hooks() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("docs_hooks", DOCS / "hooks.py")
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+RENDERED = _hooks().on_page_markdown(PAGE)
+
+
+def test_the_page_asks_for_both_generated_tables() -> None:
+    assert "<!-- evalkit:scorers code -->" in PAGE
+    assert "<!-- evalkit:scorers llm -->" in PAGE
+    assert "<!-- evalkit:" not in RENDERED
 
 
 @pytest.mark.parametrize("info", list_scorers(), ids=lambda info: info.name)
-def test_every_scorer_has_a_readme_row_with_its_params(info) -> None:  # type: ignore[no-untyped-def]
-    rows = re.findall(rf"^\| `{info.name}` \|(.*)$", README, flags=re.MULTILINE)
-    assert len(rows) == 1, f"{info.name}: expected one row in the README table"
+def test_every_scorer_has_a_row_and_its_params_on_the_page(info) -> None:  # type: ignore[no-untyped-def]
+    rows = re.findall(
+        rf"^\| \[`{info.name}`\]\(#{info.name}\) \|(.*)$", RENDERED, flags=re.MULTILINE
+    )
+    assert len(rows) == 1, f"{info.name}: expected one row in the scorers table"
     cells = [cell.strip() for cell in rows[0].split(" | ")]
     assert cells[2] == ("higher" if info.higher_is_better else "lower")
-    for param in info.params:
-        if info.kind == "llm" and param.name in COMMON_LLM_PARAMS:
-            continue
-        assert f"`{param.name}`" in cells[3], f"{info.name}: {param.name} missing from the README"
     if info.extra:
         assert f"`[{info.extra}]`" in cells[4]
+    section = RENDERED.split(f"#### `{info.name}` {{ #{info.name} }}", 1)[1].split("\n#", 1)[0]
+    for param in info.params:
+        assert f"| `{param.name}` |" in section, f"{info.name}: {param.name} missing from the page"
 
 
-async def test_the_readme_example() -> None:
+async def test_the_page_example() -> None:
     exact = get_scorer("exact_match", ignore_case=True)
     result = await exact.run(input="Capital of France?", output=" paris", ground_truth="Paris")
     assert (result.score, result.reason) == (1.0, "The output matches the ground truth.")
@@ -37,7 +61,7 @@ async def test_the_readme_example() -> None:
     assert exact.metadata["prebuilt"] == "exact_match"
 
 
-async def test_the_llm_readme_example(judge: Judge, server: FakeOpenAIServer) -> None:
+async def test_the_llm_page_example(judge: Judge, server: FakeOpenAIServer) -> None:
     server.add_rule(Rule("Split the answer", reply={"statements": ["Paris.", "I like trains."]}))
     verdicts = [
         {"statement": "Paris.", "reason": "answers", "verdict": "yes"},
