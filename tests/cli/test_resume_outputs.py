@@ -42,6 +42,7 @@ name = "nightly"
 dataset = "data.parquet"
 store = "evalkit.duckdb"
 concurrency = 1
+max_error_rate = 1.0  # the failed pairs are on purpose: the test is about resuming
 
 [target]
 type = "python"

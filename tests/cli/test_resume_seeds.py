@@ -89,6 +89,7 @@ HEAD = """
 name = "seeds"
 dataset = "data.parquet"
 store = "evalkit.duckdb"
+max_error_rate = 1.0  # the failed item is on purpose: the test is about resuming, not gating
 
 [[scorers]]
 use = "app:flaky"
