@@ -300,20 +300,21 @@ def _dropped(exc: BaseException) -> bool:
     return False
 
 
-# Root causes meaning no connection was made at all (the endpoint is down or misnamed).
+# Root causes meaning no server is there at all (the endpoint is down or misnamed). A connect
+# that timed out is not one: a loaded machine opening a hundred connections at once sees a few,
+# and five of them at a run's start would stop a healthy judge. The preflight, with its own
+# timeout, finds an endpoint that never answers.
 _NOT_CONNECTED = (
     ConnectionRefusedError,
     socket.gaierror,
     aiohttp.ClientConnectorError,
-    aiohttp.ConnectionTimeoutError,
     httpx2.ConnectError,
-    httpx2.ConnectTimeout,
 )
 
 
 def failed_to_connect(exc: BaseException) -> bool:
-    """Whether a connection error means no connection could be made (refused, unknown host,
-    connect timeout), as opposed to a connection dropped or a reply too slow."""
+    """Whether a connection error means no server is there (refused, unknown host), as opposed
+    to a connection dropped, a connect that was slow, or a reply too slow."""
     if _dropped(exc):
         return False
     cause = exc.__cause__

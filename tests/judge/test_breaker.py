@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
+import itertools
+import socket
 from typing import Any
 
+import aiohttp
 import anyio
+import httpx2
+import openai
 import pytest
 
 from evalkit import Judge, JudgeError, PromptStep, ScorerRunError, create_scorer
 from evalkit.judge import JudgeExecution
+from evalkit.judge._call import failed_to_connect
 from evalkit.testing import FakeOpenAIServer, Fault, Request, Response, Rule
 from evalkit.testing._http import error_body
 from tests.conftest import KEY_ENV
@@ -224,3 +230,32 @@ async def test_once_an_endpoint_answered_connection_failures_are_retried_as_usua
     executions = await run_many(scorer, 12)
     codes = {e.error.code if e.error else None for e in executions}
     assert codes == {"connection"}
+
+
+def _chain(*errors: BaseException) -> BaseException:
+    for outer, inner in itertools.pairwise(errors):
+        outer.__cause__ = inner
+    return errors[0]
+
+
+def _api_error() -> openai.APIConnectionError:
+    return openai.APIConnectionError(request=httpx2.Request("POST", "http://127.0.0.1:1/v1"))
+
+
+@pytest.mark.parametrize(
+    ("chain", "counts"),
+    [
+        # Refused or unknown: no server there; these open the breaker after 5.
+        ((httpx2.ConnectTimeout("x"), ConnectionRefusedError(111, "refused")), True),
+        ((socket.gaierror(-2, "Name or service not known"),), True),
+        # A connect that was merely slow (a loaded machine opening 100 connections at once)
+        # says nothing about the endpoint being down: retried as usual, never "unreachable".
+        ((httpx2.ConnectTimeout("x"), aiohttp.ConnectionTimeoutError("slow connect")), False),
+        ((httpx2.ConnectTimeout("x"),), False),
+        ((aiohttp.ServerDisconnectedError(),), False),
+    ],
+)
+def test_only_refused_or_unknown_endpoints_count_as_unreachable(
+    chain: tuple[BaseException, ...], counts: bool
+) -> None:
+    assert failed_to_connect(_chain(_api_error(), *chain)) is counts
