@@ -19,9 +19,9 @@ a new loop tries again: the key may have been fixed meanwhile). Keys follow the 
 - ``unreachable``: the endpoint (``base_url``, or the prepared client). When its first
   :data:`UNREACHABLE_AFTER` connection attempts all fail to connect (connection refused,
   unknown host; a slow connect does not count) and none has ever reached it, the endpoint
-  is down: the breaker opens, so 10,000 items do not each wait out their retries. Once any attempt has
-  reached the endpoint (any HTTP answer), connection failures are retried as usual: a
-  server that answered before is more likely restarting than misconfigured.
+  is down: the breaker opens, so 10,000 items do not each wait out their retries. Once any
+  attempt has reached the endpoint (any HTTP answer), connection failures are retried as
+  usual: a server that answered before is more likely restarting than misconfigured.
 """
 
 from __future__ import annotations
