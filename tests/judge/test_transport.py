@@ -100,7 +100,7 @@ def test_the_environments_proxy_applies_as_it_does_to_the_official_client(
 async def test_the_direct_path_has_no_connection_cap_of_its_own(server: FakeOpenAIServer) -> None:
     """150 calls at once reach the server at once (the official transport's pool stops at 100):
     the judge's max_concurrency and the run's concurrency are what bound a run."""
-    server.latency = 0.3
+    server.latency = 2.0  # long enough for 150 connections to open on a loaded machine
     shared = await shared_openai_client(base_url=server.base_url, api_key="k3")
 
     async def one() -> None:
