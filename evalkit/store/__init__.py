@@ -13,6 +13,7 @@ from evalkit._lazy import exports as _exports
 
 if TYPE_CHECKING:
     from evalkit.store._connect import DEFAULT_STORE, connection, open_connection, quote_ident
+    from evalkit.store._liveness import process_alive, this_host
     from evalkit.store._prices import PRICES_AS_OF, SEED_PRICES
     from evalkit.store._read import (
         list_experiments,
@@ -21,9 +22,15 @@ if TYPE_CHECKING:
         read_run_counts,
     )
     from evalkit.store._redact import REDACTED, redact
-    from evalkit.store._resume import StoredOutput, latest_resumable, read_outputs
     from evalkit.store._rows import RowBuffer
     from evalkit.store._schema import SCHEMA_VERSION, migrate, schema_version
+    from evalkit.store._stored import (
+        StoredExperiment,
+        StoredOutput,
+        latest_resumable,
+        read_for_resume,
+        read_outputs,
+    )
     from evalkit.store._writer import ExperimentRecord, ScorerRecord, StoreWriter
 
 __getattr__, __dir__ = _exports(
@@ -34,6 +41,10 @@ __getattr__, __dir__ = _exports(
             "connection",
             "open_connection",
             "quote_ident",
+        ),
+        "evalkit.store._liveness": (
+            "process_alive",
+            "this_host",
         ),
         "evalkit.store._prices": (
             "PRICES_AS_OF",
@@ -49,16 +60,18 @@ __getattr__, __dir__ = _exports(
             "REDACTED",
             "redact",
         ),
-        "evalkit.store._resume": (
-            "StoredOutput",
-            "latest_resumable",
-            "read_outputs",
-        ),
         "evalkit.store._rows": ("RowBuffer",),
         "evalkit.store._schema": (
             "SCHEMA_VERSION",
             "migrate",
             "schema_version",
+        ),
+        "evalkit.store._stored": (
+            "StoredExperiment",
+            "StoredOutput",
+            "latest_resumable",
+            "read_for_resume",
+            "read_outputs",
         ),
         "evalkit.store._writer": (
             "ExperimentRecord",
@@ -78,17 +91,21 @@ __all__ = [
     "RowBuffer",
     "ScorerRecord",
     "StoreWriter",
+    "StoredExperiment",
     "StoredOutput",
     "connection",
     "latest_resumable",
     "list_experiments",
     "migrate",
     "open_connection",
+    "process_alive",
     "quote_ident",
     "read_experiment",
+    "read_for_resume",
     "read_item_scores",
     "read_outputs",
     "read_run_counts",
     "redact",
     "schema_version",
+    "this_host",
 ]

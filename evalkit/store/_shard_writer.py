@@ -17,8 +17,8 @@ import duckdb
 import pyarrow as pa
 
 from evalkit.store._connect import connection
+from evalkit.store._liveness import this_host
 from evalkit.store._redact import redact
-from evalkit.store._resume import this_host
 from evalkit.store._rows import json_text
 from evalkit.store._writer import StoreWriter, insert_views, registered, writer_config
 
