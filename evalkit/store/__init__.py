@@ -14,6 +14,7 @@ from evalkit._lazy import exports as _exports
 if TYPE_CHECKING:
     from evalkit.store._connect import DEFAULT_STORE, connection, open_connection, quote_ident
     from evalkit.store._liveness import process_alive, this_host
+    from evalkit.store._migrate import migrate, schema_version
     from evalkit.store._prices import PRICES_AS_OF, SEED_PRICES
     from evalkit.store._read import (
         list_experiments,
@@ -23,7 +24,7 @@ if TYPE_CHECKING:
     )
     from evalkit.store._redact import REDACTED, redact
     from evalkit.store._rows import RowBuffer
-    from evalkit.store._schema import SCHEMA_VERSION, migrate, schema_version
+    from evalkit.store._schema import ARROW_SCHEMAS, SCHEMA_VERSION
     from evalkit.store._stored import (
         StoredExperiment,
         StoredOutput,
@@ -46,6 +47,10 @@ __getattr__, __dir__ = _exports(
             "process_alive",
             "this_host",
         ),
+        "evalkit.store._migrate": (
+            "migrate",
+            "schema_version",
+        ),
         "evalkit.store._prices": (
             "PRICES_AS_OF",
             "SEED_PRICES",
@@ -62,9 +67,8 @@ __getattr__, __dir__ = _exports(
         ),
         "evalkit.store._rows": ("RowBuffer",),
         "evalkit.store._schema": (
+            "ARROW_SCHEMAS",
             "SCHEMA_VERSION",
-            "migrate",
-            "schema_version",
         ),
         "evalkit.store._stored": (
             "StoredExperiment",
@@ -82,6 +86,7 @@ __getattr__, __dir__ = _exports(
 )
 
 __all__ = [
+    "ARROW_SCHEMAS",
     "DEFAULT_STORE",
     "PRICES_AS_OF",
     "REDACTED",

@@ -20,6 +20,7 @@ import pyarrow as pa
 from evalkit.errors import StoreError
 from evalkit.store._connect import connection, quote_ident
 from evalkit.store._liveness import this_host
+from evalkit.store._migrate import migrate
 from evalkit.store._redact import redact
 from evalkit.store._replace import (
     final_status,
@@ -28,7 +29,6 @@ from evalkit.store._replace import (
     replace_older_rows,
 )
 from evalkit.store._rows import RowBuffer, json_text
-from evalkit.store._schema import migrate
 
 
 @dataclass(frozen=True, slots=True)

@@ -5,8 +5,8 @@ from typing import Any
 from evalkit.dataset import Item
 from evalkit.run import ItemResult, ScorerOutcome
 from evalkit.scorer import ScorerRunResult
+from evalkit.store import ARROW_SCHEMAS as SCHEMAS
 from evalkit.store import RowBuffer
-from evalkit.store._rows import SCHEMAS
 
 
 def _result(n: int, scorers: dict[str, float | None]) -> ItemResult:
