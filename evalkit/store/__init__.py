@@ -23,7 +23,6 @@ if TYPE_CHECKING:
         read_run_counts,
     )
     from evalkit.store._redact import REDACTED, redact
-    from evalkit.store._rows import RowBuffer
     from evalkit.store._schema import ARROW_SCHEMAS, SCHEMA_VERSION
     from evalkit.store._stored import (
         StoredExperiment,
@@ -32,7 +31,7 @@ if TYPE_CHECKING:
         read_for_resume,
         read_outputs,
     )
-    from evalkit.store._writer import ExperimentRecord, ScorerRecord, StoreWriter
+    from evalkit.store._writer import ExperimentRecord, RowBatch, ScorerRecord, StoreWriter
 
 __getattr__, __dir__ = _exports(
     globals(),
@@ -65,7 +64,6 @@ __getattr__, __dir__ = _exports(
             "REDACTED",
             "redact",
         ),
-        "evalkit.store._rows": ("RowBuffer",),
         "evalkit.store._schema": (
             "ARROW_SCHEMAS",
             "SCHEMA_VERSION",
@@ -79,9 +77,13 @@ __getattr__, __dir__ = _exports(
         ),
         "evalkit.store._writer": (
             "ExperimentRecord",
+            "RowBatch",
             "ScorerRecord",
             "StoreWriter",
         ),
+        # Kept for code written when the store built rows: the run turns results into rows
+        # now. Not imported for type checkers above, so the store never imports the run.
+        "evalkit.run": ("RowBuffer",),
     },
 )
 
@@ -93,6 +95,7 @@ __all__ = [
     "SCHEMA_VERSION",
     "SEED_PRICES",
     "ExperimentRecord",
+    "RowBatch",
     "RowBuffer",
     "ScorerRecord",
     "StoreWriter",

@@ -1,31 +1,31 @@
-"""Column-wise buffers of store rows, turned into Arrow tables for one bulk insert each.
+"""Turning finished items into the store's rows: column-wise buffers, one Arrow table each.
 
 A finished item becomes one ``experiment_items`` row, a ``scores`` row per successful scorer,
 a ``scorer_errors`` row per failed scorer (never with its recovered score) and a
-``judge_executions`` row per judge execution of any scorer, success or failed. Rows are kept as
-tuples and transposed into Arrow columns once per batch. A ``scores`` row holds only what
-differs between an item's scorers, and the position of its item's row: the columns it shares
-with the item (run id, input, output, ground truth, context, source, time) are converted once
-per item and gathered into the scores table with Arrow's ``take``.
+``judge_executions`` row per judge execution of any scorer, success or failed, each in the
+column order of the store's :data:`~evalkit.store.ARROW_SCHEMAS`. Rows are kept as tuples and
+transposed into Arrow columns once per batch. A ``scores`` row holds only what differs
+between an item's scorers, and the position of its item's row: the columns it shares with the
+item (run id, input, output, ground truth, context, source, time) are converted once per item
+and gathered into the scores table with Arrow's ``take``. A :class:`RowBuffer` is what
+:meth:`~evalkit.store.StoreWriter.write` takes (a :class:`~evalkit.store.RowBatch`).
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
-from json.encoder import encode_basestring
 from operator import itemgetter
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from evalkit._json import to_jsonable
-from evalkit.scorer._result import STEP_ORDER
-from evalkit.store._schema import ARROW_SCHEMAS
+from evalkit._json import json_text
+from evalkit.scorer import STEP_ORDER
+from evalkit.store import ARROW_SCHEMAS
 
 if TYPE_CHECKING:
-    from evalkit.judge._records import JudgeExecution
+    from evalkit.judge import JudgeExecution
     from evalkit.run._outcome import ItemResult, ScorerOutcome
 
 _S = pa.string()
@@ -46,23 +46,6 @@ _SCORE_ROWS = pa.schema(
         ("generate_reason_prompt", _S), ("duration_ms", _F),
     ]
 )  # fmt: skip
-
-
-# One encoder, built once: json.dumps with options builds a new encoder on every call.
-_encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode
-
-
-def json_text(value: Any) -> str | None:
-    """``value`` as JSON text for a JSON column; None stays SQL NULL."""
-    if value is None:
-        return None
-    if type(value) is str:
-        text: str = encode_basestring(value)
-        return text
-    try:
-        return _encode(value)
-    except (TypeError, ValueError):
-        return _encode(to_jsonable(value))
 
 
 class _Rows:
