@@ -2,7 +2,9 @@
 
 Tables: ``experiments``, ``experiment_scorers``, ``experiment_items``, ``scores`` (successful
 scores only), ``scorer_errors`` (failures, without a score), ``judge_executions``,
-``model_prices`` and ``schema_version``; views ``scorer_summary`` and ``judge_usage``.
+``shards_done`` (finished shards of a sharded run), ``model_prices`` and ``schema_version``;
+views ``scorer_summary`` and ``judge_usage``. Their DDL and the Arrow schemas of the rows a
+writer appends (:data:`ARROW_SCHEMAS`) live in ``_schema.py``.
 """
 
 from __future__ import annotations
