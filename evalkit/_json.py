@@ -8,6 +8,7 @@ import json
 import math
 from collections.abc import Mapping
 from decimal import Decimal
+from json.encoder import encode_basestring
 from typing import Any
 
 _PLAIN = (str, int, bool, type(None))
@@ -96,3 +97,20 @@ def _canonical_text(value: Any) -> str:
 def dumps(value: Any) -> str:
     """Serialise ``value`` as compact JSON after :func:`to_jsonable`."""
     return json.dumps(to_jsonable(value), ensure_ascii=False, separators=(",", ":"))
+
+
+# One encoder, built once: json.dumps with options builds a new encoder on every call.
+_encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode
+
+
+def json_text(value: Any) -> str | None:
+    """``value`` as JSON text for a JSON column of the store; None stays SQL NULL."""
+    if value is None:
+        return None
+    if type(value) is str:
+        text: str = encode_basestring(value)
+        return text
+    try:
+        return _encode(value)
+    except (TypeError, ValueError):
+        return _encode(to_jsonable(value))

@@ -10,6 +10,7 @@ if TYPE_CHECKING:
     from evalkit.run._api import run_evals, run_evals_sync
     from evalkit.run._experiment import ExperimentResult, ExperimentStatus
     from evalkit.run._outcome import ErrorInfo, ItemResult, ScorerOutcome
+    from evalkit.run._rows import RowBuffer
     from evalkit.run._summary import RunSummary, ScorerSummary
     from evalkit.run._thresholds import ScorerVerdict, Threshold, Verdict
 
@@ -29,6 +30,7 @@ __getattr__, __dir__ = _exports(
             "ItemResult",
             "ScorerOutcome",
         ),
+        "evalkit.run._rows": ("RowBuffer",),
         "evalkit.run._summary": (
             "RunSummary",
             "ScorerSummary",
@@ -46,6 +48,7 @@ __all__ = [
     "ExperimentResult",
     "ExperimentStatus",
     "ItemResult",
+    "RowBuffer",
     "RunSummary",
     "ScorerOutcome",
     "ScorerSummary",

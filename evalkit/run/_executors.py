@@ -31,11 +31,11 @@ from evalkit.judge._clients import set_rate_share
 from evalkit.run._feed import ItemFeed
 from evalkit.run._item import ItemEvaluator
 from evalkit.run._progress import Progress
+from evalkit.run._rows import RowBuffer
 from evalkit.run._runner import Runner
 from evalkit.run._shards import RowGroupSource, Shard, ShardBatches
 from evalkit.run._summary import SummaryBuilder
 from evalkit.scorer._scorer import Scorer
-from evalkit.store._rows import RowBuffer
 from evalkit.target._protocol import Target
 
 ExecutorName = Literal["local", "process", "ray"]

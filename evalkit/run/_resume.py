@@ -32,8 +32,14 @@ from evalkit.dataset._dataset import Dataset, ItemBatches
 from evalkit.dataset._item import Item
 from evalkit.errors import ConfigError
 from evalkit.scorer._scorer import Scorer
-from evalkit.store import StoredOutput, read_outputs
-from evalkit.store._resume import StoredExperiment, process_alive, read_for_resume, this_host
+from evalkit.store import (
+    StoredExperiment,
+    StoredOutput,
+    process_alive,
+    read_for_resume,
+    read_outputs,
+    this_host,
+)
 
 #: Config keys whose change makes earlier scores incomparable with new ones.
 _COMPARED = ("dataset", "target", "limit")

@@ -27,8 +27,8 @@ from evalkit.run._feed import ItemFeed
 from evalkit.run._item import ItemEvaluator
 from evalkit.run._outcome import ItemResult
 from evalkit.run._progress import Progress
+from evalkit.run._rows import RowBuffer
 from evalkit.run._summary import SummaryBuilder
-from evalkit.store._rows import RowBuffer
 from evalkit.store._writer import StoreWriter
 
 ItemCallback = Callable[[ItemResult], Any]

@@ -2,7 +2,9 @@
 
 Tables: ``experiments``, ``experiment_scorers``, ``experiment_items``, ``scores`` (successful
 scores only), ``scorer_errors`` (failures, without a score), ``judge_executions``,
-``model_prices`` and ``schema_version``; views ``scorer_summary`` and ``judge_usage``.
+``shards_done`` (finished shards of a sharded run), ``model_prices`` and ``schema_version``;
+views ``scorer_summary`` and ``judge_usage``. Their DDL and the Arrow schemas of the rows a
+writer appends (:data:`ARROW_SCHEMAS`) live in ``_schema.py``.
 """
 
 from __future__ import annotations
@@ -13,6 +15,8 @@ from evalkit._lazy import exports as _exports
 
 if TYPE_CHECKING:
     from evalkit.store._connect import DEFAULT_STORE, connection, open_connection, quote_ident
+    from evalkit.store._liveness import process_alive, this_host
+    from evalkit.store._migrate import migrate, schema_version
     from evalkit.store._prices import PRICES_AS_OF, SEED_PRICES
     from evalkit.store._read import (
         list_experiments,
@@ -21,10 +25,15 @@ if TYPE_CHECKING:
         read_run_counts,
     )
     from evalkit.store._redact import REDACTED, redact
-    from evalkit.store._resume import StoredOutput, latest_resumable, read_outputs
-    from evalkit.store._rows import RowBuffer
-    from evalkit.store._schema import SCHEMA_VERSION, migrate, schema_version
-    from evalkit.store._writer import ExperimentRecord, ScorerRecord, StoreWriter
+    from evalkit.store._schema import ARROW_SCHEMAS, SCHEMA_VERSION
+    from evalkit.store._stored import (
+        StoredExperiment,
+        StoredOutput,
+        latest_resumable,
+        read_for_resume,
+        read_outputs,
+    )
+    from evalkit.store._writer import ExperimentRecord, RowBatch, ScorerRecord, StoreWriter
 
 __getattr__, __dir__ = _exports(
     globals(),
@@ -34,6 +43,14 @@ __getattr__, __dir__ = _exports(
             "connection",
             "open_connection",
             "quote_ident",
+        ),
+        "evalkit.store._liveness": (
+            "process_alive",
+            "this_host",
+        ),
+        "evalkit.store._migrate": (
+            "migrate",
+            "schema_version",
         ),
         "evalkit.store._prices": (
             "PRICES_AS_OF",
@@ -49,46 +66,56 @@ __getattr__, __dir__ = _exports(
             "REDACTED",
             "redact",
         ),
-        "evalkit.store._resume": (
+        "evalkit.store._schema": (
+            "ARROW_SCHEMAS",
+            "SCHEMA_VERSION",
+        ),
+        "evalkit.store._stored": (
+            "StoredExperiment",
             "StoredOutput",
             "latest_resumable",
+            "read_for_resume",
             "read_outputs",
-        ),
-        "evalkit.store._rows": ("RowBuffer",),
-        "evalkit.store._schema": (
-            "SCHEMA_VERSION",
-            "migrate",
-            "schema_version",
         ),
         "evalkit.store._writer": (
             "ExperimentRecord",
+            "RowBatch",
             "ScorerRecord",
             "StoreWriter",
         ),
+        # Kept for code written when the store built rows: the run turns results into rows
+        # now. Not imported for type checkers above, so the store never imports the run.
+        "evalkit.run": ("RowBuffer",),
     },
 )
 
 __all__ = [
+    "ARROW_SCHEMAS",
     "DEFAULT_STORE",
     "PRICES_AS_OF",
     "REDACTED",
     "SCHEMA_VERSION",
     "SEED_PRICES",
     "ExperimentRecord",
+    "RowBatch",
     "RowBuffer",
     "ScorerRecord",
     "StoreWriter",
+    "StoredExperiment",
     "StoredOutput",
     "connection",
     "latest_resumable",
     "list_experiments",
     "migrate",
     "open_connection",
+    "process_alive",
     "quote_ident",
     "read_experiment",
+    "read_for_resume",
     "read_item_scores",
     "read_outputs",
     "read_run_counts",
     "redact",
     "schema_version",
+    "this_host",
 ]

@@ -17,8 +17,7 @@ from typing import Any
 
 from evalkit.errors import StoreError
 from evalkit.store._connect import connection, quote_ident
-from evalkit.store._schema import migrate
-from evalkit.store._shard_writer import ensure_shards_table
+from evalkit.store._migrate import migrate
 
 #: Tables whose rows are copied, each keyed by ``experiment_id``.
 _TABLES = ("experiment_scorers", "experiment_items", "scores", "scorer_errors",
@@ -75,7 +74,6 @@ def merge_stores(
     merged: list[str] = []
     with connection(out) as con:
         migrate(con, where=out)
-        ensure_shards_table(con)
         for (_, count), pieces in sorted(groups.items()):
             merged.append(_merge_group(con, [pieces[i] for i in range(count)]))
     return merged

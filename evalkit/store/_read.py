@@ -11,8 +11,8 @@ import pyarrow.compute as pc
 
 from evalkit.errors import StoreError
 from evalkit.store._connect import DEFAULT_STORE, connection
-from evalkit.store._resume import effective_status, with_effective_status
-from evalkit.store._schema import migrate, schema_version
+from evalkit.store._liveness import effective_status, with_effective_status
+from evalkit.store._migrate import migrate, schema_version
 
 _EXPERIMENT_COLUMNS = (
     "id, name, description, status, dataset, dataset_fingerprint, total_items,"

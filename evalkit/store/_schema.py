@@ -1,18 +1,17 @@
-"""The score store's schema, its version and the migrations that bring a file up to date.
+"""The score store's schema, in one place: every table's DDL, as the migrations that build it
+version by version, and the Arrow schemas of the rows a writer appends.
 
-A store records its version in ``schema_version``; opening a store for writing applies every
-migration above it in order, each in its own transaction. A store written by a newer evalkit
-is refused rather than guessed at. Views are recreated by the migration that changes them.
+A store records its version in ``schema_version``; ``migrate`` (evalkit.store._migrate)
+applies every migration above it. Views are recreated by the migration that changes them.
 """
 
 from __future__ import annotations
 
-import datetime as dt
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 import duckdb
+import pyarrow as pa
 
-from evalkit.errors import StoreError
 from evalkit.store._prices import PRICES_AS_OF, SEED_PRICES
 
 _TABLES_V1 = """
@@ -265,7 +264,7 @@ def _migrate_to_1(con: duckdb.DuckDBPyConnection) -> None:
 
 def _migrate_to_2(con: duckdb.DuckDBPyConnection) -> None:
     # Who is writing a running experiment, and when it last wrote: a ``running`` row whose
-    # process is gone is shown as ``interrupted`` (see evalkit.store._resume).
+    # process is gone is shown as ``interrupted`` (see evalkit.store._liveness).
     con.execute("ALTER TABLE experiments ADD COLUMN writer_pid INTEGER")
     con.execute("ALTER TABLE experiments ADD COLUMN writer_host VARCHAR")
     con.execute("ALTER TABLE experiments ADD COLUMN heartbeat_at TIMESTAMP")
@@ -281,53 +280,84 @@ def _migrate_to_3(con: duckdb.DuckDBPyConnection) -> None:
     )
 
 
+_SHARDS_DONE = """
+CREATE TABLE IF NOT EXISTS shards_done (
+    experiment_id VARCHAR NOT NULL,
+    shard_index INTEGER NOT NULL,
+    file VARCHAR NOT NULL,
+    row_group INTEGER NOT NULL,
+    item_offset BIGINT NOT NULL,
+    rows BIGINT NOT NULL,
+    summary JSON NOT NULL,
+    completed_at TIMESTAMP NOT NULL
+)
+"""
+
+
+def _migrate_to_4(con: duckdb.DuckDBPyConnection) -> None:
+    # The finished shards of a sharded run (evalkit.store._shard_writer). Before version 4 the
+    # first sharded write created the table: a store that ran sharded already has it.
+    con.execute(_SHARDS_DONE)
+
+
 #: Migrations in order: ``MIGRATIONS[i]`` brings a store from version i to i + 1.
 MIGRATIONS: tuple[Callable[[duckdb.DuckDBPyConnection], None], ...] = (
     _migrate_to_1,
     _migrate_to_2,
     _migrate_to_3,
+    _migrate_to_4,
 )
 
 #: The schema version this evalkit writes.
 SCHEMA_VERSION = len(MIGRATIONS)
 
+_S = pa.string()
+_F = pa.float64()
+_I = pa.int64()
+_I32 = pa.int32()
+_TS = pa.timestamp("us")
 
-def schema_version(con: duckdb.DuckDBPyConnection) -> int:
-    """The version of the store behind ``con`` (0 for an empty file)."""
-    # fetchall, not fetchone: a half-fetched result would block the connection's next query.
-    found = con.execute(
-        "SELECT count(*) FROM information_schema.tables "
-        "WHERE table_name = 'schema_version' AND table_schema = current_schema()"
-        " AND table_catalog = current_database()"
-    ).fetchall()
-    if not found or not found[0][0]:
-        return 0
-    rows = con.execute("SELECT max(version) FROM schema_version").fetchall()
-    return int(rows[0][0]) if rows and rows[0][0] is not None else 0
-
-
-def migrate(con: duckdb.DuckDBPyConnection, *, where: str) -> int:
-    """Bring the store up to :data:`SCHEMA_VERSION`; returns the version found before.
-
-    Raises:
-        StoreError: The store was written by a newer evalkit.
-    """
-    found = schema_version(con)
-    if found > SCHEMA_VERSION:
-        raise StoreError(
-            f"{where}: score store schema version {found} is newer than this evalkit's "
-            f"({SCHEMA_VERSION}); upgrade evalkit to write to it"
-        )
-    for version in range(found, SCHEMA_VERSION):
-        con.execute("BEGIN TRANSACTION")
-        try:
-            MIGRATIONS[version](con)
-            con.execute(
-                "INSERT INTO schema_version VALUES (?, ?)",
-                [version + 1, dt.datetime.now(dt.UTC).replace(tzinfo=None)],
-            )
-            con.execute("COMMIT")
-        except BaseException:
-            con.execute("ROLLBACK")
-            raise
-    return found
+#: The Arrow schema of the rows a writer appends to each table, in the tables' column order
+#: (without the ``id`` columns the store fills in itself). A batch holds these columns.
+ARROW_SCHEMAS: Mapping[str, pa.Schema] = {
+    "experiment_items": pa.schema(
+        [
+            ("experiment_id", _S), ("item_id", _S), ("item_index", _I), ("run_id", _S),
+            ("status", _S), ("source", _S), ("input", _S), ("ground_truth", _S),
+            ("request_context", _S), ("metadata", _S), ("output", _S), ("error", _S),
+            ("scorers_succeeded", _I32), ("scorers_failed", _I32), ("target_ms", _F),
+            ("duration_ms", _F), ("completed_at", _TS),
+        ]
+    ),
+    "scores": pa.schema(
+        [
+            ("experiment_id", _S), ("run_id", _S), ("scorer_id", _S), ("scorer_name", _S),
+            ("item_id", _S), ("score", _F), ("reason", _S), ("input", _S), ("output", _S),
+            ("ground_truth", _S), ("request_context", _S), ("preprocess_step_result", _S),
+            ("analyze_step_result", _S), ("preprocess_prompt", _S), ("analyze_prompt", _S),
+            ("generate_score_prompt", _S), ("generate_reason_prompt", _S), ("source", _S),
+            ("duration_ms", _F), ("created_at", _TS),
+        ]
+    ),
+    "scorer_errors": pa.schema(
+        [
+            ("experiment_id", _S), ("run_id", _S), ("scorer_id", _S), ("scorer_name", _S),
+            ("item_id", _S), ("failed_step", _S), ("completed_steps", _S), ("error_name", _S),
+            ("error_message", _S), ("error", _S), ("duration_ms", _F), ("created_at", _TS),
+        ]
+    ),
+    "judge_executions": pa.schema(
+        [
+            ("experiment_id", _S), ("run_id", _S), ("item_id", _S), ("scorer_id", _S),
+            ("scorer_status", _S), ("step", _S), ("execution_index", _I32), ("status", _S),
+            ("judge_model_id", _S), ("judge_provider", _S), ("attempt_count", _I32),
+            ("model_call_count", _I32), ("duration_ms", _F), ("input_tokens", _I),
+            ("output_tokens", _I), ("total_tokens", _I), ("reasoning_tokens", _I),
+            ("cached_input_tokens", _I), ("cache_creation_input_tokens", _I),
+            ("cost_amount", _F), ("cost_unit", _S), ("cost_source", _S), ("error_name", _S),
+            ("error_message", _S), ("error_code", _S), ("finish_reason", _S),
+            ("raw_output", _S), ("prompt", _S), ("output", _S), ("cached", pa.bool_()),
+            ("created_at", _TS),
+        ]
+    ),
+}  # fmt: skip

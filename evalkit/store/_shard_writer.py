@@ -1,8 +1,5 @@
 """Recording a sharded run: each finished shard's rows and its ``shards_done`` record in one
 transaction, so a resumed run knows exactly which shards are finished.
-
-``shards_done`` is created on first use (``CREATE TABLE IF NOT EXISTS``) rather than by a
-schema migration: stores that never ran sharded do not need it.
 """
 
 from __future__ import annotations
@@ -13,27 +10,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-import duckdb
 import pyarrow as pa
 
+from evalkit._json import json_text
 from evalkit.store._connect import connection
+from evalkit.store._liveness import this_host
+from evalkit.store._migrate import migrate
 from evalkit.store._redact import redact
-from evalkit.store._resume import this_host
-from evalkit.store._rows import json_text
 from evalkit.store._writer import StoreWriter, insert_views, registered, writer_config
-
-SHARDS_DONE = """
-CREATE TABLE IF NOT EXISTS shards_done (
-    experiment_id VARCHAR NOT NULL,
-    shard_index INTEGER NOT NULL,
-    file VARCHAR NOT NULL,
-    row_group INTEGER NOT NULL,
-    item_offset BIGINT NOT NULL,
-    rows BIGINT NOT NULL,
-    summary JSON NOT NULL,
-    completed_at TIMESTAMP NOT NULL
-)
-"""
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,11 +30,6 @@ class ShardRecord:
     item_offset: int
     rows: int
     summary: str
-
-
-def ensure_shards_table(con: duckdb.DuckDBPyConnection) -> None:
-    """Create ``shards_done`` when the store has none yet."""
-    con.execute(SHARDS_DONE)
 
 
 class ShardWriter(StoreWriter):
@@ -70,29 +49,30 @@ class ShardWriter(StoreWriter):
         total_failed = self.failed + failed
         config = writer_config(sum(t.nbytes for t in tables.values()))
         now = dt.datetime.now(dt.UTC).replace(tzinfo=None)
-        with connection(self.path, lock_timeout=self.lock_timeout, config=config) as con:
-            ensure_shards_table(con)
-            with self._transaction(con):
-                with registered(con, tables) as views:
-                    insert_views(con, views)
-                con.execute(
-                    "INSERT INTO shards_done VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                    [
-                        self.experiment_id,
-                        record.shard_index,
-                        record.file,
-                        record.row_group,
-                        record.item_offset,
-                        record.rows,
-                        record.summary,
-                        now,
-                    ],
-                )
-                con.execute(
-                    "UPDATE experiments SET succeeded_count = ?, failed_count = ?,"
-                    " heartbeat_at = ? WHERE id = ?",
-                    [total_succeeded, total_failed, now, self.experiment_id],
-                )
+        with (
+            connection(self.path, lock_timeout=self.lock_timeout, config=config) as con,
+            self._transaction(con),
+        ):
+            with registered(con, tables) as views:
+                insert_views(con, views)
+            con.execute(
+                "INSERT INTO shards_done VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                [
+                    self.experiment_id,
+                    record.shard_index,
+                    record.file,
+                    record.row_group,
+                    record.item_offset,
+                    record.rows,
+                    record.summary,
+                    now,
+                ],
+            )
+            con.execute(
+                "UPDATE experiments SET succeeded_count = ?, failed_count = ?,"
+                " heartbeat_at = ? WHERE id = ?",
+                [total_succeeded, total_failed, now, self.experiment_id],
+            )
         self.succeeded, self.failed = total_succeeded, total_failed
 
     def resume(
@@ -109,7 +89,7 @@ class ShardWriter(StoreWriter):
         from evalkit.errors import StoreError
 
         with connection(self.path, lock_timeout=self.lock_timeout) as con:
-            ensure_shards_table(con)
+            migrate(con, where=self.path)
             row = con.execute(
                 "SELECT succeeded_count, failed_count FROM experiments WHERE id = ?",
                 [experiment_id],

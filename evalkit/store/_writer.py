@@ -12,13 +12,16 @@ import os
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 import duckdb
 import pyarrow as pa
 
+from evalkit._json import json_text
 from evalkit.errors import StoreError
 from evalkit.store._connect import connection, quote_ident
+from evalkit.store._liveness import this_host
+from evalkit.store._migrate import migrate
 from evalkit.store._redact import redact
 from evalkit.store._replace import (
     final_status,
@@ -26,9 +29,6 @@ from evalkit.store._replace import (
     recount_items,
     replace_older_rows,
 )
-from evalkit.store._resume import this_host
-from evalkit.store._rows import RowBuffer, json_text
-from evalkit.store._schema import migrate
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,6 +61,25 @@ class ScorerRecord:
     threshold_max: float | None = None
     higher_is_better: bool = True
     metadata: str | None = None
+
+
+class RowBatch(Protocol):
+    """What :meth:`StoreWriter.write` takes: the rows of whole items, as Arrow tables.
+
+    ``evalkit.run.RowBuffer`` is one: it turns a run's finished items into rows.
+    """
+
+    @property
+    def succeeded(self) -> int:
+        """Items of the batch that succeeded."""
+
+    @property
+    def failed(self) -> int:
+        """Items of the batch that failed."""
+
+    def tables(self) -> Mapping[str, pa.Table]:
+        """The rows by store table name, each with its :data:`evalkit.store.ARROW_SCHEMAS`
+        columns; a table without rows is left out."""
 
 
 def writer_config(batch_bytes: int) -> dict[str, str]:
@@ -221,20 +240,24 @@ class StoreWriter:
         self.experiment_id = experiment_id
         self.resuming = True
 
-    def write(self, buffer: RowBuffer) -> None:
+    def write(self, batch: RowBatch) -> None:
         """Insert a batch of finished items and update the experiment's counts, atomically.
 
-        When resuming, the batch's items and (item, scorer) pairs replace their older rows in
-        the same transaction, so a pair always ends as exactly one score or one failure.
+        The batch's tables are built here, on the writer's thread. When resuming, the batch's
+        items and (item, scorer) pairs replace their older rows in the same transaction, so a
+        pair always ends as exactly one score or one failure.
         """
-        tables = buffer.tables()
+        tables = batch.tables()
         if not tables:
             return
+        experiment_id = self.experiment_id
+        if experiment_id is None:
+            raise StoreError(f"{self.path}: write() called before begin()")
         if self.resuming:
-            self._write_resumed(buffer.experiment_id, tables)
+            self._write_resumed(experiment_id, tables)
             return
-        succeeded = self.succeeded + buffer.succeeded
-        failed = self.failed + buffer.failed
+        succeeded = self.succeeded + batch.succeeded
+        failed = self.failed + batch.failed
         config = writer_config(sum(t.nbytes for t in tables.values()))
         with (
             connection(self.path, lock_timeout=self.lock_timeout, config=config) as con,
@@ -245,7 +268,7 @@ class StoreWriter:
             con.execute(
                 "UPDATE experiments SET succeeded_count = ?, failed_count = ?, heartbeat_at = ?"
                 " WHERE id = ?",
-                [succeeded, failed, _naive_utc(dt.datetime.now(dt.UTC)), buffer.experiment_id],
+                [succeeded, failed, _naive_utc(dt.datetime.now(dt.UTC)), experiment_id],
             )
         self.succeeded, self.failed = succeeded, failed
 

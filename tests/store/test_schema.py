@@ -22,6 +22,7 @@ TABLES = {
     "judge_executions",
     "model_prices",
     "schema_version",
+    "shards_done",
 }
 
 
@@ -35,7 +36,7 @@ async def test_new_store_has_schema_views_and_seeded_prices(store: Path) -> None
                 "SELECT view_name FROM duckdb_views() WHERE NOT internal"
             ).fetchall()
         }
-        assert schema_version(con) == SCHEMA_VERSION == 3
+        assert schema_version(con) == SCHEMA_VERSION == 4
         prices = con.execute("SELECT count(*) FROM model_prices").fetchone()
     assert tables == TABLES
     assert {"scorer_summary", "judge_usage"} <= views
@@ -96,8 +97,51 @@ def test_a_version_1_store_gains_the_writer_columns(store: Path) -> None:
             " failed_count, started_at) VALUES ('old', 'n', 'completed', 1, 1, 0, now())"
         )
         assert migrate(con, where=str(store)) == 1
-        assert schema_version(con) == SCHEMA_VERSION == 3
+        assert schema_version(con) == SCHEMA_VERSION == 4
         row = con.execute(
             "SELECT id, status, writer_pid, writer_host, heartbeat_at FROM experiments"
         ).fetchall()
     assert row == [("old", "completed", None, None, None)]
+
+
+_SHARD_ROW = "INSERT INTO shards_done VALUES ('old', 0, 'f.parquet', 0, 0, 5, '{}', now())"
+
+
+@pytest.mark.parametrize("ran_sharded", [False, True])
+def test_a_version_3_store_gains_shards_done_and_keeps_its_rows(
+    store: Path, ran_sharded: bool
+) -> None:
+    from evalkit.store._schema import MIGRATIONS
+
+    with duckdb.connect(str(store)) as con:
+        for version in range(3):
+            MIGRATIONS[version](con)
+            con.execute("INSERT INTO schema_version VALUES (?, now()::TIMESTAMP)", [version + 1])
+        if ran_sharded:
+            # Before version 4 a sharded run created the table on its first write.
+            MIGRATIONS[3](con)
+            con.execute(_SHARD_ROW)
+        assert migrate(con, where=str(store)) == 3
+        assert schema_version(con) == SCHEMA_VERSION == 4
+        rows = con.execute("SELECT experiment_id, shard_index, rows FROM shards_done").fetchall()
+    assert rows == ([("old", 0, 5)] if ran_sharded else [])
+
+
+def test_the_arrow_schemas_match_the_tables(store: Path) -> None:
+    from evalkit.store import ARROW_SCHEMAS
+
+    types = {"string": "VARCHAR", "double": "DOUBLE", "int64": "BIGINT", "int32": "INTEGER",
+             "timestamp[us]": "TIMESTAMP", "bool": "BOOLEAN"}  # fmt: skip
+    con = open_connection(store)
+    try:
+        migrate(con, where=str(store))
+        for table, schema in ARROW_SCHEMAS.items():
+            columns = con.execute(
+                "SELECT column_name, data_type FROM duckdb_columns() WHERE table_name = ?"
+                " AND column_name != 'id' ORDER BY column_index",
+                [table],
+            ).fetchall()
+            arrow = [(f.name, types[str(f.type)]) for f in schema]
+            assert [(n, "VARCHAR" if t == "JSON" else t) for n, t in columns] == arrow, table
+    finally:
+        con.close()

@@ -317,3 +317,39 @@ def test_a_flush_appends_small_row_groups(store: Path) -> None:
             (2 * (WRITE_ROW_GROUP_SIZE // 2 + 100),)
         ]
     assert [n for _, n in sizes] == [WRITE_ROW_GROUP_SIZE, 200]
+
+
+class _ItemsBatch:
+    """A batch built without the run: one ``experiment_items`` row as an Arrow table."""
+
+    succeeded = 1
+    failed = 0
+
+    def tables(self) -> dict[str, Any]:
+        import pyarrow as pa
+
+        from evalkit.store import ARROW_SCHEMAS
+
+        schema = ARROW_SCHEMAS["experiment_items"]
+        row = {
+            "experiment_id": "e1", "item_id": "q0", "item_index": 0, "run_id": "e1-0",
+            "status": "success", "source": "dataset", "scorers_succeeded": 0,
+            "scorers_failed": 0, "completed_at": dt.datetime(2024, 1, 1),
+        }  # fmt: skip
+        return {"experiment_items": pa.Table.from_pylist([row], schema=schema)}
+
+
+def test_the_writer_takes_arrow_tables_from_any_batch(store: Path) -> None:
+    from evalkit import StoreError
+    from evalkit.store import ExperimentRecord, StoreWriter
+
+    writer = StoreWriter(store)
+    with pytest.raises(StoreError, match=r"write\(\) called before begin\(\)"):
+        writer.write(_ItemsBatch())
+    record = ExperimentRecord("e1", "n", None, "<rows>", {}, None, 1, dt.datetime.now(dt.UTC), "t")
+    writer.begin(record, [])
+    writer.write(_ItemsBatch())
+    assert query(store, "SELECT item_id, status, output FROM experiment_items") == [
+        ("q0", "success", None)
+    ]
+    assert query(store, "SELECT succeeded_count, failed_count FROM experiments") == [(1, 0)]

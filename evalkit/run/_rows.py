@@ -1,80 +1,36 @@
-"""Column-wise buffers of store rows, turned into Arrow tables for one bulk insert each.
+"""Turning finished items into the store's rows: column-wise buffers, one Arrow table each.
 
 A finished item becomes one ``experiment_items`` row, a ``scores`` row per successful scorer,
 a ``scorer_errors`` row per failed scorer (never with its recovered score) and a
-``judge_executions`` row per judge execution of any scorer, success or failed. Rows are kept as
-tuples and transposed into Arrow columns once per batch. A ``scores`` row holds only what
-differs between an item's scorers, and the position of its item's row: the columns it shares
-with the item (run id, input, output, ground truth, context, source, time) are converted once
-per item and gathered into the scores table with Arrow's ``take``.
+``judge_executions`` row per judge execution of any scorer, success or failed, each in the
+column order of the store's :data:`~evalkit.store.ARROW_SCHEMAS`. Rows are kept as tuples and
+transposed into Arrow columns once per batch. A ``scores`` row holds only what differs
+between an item's scorers, and the position of its item's row: the columns it shares with the
+item (run id, input, output, ground truth, context, source, time) are converted once per item
+and gathered into the scores table with Arrow's ``take``. A :class:`RowBuffer` is what
+:meth:`~evalkit.store.StoreWriter.write` takes (a :class:`~evalkit.store.RowBatch`).
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
-from json.encoder import encode_basestring
 from operator import itemgetter
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from evalkit._json import to_jsonable
-from evalkit.scorer._result import STEP_ORDER
+from evalkit._json import json_text
+from evalkit.scorer import STEP_ORDER
+from evalkit.store import ARROW_SCHEMAS
 
 if TYPE_CHECKING:
-    from evalkit.judge._records import JudgeExecution
+    from evalkit.judge import JudgeExecution
     from evalkit.run._outcome import ItemResult, ScorerOutcome
 
 _S = pa.string()
 _F = pa.float64()
 _I = pa.int64()
-_I32 = pa.int32()
-_TS = pa.timestamp("us")
-
-SCHEMAS: Mapping[str, pa.Schema] = {
-    "experiment_items": pa.schema(
-        [
-            ("experiment_id", _S), ("item_id", _S), ("item_index", _I), ("run_id", _S),
-            ("status", _S), ("source", _S), ("input", _S), ("ground_truth", _S),
-            ("request_context", _S), ("metadata", _S), ("output", _S), ("error", _S),
-            ("scorers_succeeded", _I32), ("scorers_failed", _I32), ("target_ms", _F),
-            ("duration_ms", _F), ("completed_at", _TS),
-        ]
-    ),
-    "scores": pa.schema(
-        [
-            ("experiment_id", _S), ("run_id", _S), ("scorer_id", _S), ("scorer_name", _S),
-            ("item_id", _S), ("score", _F), ("reason", _S), ("input", _S), ("output", _S),
-            ("ground_truth", _S), ("request_context", _S), ("preprocess_step_result", _S),
-            ("analyze_step_result", _S), ("preprocess_prompt", _S), ("analyze_prompt", _S),
-            ("generate_score_prompt", _S), ("generate_reason_prompt", _S), ("source", _S),
-            ("duration_ms", _F), ("created_at", _TS),
-        ]
-    ),
-    "scorer_errors": pa.schema(
-        [
-            ("experiment_id", _S), ("run_id", _S), ("scorer_id", _S), ("scorer_name", _S),
-            ("item_id", _S), ("failed_step", _S), ("completed_steps", _S), ("error_name", _S),
-            ("error_message", _S), ("error", _S), ("duration_ms", _F), ("created_at", _TS),
-        ]
-    ),
-    "judge_executions": pa.schema(
-        [
-            ("experiment_id", _S), ("run_id", _S), ("item_id", _S), ("scorer_id", _S),
-            ("scorer_status", _S), ("step", _S), ("execution_index", _I32), ("status", _S),
-            ("judge_model_id", _S), ("judge_provider", _S), ("attempt_count", _I32),
-            ("model_call_count", _I32), ("duration_ms", _F), ("input_tokens", _I),
-            ("output_tokens", _I), ("total_tokens", _I), ("reasoning_tokens", _I),
-            ("cached_input_tokens", _I), ("cache_creation_input_tokens", _I),
-            ("cost_amount", _F), ("cost_unit", _S), ("cost_source", _S), ("error_name", _S),
-            ("error_message", _S), ("error_code", _S), ("finish_reason", _S),
-            ("raw_output", _S), ("prompt", _S), ("output", _S), ("cached", pa.bool_()),
-            ("created_at", _TS),
-        ]
-    ),
-}  # fmt: skip
 
 # The ``scores`` columns an item's scorers share, taken from the item's row (same name there).
 _FROM_ITEM = (
@@ -90,23 +46,6 @@ _SCORE_ROWS = pa.schema(
         ("generate_reason_prompt", _S), ("duration_ms", _F),
     ]
 )  # fmt: skip
-
-
-# One encoder, built once: json.dumps with options builds a new encoder on every call.
-_encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode
-
-
-def json_text(value: Any) -> str | None:
-    """``value`` as JSON text for a JSON column; None stays SQL NULL."""
-    if value is None:
-        return None
-    if type(value) is str:
-        text: str = encode_basestring(value)
-        return text
-    try:
-        return _encode(value)
-    except (TypeError, ValueError):
-        return _encode(to_jsonable(value))
 
 
 class _Rows:
@@ -148,10 +87,10 @@ class RowBuffer:
     def __init__(self, experiment_id: str, scorer_names: Mapping[str, str]) -> None:
         self.experiment_id = experiment_id
         self.scorer_names = scorer_names
-        self.items = _Rows(SCHEMAS["experiment_items"])
+        self.items = _Rows(ARROW_SCHEMAS["experiment_items"])
         self.scores = _Rows(_SCORE_ROWS)
-        self.errors = _Rows(SCHEMAS["scorer_errors"])
-        self.judge = _Rows(SCHEMAS["judge_executions"])
+        self.errors = _Rows(ARROW_SCHEMAS["scorer_errors"])
+        self.judge = _Rows(ARROW_SCHEMAS["judge_executions"])
         self.rows = 0
         self.succeeded = 0
         self.failed = 0
@@ -183,7 +122,7 @@ class RowBuffer:
             "created_at": items.column("completed_at").take(at),
             "scorer_name": name_of,
         }
-        schema = SCHEMAS["scores"]
+        schema = ARROW_SCHEMAS["scores"]
         return pa.table(
             [columns[f.name] if f.name in columns else own.column(f.name) for f in schema],
             schema=schema,

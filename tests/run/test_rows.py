@@ -3,10 +3,9 @@ from __future__ import annotations
 from typing import Any
 
 from evalkit.dataset import Item
-from evalkit.run import ItemResult, ScorerOutcome
+from evalkit.run import ItemResult, RowBuffer, ScorerOutcome
 from evalkit.scorer import ScorerRunResult
-from evalkit.store import RowBuffer
-from evalkit.store._rows import SCHEMAS
+from evalkit.store import ARROW_SCHEMAS as SCHEMAS
 
 
 def _result(n: int, scorers: dict[str, float | None]) -> ItemResult:

@@ -1,19 +1,13 @@
-"""What a stored experiment already holds, for resuming it, and stale ``running`` detection.
+"""A stored experiment read back for resuming it: its record, scored pairs and outputs.
 
 A resumed pair is scored on the output its item already has (:func:`read_outputs`), so every
 score of an item sits beside the one output it was computed from.
-
-A run records its process id and host in its ``experiments`` row and refreshes
-``heartbeat_at`` with every flush. A row still ``running`` whose process no longer exists on
-this host was killed (SIGKILL, power loss): readers report it as ``interrupted``. A row
-written from another host cannot be checked and keeps its stored status.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import socket
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -23,52 +17,10 @@ import pyarrow.compute as pc
 
 from evalkit.errors import StoreError
 from evalkit.store._connect import DEFAULT_STORE, connection
+from evalkit.store._liveness import effective_status, with_effective_status
 
 #: Statuses a plain ``--resume`` picks up by default.
 UNFINISHED = ("interrupted", "cancelled", "failed", "running")
-
-
-def this_host() -> str:
-    """The host name recorded with a running experiment."""
-    return socket.gethostname()
-
-
-def process_alive(pid: int) -> bool:
-    """Whether a process with this id exists on this host."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    except OSError:
-        return False
-    return True
-
-
-def effective_status(status: str, pid: int | None, host: str | None) -> str:
-    """``interrupted`` for a ``running`` row whose writer process is gone, else ``status``."""
-    if status != "running" or pid is None or host != this_host():
-        return status
-    return status if process_alive(pid) else "interrupted"
-
-
-def with_effective_status(table: pa.Table) -> pa.Table:
-    """Replace ``status`` by :func:`effective_status` and drop the writer columns."""
-    if "writer_pid" not in table.column_names:
-        return table
-    statuses = [
-        effective_status(s, p, h)
-        for s, p, h in zip(
-            table["status"].to_pylist(),
-            table["writer_pid"].to_pylist(),
-            table["writer_host"].to_pylist(),
-            strict=True,
-        )
-    ]
-    index = table.column_names.index("status")
-    table = table.set_column(index, "status", pa.array(statuses, pa.string()))
-    return table.drop_columns(["writer_pid", "writer_host"])
 
 
 @dataclass(frozen=True, slots=True)
