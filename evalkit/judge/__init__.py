@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from evalkit._lazy import exports as _exports
 
 if TYPE_CHECKING:
+    from evalkit.judge._ask import Asked, ask
     from evalkit.judge._cache import (
         CachedReply,
         JudgeCache,
@@ -23,17 +24,8 @@ if TYPE_CHECKING:
         default_cache_path,
         use_judge_cache,
     )
-    from evalkit.judge._clients import (
-        aclose_shared_clients,
-        openai_client_for,
-        rate_limiter_stats,
-        shared_limiter,
-        shared_openai_client,
-        shared_rate_limiter,
-    )
     from evalkit.judge._judge import Judge
     from evalkit.judge._preflight import preflight
-    from evalkit.judge._ratelimit import Permit, RateLimiter, RateLimiterStats
     from evalkit.judge._records import (
         JudgeCost,
         JudgeErrorInfo,
@@ -41,11 +33,30 @@ if TYPE_CHECKING:
         JudgeUsage,
         StepJudgeRecord,
     )
+    from evalkit.judge._request import PreparedRequest
+    from evalkit.judge._structured import FormatFailure, OutputSpec
     from evalkit.judge._usage import normalize_usage, reported_cost
+    from evalkit.judge.policy._call import chat_completion
+    from evalkit.judge.policy._ratelimit import Permit, RateLimiter, RateLimiterStats
+    from evalkit.judge.policy._registry import (
+        rate_limiter_stats,
+        shared_limiter,
+        shared_rate_limiter,
+        use_rate_share,
+    )
+    from evalkit.judge.transport._clients import (
+        aclose_shared_clients,
+        openai_client_for,
+        shared_openai_client,
+    )
 
 __getattr__, __dir__ = _exports(
     globals(),
     {
+        "evalkit.judge._ask": (
+            "Asked",
+            "ask",
+        ),
         "evalkit.judge._cache": (
             "CachedReply",
             "JudgeCache",
@@ -54,21 +65,8 @@ __getattr__, __dir__ = _exports(
             "default_cache_path",
             "use_judge_cache",
         ),
-        "evalkit.judge._clients": (
-            "aclose_shared_clients",
-            "openai_client_for",
-            "rate_limiter_stats",
-            "shared_limiter",
-            "shared_openai_client",
-            "shared_rate_limiter",
-        ),
         "evalkit.judge._judge": ("Judge",),
         "evalkit.judge._preflight": ("preflight",),
-        "evalkit.judge._ratelimit": (
-            "Permit",
-            "RateLimiter",
-            "RateLimiterStats",
-        ),
         "evalkit.judge._records": (
             "JudgeCost",
             "JudgeErrorInfo",
@@ -76,15 +74,39 @@ __getattr__, __dir__ = _exports(
             "JudgeUsage",
             "StepJudgeRecord",
         ),
+        "evalkit.judge._request": ("PreparedRequest",),
+        "evalkit.judge._structured": (
+            "FormatFailure",
+            "OutputSpec",
+        ),
         "evalkit.judge._usage": (
             "normalize_usage",
             "reported_cost",
+        ),
+        "evalkit.judge.policy._call": ("chat_completion",),
+        "evalkit.judge.policy._ratelimit": (
+            "Permit",
+            "RateLimiter",
+            "RateLimiterStats",
+        ),
+        "evalkit.judge.policy._registry": (
+            "rate_limiter_stats",
+            "shared_limiter",
+            "shared_rate_limiter",
+            "use_rate_share",
+        ),
+        "evalkit.judge.transport._clients": (
+            "aclose_shared_clients",
+            "openai_client_for",
+            "shared_openai_client",
         ),
     },
 )
 
 __all__ = [
+    "Asked",
     "CachedReply",
+    "FormatFailure",
     "Judge",
     "JudgeCache",
     "JudgeCacheStats",
@@ -92,12 +114,16 @@ __all__ = [
     "JudgeErrorInfo",
     "JudgeExecution",
     "JudgeUsage",
+    "OutputSpec",
     "Permit",
+    "PreparedRequest",
     "RateLimiter",
     "RateLimiterStats",
     "StepJudgeRecord",
     "aclose_shared_clients",
     "active_judge_cache",
+    "ask",
+    "chat_completion",
     "default_cache_path",
     "normalize_usage",
     "openai_client_for",
@@ -108,4 +134,5 @@ __all__ = [
     "shared_openai_client",
     "shared_rate_limiter",
     "use_judge_cache",
+    "use_rate_share",
 ]

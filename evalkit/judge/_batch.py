@@ -38,8 +38,8 @@ from evalkit.errors import JudgeError
 from evalkit.judge import _batch_api as api
 from evalkit.judge import _batch_db as journal
 from evalkit.judge._cache import JudgeCache
-from evalkit.judge._call import Reply
 from evalkit.judge._judge import Judge
+from evalkit.judge.transport._reply import Reply
 
 # A batch that ended without answering gives its calls these codes.
 _ENDED = {"failed": "batch_failed", "expired": "batch_expired", "cancelled": "batch_cancelled"}
