@@ -16,14 +16,10 @@ from evalkit._lazy import exports as _exports
 
 if TYPE_CHECKING:
     from evalkit.judge._ask import Asked, ask
-    from evalkit.judge._cache import (
-        CachedReply,
-        JudgeCache,
-        JudgeCacheStats,
-        active_judge_cache,
-        default_cache_path,
-        use_judge_cache,
-    )
+    from evalkit.judge._cache import JudgeCache
+    from evalkit.judge._cache_db import CachedReply, JudgeCacheStats
+    from evalkit.judge._cache_path import default_cache_path
+    from evalkit.judge._cache_use import active_judge_cache, use_judge_cache
     from evalkit.judge._judge import Judge
     from evalkit.judge._preflight import preflight
     from evalkit.judge._records import (
@@ -57,12 +53,14 @@ __getattr__, __dir__ = _exports(
             "Asked",
             "ask",
         ),
-        "evalkit.judge._cache": (
+        "evalkit.judge._cache": ("JudgeCache",),
+        "evalkit.judge._cache_db": (
             "CachedReply",
-            "JudgeCache",
             "JudgeCacheStats",
+        ),
+        "evalkit.judge._cache_path": ("default_cache_path",),
+        "evalkit.judge._cache_use": (
             "active_judge_cache",
-            "default_cache_path",
             "use_judge_cache",
         ),
         "evalkit.judge._judge": ("Judge",),

@@ -21,7 +21,8 @@ import openai
 from evalkit._secrets import mask_secrets
 from evalkit.errors import JudgeError
 from evalkit.judge._batch import batch_collector
-from evalkit.judge._cache import JudgeCache, active_judge_cache
+from evalkit.judge._cache import JudgeCache
+from evalkit.judge._cache_use import active_judge_cache
 from evalkit.judge._records import JudgeCost, JudgeErrorInfo, JudgeExecution, JudgeUsage
 from evalkit.judge._request import PreparedRequest, prompt_key, request_hash
 from evalkit.judge._structured import FormatFailure, OutputSpec
