@@ -30,7 +30,7 @@ if TYPE_CHECKING:
         StepJudgeRecord,
     )
     from evalkit.judge._request import PreparedRequest
-    from evalkit.judge._structured import FormatFailure, OutputSpec
+    from evalkit.judge._structured import FormatFailure, OutputSpec, ScoreSpec, schema_spec
     from evalkit.judge._usage import normalize_usage, reported_cost
     from evalkit.judge.policy._call import chat_completion
     from evalkit.judge.policy._ratelimit import Permit, RateLimiter, RateLimiterStats
@@ -76,6 +76,8 @@ __getattr__, __dir__ = _exports(
         "evalkit.judge._structured": (
             "FormatFailure",
             "OutputSpec",
+            "ScoreSpec",
+            "schema_spec",
         ),
         "evalkit.judge._usage": (
             "normalize_usage",
@@ -117,6 +119,7 @@ __all__ = [
     "PreparedRequest",
     "RateLimiter",
     "RateLimiterStats",
+    "ScoreSpec",
     "StepJudgeRecord",
     "aclose_shared_clients",
     "active_judge_cache",
@@ -128,6 +131,7 @@ __all__ = [
     "preflight",
     "rate_limiter_stats",
     "reported_cost",
+    "schema_spec",
     "shared_limiter",
     "shared_openai_client",
     "shared_rate_limiter",

@@ -24,7 +24,7 @@ from evalkit._json import to_jsonable
 from evalkit.scorer._result import STEP_ORDER
 
 if TYPE_CHECKING:
-    from evalkit.judge._records import JudgeExecution
+    from evalkit.judge import JudgeExecution
     from evalkit.run._outcome import ItemResult, ScorerOutcome
 
 _S = pa.string()
