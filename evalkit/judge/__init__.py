@@ -6,6 +6,14 @@ Also the things that make repeated and large runs cheap: the judge call cache
 (``Judge(mode="batch")``: calls gathered into jobs of the provider's Batch API, recorded in
 the cache's file so an interrupted run picks them up), and the check made before a run
 (:func:`preflight`: every judge's key and endpoint, one request each).
+
+Layout: the judge value (``_judge.py``: model, endpoint, sampling; its call policy as
+``Judge.policy``), what is asked and how replies are checked (``_structured.py``, the step
+kind given by the caller), the request and cache keys (``_request.py``) and the ask itself
+(``_ask.py``); ``transport/`` sends (shared clients, the direct ``aiohttp`` path, errors);
+``policy/`` decides when (retries, rate limits, breakers); the cache (``_cache*.py``) and the
+batch journal (``_batch*.py``) each own their tables in the cache file, opened by
+``_duckdb.py``. Other packages use the names below, never the private modules.
 """
 
 from __future__ import annotations
@@ -33,6 +41,7 @@ if TYPE_CHECKING:
     from evalkit.judge._structured import FormatFailure, OutputSpec, ScoreSpec, schema_spec
     from evalkit.judge._usage import normalize_usage, reported_cost
     from evalkit.judge.policy._call import chat_completion
+    from evalkit.judge.policy._policy import CallPolicy
     from evalkit.judge.policy._ratelimit import Permit, RateLimiter, RateLimiterStats
     from evalkit.judge.policy._registry import (
         rate_limiter_stats,
@@ -84,6 +93,7 @@ __getattr__, __dir__ = _exports(
             "reported_cost",
         ),
         "evalkit.judge.policy._call": ("chat_completion",),
+        "evalkit.judge.policy._policy": ("CallPolicy",),
         "evalkit.judge.policy._ratelimit": (
             "Permit",
             "RateLimiter",
@@ -106,6 +116,7 @@ __getattr__, __dir__ = _exports(
 __all__ = [
     "Asked",
     "CachedReply",
+    "CallPolicy",
     "FormatFailure",
     "Judge",
     "JudgeCache",

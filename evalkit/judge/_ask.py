@@ -100,6 +100,7 @@ async def _ask(
         user=request.label,
     )
     breaker = request.breaker()
+    policy = request.policy
     collector = None
     if judge.mode == "batch":
         # Batch requests skip the online limiter: batches have their own pool and limits.
@@ -132,12 +133,12 @@ async def _ask(
                 reply = await chat_completion(
                     client,
                     body,
-                    timeout=judge.timeout,
-                    max_retries=judge.max_retries,
+                    timeout=policy.timeout,
+                    max_retries=policy.max_retries,
                     label=request.label,
                     limiter=limiter,
                     tokens=tokens,
-                    rate_limit_retries=judge.rate_limit_retries,
+                    rate_limit_retries=policy.rate_limit_retries,
                     breaker=breaker,
                 )
         except Exception as exc:

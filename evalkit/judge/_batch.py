@@ -104,8 +104,8 @@ class BatchCollector:
         self.max_requests = judge.batch_max_requests
         self.flush_after = judge.batch_flush_after
         self.poll_interval = judge.batch_poll_interval
-        self.timeout = judge.timeout
-        self.max_retries = judge.max_retries
+        self.timeout = judge.policy.timeout
+        self.max_retries = judge.policy.max_retries
         self._open: Group | None = None
         # Identical requests in flight at once, told apart by their occurrence numbers (the
         # lowest free one, so the same calls get the same numbers in the next run).

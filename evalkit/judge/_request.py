@@ -38,11 +38,13 @@ class PreparedRequest:
         "judge",
         "label",
         "name",
+        "policy",
         "system",
     )
 
     def __init__(self, judge: Judge) -> None:
         self.judge = judge
+        self.policy = judge.policy
         self.label = judge.label
         self.system = (
             {"role": "system", "content": judge.instructions} if judge.instructions else None
@@ -69,12 +71,12 @@ class PreparedRequest:
 
     def limiter(self) -> RateLimiter:
         """The running loop's rate limiter of this judge's model and endpoint."""
-        judge = self.judge
+        policy = self.policy
         return shared_rate_limiter(
-            judge.limiter_key,
-            max_concurrency=judge.max_concurrency,
-            rpm=judge.rpm,
-            tpm=judge.tpm,
+            self.judge.limiter_key,
+            max_concurrency=policy.max_concurrency,
+            rpm=policy.rpm,
+            tpm=policy.tpm,
             name=self.name,
         )
 

@@ -1,5 +1,6 @@
 """How judges call a model: retries, rate limits and circuit breakers (the call policy).
 
+- ``_policy.py``: a judge's call policy as a value (:class:`CallPolicy`, ``Judge.policy``);
 - ``_call.py``: one chat completion under a policy (:func:`chat_completion`): every attempt
   admitted by the model's rate limiter, transient failures retried, the breaker consulted;
 - ``_ratelimit.py`` (with ``_gcra.py``): a model's budget (:class:`RateLimiter`): concurrency
@@ -21,6 +22,7 @@ from evalkit._lazy import exports as _exports
 if TYPE_CHECKING:
     from evalkit.judge.policy._breaker import CircuitBreaker
     from evalkit.judge.policy._call import chat_completion
+    from evalkit.judge.policy._policy import CallPolicy
     from evalkit.judge.policy._ratelimit import Permit, RateLimiter, RateLimiterStats
     from evalkit.judge.policy._registry import (
         rate_limiter_stats,
@@ -35,6 +37,7 @@ __getattr__, __dir__ = _exports(
     {
         "evalkit.judge.policy._breaker": ("CircuitBreaker",),
         "evalkit.judge.policy._call": ("chat_completion",),
+        "evalkit.judge.policy._policy": ("CallPolicy",),
         "evalkit.judge.policy._ratelimit": ("Permit", "RateLimiter", "RateLimiterStats"),
         "evalkit.judge.policy._registry": (
             "rate_limiter_stats",
@@ -47,6 +50,7 @@ __getattr__, __dir__ = _exports(
 )
 
 __all__ = [
+    "CallPolicy",
     "CircuitBreaker",
     "Permit",
     "RateLimiter",
