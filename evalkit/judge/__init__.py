@@ -6,6 +6,14 @@ Also the things that make repeated and large runs cheap: the judge call cache
 (``Judge(mode="batch")``: calls gathered into jobs of the provider's Batch API, recorded in
 the cache's file so an interrupted run picks them up), and the check made before a run
 (:func:`preflight`: every judge's key and endpoint, one request each).
+
+Layout: the judge value (``_judge.py``: model, endpoint, sampling; its call policy as
+``Judge.policy``), what is asked and how replies are checked (``_structured.py``, the step
+kind given by the caller), the request and cache keys (``_request.py``) and the ask itself
+(``_ask.py``); ``transport/`` sends (shared clients, the direct ``aiohttp`` path, errors);
+``policy/`` decides when (retries, rate limits, breakers); the cache (``_cache*.py``) and the
+batch journal (``_batch*.py``) each own their tables in the cache file, opened by
+``_duckdb.py``. Other packages use the names below, never the private modules.
 """
 
 from __future__ import annotations
@@ -15,25 +23,13 @@ from typing import TYPE_CHECKING
 from evalkit._lazy import exports as _exports
 
 if TYPE_CHECKING:
-    from evalkit.judge._cache import (
-        CachedReply,
-        JudgeCache,
-        JudgeCacheStats,
-        active_judge_cache,
-        default_cache_path,
-        use_judge_cache,
-    )
-    from evalkit.judge._clients import (
-        aclose_shared_clients,
-        openai_client_for,
-        rate_limiter_stats,
-        shared_limiter,
-        shared_openai_client,
-        shared_rate_limiter,
-    )
+    from evalkit.judge._ask import Asked, ask
+    from evalkit.judge._cache import JudgeCache
+    from evalkit.judge._cache_db import CachedReply, JudgeCacheStats
+    from evalkit.judge._cache_path import default_cache_path
+    from evalkit.judge._cache_use import active_judge_cache, use_judge_cache
     from evalkit.judge._judge import Judge
     from evalkit.judge._preflight import preflight
-    from evalkit.judge._ratelimit import Permit, RateLimiter, RateLimiterStats
     from evalkit.judge._records import (
         JudgeCost,
         JudgeErrorInfo,
@@ -41,34 +37,43 @@ if TYPE_CHECKING:
         JudgeUsage,
         StepJudgeRecord,
     )
+    from evalkit.judge._request import PreparedRequest
+    from evalkit.judge._structured import FormatFailure, OutputSpec, ScoreSpec, schema_spec
     from evalkit.judge._usage import normalize_usage, reported_cost
+    from evalkit.judge.policy._call import chat_completion
+    from evalkit.judge.policy._policy import CallPolicy
+    from evalkit.judge.policy._ratelimit import Permit, RateLimiter, RateLimiterStats
+    from evalkit.judge.policy._registry import (
+        rate_limiter_stats,
+        shared_limiter,
+        shared_rate_limiter,
+        use_rate_share,
+    )
+    from evalkit.judge.transport._clients import (
+        aclose_shared_clients,
+        openai_client_for,
+        shared_openai_client,
+    )
 
 __getattr__, __dir__ = _exports(
     globals(),
     {
-        "evalkit.judge._cache": (
-            "CachedReply",
-            "JudgeCache",
-            "JudgeCacheStats",
-            "active_judge_cache",
-            "default_cache_path",
-            "use_judge_cache",
+        "evalkit.judge._ask": (
+            "Asked",
+            "ask",
         ),
-        "evalkit.judge._clients": (
-            "aclose_shared_clients",
-            "openai_client_for",
-            "rate_limiter_stats",
-            "shared_limiter",
-            "shared_openai_client",
-            "shared_rate_limiter",
+        "evalkit.judge._cache": ("JudgeCache",),
+        "evalkit.judge._cache_db": (
+            "CachedReply",
+            "JudgeCacheStats",
+        ),
+        "evalkit.judge._cache_path": ("default_cache_path",),
+        "evalkit.judge._cache_use": (
+            "active_judge_cache",
+            "use_judge_cache",
         ),
         "evalkit.judge._judge": ("Judge",),
         "evalkit.judge._preflight": ("preflight",),
-        "evalkit.judge._ratelimit": (
-            "Permit",
-            "RateLimiter",
-            "RateLimiterStats",
-        ),
         "evalkit.judge._records": (
             "JudgeCost",
             "JudgeErrorInfo",
@@ -76,15 +81,43 @@ __getattr__, __dir__ = _exports(
             "JudgeUsage",
             "StepJudgeRecord",
         ),
+        "evalkit.judge._request": ("PreparedRequest",),
+        "evalkit.judge._structured": (
+            "FormatFailure",
+            "OutputSpec",
+            "ScoreSpec",
+            "schema_spec",
+        ),
         "evalkit.judge._usage": (
             "normalize_usage",
             "reported_cost",
+        ),
+        "evalkit.judge.policy._call": ("chat_completion",),
+        "evalkit.judge.policy._policy": ("CallPolicy",),
+        "evalkit.judge.policy._ratelimit": (
+            "Permit",
+            "RateLimiter",
+            "RateLimiterStats",
+        ),
+        "evalkit.judge.policy._registry": (
+            "rate_limiter_stats",
+            "shared_limiter",
+            "shared_rate_limiter",
+            "use_rate_share",
+        ),
+        "evalkit.judge.transport._clients": (
+            "aclose_shared_clients",
+            "openai_client_for",
+            "shared_openai_client",
         ),
     },
 )
 
 __all__ = [
+    "Asked",
     "CachedReply",
+    "CallPolicy",
+    "FormatFailure",
     "Judge",
     "JudgeCache",
     "JudgeCacheStats",
@@ -92,20 +125,27 @@ __all__ = [
     "JudgeErrorInfo",
     "JudgeExecution",
     "JudgeUsage",
+    "OutputSpec",
     "Permit",
+    "PreparedRequest",
     "RateLimiter",
     "RateLimiterStats",
+    "ScoreSpec",
     "StepJudgeRecord",
     "aclose_shared_clients",
     "active_judge_cache",
+    "ask",
+    "chat_completion",
     "default_cache_path",
     "normalize_usage",
     "openai_client_for",
     "preflight",
     "rate_limiter_stats",
     "reported_cost",
+    "schema_spec",
     "shared_limiter",
     "shared_openai_client",
     "shared_rate_limiter",
     "use_judge_cache",
+    "use_rate_share",
 ]

@@ -2,8 +2,8 @@
 
 :func:`ask` returns a :class:`~evalkit.judge.JudgeExecution` whatever happens once a call has
 been attempted, so the step can record it before raising. Transport failures end the step
-at once (:func:`~evalkit.judge._call.chat_completion` already retried 429/5xx/timeouts);
-an authentication or quota error also stops the judge's later calls (``_breaker.py``);
+at once (:func:`~evalkit.judge.policy.chat_completion` already retried 429/5xx/timeouts);
+an authentication or quota error also stops the judge's later calls (``policy/_breaker.py``);
 format failures get one fallback attempt (SPEC §1 "Structured output and its fallback").
 With a judge cache active and a cacheable judge, a cached success is replayed instead.
 A judge in batch mode sends each attempt through its batch collector (``_batch.py``) instead
@@ -21,12 +21,14 @@ import openai
 from evalkit._secrets import mask_secrets
 from evalkit.errors import JudgeError
 from evalkit.judge._batch import batch_collector
-from evalkit.judge._cache import JudgeCache, active_judge_cache
-from evalkit.judge._call import Reply, chat_completion
-from evalkit.judge._clients import openai_client_for
+from evalkit.judge._cache import JudgeCache
+from evalkit.judge._cache_use import active_judge_cache
 from evalkit.judge._records import JudgeCost, JudgeErrorInfo, JudgeExecution, JudgeUsage
 from evalkit.judge._request import PreparedRequest, prompt_key, request_hash
 from evalkit.judge._structured import FormatFailure, OutputSpec
+from evalkit.judge.policy._call import chat_completion
+from evalkit.judge.transport._clients import openai_client_for
+from evalkit.judge.transport._reply import Reply
 
 _NO_USAGE = JudgeUsage()
 
@@ -98,6 +100,7 @@ async def _ask(
         user=request.label,
     )
     breaker = request.breaker()
+    policy = request.policy
     collector = None
     if judge.mode == "batch":
         # Batch requests skip the online limiter: batches have their own pool and limits.
@@ -130,12 +133,12 @@ async def _ask(
                 reply = await chat_completion(
                     client,
                     body,
-                    timeout=judge.timeout,
-                    max_retries=judge.max_retries,
+                    timeout=policy.timeout,
+                    max_retries=policy.max_retries,
                     label=request.label,
                     limiter=limiter,
                     tokens=tokens,
-                    rate_limit_retries=judge.rate_limit_retries,
+                    rate_limit_retries=policy.rate_limit_retries,
                     breaker=breaker,
                 )
         except Exception as exc:

@@ -14,7 +14,7 @@ everyone else; if it is cancelled, the next waiting member takes over where it s
 Submission is shielded from cancellation, so a batch that was created is always recorded.
 
 **Resume.** With a judge cache active, each submitted batch is recorded in the cache's file
-(batch id, and every request's hash → ``custom_id``; ``_batch_db.py``). A request's hash is
+(batch id, and every request's hash → ``custom_id``; ``_batch_journal.py``). A request's hash is
 its judge cache key (for a fallback attempt, or an identical request already in flight, that
 key hashed with the attempt or occurrence number), so a new run making the same calls finds
 them: a call whose hash is in a remembered batch waits for, or reads, that batch instead of
@@ -25,8 +25,6 @@ unanswered calls sent anew.
 from __future__ import annotations
 
 import hashlib
-import time
-from collections import deque
 from collections.abc import Hashable
 from typing import Any
 
@@ -36,10 +34,11 @@ from openai import AsyncOpenAI
 
 from evalkit.errors import JudgeError
 from evalkit.judge import _batch_api as api
-from evalkit.judge import _batch_db as journal
+from evalkit.judge._batch_groups import Entry, Group
+from evalkit.judge._batch_journal import BatchJournal
 from evalkit.judge._cache import JudgeCache
-from evalkit.judge._call import Reply
 from evalkit.judge._judge import Judge
+from evalkit.judge.transport._reply import Reply
 
 # A batch that ended without answering gives its calls these codes.
 _ENDED = {"failed": "batch_failed", "expired": "batch_expired", "cancelled": "batch_cancelled"}
@@ -48,76 +47,10 @@ _UNANSWERED = frozenset({"batch_expired", "batch_cancelled", "batch_failed"})
 _MAX_POLL_FAILURES = 10
 # OpenAI takes input files up to 200 MB; stay clear of it.
 _MAX_FILE_BYTES = 190_000_000
-_NOT_RECORDED = "if this run is interrupted, the next one sends these requests again"
-_NOT_UPDATED = "the next run may look at this batch again"
 
 
-class _Entry:
-    """One call waiting for its batch's answer."""
-
-    __slots__ = (
-        "body",
-        "custom_id",
-        "group",
-        "label",
-        "left",
-        "line",
-        "outcome",
-        "request_hash",
-        "wake",
-    )
-
-    def __init__(self, body: dict[str, Any], request_hash: bytes, label: str) -> None:
-        self.body = body
-        self.line = b""  # its line of the input file, once it joins a batch to send
-        self.request_hash = request_hash
-        self.custom_id = request_hash.hex()
-        self.label = label
-        self.outcome: Reply | JudgeError | None = None
-        self.wake = anyio.Event()
-        self.group: _Group | None = None
-        self.left = False
-
-
-class _Group:
-    """The calls of one batch: being gathered, submitted, or remembered from an earlier run."""
-
-    __slots__ = (
-        "batch_id",
-        "bytes",
-        "entries",
-        "failure",
-        "full",
-        "last_arrival",
-        "leader",
-        "lines",
-        "next_poll",
-        "poll_failures",
-        "queue",
-        "remembered",
-        "resumed",
-        "sealed",
-    )
-
-    def __init__(self, *, batch_id: str | None = None) -> None:
-        self.batch_id = batch_id
-        self.resumed = batch_id is not None
-        self.sealed = self.resumed
-        self.entries: dict[str, _Entry] = {}
-        self.bytes = 0  # of the input file
-        self.queue: deque[_Entry] = deque()  # candidates for leadership, in arrival order
-        self.leader: _Entry | None = None
-        self.full = anyio.Event()
-        self.last_arrival = 0.0
-        self.next_poll = 0.0
-        self.poll_failures = 0
-        self.lines: dict[str, api.Line] | None = None
-        self.failure: JudgeError | None = None
-        self.remembered = 0  # journal requests of a resumed batch not yet asked for
-
-
-# Collectors used without a judge cache, per event loop. With a cache, the cache holds them,
-# so they live as long as its run (see JudgeCache._collectors).
+# Collectors used without a judge cache, per event loop. With a cache, the run's batch journal
+# holds them, so they live as long as the cache's run (see _batch_journal.py).
 _COLLECTORS: RunVar[dict[Hashable, BatchCollector]] = RunVar("evalkit_batch_collectors")
 _LOOP: RunVar[object] = RunVar("evalkit_batch_loop")
 
@@ -126,7 +59,8 @@ def batch_collector(
     judge: Judge, *, client: AsyncOpenAI, host: str, cache: JudgeCache | None
 ) -> BatchCollector:
     """The running event loop's collector for ``judge`` (and the active ``cache``)."""
-    if cache is None:
+    journal = None if cache is None else BatchJournal.of(cache)
+    if journal is None:
         try:
             collectors = _COLLECTORS.get()
         except LookupError:
@@ -140,11 +74,11 @@ def batch_collector(
         except LookupError:
             loop = object()
             _LOOP.set(loop)
-        collectors = cache._collectors
+        collectors = journal.collectors
         key = (judge.batch_key, loop)
     collector = collectors.get(key)
     if collector is None:
-        collector = BatchCollector(judge, client=client, host=host, cache=cache)
+        collector = BatchCollector(judge, client=client, host=host, journal=journal)
         collectors[key] = collector
     return collector
 
@@ -157,28 +91,28 @@ class BatchCollector:
             ``timeout``/``max_retries`` of the Batch API calls.
         client: The client of the endpoint.
         host: The endpoint's host name (recorded with each batch).
-        cache: The active judge cache, which holds the batch journal; None for no resume.
+        journal: The batch journal of the active judge cache's run; None for no resume.
     """
 
     def __init__(
-        self, judge: Judge, *, client: AsyncOpenAI, host: str, cache: JudgeCache | None
+        self, judge: Judge, *, client: AsyncOpenAI, host: str, journal: BatchJournal | None
     ) -> None:
         self.client = client
         self.host = host
         self.model = judge.model or ""
-        self.cache = cache
+        self.journal = journal
         self.max_requests = judge.batch_max_requests
         self.flush_after = judge.batch_flush_after
         self.poll_interval = judge.batch_poll_interval
-        self.timeout = judge.timeout
-        self.max_retries = judge.max_retries
-        self._open: _Group | None = None
+        self.timeout = judge.policy.timeout
+        self.max_retries = judge.policy.max_retries
+        self._open: Group | None = None
         # Identical requests in flight at once, told apart by their occurrence numbers (the
         # lowest free one, so the same calls get the same numbers in the next run).
         self._in_flight: dict[bytes, set[int]] = {}
         self._remembered: dict[bytes, tuple[str, str]] | None = None
         self._loading: anyio.Event | None = None
-        self._resumed: dict[str, _Group] = {}
+        self._resumed: dict[str, Group] = {}
 
     async def complete(self, body: dict[str, Any], key: bytes, label: str) -> Reply:
         """The answer to ``body`` from a batch.
@@ -204,7 +138,7 @@ class BatchCollector:
             if occurrence:
                 data = key + occurrence.to_bytes(8, "big")
                 key = hashlib.blake2b(data, digest_size=16).digest()
-            entry = _Entry(body, key, label)
+            entry = Entry(body, key, label)
             where = remembered.pop(key, None)
             if where is not None:
                 batch_id, entry.custom_id = where
@@ -233,12 +167,12 @@ class BatchCollector:
 
     # -- groups ---------------------------------------------------------------------------
 
-    def _open_group(self) -> _Group:
+    def _open_group(self) -> Group:
         if self._open is None:
-            self._open = _Group()
+            self._open = Group()
         return self._open
 
-    def _join(self, group: _Group, entry: _Entry) -> None:
+    def _join(self, group: Group, entry: Entry) -> None:
         entry.group = group
         if group.resumed:
             group.remembered -= 1
@@ -260,7 +194,7 @@ class BatchCollector:
         if group.leader is None:
             group.leader = entry
 
-    def _leave(self, entry: _Entry) -> None:
+    def _leave(self, entry: Entry) -> None:
         """A waiting call was cancelled: keep it out of a batch not yet sent, and pass the
         lead on."""
         entry.left = True
@@ -280,7 +214,7 @@ class BatchCollector:
                     candidate.wake.set()
                     break
 
-    def _seal(self, group: _Group) -> None:
+    def _seal(self, group: Group) -> None:
         group.sealed = True
         group.full.set()
         if self._open is group:
@@ -288,7 +222,7 @@ class BatchCollector:
 
     # -- the leader's work ----------------------------------------------------------------
 
-    async def _lead(self, group: _Group, entry: _Entry) -> None:
+    async def _lead(self, group: Group, entry: Entry) -> None:
         if group.batch_id is None:
             while not group.sealed:
                 wait = group.last_arrival + self.flush_after - anyio.current_time()
@@ -301,7 +235,7 @@ class BatchCollector:
         while group.lines is None and group.failure is None and entry.group is group:
             await self._poll(group)
 
-    async def _submit(self, group: _Group) -> None:
+    async def _submit(self, group: Group) -> None:
         entries = list(group.entries.values())
         # Shielded: a batch that was created must be recorded, or a later run pays again.
         with anyio.CancelScope(shield=True):
@@ -315,23 +249,16 @@ class BatchCollector:
                 return
             group.batch_id = batch_id
             group.next_poll = anyio.current_time() + self.poll_interval
-            if self.cache is not None:
-                pairs = [(e.request_hash, e.custom_id) for e in entries]
-                now = time.time()
-                await self.cache._write_journal(
-                    lambda con: journal.record(
-                        con,
-                        batch_id=batch_id,
-                        host=self.host,
-                        model=self.model,
-                        input_file_id=file_id,
-                        requests=pairs,
-                        now=now,
-                    ),
-                    failure=_NOT_RECORDED,
+            if self.journal is not None:
+                await self.journal.record(
+                    batch_id=batch_id,
+                    host=self.host,
+                    model=self.model,
+                    input_file_id=file_id,
+                    requests=[(e.request_hash, e.custom_id) for e in entries],
                 )
 
-    async def _poll(self, group: _Group) -> None:
+    async def _poll(self, group: Group) -> None:
         batch_id = group.batch_id
         assert batch_id is not None
         wait = group.next_poll - anyio.current_time()
@@ -370,28 +297,22 @@ class BatchCollector:
                 code = _ENDED[state.status]
                 failure = JudgeError(f"batch {batch_id} {state.status}{why}", code=code)
                 await self._forget(group)
-            elif self.cache is not None:
-                await self.cache._write_journal(
-                    lambda con: journal.set_status(con, batch_id, "completed", time.time()),
-                    failure=_NOT_UPDATED,
-                )
-                self.cache._batch_read(batch_id)
+            elif self.journal is not None:
+                await self.journal.completed(batch_id)
             self._end(group, lines, failure)
 
-    async def _forget(self, group: _Group) -> None:
+    async def _forget(self, group: Group) -> None:
         batch_id = group.batch_id
-        if self.cache is not None and batch_id is not None:
-            await self.cache._write_journal(
-                lambda con: journal.forget(con, [batch_id]), failure=_NOT_UPDATED
-            )
+        if self.journal is not None and batch_id is not None:
+            await self.journal.forget(batch_id)
 
-    def _fail(self, group: _Group, error: JudgeError) -> None:
+    def _fail(self, group: Group, error: JudgeError) -> None:
         group.lines = {}
         group.failure = error
         for entry in list(group.entries.values()):
             self._answer(group, entry)
 
-    def _end(self, group: _Group, lines: dict[str, api.Line], failure: JudgeError | None) -> None:
+    def _end(self, group: Group, lines: dict[str, api.Line], failure: JudgeError | None) -> None:
         group.lines = lines
         group.failure = failure
         for entry in list(group.entries.values()):
@@ -399,7 +320,7 @@ class BatchCollector:
         if group.resumed and group.remembered <= 0 and group.batch_id is not None:
             self._resumed.pop(group.batch_id, None)
 
-    def _answer(self, group: _Group, entry: _Entry) -> None:
+    def _answer(self, group: Group, entry: Entry) -> None:
         """Give ``entry`` its outcome from the ended ``group`` (or, for a remembered batch
         that did not answer it, send it in the next batch)."""
         if entry.outcome is not None or entry.left:
@@ -433,14 +354,12 @@ class BatchCollector:
             if self._loading is not None:
                 await self._loading.wait()
                 continue
-            if self.cache is None:
+            if self.journal is None:
                 self._remembered = {}
                 break
             self._loading = loading = anyio.Event()
             try:
-                records = await self.cache._read_journal(
-                    lambda con: journal.load(con, self.host, self.model)
-                )
+                records = await self.journal.load(self.host, self.model)
             finally:
                 self._loading = None
                 loading.set()
@@ -450,7 +369,7 @@ class BatchCollector:
             for batch_id, _custom_id in remembered.values():
                 group = self._resumed.get(batch_id)
                 if group is None:
-                    group = self._resumed[batch_id] = _Group(batch_id=batch_id)
+                    group = self._resumed[batch_id] = Group(batch_id=batch_id)
                 group.remembered += 1
             self._remembered = remembered
         return self._remembered

@@ -18,8 +18,9 @@ import openai
 from openai import AsyncOpenAI
 
 from evalkit.errors import JudgeError
-from evalkit.judge._call import Reply, parse_reply, translate_error
-from evalkit.judge._hints import retry_after
+from evalkit.judge.policy._hints import retry_after
+from evalkit.judge.transport._errors import translate_error
+from evalkit.judge.transport._reply import Reply, parse_reply
 
 ENDPOINT: Final = "/v1/chat/completions"
 TERMINAL = frozenset({"completed", "failed", "expired", "cancelled"})

@@ -5,7 +5,9 @@ host, model, input file, request count, status, times) and ``judge_batch_request
 request hash → ``custom_id`` mapping of each batch). A batch stays here while its results may
 still be needed: ``submitted`` until it ends, ``completed`` until a run that read it ends
 normally. A batch that failed, expired or was cancelled is removed, so its requests are asked
-again. Every function is synchronous and blocking, called from the cache's threads.
+again. This module owns these tables (their DDL, :data:`SCHEMA`, and every query on them); the
+file is opened by ``_duckdb.py``. Every function is synchronous and blocking, called from the
+cache's threads (``_batch_journal.py`` hands them over).
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from evalkit.judge._cache_db import when
+from evalkit.judge._duckdb import insert, when
 
 BATCHES = "judge_batches"
 REQUESTS = "judge_batch_requests"
@@ -75,11 +77,7 @@ def record(
             f"INSERT INTO {BATCHES} VALUES (?, ?, ?, ?, ?, 'submitted', ?, ?)",
             [batch_id, host, model, input_file_id, len(requests), when(now), when(now)],
         )
-        con.register("evalkit_batch_requests", table)
-        try:
-            con.execute(f"INSERT INTO {REQUESTS} SELECT * FROM evalkit_batch_requests")
-        finally:
-            con.unregister("evalkit_batch_requests")
+        insert(con, REQUESTS, table)
         con.execute("COMMIT")
     except BaseException:
         con.execute("ROLLBACK")

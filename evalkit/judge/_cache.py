@@ -14,9 +14,13 @@ docs/pages/design/judge-cache-under-the-prompt-step.md and cache-lookups-off-the
   writes the rest.
 - **A separate file**, not a table of the score store: the store's writer owns its
   connection, while the cache is shared by every experiment and can be deleted at any time.
-- **The batch journal lives here too** (judges in batch mode, ``_batch_db.py``): its writes
-  go through the same single writer thread, after the entries buffered before them, so a
-  batch is never forgotten before the replies read from it are written.
+- **The batch journal shares the file** (judges in batch mode): its tables are
+  ``_batch_db.py``'s, as the entries' are ``_cache_db.py``'s, both created through
+  ``_duckdb.py`` when the file opens. The cache knows nothing else of batches: it offers its
+  file to the parts of a run that keep state in it (:meth:`JudgeCache._attach`, used by
+  ``_batch_journal.py``), reads through its lock and writes through the same single writer
+  thread, after the entries buffered before them, so a batch is never forgotten before the
+  replies read from it are written.
 """
 
 from __future__ import annotations
@@ -24,16 +28,13 @@ from __future__ import annotations
 import os
 import threading
 import time
-import warnings
-from collections.abc import AsyncIterator, Callable, Iterator
-from concurrent.futures import Future, ThreadPoolExecutor
-from contextlib import asynccontextmanager, contextmanager
-from contextvars import ContextVar
-from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from collections.abc import Callable, Hashable, Iterator
+from concurrent.futures import Future
+from contextlib import contextmanager
+from datetime import timedelta
 from pathlib import Path
 from types import TracebackType
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 import anyio
 import pyarrow as pa
@@ -41,65 +42,25 @@ import pyarrow as pa
 from evalkit.errors import ConfigError
 from evalkit.judge import _batch_db
 from evalkit.judge import _cache_db as db
+from evalkit.judge._cache_db import CachedReply, JudgeCacheStats
+from evalkit.judge._cache_path import default_cache_path
+from evalkit.judge._cache_writer import FileWriter
+from evalkit.judge._duckdb import connect
 
 T = TypeVar("T")
+P = TypeVar("P", bound="RunPart")
+# The tables of the file's owners: the entries, and the batch journal.
+_SCHEMAS = (db.SCHEMA, _batch_db.SCHEMA)
 
-CACHE_FILE_NAME = "evalkit-cache.duckdb"
 DEFAULT_TTL = timedelta(days=7)
 _FLUSH_SECONDS = 5.0
 
 
-def default_cache_path(store: str | os.PathLike[str] | None = None) -> Path:
-    """Where the judge cache lives by default.
+class RunPart(Protocol):
+    """State a run keeps with its judge cache (see :meth:`JudgeCache._attach`)."""
 
-    ``evalkit-cache.duckdb`` in the score store's folder; without a store, ``judge-cache.duckdb``
-    in ``$XDG_CACHE_HOME/evalkit`` (``~/.cache/evalkit``).
-
-    Args:
-        store: The score store's path, if any.
-    """
-    if store is not None:
-        return Path(store).expanduser().absolute().parent / CACHE_FILE_NAME
-    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
-    return Path(base) / "evalkit" / "judge-cache.duckdb"
-
-
-@dataclass(frozen=True, slots=True)
-class JudgeCacheStats:
-    """What a judge cache holds, and what it did in this process.
-
-    Attributes:
-        path: The cache file.
-        entries: Live (unexpired) entries.
-        expired: Expired entries not yet deleted (they are deleted when a run opens the cache).
-        size_bytes: The file's size on disk (0 when it does not exist).
-        oldest: When the oldest entry was written (None when empty).
-        newest: When the newest entry was written.
-        by_model: Live entries per judge model.
-        hits: Judge calls answered from the cache since this object was created.
-        misses: Cacheable judge calls that had to be asked.
-        writes: Entries written (or waiting to be written).
-    """
-
-    path: Path
-    entries: int
-    expired: int
-    size_bytes: int
-    oldest: datetime | None
-    newest: datetime | None
-    by_model: dict[str, int] = field(hash=False)
-    hits: int
-    misses: int
-    writes: int
-
-
-@dataclass(frozen=True, slots=True)
-class CachedReply:
-    """A cached judge reply: the content of the successful attempt and how many it took."""
-
-    content: str
-    attempt_count: int
-    expires_at: float
+    def end_run(self, *, finished: bool) -> None:
+        """The run ended (``finished``: normally, not by an exception)."""
 
 
 class JudgeCache:
@@ -139,12 +100,9 @@ class JudgeCache:
         self._steps: dict[bytes, dict[bytes, CachedReply] | anyio.Event] = {}
         self._pending: list[db.Row] = []
         self._handed = time.monotonic()
-        self._writer: ThreadPoolExecutor | None = None
-        self._writes: list[Future[None]] = []
-        # Batches whose results were read in this run, forgotten when the run ends normally.
-        self._read_batches: set[str] = set()
-        # The batch collectors of this run's judges in batch mode (see _batch.py).
-        self._collectors: dict[Any, Any] = {}
+        self._writer = FileWriter(self._connected)
+        # What the run keeps with this cache (the batch journal's view), until it ends.
+        self._parts: dict[Hashable, RunPart] = {}
 
     def __repr__(self) -> str:
         return f"JudgeCache({str(self.path)!r}, ttl={self.ttl:g})"
@@ -164,7 +122,7 @@ class JudgeCache:
         """
         with self._lock:
             if self._con is None:
-                con = db.connect(self.path)
+                con = connect(self.path, _SCHEMAS)
                 db.prune(con, time.time())
                 _batch_db.prune(con, time.time())
                 self._con = con
@@ -181,17 +139,14 @@ class JudgeCache:
         """Write every pending entry and wait for the writer. Blocking; see :meth:`aflush`."""
         if self._pending:
             self._hand_over()
-        writes, self._writes = self._writes, []
-        _wait_for(writes)
+        self._writer.wait()
 
     async def aflush(self) -> None:
         """:meth:`flush` without blocking the event loop."""
         # Hand over here, on the loop's thread, which is the only one appending entries.
         if self._pending:
             self._hand_over()
-        writes, self._writes = self._writes, []
-        if writes:
-            await anyio.to_thread.run_sync(_wait_for, writes)
+        await self._writer.await_writes()
 
     def close(self) -> None:
         """Write pending entries and close the file (it reopens on next use). Blocking.
@@ -204,9 +159,7 @@ class JudgeCache:
 
     def _close(self) -> None:
         self.flush()
-        if self._writer is not None:
-            self._writer.shutdown(wait=True)
-            self._writer = None
+        self._writer.shutdown()
         with self._lock:
             if self._con is not None:
                 self._con.close()
@@ -338,37 +291,34 @@ class JudgeCache:
         ):
             self._hand_over()
 
-    # -- the batch journal (judges in batch mode) ---------------------------------------------
+    # -- the file, for the other state a run keeps in it (the batch journal) ------------------
 
-    async def _read_journal(self, read: Callable[[Any], T]) -> T:
+    def _attach(self, key: Hashable, make: Callable[[], P]) -> P:
+        """The run's part under ``key``, made by ``make()`` at the first call of the run.
+
+        Parts are dropped when the run ends, after their ``end_run`` (a next run makes them
+        afresh)."""
+        part = self._parts.get(key)
+        if part is None:
+            part = self._parts[key] = make()
+        return part  # type: ignore[return-value]
+
+    async def _read(self, read: Callable[[Any], T]) -> T:
         """``read(connection)`` in a worker thread, under the file's lock."""
         return await anyio.to_thread.run_sync(self._read_sync, read)
 
-    async def _write_journal(self, write: Callable[[Any], None], *, failure: str) -> None:
+    async def _write(self, write: Callable[[Any], None], *, failure: str) -> None:
         """``write(connection)`` on the writer thread, after the entries buffered so far, and
         wait until it is done. A failure warns, saying ``failure`` (what it means for the
         run)."""
         future = self._submit(write, failure)
         await anyio.to_thread.run_sync(future.result)
 
-    def _batch_read(self, batch_id: str) -> None:
-        """Note that a completed batch's results were read in this run."""
-        self._read_batches.add(batch_id)
-
     def _end_run(self, *, finished: bool) -> None:
-        """Drop the run's batch collectors (calls still waiting keep theirs; a next run
-        reads the journal afresh) and, when the run ``finished`` normally, forget the batches
-        it read (after the entries written from them)."""
-        self._collectors = {}
-        if not finished:
-            return
-        if not self._read_batches:
-            return
-        done, self._read_batches = sorted(self._read_batches), set()
-        self._submit(
-            lambda con: _batch_db.forget(con, done),
-            f"{len(done)} finished batches stay in the journal; the next run may read them again",
-        )
+        """Tell the run's parts it ended (``finished``: normally) and drop them."""
+        parts, self._parts = self._parts, {}
+        for part in parts.values():
+            part.end_run(finished=finished)
 
     # -- internals ----------------------------------------------------------------------------
 
@@ -403,7 +353,7 @@ class JudgeCache:
     def _hand_over(self) -> None:
         rows, self._pending = self._pending, []
         self._handed = time.monotonic()
-        self._enqueue(
+        self._writer.submit(
             lambda con: db.write(con, rows),
             f"could not write {len(rows)} entries to the judge cache {self.path}",
             "those judge calls will be made again next time",
@@ -414,34 +364,16 @@ class JudgeCache:
         (one thread, so writes land in the order they were submitted)."""
         if self._pending:
             self._hand_over()
-        return self._enqueue(write, f"could not write to the judge cache {self.path}", failure)
-
-    def _enqueue(
-        self, write: Callable[[Any], None], problem: str, consequence: str
-    ) -> Future[None]:
-        if self._writer is None:
-            self._writer = ThreadPoolExecutor(1, thread_name_prefix="evalkit-cache-writer")
-        self._writes = [f for f in self._writes if not f.done()]
-        future = self._writer.submit(self._write_sync, write, problem, consequence)
-        self._writes.append(future)
-        return future
-
-    def _write_sync(self, write: Callable[[Any], None], problem: str, consequence: str) -> None:
-        try:
-            with self._connected() as con:
-                write(con)
-        except Exception as exc:
-            # A cache that cannot be written must not fail an evaluation: say so and go on.
-            warnings.warn(
-                f"evalkit: {problem} ({exc}); {consequence}", RuntimeWarning, stacklevel=1
-            )
+        return self._writer.submit(
+            write, f"could not write to the judge cache {self.path}", failure
+        )
 
     @contextmanager
     def _connected(self) -> Iterator[Any]:
         """The open connection (opened on first use), under the cache's lock."""
         with self._lock:
             if self._con is None:
-                self._con = db.connect(self.path)
+                self._con = connect(self.path, _SCHEMAS)
             yield self._con
 
     @contextmanager
@@ -449,63 +381,9 @@ class JudgeCache:
         """The connection for a maintenance call, closed after it unless it was open before
         (so a notebook's ``stats()`` does not keep the file locked against a run)."""
         with self._lock:
-            con = self._con if self._con is not None else db.connect(self.path)
+            con = self._con if self._con is not None else connect(self.path, _SCHEMAS)
             try:
                 yield con
             finally:
                 if con is not self._con:
                     con.close()
-
-
-def _wait_for(writes: list[Future[None]]) -> None:
-    for future in writes:
-        future.result()
-
-
-_ACTIVE: ContextVar[JudgeCache | None] = ContextVar("evalkit_judge_cache", default=None)
-
-
-def active_judge_cache() -> JudgeCache | None:
-    """The cache judge calls use here (set by :func:`use_judge_cache`), or None."""
-    return _ACTIVE.get()
-
-
-@asynccontextmanager
-async def use_judge_cache(
-    cache: JudgeCache | str | os.PathLike[str] | None,
-) -> AsyncIterator[JudgeCache | None]:
-    """Use ``cache`` for the judge calls made inside the block.
-
-    The cache applies to this task and every task it starts inside the block (a context
-    variable), so an orchestrator enters it once around its task group. On the way out,
-    pending entries are written; a cache opened here (or given as a path) is also closed.
-    ``None`` turns caching off inside the block.
-
-    Example::
-
-        async with use_judge_cache(JudgeCache("evalkit-cache.duckdb")):
-            await scorer.run(input=..., output=...)
-
-    Raises:
-        StoreError: The cache file cannot be opened.
-    """
-    if cache is not None and not isinstance(cache, JudgeCache):
-        cache = JudgeCache(cache)
-    owned = cache is not None and not cache.is_open
-    if cache is not None and owned:
-        await cache.aopen()
-    token = _ACTIVE.set(cache)
-    ended = False
-    try:
-        yield cache
-        ended = True
-    finally:
-        _ACTIVE.reset(token)
-        if cache is not None:
-            # Left by an exception, the run keeps its batches for the next run to pick up.
-            with anyio.CancelScope(shield=True):
-                if owned:
-                    await cache._aclose(finished=ended)
-                else:
-                    cache._end_run(finished=ended)
-                    await cache.aflush()

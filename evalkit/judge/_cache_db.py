@@ -1,27 +1,30 @@
-"""The judge cache's DuckDB file: one table, read by step and written in Arrow batches.
+"""The judge cache's table: one table, read by step and written in Arrow batches (and the
+values read from it: :class:`CachedReply`, :class:`JudgeCacheStats`).
 
-(The same file holds the batch journal's tables, see ``_batch_db.py``.)
-
-Every function here is synchronous and blocking; :class:`~evalkit.judge.JudgeCache` calls them
-from worker threads, never on the event loop, holding the connection's lock.
+This module owns the ``judge_cache`` table (its DDL, :data:`SCHEMA`, and every query on it);
+the file is opened by ``_duckdb.py``, and the batch journal's tables beside it are
+``_batch_db.py``'s. Every function here is synchronous and blocking;
+:class:`~evalkit.judge.JudgeCache` calls them from worker threads, never on the event loop,
+holding the connection's lock.
 """
 
 from __future__ import annotations
 
 import contextlib
 from collections.abc import Sequence
-from datetime import UTC, datetime
+from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 # duckdb is imported by the functions that need it: `import evalkit` stays free of its ~40 ms.
 import pyarrow as pa
 
-from evalkit.errors import StoreError
+from evalkit.judge._duckdb import insert, when
 
 TABLE = "judge_cache"
 
-_SCHEMA = f"""
+SCHEMA = f"""
 CREATE TABLE IF NOT EXISTS {TABLE} (
     step_key BLOB NOT NULL,
     prompt_key BLOB NOT NULL,
@@ -49,41 +52,48 @@ _ARROW_SCHEMA = pa.schema(
     ]
 )
 
+
+@dataclass(frozen=True, slots=True)
+class JudgeCacheStats:
+    """What a judge cache holds, and what it did in this process.
+
+    Attributes:
+        path: The cache file.
+        entries: Live (unexpired) entries.
+        expired: Expired entries not yet deleted (they are deleted when a run opens the cache).
+        size_bytes: The file's size on disk (0 when it does not exist).
+        oldest: When the oldest entry was written (None when empty).
+        newest: When the newest entry was written.
+        by_model: Live entries per judge model.
+        hits: Judge calls answered from the cache since this object was created.
+        misses: Cacheable judge calls that had to be asked.
+        writes: Entries written (or waiting to be written).
+    """
+
+    path: Path
+    entries: int
+    expired: int
+    size_bytes: int
+    oldest: datetime | None
+    newest: datetime | None
+    by_model: dict[str, int] = field(hash=False)
+    hits: int
+    misses: int
+    writes: int
+
+
+@dataclass(frozen=True, slots=True)
+class CachedReply:
+    """A cached judge reply: the content of the successful attempt and how many it took."""
+
+    content: str
+    attempt_count: int
+    expires_at: float
+
+
 #: One cached reply as written: step_key, prompt_key, content, attempt_count, model, host,
 #: step kind, created_at and expires_at (epoch seconds).
 Row = tuple[bytes, bytes, str, int, str, str, str, float, float]
-
-
-def when(epoch: float) -> datetime:
-    """``epoch`` seconds as an aware UTC datetime."""
-    return datetime.fromtimestamp(epoch, UTC)
-
-
-def connect(path: Path) -> Any:
-    """Open (creating if needed) the cache file, with its table.
-
-    Raises:
-        StoreError: The file cannot be opened, e.g. another process holds it.
-    """
-    import duckdb
-
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        con = duckdb.connect(str(path))
-    except (OSError, duckdb.Error) as exc:
-        raise StoreError(
-            f"judge cache {path}: cannot open it ({exc}); pass another cache path, "
-            "or run without the cache (cache=False, --no-cache)"
-        ) from exc
-    from evalkit.judge._batch_db import SCHEMA as BATCH_SCHEMA
-
-    try:
-        con.execute(_SCHEMA)
-        con.execute(BATCH_SCHEMA)
-    except duckdb.Error as exc:
-        con.close()
-        raise StoreError(f"judge cache {path}: not a usable cache file ({exc})") from exc
-    return con
 
 
 def prune(con: Any, now: float) -> None:
@@ -114,11 +124,7 @@ def write(con: Any, rows: Sequence[Row]) -> None:
         [pa.array(c, type=f.type) for c, f in zip(columns, _ARROW_SCHEMA, strict=True)],
         schema=_ARROW_SCHEMA,
     )
-    con.register("evalkit_cache_rows", table)
-    try:
-        con.execute(f"INSERT INTO {TABLE} SELECT * FROM evalkit_cache_rows")
-    finally:
-        con.unregister("evalkit_cache_rows")
+    insert(con, TABLE, table)
 
 
 def summary(con: Any, now: float) -> dict[str, Any]:

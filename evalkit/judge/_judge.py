@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from evalkit._secrets import is_env_name, looks_like_a_key, mask_secrets
 from evalkit.errors import ConfigError
+from evalkit.judge.policy._policy import CallPolicy
 
 if TYPE_CHECKING:
     from openai import AsyncOpenAI
@@ -185,6 +186,19 @@ class Judge:
             self.batch_max_requests,
             self.batch_flush_after,
             self.batch_poll_interval,
+        )
+
+    @property
+    def policy(self) -> CallPolicy:
+        """How this judge's calls are made (retries, timeout, rate limits), apart from what
+        they ask: the part of the judge the call policy (``evalkit.judge.policy``) reads."""
+        return CallPolicy(
+            timeout=self.timeout,
+            max_retries=self.max_retries,
+            rate_limit_retries=self.rate_limit_retries,
+            max_concurrency=self.max_concurrency,
+            rpm=self.rpm,
+            tpm=self.tpm,
         )
 
     @property

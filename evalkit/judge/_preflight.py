@@ -27,8 +27,8 @@ import anyio
 
 from evalkit._secrets import mask_secrets
 from evalkit.errors import PreflightError, PreflightIssue, PreflightKind
-from evalkit.judge._clients import shared_openai_client
 from evalkit.judge._judge import Judge
+from evalkit.judge.transport._clients import shared_openai_client
 
 #: Seconds the whole check of one endpoint may take.
 PREFLIGHT_TIMEOUT = 10.0

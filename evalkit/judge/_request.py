@@ -13,11 +13,11 @@ import os
 from typing import Any
 from urllib.parse import urlsplit
 
-from evalkit.judge._breaker import CircuitBreaker
-from evalkit.judge._clients import shared_breaker, shared_rate_limiter
 from evalkit.judge._judge import Judge
-from evalkit.judge._ratelimit import RateLimiter
 from evalkit.judge._structured import OutputSpec
+from evalkit.judge.policy._breaker import CircuitBreaker
+from evalkit.judge.policy._ratelimit import RateLimiter
+from evalkit.judge.policy._registry import shared_breaker, shared_rate_limiter
 
 # Bump when what a cache entry means changes (its key inputs or how replies are read).
 # 2: the key holds the endpoint's scheme, host, port and path, not only its host name.
@@ -38,11 +38,13 @@ class PreparedRequest:
         "judge",
         "label",
         "name",
+        "policy",
         "system",
     )
 
     def __init__(self, judge: Judge) -> None:
         self.judge = judge
+        self.policy = judge.policy
         self.label = judge.label
         self.system = (
             {"role": "system", "content": judge.instructions} if judge.instructions else None
@@ -69,17 +71,17 @@ class PreparedRequest:
 
     def limiter(self) -> RateLimiter:
         """The running loop's rate limiter of this judge's model and endpoint."""
-        judge = self.judge
+        policy = self.policy
         return shared_rate_limiter(
-            judge.limiter_key,
-            max_concurrency=judge.max_concurrency,
-            rpm=judge.rpm,
-            tpm=judge.tpm,
+            self.judge.limiter_key,
+            max_concurrency=policy.max_concurrency,
+            rpm=policy.rpm,
+            tpm=policy.tpm,
             name=self.name,
         )
 
     def breaker(self) -> CircuitBreaker:
-        """The running loop's circuit breaker of this judge (see ``_breaker.py``)."""
+        """The running loop's circuit breaker of this judge (see ``policy/_breaker.py``)."""
         judge = self.judge
         endpoint = judge.client if judge.client is not None else (judge.base_url, judge.api_key_env)
         return shared_breaker(

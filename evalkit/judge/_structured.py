@@ -1,10 +1,13 @@
-"""What a prompt step asks the judge for, and how a reply is checked.
+"""What a caller asks the judge for, and how a reply is checked.
 
-Three kinds of output: plain text (generate_reason), ``{"score": number}`` (generate_score) and a
-user schema (preprocess/analyze: a pydantic model class or a JSON Schema dict). Structured
-outputs are first asked with native structured output (``response_format`` ``json_schema``,
-strict when the schema allows it); a *format* failure — not JSON, empty, refused, or failing the
-schema — is retried once with the schema written into the prompt and JSON mode.
+Three kinds of output: plain text (:class:`OutputSpec`), ``{"score": number}``
+(:class:`ScoreSpec`) and a user schema (:func:`schema_spec`: a pydantic model class or a JSON
+Schema dict). Which step asks for which, and under what step kind (part of the judge cache
+key), is the caller's business: the scorer layer picks the spec and passes the kind in.
+Structured outputs are first asked with native structured output (``response_format``
+``json_schema``, strict when the schema allows it); a *format* failure — not JSON, empty,
+refused, or failing the schema — is retried once with the schema written into the prompt and
+JSON mode.
 """
 
 from __future__ import annotations
@@ -38,16 +41,21 @@ class FormatFailure(Exception):
 
 
 class OutputSpec:
-    """Plain text: the reply's content, which must not be empty."""
+    """Plain text: the reply's content, which must not be empty.
 
-    def __init__(self) -> None:
+    Args:
+        kind: The step kind asking, as the caller names it (part of the judge cache key, and
+            recorded with cache entries).
+    """
+
+    def __init__(self, *, kind: str = "") -> None:
         #: Extra request fields of the first attempt, and of the fallback (None: no fallback).
         self.first: dict[str, Any] = {}
         self.fallback: dict[str, Any] | None = None
         self.fallback_suffix = ""
         self.describe = "text"
         #: The step kind asking (part of the judge cache key).
-        self.kind = ""
+        self.kind = kind
 
     def parse(self, content: str) -> tuple[Any, Any]:
         """``(recorded output, step value)`` of a reply, or :class:`FormatFailure`."""
@@ -59,8 +67,8 @@ class OutputSpec:
 class JsonSpec(OutputSpec):
     """A JSON value checked against a schema, asked with json_schema then JSON mode."""
 
-    def __init__(self, schema: Mapping[str, Any], name: str) -> None:
-        super().__init__()
+    def __init__(self, schema: Mapping[str, Any], name: str, *, kind: str = "") -> None:
+        super().__init__(kind=kind)
         # Annotations of the schema document itself are not part of what the model must follow.
         sent = {k: v for k, v in schema.items() if k not in ("$schema", "$id")}
         request_schema, self._wrapped = _object_root(sent)
@@ -103,14 +111,14 @@ class JsonSpec(OutputSpec):
 class ScoreSpec(JsonSpec):
     """``{"score": number}``: the step value is the finite float."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, kind: str = "") -> None:
         schema = {
             "type": "object",
             "properties": {"score": {"type": "number"}},
             "required": ["score"],
             "additionalProperties": False,
         }
-        super().__init__(schema, "score")
+        super().__init__(schema, "score", kind=kind)
         self.describe = '{"score": number}'
 
     def parse(self, content: str) -> tuple[Any, Any]:
@@ -129,7 +137,7 @@ class ScoreSpec(JsonSpec):
 class SchemaSpec(JsonSpec):
     """A JSON Schema dict, validated with ``jsonschema`` (the draft the schema declares)."""
 
-    def __init__(self, schema: Mapping[str, Any], where: str) -> None:
+    def __init__(self, schema: Mapping[str, Any], where: str, *, kind: str = "") -> None:
         schema = dict(schema)
         cls = validators.validator_for(schema)
         try:
@@ -139,7 +147,7 @@ class SchemaSpec(JsonSpec):
                 f"{where}: output_schema is not a valid JSON Schema: {exc.message}"
             ) from None
         self._validator = cls(schema)
-        super().__init__(schema, str(schema.get("title") or "output"))
+        super().__init__(schema, str(schema.get("title") or "output"), kind=kind)
 
     def validate(self, value: Any) -> Any:
         error = jsonschema_exceptions.best_match(self._validator.iter_errors(value))
@@ -152,9 +160,9 @@ class SchemaSpec(JsonSpec):
 class ModelSpec(JsonSpec):
     """A pydantic model class; the step value is the model's JSON dump (defaults filled in)."""
 
-    def __init__(self, model: type[pydantic.BaseModel]) -> None:
+    def __init__(self, model: type[pydantic.BaseModel], *, kind: str = "") -> None:
         self._model = model
-        super().__init__(model.model_json_schema(), model.__name__)
+        super().__init__(model.model_json_schema(), model.__name__, kind=kind)
 
     def validate(self, value: Any) -> Any:
         try:
@@ -168,30 +176,21 @@ class ModelSpec(JsonSpec):
             ) from None
 
 
-def output_spec(kind: str, output_schema: Any, where: str) -> OutputSpec:
-    """The spec of a ``kind`` prompt step, or a :class:`ConfigError` naming ``where``."""
-    spec = _output_spec(kind, output_schema, where)
-    spec.kind = kind
-    return spec
+def schema_spec(output_schema: Any, where: str, *, kind: str = "") -> OutputSpec:
+    """The spec of a user schema: a pydantic model class or a JSON Schema dict.
 
+    Args:
+        output_schema: The schema.
+        where: Names the caller in a :class:`~evalkit.errors.ConfigError`.
+        kind: The step kind asking (see :class:`OutputSpec`).
 
-def _output_spec(kind: str, output_schema: Any, where: str) -> OutputSpec:
-    if kind in ("generate_score", "generate_reason"):
-        if output_schema is not None:
-            asks = '{"score": number}' if kind == "generate_score" else "plain text"
-            raise ConfigError(
-                f"{where}: a {kind} prompt step always asks for {asks}; remove output_schema"
-            )
-        return ScoreSpec() if kind == "generate_score" else OutputSpec()
-    if output_schema is None:
-        raise ConfigError(
-            f"{where}: a {kind} prompt step needs an output_schema "
-            "(a pydantic model class or a JSON Schema dict)"
-        )
+    Raises:
+        ConfigError: ``output_schema`` is neither, or not a valid JSON Schema.
+    """
     if isinstance(output_schema, type) and issubclass(output_schema, pydantic.BaseModel):
-        return ModelSpec(output_schema)
+        return ModelSpec(output_schema, kind=kind)
     if isinstance(output_schema, Mapping):
-        return SchemaSpec(output_schema, where)
+        return SchemaSpec(output_schema, where, kind=kind)
     raise ConfigError(
         f"{where}: output_schema must be a pydantic model class or a JSON Schema dict, "
         f"not {type(output_schema).__name__}"

@@ -27,7 +27,7 @@ import pyarrow as pa
 from evalkit.dataset._columns import ColumnMap
 from evalkit.dataset._dataset import Dataset
 from evalkit.errors import ConfigError, EvalkitError
-from evalkit.judge._clients import set_rate_share
+from evalkit.judge import use_rate_share
 from evalkit.run._feed import ItemFeed
 from evalkit.run._item import ItemEvaluator
 from evalkit.run._progress import Progress
@@ -106,9 +106,9 @@ def run_shard(shard: Shard, config: ShardConfig) -> ShardResult:
     """Evaluate one shard in this process with the single-machine pipeline."""
     import cloudpickle
 
-    set_rate_share(config.rate_share)
     target, scorers = cloudpickle.loads(config.payload)
-    return anyio.run(_run_shard, shard, config, target, scorers)
+    with use_rate_share(config.rate_share):
+        return anyio.run(_run_shard, shard, config, target, scorers)
 
 
 async def _run_shard(

@@ -10,10 +10,7 @@ from typing import Any
 import pydantic
 
 from evalkit.errors import ConfigError
-from evalkit.judge._ask import ask
-from evalkit.judge._judge import Judge
-from evalkit.judge._request import PreparedRequest
-from evalkit.judge._structured import OutputSpec, output_spec
+from evalkit.judge import Judge, OutputSpec, PreparedRequest, ScoreSpec, ask, schema_spec
 from evalkit.scorer._result import ScorerRun, StepName, StepResults
 from evalkit.scorer._steps import BoundStep, StepOwner, bind_callable
 from evalkit.scorer._trace import RunTrace
@@ -86,6 +83,25 @@ class PromptStep:
         make_prompt = bind_callable(self.create_prompt, kind, f"{where}, create_prompt")
         judge = self._judge_for(owner.judge)
         return _BoundPrompt(kind, where, judge, make_prompt, spec)
+
+
+def output_spec(kind: StepName, output_schema: Any, where: str) -> OutputSpec:
+    """What a ``kind`` prompt step asks its judge for, or a :class:`ConfigError` naming
+    ``where``: generate_score a ``{"score": number}``, generate_reason plain text, the other
+    steps their ``output_schema``."""
+    if kind in ("generate_score", "generate_reason"):
+        if output_schema is not None:
+            asks = '{"score": number}' if kind == "generate_score" else "plain text"
+            raise ConfigError(
+                f"{where}: a {kind} prompt step always asks for {asks}; remove output_schema"
+            )
+        return ScoreSpec(kind=kind) if kind == "generate_score" else OutputSpec(kind=kind)
+    if output_schema is None:
+        raise ConfigError(
+            f"{where}: a {kind} prompt step needs an output_schema "
+            "(a pydantic model class or a JSON Schema dict)"
+        )
+    return schema_spec(output_schema, where, kind=kind)
 
 
 class _BoundPrompt:

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from evalkit._json import to_jsonable
-from evalkit.judge._records import StepJudgeRecord
+from evalkit.judge import StepJudgeRecord
 
 StepName = Literal["preprocess", "analyze", "generate_score", "generate_reason"]
 

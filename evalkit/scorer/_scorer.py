@@ -15,7 +15,7 @@ from types import MappingProxyType
 from typing import Any
 
 from evalkit.errors import ConfigError, InvalidScoreError, ScorerRunError
-from evalkit.judge._judge import Judge
+from evalkit.judge import Judge
 from evalkit.scorer._result import STEP_ORDER, ScorerRun, ScorerRunResult, StepName, StepResults
 from evalkit.scorer._steps import BoundStep, bind_step
 from evalkit.scorer._trace import RunTrace

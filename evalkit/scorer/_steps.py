@@ -14,7 +14,7 @@ from collections.abc import Callable
 from typing import Any, Protocol
 
 from evalkit.errors import ConfigError
-from evalkit.judge._judge import Judge
+from evalkit.judge import Judge
 from evalkit.scorer._result import ScorerRun, StepName, StepResults
 from evalkit.scorer._trace import RunTrace
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from evalkit.judge._records import JudgeExecution, StepJudgeRecord
+from evalkit.judge import JudgeExecution, StepJudgeRecord
 from evalkit.scorer._result import StepName
 
 

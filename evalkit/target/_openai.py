@@ -14,10 +14,7 @@ from typing import Any
 
 from evalkit.dataset._item import Item
 from evalkit.errors import ConfigError, JudgeError, TargetError
-from evalkit.judge import Judge
-from evalkit.judge._call import chat_completion
-from evalkit.judge._clients import openai_client_for
-from evalkit.judge._request import PreparedRequest
+from evalkit.judge import Judge, PreparedRequest, chat_completion, openai_client_for
 
 
 class _RowFields(Mapping[str, Any]):

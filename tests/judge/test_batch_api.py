@@ -9,7 +9,7 @@ import pytest
 
 from evalkit.errors import JudgeError
 from evalkit.judge import _batch_api as api
-from evalkit.judge._call import Reply
+from evalkit.judge.transport._reply import Reply
 
 
 def record(custom_id: Any, *, response: Any = None, error: Any = None) -> bytes:

@@ -13,7 +13,8 @@ from openai import DefaultAioHttpClient
 
 from evalkit import JudgeError
 from evalkit.judge import shared_openai_client
-from evalkit.judge._call import Reply, _backoff, chat_completion
+from evalkit.judge.policy._call import _backoff, chat_completion
+from evalkit.judge.transport._reply import Reply
 from evalkit.testing import FakeOpenAIServer, Fault, Rule
 from evalkit.testing._http import Request, Response
 

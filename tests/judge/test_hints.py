@@ -8,7 +8,7 @@ import time
 import httpx2
 import pytest
 
-from evalkit.judge._hints import budget_pause, parse_duration, retry_after
+from evalkit.judge.policy._hints import budget_pause, parse_duration, retry_after
 
 
 @pytest.mark.parametrize(

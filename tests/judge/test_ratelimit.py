@@ -10,7 +10,7 @@ import pytest
 from anyio import wait_all_tasks_blocked
 
 from evalkit.judge import RateLimiter
-from evalkit.judge._ratelimit import _Bucket
+from evalkit.judge.policy._gcra import Bucket as _Bucket
 
 
 def window_max(times: list[float], width: float) -> int:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from evalkit.judge._hints import parse_duration
+from evalkit.judge.policy._hints import parse_duration
 from evalkit.testing._limits import format_reset
 
 

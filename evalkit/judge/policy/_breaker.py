@@ -63,7 +63,7 @@ class Reach:
 class CircuitBreaker:
     """One judge's view of the running loop's breakers (its auth, quota and endpoint keys).
 
-    Build it with :func:`evalkit.judge._clients.shared_breaker`.
+    Build it with :func:`evalkit.judge.policy.shared_breaker`.
     """
 
     __slots__ = ("_auth_key", "_quota_key", "_reach", "_reach_key", "_trips")

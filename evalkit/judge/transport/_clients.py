@@ -1,11 +1,11 @@
-"""Shared ``openai`` clients and per-model limiters: created lazily, one per event loop.
+"""Shared ``openai`` clients and their direct chat paths: created lazily, one per event loop.
 
 Everything here is scoped to the running event loop (an anyio ``RunVar``) because an
-``aiohttp`` session, like an ``anyio.CapacityLimiter``, belongs to the loop it was created in:
-a process that runs several loops in turn (tests, repeated ``asyncio.run``) gets fresh ones
-in each. Within a loop there is exactly one client per ``(base_url, API key)`` and one limiter
-(and one :class:`~evalkit.judge.RateLimiter`) per key, whoever asks — judges and the OpenAI
-target alike, so a model's budget is shared by everything calling it.
+``aiohttp`` session belongs to the loop it was created in: a process that runs several loops
+in turn (tests, repeated ``asyncio.run``) gets fresh ones in each. Within a loop there is
+exactly one client per ``(base_url, API key)``, whoever asks — judges and the OpenAI target
+alike. (The limiters and breakers that share a model's budget live beside them, in
+``policy/_registry.py``.)
 
 Clients are closed when their loop shuts down, without the caller having to: the first client
 of a loop starts a tiny async generator whose ``finally`` closes them, and both ``asyncio``
@@ -17,36 +17,27 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import AsyncGenerator, Hashable
+from collections.abc import AsyncGenerator
 from typing import TYPE_CHECKING
 
-import anyio
 from anyio.lowlevel import RunVar, current_token
 
 from evalkit._secrets import mask_secrets
 from evalkit.errors import ConfigError
-from evalkit.judge._breaker import CircuitBreaker, Reach, Trip
-from evalkit.judge._ratelimit import RateLimiter, RateLimiterStats
 
 if TYPE_CHECKING:  # openai loads with the first client: a judge-less run never imports it
     from openai import AsyncOpenAI
 
-    from evalkit.judge._transport import ChatTransport
+    from evalkit.judge.transport._http import ChatTransport
 
 
 class _LoopState:
-    __slots__ = (
-        "clients", "closer", "limiters", "rate_limiters", "reach", "transports", "trips",
-    )  # fmt: skip
+    __slots__ = ("clients", "closer", "transports")
 
     def __init__(self) -> None:
         self.clients: dict[tuple[str | None, str], AsyncOpenAI] = {}
         # The direct chat path of each shared client on asyncio, by the client's id().
         self.transports: dict[int, ChatTransport] = {}
-        self.trips: dict[Hashable, Trip] = {}
-        self.reach: dict[Hashable, Reach] = {}
-        self.limiters: dict[Hashable, anyio.CapacityLimiter] = {}
-        self.rate_limiters: dict[Hashable, RateLimiter] = {}
         self.closer: AsyncGenerator[None, None] | None = None
 
 
@@ -70,7 +61,7 @@ async def shared_openai_client(*, base_url: str | None, api_key: str) -> AsyncOp
     On asyncio it uses the ``openai`` package's documented ``DefaultAioHttpClient`` transport
     (the ``openai[aiohttp]`` extra), much cheaper per request than the default, and evalkit's
     judges and targets send chat completions through a direct ``aiohttp`` path with the
-    client's URL and headers (``_transport.py``); elsewhere (trio) the default ``httpx``
+    client's URL and headers (``transport/_http.py``); elsewhere (trio) the default ``httpx``
     transport. The client is built with ``max_retries=0``: pass
     ``timeout`` and ``max_retries`` per request (``options={...}``), since callers differ.
     It is closed when the event loop shuts down (or by :func:`aclose_shared_clients`); do not
@@ -90,7 +81,7 @@ async def shared_openai_client(*, base_url: str | None, api_key: str) -> AsyncOp
     if client is None:
         from openai import AsyncOpenAI, DefaultAioHttpClient, DefaultAsyncHttpxClient
 
-        from evalkit.judge._transport import ChatTransport
+        from evalkit.judge.transport._http import ChatTransport
 
         on_asyncio = isinstance(current_token().native_token, asyncio.AbstractEventLoop)
         http_client = DefaultAioHttpClient() if on_asyncio else DefaultAsyncHttpxClient()
@@ -108,7 +99,7 @@ async def shared_openai_client(*, base_url: str | None, api_key: str) -> AsyncOp
 
 def chat_transport(client: AsyncOpenAI) -> ChatTransport | None:
     """The direct chat-completions path of ``client`` when it is a shared client of the running
-    asyncio loop (see ``_transport.py``); None for any other client, which keeps the official
+    asyncio loop (see ``transport/_http.py``); None for any other client, which keeps the official
     ``client.post`` path."""
     try:
         state = _STATE.get()
@@ -163,96 +154,3 @@ async def openai_client_for(
             f"is not set (set it, pass api_key_env= to name another variable, or pass client=)"
         )
     return await shared_openai_client(base_url=base_url, api_key=api_key)
-
-
-def shared_limiter(key: Hashable, capacity: int) -> anyio.CapacityLimiter:
-    """The running event loop's ``CapacityLimiter`` for ``key``, created with ``capacity``.
-
-    Every caller passing an equal ``key`` gets the same limiter; include the capacity in the
-    key when callers may ask for different ones (as ``Judge.limiter_key`` does).
-    """
-    limiters = _state().limiters
-    limiter = limiters.get(key)
-    if limiter is None:
-        limiter = limiters[key] = anyio.CapacityLimiter(capacity)
-    return limiter
-
-
-def shared_rate_limiter(
-    key: Hashable,
-    *,
-    max_concurrency: int | None = None,
-    rpm: float | None = None,
-    tpm: float | None = None,
-    name: str = "",
-) -> RateLimiter:
-    """The running event loop's :class:`~evalkit.judge.RateLimiter` for ``key``.
-
-    Created at the first call with the given limits; every caller passing an equal ``key``
-    gets the same one, so include the limits in the key (as ``Judge.limiter_key`` does). An
-    OpenAI target calling the same model as a judge shares its budget by using the judge's
-    key: ``("chat", (base_url, api_key_env), model, max_concurrency, rpm, tpm)``.
-
-    Args:
-        key: What the callers sharing the limiter have in common.
-        max_concurrency: Most requests in flight (None: none, except AIMD during 429 storms).
-        rpm: Requests per minute (None: no limit).
-        tpm: Tokens per minute (None: no limit).
-        name: How :func:`rate_limiter_stats` names it, e.g. ``"gpt-4o-mini at api.openai.com"``.
-    """
-    limiters = _state().rate_limiters
-    limiter = limiters.get(key)
-    if limiter is None:
-        share = _RATE_SHARE
-        limiter = limiters[key] = RateLimiter(
-            max_concurrency=-(-max_concurrency // share) if max_concurrency else max_concurrency,
-            rpm=rpm / share if rpm else rpm,
-            tpm=tpm / share if tpm else tpm,
-            name=name,
-        )
-    return limiter
-
-
-#: Processes sharing every judge's budget (see :func:`set_rate_share`).
-_RATE_SHARE = 1
-
-
-def set_rate_share(workers: int) -> None:
-    """Give this process ``1/workers`` of every rate limit created from now on.
-
-    A sharded run's workers each build their own limiters; dividing ``rpm``, ``tpm`` and
-    ``max_concurrency`` (rounded up) by the number of workers keeps their sum within the
-    configured budget instead of multiplying it.
-    """
-    global _RATE_SHARE
-    if workers < 1:
-        raise ConfigError(f"workers must be at least 1, got {workers}")
-    _RATE_SHARE = workers
-
-
-def shared_breaker(
-    *, auth_key: Hashable, quota_key: Hashable, reach_key: Hashable = None
-) -> CircuitBreaker:
-    """The running event loop's circuit breaker for a caller's endpoint key and model key.
-
-    Args:
-        auth_key: What shares an API key at an endpoint (a 401/403 stops all of it).
-        quota_key: What shares a quota (a 429 ``insufficient_quota`` stops all of it).
-        reach_key: What shares an endpoint (its first connections all failing stop all of
-            it); None for no such breaker.
-    """
-    state = _state()
-    reach = None
-    if reach_key is not None:
-        reach = state.reach.get(reach_key)
-        if reach is None:
-            reach = state.reach[reach_key] = Reach()
-    return CircuitBreaker(
-        state.trips, auth_key=auth_key, quota_key=quota_key, reach_key=reach_key, reach=reach
-    )
-
-
-def rate_limiter_stats() -> tuple[RateLimiterStats, ...]:
-    """A snapshot of every rate limiter of the running event loop (for a progress bar):
-    current concurrency, in flight, waits, 429s and retries per model."""
-    return tuple(limiter.stats for limiter in _state().rate_limiters.values())

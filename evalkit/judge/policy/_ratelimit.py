@@ -39,7 +39,8 @@ from dataclasses import dataclass
 import anyio
 from anyio import WouldBlock
 
-from evalkit.judge._hints import Headers, budget_pause
+from evalkit.judge.policy._gcra import Bucket
+from evalkit.judge.policy._hints import Headers, budget_pause
 
 _BURST_SECONDS = 0.05
 # Output tokens assumed for a call without max_tokens until replies show the real average.
@@ -81,34 +82,6 @@ class RateLimiterStats:
     rpm: float | None
     tpm: float | None
     burst: int | None
-
-
-class _Bucket:
-    """A token bucket as GCRA: ``tat`` is when the bucket would be empty again."""
-
-    __slots__ = ("rate", "tat", "tolerance")
-
-    def __init__(self, per_second: float, tolerance: float) -> None:
-        self.rate = per_second
-        self.tolerance = tolerance
-        self.tat = 0.0
-
-    def earliest(self, now: float) -> float:
-        """When a request arriving at ``now`` may start."""
-        start = self.tat - self.tolerance
-        return start if start > now else now
-
-    def commit(self, start: float, cost: float) -> None:
-        """Charge ``cost`` to a request starting at ``start``."""
-        self.tat = (self.tat if self.tat > start else start) + cost / self.rate
-
-    def adjust(self, cost: float) -> None:
-        """Charge (or refund, when negative) ``cost`` after the fact."""
-        self.tat += cost / self.rate
-
-    def defer(self, until: float) -> None:
-        """Start nothing before ``until``, then pace at the rate (no burst after a pause)."""
-        self.tat = max(self.tat, until + self.tolerance)
 
 
 class _Waiter:
@@ -181,15 +154,15 @@ class RateLimiter:
         self._successes = 0
         self._paused_until = 0.0
         self._queue: deque[_Waiter] = deque()
-        self._requests: _Bucket | None = None
+        self._requests: Bucket | None = None
         self.burst: int | None = None
         if rpm is not None:
             per_second = rpm / 60
             # Rounded up: with a burst of one, each late wake-up of the event loop's timer
             # would be lost from the rate (see the module docstring).
             self.burst = max(1, math.ceil(per_second * _BURST_SECONDS - 1e-9))
-            self._requests = _Bucket(per_second, (self.burst - 1) / per_second)
-        self._tokens = _Bucket(tpm / 60, _BURST_SECONDS) if tpm is not None else None
+            self._requests = Bucket(per_second, (self.burst - 1) / per_second)
+        self._tokens = Bucket(tpm / 60, _BURST_SECONDS) if tpm is not None else None
         self._in_flight = self._waiting = self._waits = 0
         self._wait_seconds = 0.0
         self._rate_limited = self._retries = self._decreases = 0

@@ -1,12 +1,12 @@
-"""One chat completion, errors translated once.
+"""One chat completion under the caller's call policy: retries, rate limiter, breaker.
 
 A shared client (one evalkit built from a base URL and a key) sends through the direct
-``aiohttp`` path of ``_transport.py``: the same URL, headers and body, with the URL and headers
+``aiohttp`` path of ``transport/_http.py``: the same URL, headers and body, with the URL and headers
 computed once instead of per call. Any other client sends through its documented low-level
 ``client.post("/chat/completions", cast_to=httpx2.Response, ...)``, which keeps its auth,
 timeouts and error classes but skips building a pydantic ``ChatCompletion``. Both paths raise
 the ``openai`` package's exceptions and return the raw reply: a judge reads four fields, and
-the headers carry ``x-ratelimit-*``.
+the headers carry ``x-ratelimit-*``. Errors are translated once, by ``transport/_errors.py``.
 
 Retries are made here, not by the client (``max_retries=0`` per request), so that every attempt
 goes through the model's :class:`~evalkit.judge.RateLimiter` and every 429 reaches it: the
@@ -21,7 +21,7 @@ transport's per-read timeout: a server that trickles a byte now and then, or a c
 that never frees a slot, still ends the attempt on time. A call therefore lasts at most
 ``(max_retries + 1) * timeout`` plus the back-off between attempts (and the 429 waits).
 
-An authentication or quota error trips the judge's circuit breaker (``_breaker.py``): calls
+An authentication or quota error trips the judge's circuit breaker (``policy/_breaker.py``): calls
 waiting in the limiter or between retries then stop without sending anything. So do the first
 few attempts at an endpoint all failing to connect: each attempt tells the breaker whether it
 reached the endpoint (any HTTP answer) or could not connect at all.
@@ -30,12 +30,8 @@ reached the endpoint (any HTTP answer) or could not connect at all.
 from __future__ import annotations
 
 import random
-import socket
-from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
-import aiohttp
 import anyio
 import httpx2
 import openai
@@ -43,30 +39,17 @@ from openai import AsyncOpenAI
 
 from evalkit._secrets import mask_secrets
 from evalkit.errors import JudgeError
-from evalkit.judge._breaker import CircuitBreaker
-from evalkit.judge._clients import chat_transport
-from evalkit.judge._hints import budget_pause, retry_after
-from evalkit.judge._ratelimit import Permit, RateLimiter
-from evalkit.judge._records import JudgeUsage
-from evalkit.judge._transport import RawReply
-from evalkit.judge._usage import normalize_usage, reported_cost
+from evalkit.judge.policy._breaker import CircuitBreaker
+from evalkit.judge.policy._hints import budget_pause, retry_after
+from evalkit.judge.policy._ratelimit import Permit, RateLimiter
+from evalkit.judge.transport._clients import chat_transport
+from evalkit.judge.transport._errors import failed_to_connect, request_of, translate_error
+from evalkit.judge.transport._http import RawReply
+from evalkit.judge.transport._reply import Reply, read_reply
 
 _MAX_RETRY_AFTER = 120.0
 _RETRYABLE_STATUS = frozenset({408, 409, 429})
 _RETRY_AFTER_JITTER = 0.1
-# Request headers that carry the credential a provider might echo back in an error.
-_SECRET_HEADERS = ("authorization", "api-key", "x-api-key", "x-goog-api-key")
-
-
-@dataclass(frozen=True, slots=True)
-class Reply:
-    """The parts of a chat completion a judge reads."""
-
-    content: str | None
-    refusal: str | None
-    finish_reason: str | None
-    usage: JudgeUsage | None
-    cost: float | None
 
 
 async def chat_completion(
@@ -123,7 +106,7 @@ async def chat_completion(
                         "/chat/completions", cast_to=httpx2.Response, body=body, options=options
                     )
             if deadline.cancelled_caught:
-                raise openai.APITimeoutError(request=_request_of(client))
+                raise openai.APITimeoutError(request=request_of(client))
         except openai.APIStatusError as exc:
             if breaker is not None:
                 breaker.reached()
@@ -146,7 +129,7 @@ async def chat_completion(
         else:
             if breaker is not None:
                 breaker.reached()
-            reply = _read(response, label)
+            reply = read_reply(response, label)
             if limiter is not None and permit is not None:
                 _report(limiter, permit, response, reply)
             return reply
@@ -195,16 +178,6 @@ def _report(
     )
 
 
-def _read(response: RawReply | httpx2.Response, label: str) -> Reply:
-    try:
-        data = response.json()
-    except ValueError as exc:  # the body said JSON but was not
-        raise JudgeError(
-            f"{label}: the response body is not valid JSON ({exc})", code="bad_response"
-        ) from exc
-    return parse_reply(data, label)
-
-
 def _is_rate_limit(error: openai.OpenAIError) -> bool:
     return isinstance(error, openai.APIStatusError) and error.status_code == 429
 
@@ -230,137 +203,3 @@ def _backoff(attempt: int, hint: float | None, *, first: float, cap: float) -> f
         return hint * (1 + _RETRY_AFTER_JITTER * random.random())
     delay: float = min(first * 2.0 ** (attempt - 1), cap)
     return delay * (1 - 0.25 * random.random())
-
-
-def translate_error(
-    error: openai.OpenAIError, label: str, timeout: float, retries: int
-) -> JudgeError:
-    """``error`` as a :class:`JudgeError` whose ``code`` is the HTTP status, ``"timeout"`` or
-    ``"connection"``, chained from it; ``retries`` is how many retries were made."""
-    translated = _translated(error, label, timeout, retries)
-    # A provider may echo the key it refused, and an endpoint URL may carry credentials.
-    masked = mask_secrets(str(translated), _sent_secrets(error))
-    if masked != str(translated):
-        translated = JudgeError(masked, code=translated.code)
-    translated.__cause__ = error
-    return translated
-
-
-def _sent_secrets(error: openai.OpenAIError) -> list[str]:
-    """The credentials the failed request sent (a Bearer token, an ``api-key`` header)."""
-    try:
-        headers = error.request.headers  # type: ignore[attr-defined]
-    except (AttributeError, RuntimeError):  # no request (httpx raises RuntimeError)
-        return []
-    found = []
-    for name in _SECRET_HEADERS:
-        value = headers.get(name)
-        if value:
-            found.append(value.split(" ", 1)[1] if value.lower().startswith("bearer ") else value)
-    return found
-
-
-def _request_of(client: AsyncOpenAI) -> httpx2.Request:
-    """A request object for an error raised before the client made one (the deadline)."""
-    return httpx2.Request("POST", f"{str(client.base_url).rstrip('/')}/chat/completions")
-
-
-def _translated(error: openai.OpenAIError, label: str, timeout: float, retries: int) -> JudgeError:
-    if isinstance(error, openai.APIStatusError):
-        code = str(error.status_code)
-        return JudgeError(f"{label}: HTTP {code} {_error_message(error)}", code=code)
-    if _dropped(error):
-        return JudgeError(f"{label}: the server closed the connection", code="connection")
-    if isinstance(error, openai.APITimeoutError):
-        return JudgeError(
-            f"{label}: no reply within the {timeout:g} s timeout "
-            f"({retries} retr{'y' if retries == 1 else 'ies'} made)",
-            code="timeout",
-        )
-    if isinstance(error, openai.APIConnectionError):
-        cause = error.__cause__ or error
-        return JudgeError(f"{label}: connection failed: {cause}", code="connection")
-    return JudgeError(f"{label}: {type(error).__name__}: {error}")
-
-
-def _dropped(exc: BaseException) -> bool:
-    """Whether a connection error or "timeout" was really a connection the server dropped.
-
-    The official ``aiohttp`` transport maps every ``ClientConnectionError``, including a server
-    closing the connection, to ``httpx.ConnectTimeout``; the root cause tells them apart (a
-    refused connection is not a dropped one).
-    """
-    cause = exc.__cause__
-    while cause is not None:
-        if isinstance(cause, (TimeoutError, aiohttp.ClientConnectorError, ConnectionRefusedError)):
-            return False
-        if isinstance(cause, (aiohttp.ClientConnectionError, ConnectionError)):
-            return True
-        cause = cause.__cause__
-    return False
-
-
-# Root causes meaning no server is there at all (the endpoint is down or misnamed). A connect
-# that timed out is not one: a loaded machine opening a hundred connections at once sees a few,
-# and five of them at a run's start would stop a healthy judge. The preflight, with its own
-# timeout, finds an endpoint that never answers.
-_NOT_CONNECTED = (
-    ConnectionRefusedError,
-    socket.gaierror,
-    aiohttp.ClientConnectorError,
-    httpx2.ConnectError,
-)
-
-
-def failed_to_connect(exc: BaseException) -> bool:
-    """Whether a connection error means no server is there (refused, unknown host), as opposed
-    to a connection dropped, a connect that was slow, or a reply too slow."""
-    if _dropped(exc):
-        return False
-    cause = exc.__cause__
-    depth = 0
-    while cause is not None and depth < 8:
-        if isinstance(cause, _NOT_CONNECTED):
-            return True
-        cause = cause.__cause__
-        depth += 1
-    return False
-
-
-def _error_message(exc: openai.APIStatusError) -> str:
-    body = exc.body
-    if isinstance(body, Mapping) and isinstance(body.get("message"), str):
-        return str(body["message"])
-    return exc.message
-
-
-def parse_reply(data: Any, label: str) -> Reply:
-    """The :class:`Reply` in a decoded chat completion.
-
-    Raises:
-        JudgeError: ``data`` is not a chat completion (code ``"bad_response"``).
-    """
-    try:
-        choice = data["choices"][0]
-        message = choice["message"]
-        if not isinstance(message, Mapping):
-            raise TypeError("message is not an object")
-    except (KeyError, IndexError, TypeError) as exc:
-        shown = repr(data)
-        shown = shown if len(shown) <= 200 else shown[:200] + "..."
-        raise JudgeError(
-            f"{label}: the response is not a chat completion: {shown}", code="bad_response"
-        ) from exc
-    content = message.get("content")
-    if isinstance(content, list):  # content parts, as some compatible servers send
-        content = "".join(p.get("text", "") for p in content if isinstance(p, Mapping))
-    refusal = message.get("refusal")
-    finish_reason = choice.get("finish_reason")
-    usage = data.get("usage")
-    return Reply(
-        content=content if isinstance(content, str) else None,
-        refusal=refusal if isinstance(refusal, str) and refusal else None,
-        finish_reason=finish_reason if isinstance(finish_reason, str) else None,
-        usage=normalize_usage(usage),
-        cost=reported_cost(usage),
-    )

@@ -1,0 +1,27 @@
+"""Where the judge cache lives by default.
+
+Kept apart from the cache itself: the cache only needs a path, and the default next to a
+score store is the run's convention (``run_evals`` and ``evalkit cache`` pass the store).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+CACHE_FILE_NAME = "evalkit-cache.duckdb"
+
+
+def default_cache_path(store: str | os.PathLike[str] | None = None) -> Path:
+    """Where the judge cache lives by default.
+
+    ``evalkit-cache.duckdb`` in the score store's folder; without a store, ``judge-cache.duckdb``
+    in ``$XDG_CACHE_HOME/evalkit`` (``~/.cache/evalkit``).
+
+    Args:
+        store: The score store's path, if any.
+    """
+    if store is not None:
+        return Path(store).expanduser().absolute().parent / CACHE_FILE_NAME
+    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    return Path(base) / "evalkit" / "judge-cache.duckdb"

@@ -1,0 +1,64 @@
+"""How judges call a model: retries, rate limits and circuit breakers (the call policy).
+
+- ``_policy.py``: a judge's call policy as a value (:class:`CallPolicy`, ``Judge.policy``);
+- ``_call.py``: one chat completion under a policy (:func:`chat_completion`): every attempt
+  admitted by the model's rate limiter, transient failures retried, the breaker consulted;
+- ``_ratelimit.py`` (with ``_gcra.py``): a model's budget (:class:`RateLimiter`): concurrency
+  with AIMD back-off, rpm/tpm buckets and server pauses;
+- ``_hints.py``: what response headers say about when to send the next request;
+- ``_breaker.py``: stopping calls after an auth or quota error or at an unreachable endpoint;
+- ``_registry.py``: the running loop's limiters and breakers, one per key, and the share of
+  each budget a sharded run's worker gets (:func:`use_rate_share`).
+
+Sending is the transport's (``evalkit.judge.transport``); this package decides when to send.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from evalkit._lazy import exports as _exports
+
+if TYPE_CHECKING:
+    from evalkit.judge.policy._breaker import CircuitBreaker
+    from evalkit.judge.policy._call import chat_completion
+    from evalkit.judge.policy._policy import CallPolicy
+    from evalkit.judge.policy._ratelimit import Permit, RateLimiter, RateLimiterStats
+    from evalkit.judge.policy._registry import (
+        rate_limiter_stats,
+        shared_breaker,
+        shared_limiter,
+        shared_rate_limiter,
+        use_rate_share,
+    )
+
+__getattr__, __dir__ = _exports(
+    globals(),
+    {
+        "evalkit.judge.policy._breaker": ("CircuitBreaker",),
+        "evalkit.judge.policy._call": ("chat_completion",),
+        "evalkit.judge.policy._policy": ("CallPolicy",),
+        "evalkit.judge.policy._ratelimit": ("Permit", "RateLimiter", "RateLimiterStats"),
+        "evalkit.judge.policy._registry": (
+            "rate_limiter_stats",
+            "shared_breaker",
+            "shared_limiter",
+            "shared_rate_limiter",
+            "use_rate_share",
+        ),
+    },
+)
+
+__all__ = [
+    "CallPolicy",
+    "CircuitBreaker",
+    "Permit",
+    "RateLimiter",
+    "RateLimiterStats",
+    "chat_completion",
+    "rate_limiter_stats",
+    "shared_breaker",
+    "shared_limiter",
+    "shared_rate_limiter",
+    "use_rate_share",
+]

@@ -1,0 +1,58 @@
+"""How judges reach a model: the shared ``openai`` clients, their direct chat path, and errors.
+
+- ``_clients.py``: one ``AsyncOpenAI`` per endpoint and key in the running event loop
+  (:func:`shared_openai_client`), closed when the loop shuts down;
+- ``_http.py``: the shared clients' direct ``aiohttp`` path for chat completions
+  (:class:`ChatTransport`);
+- ``_errors.py``: the ``openai`` exceptions both paths raise, translated once into
+  :class:`~evalkit.errors.JudgeError` (:func:`translate_error`);
+- ``_reply.py``: the parts of a reply a judge reads (:class:`Reply`).
+
+Nothing here retries, limits or stops calls: that is the call policy's (``evalkit.judge.policy``).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from evalkit._lazy import exports as _exports
+
+if TYPE_CHECKING:
+    from evalkit.judge.transport._clients import (
+        aclose_shared_clients,
+        chat_transport,
+        openai_client_for,
+        shared_openai_client,
+    )
+    from evalkit.judge.transport._errors import failed_to_connect, translate_error
+    from evalkit.judge.transport._http import ChatTransport, RawReply
+    from evalkit.judge.transport._reply import Reply, parse_reply, read_reply
+
+__getattr__, __dir__ = _exports(
+    globals(),
+    {
+        "evalkit.judge.transport._clients": (
+            "aclose_shared_clients",
+            "chat_transport",
+            "openai_client_for",
+            "shared_openai_client",
+        ),
+        "evalkit.judge.transport._errors": ("failed_to_connect", "translate_error"),
+        "evalkit.judge.transport._http": ("ChatTransport", "RawReply"),
+        "evalkit.judge.transport._reply": ("Reply", "parse_reply", "read_reply"),
+    },
+)
+
+__all__ = [
+    "ChatTransport",
+    "RawReply",
+    "Reply",
+    "aclose_shared_clients",
+    "chat_transport",
+    "failed_to_connect",
+    "openai_client_for",
+    "parse_reply",
+    "read_reply",
+    "shared_openai_client",
+    "translate_error",
+]
