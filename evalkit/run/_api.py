@@ -17,20 +17,15 @@ from evalkit._json import dumps
 from evalkit.dataset._dataset import Dataset, ItemBatches, load_dataset
 from evalkit.errors import ConfigError
 from evalkit.judge import JudgeCache, default_cache_path, use_judge_cache
+from evalkit.run._checks import asks_judge, check_scorers, check_target
+from evalkit.run._config import build_config, evalkit_version
 from evalkit.run._executors import ExecutorName
 from evalkit.run._experiment import ExperimentResult, ExperimentStatus
 from evalkit.run._feed import ItemFeed
 from evalkit.run._item import ItemEvaluator
-from evalkit.run._plan import (
-    asks_judge,
-    build_config,
-    check_scorers,
-    check_target,
-    evalkit_version,
-)
 from evalkit.run._preflight import check_endpoints
 from evalkit.run._progress import Progress
-from evalkit.run._resume import ResumeBatches, plan_resume
+from evalkit.run._resume_plan import ResumeBatches, plan_resume
 from evalkit.run._runner import ItemCallback, Runner
 from evalkit.run._sharded import run_sharded
 from evalkit.run._summary import SummaryBuilder, summary_from_counts

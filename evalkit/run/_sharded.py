@@ -22,11 +22,12 @@ from evalkit._json import dumps
 from evalkit.dataset._dataset import load_dataset
 from evalkit.dataset._sources import ParquetSource
 from evalkit.errors import ConfigError
+from evalkit.run._checks import check_scorers, check_target
+from evalkit.run._config import build_config, evalkit_version
 from evalkit.run._executors import EXECUTORS, ExecutorName, ShardConfig, ShardResult, execute, pack
 from evalkit.run._experiment import ExperimentResult, ExperimentStatus
-from evalkit.run._plan import build_config, check_scorers, check_target, evalkit_version
 from evalkit.run._progress import Progress
-from evalkit.run._resume import check_shard_resume
+from evalkit.run._resume_plan import check_shard_resume
 from evalkit.run._shards import Shard, parse_shard_spec, plan_shards, select_shards
 from evalkit.run._summary import SummaryBuilder
 from evalkit.run._thresholds import parse_error_rates, parse_thresholds
