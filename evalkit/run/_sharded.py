@@ -26,6 +26,7 @@ from evalkit.run._checks import check_scorers, check_target
 from evalkit.run._config import build_config, evalkit_version
 from evalkit.run._executors import EXECUTORS, ExecutorName, ShardConfig, ShardResult, execute, pack
 from evalkit.run._experiment import ExperimentResult, ExperimentStatus
+from evalkit.run._interrupt import is_interrupt
 from evalkit.run._progress import Progress
 from evalkit.run._resume_plan import check_shard_resume
 from evalkit.run._shards import Shard, parse_shard_spec, plan_shards, select_shards
@@ -203,7 +204,7 @@ async def run_sharded(
     try:
         await anyio.to_thread.run_sync(drive)
     except BaseException as exc:
-        status = "cancelled" if isinstance(exc, (KeyboardInterrupt,)) else "failed"
+        status = "cancelled" if is_interrupt(exc) else "failed"
         bar.close()
         if writer is not None:
             with anyio.CancelScope(shield=True):
