@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import datetime as dt
 import functools
-import json
 import uuid
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -20,7 +19,6 @@ import anyio.to_thread
 
 from evalkit._json import dumps
 from evalkit.dataset._dataset import load_dataset
-from evalkit.dataset._sources import ParquetSource
 from evalkit.errors import ConfigError
 from evalkit.run._checks import check_scorers, check_target
 from evalkit.run._config import build_config, evalkit_version
@@ -36,42 +34,6 @@ from evalkit.scorer._scorer import Scorer
 from evalkit.store._shard_writer import ShardRecord, ShardWriter
 from evalkit.store._writer import ExperimentRecord, ScorerRecord
 from evalkit.target._resolve import as_target
-
-
-def summary_state(summary: SummaryBuilder) -> str:
-    """A summary's running state as JSON (stored per shard, merged on resume)."""
-    stats = {
-        sid: [s.n, s.failed, s.mean, s.m2, s.low if s.n else None, s.high if s.n else None]
-        for sid, s in summary._stats.items()
-    }
-    return dumps(
-        {
-            "processed": summary.processed,
-            "succeeded": summary.succeeded,
-            "target_failed": summary.target_failed,
-            "stats": stats,
-        }
-    )
-
-
-def merge_summary(into: SummaryBuilder, state: str) -> None:
-    """Add a shard's summary state to ``into`` (Chan et al.'s parallel mean/variance)."""
-    data = json.loads(state)
-    into.processed += data["processed"]
-    into.succeeded += data["succeeded"]
-    into.target_failed += data["target_failed"]
-    for sid, (n, failed, mean, m2, low, high) in data["stats"].items():
-        s = into._stats[sid]
-        s.failed += failed
-        if not n:
-            continue
-        total = s.n + n
-        delta = mean - s.mean
-        s.m2 += m2 + delta * delta * s.n * n / total
-        s.mean += delta * n / total
-        s.n = total
-        s.low = min(s.low, low)
-        s.high = max(s.high, high)
 
 
 async def run_sharded(
@@ -118,7 +80,6 @@ async def run_sharded(
     parsed_thresholds = parse_thresholds(thresholds, scorer_ids)
     error_rates = parse_error_rates(max_error_rate, scorer_ids)
     dataset = load_dataset(data, columns=columns)
-    assert isinstance(dataset._source, ParquetSource)
     resolved_target = as_target(target)
     check_target(resolved_target, dataset)
     shards = select_shards(plan_shards(str(data), limit=limit), spec)
@@ -158,7 +119,7 @@ async def run_sharded(
         resumed = functools.partial(writer.resume, resume, config=config if force else None)
         done = await anyio.to_thread.run_sync(resumed)
         for state in done.values():
-            merge_summary(summary, state)
+            summary.merge(state)
     elif resume is not None:
         raise ConfigError("resume needs a store")
     elif writer is not None:
@@ -196,8 +157,9 @@ async def run_sharded(
             todo, shard_config, executor=executor, workers=count,
             target=resolved_target, scorers=checked, ray_address=ray_address,
         ):  # fmt: skip
-            _record(writer, result)
-            merge_summary(summary, summary_state(result.summary))
+            state = result.summary.state()
+            _record(writer, result, state)
+            summary.merge(state)
             for _ in range(result.summary.processed):
                 bar.item_done(False)
 
@@ -234,7 +196,7 @@ async def run_sharded(
     )
 
 
-def _record(writer: ShardWriter | None, result: ShardResult) -> None:
+def _record(writer: ShardWriter | None, result: ShardResult, state: str) -> None:
     if writer is None:
         return
     shard: Shard = result.shard
@@ -242,8 +204,7 @@ def _record(writer: ShardWriter | None, result: ShardResult) -> None:
     writer.write_shard(
         result.tables,
         ShardRecord(
-            shard.index, shard.file, shard.row_group, shard.offset, shard.rows,
-            summary_state(summary),
+            shard.index, shard.file, shard.row_group, shard.offset, shard.rows, state,
         ),
         succeeded=summary.succeeded,
         failed=summary.failed,
