@@ -11,6 +11,7 @@ import datetime as dt
 import functools
 
 import anyio
+import anyio.from_thread
 import anyio.to_thread
 
 from evalkit.run._executors import ShardConfig, ShardResult, execute
@@ -67,6 +68,9 @@ async def drive_sharded(spec: RunSpec, sharding: Sharding, writer: ShardWriter |
             summary.merge(state)
             for _ in range(result.summary.processed):
                 bar.item_done(False)
+            # The thread is not abandoned on cancellation: stop here, between two recorded
+            # shards, instead of running the rest for nothing.
+            anyio.from_thread.check_cancelled()
 
     try:
         await anyio.to_thread.run_sync(drive)
@@ -80,7 +84,9 @@ async def drive_sharded(spec: RunSpec, sharding: Sharding, writer: ShardWriter |
     bar.close()
     status = summary.status()
     if writer is not None:
-        await anyio.to_thread.run_sync(_finish, writer, status)
+        # Every shard is recorded: a cancellation arriving now must not leave it `running`.
+        with anyio.CancelScope(shield=True):
+            await anyio.to_thread.run_sync(_finish, writer, status)
     return Driven(status, summary.build(), (), None)
 
 
