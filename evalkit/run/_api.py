@@ -1,65 +1,26 @@
-"""``run_evals`` and ``run_evals_sync``: check the arguments, compose the stages, run them."""
+"""``run_evals`` and ``run_evals_sync``: prepare the run once, drive it, build its result."""
 
 from __future__ import annotations
 
-import datetime as dt
 import functools
 import os
-import uuid
 from collections.abc import Mapping, Sequence
-from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 import anyio
-import anyio.to_thread
 
-from evalkit._json import dumps
-from evalkit.dataset._dataset import Dataset, ItemBatches, load_dataset
 from evalkit.errors import ConfigError
-from evalkit.judge import JudgeCache, default_cache_path, use_judge_cache
 from evalkit.run._executors import ExecutorName
-from evalkit.run._experiment import ExperimentResult, ExperimentStatus
-from evalkit.run._feed import ItemFeed
-from evalkit.run._item import ItemEvaluator
-from evalkit.run._plan import (
-    asks_judge,
-    build_config,
-    check_scorers,
-    check_target,
-    evalkit_version,
-)
-from evalkit.run._preflight import check_endpoints
-from evalkit.run._progress import Progress
-from evalkit.run._resume import ResumeBatches, plan_resume
-from evalkit.run._runner import ItemCallback, Runner
-from evalkit.run._sharded import run_sharded
-from evalkit.run._summary import SummaryBuilder, summary_from_counts
-from evalkit.run._thresholds import parse_error_rates, parse_thresholds
+from evalkit.run._experiment import ExperimentResult
+from evalkit.run._local import drive_local
+from evalkit.run._result import build_result
+from evalkit.run._runner import ItemCallback
+from evalkit.run._sharded import drive_sharded
+from evalkit.run._spec import RunOptions, prepare
 from evalkit.scorer._scorer import Scorer
-from evalkit.store import read_run_counts
 from evalkit.store._connect import DEFAULT_STORE
-from evalkit.store._writer import ExperimentRecord, ScorerRecord, StoreWriter
-from evalkit.target import DatasetOutput, as_target
-
-
-def _default_name(dataset: Dataset) -> str:
-    path = Path(dataset.source)
-    return path.stem if dataset.source and not dataset.source.startswith("<") else "experiment"
-
-
-def _judge_cache(
-    cache: bool | str | os.PathLike[str] | None, store: str | os.PathLike[str] | None
-) -> JudgeCache | None:
-    if cache is False or (cache is None and store is None):
-        return None
-    if cache is None or cache is True:
-        return JudgeCache(default_cache_path(store))
-    return JudgeCache(cache)
-
-
-def new_experiment_id() -> str:
-    """A fresh experiment id: 12 hex digits, short enough to type, random enough to be unique."""
-    return uuid.uuid4().hex[:12]
+from evalkit.store._shard_writer import ShardWriter
+from evalkit.store._writer import StoreWriter
 
 
 async def run_evals(
@@ -166,171 +127,25 @@ async def run_evals(
         PreflightError: With ``preflight``, a judge's or the target's API key is missing,
             refused (401/403), or its endpoint does not answer; nothing was run or stored.
     """
-    if resume is None and (retry_errors or force or regenerate):
-        raise ConfigError("retry_errors, force and regenerate only apply with resume=EXPERIMENT_ID")
-    if resume is not None and store is None:
-        raise ConfigError("resume needs the store that holds the experiment (store=None given)")
-    if executor != "local" or shard is not None:
-        if retry_errors or regenerate:
-            raise ConfigError(
-                "retry_errors (--retry-errors) and regenerate (--regenerate) re-run the failed"
-                " pairs of a single-process run; a sharded run (executor=/shard=,"
-                " --executor/--shard) resumes by skipping its finished shards and cannot"
-                " re-run failed pairs"
-            )
-        if on_item_complete is not None:
-            raise ConfigError(
-                "on_item_complete is not available with executor=/shard=: a sharded run's "
-                "items finish in worker processes (read them from the store afterwards)"
-            )
-        if cache not in (None, False):
-            raise ConfigError(
-                "a sharded run (executor=/shard=) cannot use the judge cache: its workers "
-                "would all write one DuckDB file; pass cache=None or False"
-            )
-        if preflight:
-            await check_endpoints(check_scorers(scorers), as_target(target))
-        return await run_sharded(
-            data, scorers, executor=executor, workers=workers, shard=shard,
-            ray_address=ray_address, resume=resume, force=force, target=target,
-            concurrency=concurrency, store=None if store is None else str(store),
-            experiment=experiment, description=description, thresholds=thresholds,
-            max_error_rate=max_error_rate, progress=progress, metadata=metadata, limit=limit,
-            columns=columns,
-        )  # fmt: skip
-    if isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1:
-        raise ConfigError(f"concurrency must be a positive integer, got {concurrency!r}")
-    if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 0):
-        raise ConfigError(f"limit must be a non-negative integer, got {limit!r}")
-    if flush_interval <= 0:
-        raise ConfigError(f"flush_interval must be positive, got {flush_interval!r}")
-    checked = check_scorers(scorers)
-    scorer_ids = [s.id for s in checked]
-    parsed_thresholds = parse_thresholds(thresholds, scorer_ids)
-    error_rates = parse_error_rates(max_error_rate, scorer_ids)
-    dataset = load_dataset(data, columns=columns)
-    resolved_target = as_target(target)
-    check_target(resolved_target, dataset)
-    if regenerate and isinstance(resolved_target, DatasetOutput):
-        raise ConfigError(
-            "regenerate needs a target: outputs read from the dataset's output column cannot"
-            " be produced again"
-        )
-    if preflight:
-        await check_endpoints(checked, resolved_target)
-
-    name = experiment or _default_name(dataset)
-    experiment_id = new_experiment_id()
-    total = dataset.num_rows if limit is None else min(limit, dataset.num_rows)
-    config = build_config(
-        dataset=dataset,
-        target=resolved_target,
-        scorers=checked,
-        thresholds=parsed_thresholds,
-        options={
-            "concurrency": concurrency,
-            "limit": limit,
-            "keep_results": keep_results,
-            "max_error_rate": error_rates,
-        },
-        metadata=metadata,
-    )
-    started_at = dt.datetime.now(dt.UTC)
-    writer = StoreWriter(store) if store is not None else None
-    plan = None
-    batches: ItemBatches | ResumeBatches = dataset.batches(limit=limit)
-    scorer_records = [
-        ScorerRecord(
-            s.id,
-            s.name,
-            s.description,
-            i,
-            parsed_thresholds[s.id].min if s.id in parsed_thresholds else None,
-            parsed_thresholds[s.id].max if s.id in parsed_thresholds else None,
-            s.higher_is_better,
-            dumps(s.metadata) if s.metadata else None,
-        )
-        for i, s in enumerate(checked)
-    ]
-    if resume is not None and writer is not None:
-        plan = await anyio.to_thread.run_sync(
-            functools.partial(
-                plan_resume, writer.path, resume, config=config, scorers=checked,
-                dataset=dataset, total=total, limit=limit, retry_errors=retry_errors, force=force,
-                regenerate=regenerate,
-            )
-        )  # fmt: skip
-        reopen = functools.partial(
-            writer.reopen, plan.stored.id, total_items=total, scorers=scorer_records,
-            config=config if force else None,
-        )  # fmt: skip
-        experiment_id, name, total = plan.stored.id, plan.stored.name, plan.to_run
-        batches = ResumeBatches(dataset.batches(limit=limit), plan, frozenset(scorer_ids))
-        await anyio.to_thread.run_sync(reopen)
-    elif writer is not None:
-        record = ExperimentRecord(
-            id=experiment_id,
-            name=name,
-            description=description,
-            dataset=dataset.source,
-            config=config,
-            metadata=metadata,
-            total_items=total,
-            started_at=started_at,
-            evalkit_version=evalkit_version(),
-            partial=limit is not None,
-        )
-        await anyio.to_thread.run_sync(writer.begin, record, scorer_records)
-
-    summary = SummaryBuilder(scorer_ids, total)
-    runner = Runner(
-        experiment_id=experiment_id,
-        feed=ItemFeed(batches),
-        evaluator=ItemEvaluator(
-            resolved_target,
-            checked,
-            run_prefix=experiment_id,
-            skip=plan.skip if plan is not None else None,
-            outputs=plan.outputs if plan is not None else None,
-        ),
-        summary=summary,
-        progress=Progress(total, name=name, enabled=progress),
-        writer=writer,
-        scorer_names={s.id: s.name for s in checked},
-        concurrency=concurrency,
-        keep_results=keep_results,
-        on_item_complete=on_item_complete,
-        flush_interval=flush_interval,
-    )
-    # Only runs that ask a judge open the cache: its file is held for the whole run.
-    judged = any(asks_judge(s) for s in checked)
-    async with use_judge_cache(_judge_cache(cache, store) if judged else None):
-        status = await runner.run()
-    run_summary = summary.build()
-    if plan is not None and writer is not None and writer.final_status is not None:
-        # Over every pass, not just this one (see StoreWriter.finish): the verdict of a
-        # resumed run judges the whole experiment.
-        status = cast(ExperimentStatus, writer.final_status)
-        counts = await anyio.to_thread.run_sync(read_run_counts, writer.path, experiment_id)
-        run_summary = summary_from_counts(counts, scorer_ids)
-    return ExperimentResult(
-        experiment_id=experiment_id,
-        name=name,
-        description=description,
-        status=status,
-        started_at=started_at,
-        completed_at=dt.datetime.now(dt.UTC),
-        dataset=dataset.source,
-        dataset_fingerprint=runner.feed.fingerprint,
-        scorer_ids=tuple(scorer_ids),
-        summary=run_summary,
-        thresholds=parsed_thresholds,
-        items=runner.sorted_items(),
-        config=config,
-        store=str(store) if store is not None else None,
-        results_kept=keep_results,
-        max_error_rates=error_rates,
-    )
+    options = RunOptions(
+        target=target, concurrency=concurrency, store=store, experiment=experiment,
+        description=description, thresholds=thresholds, max_error_rate=max_error_rate,
+        on_item_complete=on_item_complete, progress=progress, metadata=metadata,
+        keep_results=keep_results, limit=limit, columns=columns,
+        flush_interval=flush_interval, cache=cache, resume=resume, retry_errors=retry_errors,
+        force=force, regenerate=regenerate, executor=executor, workers=workers, shard=shard,
+        ray_address=ray_address, preflight=preflight,
+    )  # fmt: skip
+    spec = await prepare(data, scorers, options)
+    writer: StoreWriter | None
+    if spec.sharding is None:
+        writer = None if spec.store is None else StoreWriter(spec.store)
+        driven = await drive_local(spec, writer)
+    else:
+        shard_writer = None if spec.store is None else ShardWriter(spec.store)
+        driven = await drive_sharded(spec, spec.sharding, shard_writer)
+        writer = shard_writer
+    return await build_result(spec, driven, writer)
 
 
 def run_evals_sync(

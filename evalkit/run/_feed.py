@@ -6,7 +6,7 @@ import anyio
 
 from evalkit.dataset._dataset import ItemBatches
 from evalkit.dataset._item import Item
-from evalkit.run._resume import ResumeBatches
+from evalkit.run._resume_plan import ResumeBatches
 
 
 class ItemFeed:

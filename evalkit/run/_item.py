@@ -9,8 +9,8 @@ from collections.abc import Mapping, Sequence
 import anyio
 
 from evalkit.dataset._item import Item
+from evalkit.run._checks import may_suspend
 from evalkit.run._outcome import ErrorInfo, ItemResult, OutputSource, ScorerOutcome
-from evalkit.run._plan import may_suspend
 from evalkit.scorer._result import STEP_ORDER, StepName
 from evalkit.scorer._scorer import Scorer
 from evalkit.store import StoredOutput

@@ -15,7 +15,7 @@ import datetime as dt
 import gc
 import inspect
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import Any
 
 import anyio
@@ -24,6 +24,7 @@ import anyio.to_thread
 
 from evalkit.run._experiment import ExperimentStatus
 from evalkit.run._feed import ItemFeed
+from evalkit.run._interrupt import is_interrupt, leading_error
 from evalkit.run._item import ItemEvaluator
 from evalkit.run._outcome import ItemResult
 from evalkit.run._progress import Progress
@@ -103,8 +104,8 @@ class Runner:
                         workers.start_soon(self._worker)
                 outer.cancel_scope.cancel()
         except BaseException as exc:
-            error = _leading_error(exc)
-            status: ExperimentStatus = "cancelled" if _is_interrupt(error) else "failed"
+            error = leading_error(exc)
+            status: ExperimentStatus = "cancelled" if is_interrupt(error) else "failed"
             with anyio.CancelScope(shield=True):
                 try:
                     await self._finish(status)
@@ -191,28 +192,3 @@ class Runner:
     def sorted_items(self) -> tuple[ItemResult, ...]:
         """The kept results in dataset order."""
         return tuple(sorted(self.items, key=lambda r: r.item.index))
-
-
-def _leaves(exc: BaseException) -> Sequence[BaseException]:
-    if isinstance(exc, BaseExceptionGroup):
-        return [leaf for inner in exc.exceptions for leaf in _leaves(inner)]
-    return [exc]
-
-
-def _is_interrupt(exc: BaseException) -> bool:
-    return isinstance(exc, (anyio.get_cancelled_exc_class(), KeyboardInterrupt))
-
-
-def _leading_error(exc: BaseException) -> BaseException:
-    """The exception that matters in what a task group raised: a real error before an
-    interruption, so a failing flush or dataset read is reported as itself, not as a group."""
-    if not isinstance(exc, BaseExceptionGroup):
-        return exc
-    leaves = _leaves(exc)
-    for leaf in leaves:
-        if not _is_interrupt(leaf):
-            return leaf
-    for leaf in leaves:
-        if isinstance(leaf, KeyboardInterrupt):
-            return leaf
-    return exc

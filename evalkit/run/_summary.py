@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
+
+from evalkit._json import dumps
 
 if TYPE_CHECKING:
     from evalkit.run._experiment import ExperimentStatus
@@ -144,6 +147,42 @@ class SummaryBuilder:
         if self.processed and not any(s.n for s in self._stats.values()):
             return "failed"
         return "completed_with_errors" if self.failed else "completed"
+
+    def state(self) -> str:
+        """The running state as JSON: what :meth:`merge` adds to another builder (a sharded
+        run stores it with each finished shard, and merges the stored ones on resume)."""
+        stats = {
+            sid: [s.n, s.failed, s.mean, s.m2, s.low if s.n else None, s.high if s.n else None]
+            for sid, s in self._stats.items()
+        }
+        return dumps(
+            {
+                "processed": self.processed,
+                "succeeded": self.succeeded,
+                "target_failed": self.target_failed,
+                "stats": stats,
+            }
+        )
+
+    def merge(self, state: str) -> None:
+        """Add another builder's :meth:`state` to this one (Chan et al.'s parallel
+        mean/variance)."""
+        data = json.loads(state)
+        self.processed += data["processed"]
+        self.succeeded += data["succeeded"]
+        self.target_failed += data["target_failed"]
+        for sid, (n, failed, mean, m2, low, high) in data["stats"].items():
+            s = self._stats[sid]
+            s.failed += failed
+            if not n:
+                continue
+            total = s.n + n
+            delta = mean - s.mean
+            s.m2 += m2 + delta * delta * s.n * n / total
+            s.mean += delta * n / total
+            s.n = total
+            s.low = min(s.low, low)
+            s.high = max(s.high, high)
 
     def build(self) -> RunSummary:
         """The summary so far."""

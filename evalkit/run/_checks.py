@@ -1,0 +1,111 @@
+"""Checking a run's options, scorers and target, and what its scorers' steps need."""
+
+from __future__ import annotations
+
+import inspect
+import os
+from collections.abc import Sequence
+from typing import Any
+
+from evalkit.dataset._dataset import Dataset
+from evalkit.errors import ConfigError, DatasetError
+from evalkit.scorer._scorer import Scorer
+from evalkit.target._dataset_output import DatasetOutput
+from evalkit.target._protocol import Target
+
+
+def check_scorers(scorers: Any) -> tuple[Scorer, ...]:
+    """At least one scorer, each with a generate_score step, ids unique."""
+    if isinstance(scorers, Scorer):
+        scorers = [scorers]
+    if not isinstance(scorers, Sequence) or not scorers:
+        raise ConfigError("scorers: give a non-empty list of scorers")
+    seen: set[str] = set()
+    for i, scorer in enumerate(scorers):
+        if not isinstance(scorer, Scorer):
+            raise ConfigError(
+                f"scorers[{i}] is a {type(scorer).__name__}, not a Scorer (build one with "
+                "create_scorer)"
+            )
+        if "generate_score" not in scorer.steps:
+            raise ConfigError(f"Scorer {scorer.name!r} has no generate_score step")
+        if scorer.id in seen:
+            raise ConfigError(f"scorers: two scorers have the id {scorer.id!r}; pass id=...")
+        seen.add(scorer.id)
+    return tuple(scorers)
+
+
+def check_target(target: Target, dataset: Dataset) -> None:
+    """Without a target the dataset must carry the outputs."""
+    if isinstance(target, DatasetOutput) and not dataset.has_output:
+        raise DatasetError(
+            dataset.source,
+            "no output column and no target: add an 'output' column or pass target=...",
+            column="output",
+        )
+
+
+def asks_judge(scorer: Scorer) -> bool:
+    """Whether a scorer has prompt steps (so a judge cache can serve it)."""
+    return any(hasattr(step, "_bind_step") for step in scorer.steps.values())
+
+
+def may_suspend(scorer: Scorer) -> bool:
+    """Whether a scorer can wait on I/O (async function or prompt steps).
+
+    Such scorers of one item run as concurrent tasks; the others run one after the other
+    inline, which is far cheaper than a task each.
+    """
+    for step in scorer.steps.values():
+        if hasattr(step, "_bind_step"):
+            return True
+        call = None if inspect.isroutine(step) else type(step).__call__
+        if inspect.iscoroutinefunction(step) or inspect.iscoroutinefunction(call):
+            return True
+    return False
+
+
+def check_resume_options(
+    resume: str | None,
+    store: str | os.PathLike[str] | None,
+    *,
+    retry_errors: bool,
+    force: bool,
+    regenerate: bool,
+) -> None:
+    """``retry_errors``, ``force`` and ``regenerate`` need ``resume``, which needs a store."""
+    if resume is None and (retry_errors or force or regenerate):
+        raise ConfigError("retry_errors, force and regenerate only apply with resume=EXPERIMENT_ID")
+    if resume is not None and store is None:
+        raise ConfigError("resume needs the store that holds the experiment (store=None given)")
+
+
+def refuse_for_sharded(reruns_pairs: bool, on_item_complete: object, cache: object) -> None:
+    """Refuse the options only an in-process run can honour."""
+    if reruns_pairs:
+        raise ConfigError(
+            "retry_errors (--retry-errors) and regenerate (--regenerate) re-run the failed"
+            " pairs of a single-process run; a sharded run (executor=/shard=,"
+            " --executor/--shard) resumes by skipping its finished shards and cannot"
+            " re-run failed pairs"
+        )
+    if on_item_complete is not None:
+        raise ConfigError(
+            "on_item_complete is not available with executor=/shard=: a sharded run's "
+            "items finish in worker processes (read them from the store afterwards)"
+        )
+    if cache not in (None, False):
+        raise ConfigError(
+            "a sharded run (executor=/shard=) cannot use the judge cache: its workers "
+            "would all write one DuckDB file; pass cache=None or False"
+        )
+
+
+def check_run_options(concurrency: Any, limit: Any, flush_interval: float) -> None:
+    """A positive integer ``concurrency``, a non-negative ``limit``, a positive interval."""
+    if isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1:
+        raise ConfigError(f"concurrency must be a positive integer, got {concurrency!r}")
+    if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 0):
+        raise ConfigError(f"limit must be a non-negative integer, got {limit!r}")
+    if flush_interval <= 0:
+        raise ConfigError(f"flush_interval must be positive, got {flush_interval!r}")

@@ -1,0 +1,76 @@
+"""The in-process driver: the spec's items through one :class:`Runner` into a store writer."""
+
+from __future__ import annotations
+
+import functools
+import os
+
+import anyio.to_thread
+
+from evalkit.judge import JudgeCache, default_cache_path, use_judge_cache
+from evalkit.run._checks import asks_judge
+from evalkit.run._feed import ItemFeed
+from evalkit.run._item import ItemEvaluator
+from evalkit.run._progress import Progress
+from evalkit.run._result import Driven
+from evalkit.run._resume_plan import ResumeBatches
+from evalkit.run._runner import Runner
+from evalkit.run._spec import RunSpec
+from evalkit.run._summary import SummaryBuilder
+from evalkit.store._writer import StoreWriter
+
+
+async def drive_local(spec: RunSpec, writer: StoreWriter | None) -> Driven:
+    """Run the spec's items (a resume's remaining pairs) in this process into ``writer``.
+
+    Raises:
+        BaseException: Whatever stopped the run, after it was recorded ``cancelled`` or
+            ``failed`` (see :class:`Runner`).
+    """
+    plan, options = spec.plan, spec.options
+    rows = spec.dataset.batches(limit=options.limit)
+    batches = rows if plan is None else ResumeBatches(rows, plan, frozenset(spec.scorer_ids))
+    if writer is not None and plan is not None:
+        reopen = functools.partial(
+            writer.reopen, spec.experiment_id, total_items=spec.total_items,
+            scorers=spec.scorer_records, config=spec.config if options.force else None,
+        )  # fmt: skip
+        await anyio.to_thread.run_sync(reopen)
+    elif writer is not None:
+        await anyio.to_thread.run_sync(writer.begin, spec.record, spec.scorer_records)
+
+    summary = SummaryBuilder(spec.scorer_ids, spec.to_run)
+    runner = Runner(
+        experiment_id=spec.experiment_id,
+        feed=ItemFeed(batches),
+        evaluator=ItemEvaluator(
+            spec.target,
+            spec.scorers,
+            run_prefix=spec.experiment_id,
+            skip=plan.skip if plan is not None else None,
+            outputs=plan.outputs if plan is not None else None,
+        ),
+        summary=summary,
+        progress=Progress(spec.to_run, name=spec.name, enabled=options.progress),
+        writer=writer,
+        scorer_names={s.id: s.name for s in spec.scorers},
+        concurrency=options.concurrency,
+        keep_results=spec.keep_results,
+        on_item_complete=options.on_item_complete,
+        flush_interval=options.flush_interval,
+    )
+    # Only runs that ask a judge open the cache: its file is held for the whole run.
+    judged = any(asks_judge(s) for s in spec.scorers)
+    async with use_judge_cache(_judge_cache(options.cache, spec.store) if judged else None):
+        status = await runner.run()
+    return Driven(status, summary.build(), runner.sorted_items(), runner.feed.fingerprint)
+
+
+def _judge_cache(
+    cache: bool | str | os.PathLike[str] | None, store: str | None
+) -> JudgeCache | None:
+    if cache is False or (cache is None and store is None):
+        return None
+    if cache is None or cache is True:
+        return JudgeCache(default_cache_path(store))
+    return JudgeCache(cache)

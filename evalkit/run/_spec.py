@@ -1,0 +1,355 @@
+"""A run prepared once, for either driver: every option checked, the dataset and target
+loaded, the endpoints checked, the config, ids and store records built.
+
+Both drivers (in-process, sharded) take the same :class:`RunSpec`, so an option is checked
+and recorded in one place, and nothing is written to the store before every check passed.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import functools
+import os
+import uuid
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import anyio.to_thread
+
+from evalkit._json import dumps
+from evalkit.dataset._dataset import Dataset, load_dataset
+from evalkit.errors import ConfigError
+from evalkit.run._checks import (
+    check_resume_options,
+    check_run_options,
+    check_scorers,
+    check_target,
+    refuse_for_sharded,
+)
+from evalkit.run._config import build_config, evalkit_version
+from evalkit.run._executors import EXECUTORS, ExecutorName, pack
+from evalkit.run._preflight import check_endpoints
+from evalkit.run._resume_plan import ResumePlan, check_shard_resume, plan_resume
+from evalkit.run._runner import ItemCallback
+from evalkit.run._shards import Shard, parse_shard_spec, plan_shards, select_shards
+from evalkit.run._thresholds import Threshold, parse_error_rates, parse_thresholds
+from evalkit.scorer._scorer import Scorer
+from evalkit.store._writer import ExperimentRecord, ScorerRecord
+from evalkit.target import DatasetOutput, as_target
+from evalkit.target._protocol import Target
+
+
+def new_experiment_id() -> str:
+    """A fresh experiment id: 12 hex digits, short enough to type, random enough to be unique."""
+    return uuid.uuid4().hex[:12]
+
+
+@dataclass(frozen=True, slots=True)
+class Sharding:
+    """How a sharded run splits its Parquet dataset and where the shards run.
+
+    Attributes:
+        executor: ``"local"``, ``"process"`` or ``"ray"``.
+        workers: Worker processes (each judge's rate budget is divided among them).
+        slice: ``(i, n)`` for slice ``i`` of ``n`` of the shards, or None for all of them.
+        shards: The shards of this run (the slice's, after any ``limit``).
+        ray_address: An existing Ray cluster's address, or None.
+        payload: The target and scorers cloudpickled for the workers (empty for ``local``).
+    """
+
+    executor: ExecutorName
+    workers: int
+    slice: tuple[int, int] | None
+    shards: tuple[Shard, ...]
+    ray_address: str | None
+    payload: bytes
+
+
+@dataclass(frozen=True, slots=True)
+class RunOptions:
+    """``run_evals``'s keyword arguments as given (see ``run_evals`` for each one)."""
+
+    target: Any
+    concurrency: int
+    store: str | os.PathLike[str] | None
+    experiment: str | None
+    description: str | None
+    thresholds: Mapping[str, Any] | None
+    max_error_rate: float | Mapping[str, float] | None
+    on_item_complete: ItemCallback | None
+    progress: bool
+    metadata: Mapping[str, Any] | None
+    keep_results: bool
+    limit: int | None
+    columns: Mapping[str, str] | None
+    flush_interval: float
+    cache: bool | str | os.PathLike[str] | None
+    resume: str | None
+    retry_errors: bool
+    force: bool
+    regenerate: bool
+    executor: ExecutorName
+    workers: int | None
+    shard: str | tuple[int, int] | None
+    ray_address: str | None
+    preflight: bool
+
+    @property
+    def sharded(self) -> bool:
+        """Whether the run goes shard by shard (an executor other than local, or a slice)."""
+        return self.executor != "local" or self.shard is not None
+
+
+@dataclass(frozen=True, slots=True)
+class RunSpec:
+    """Everything a driver needs to run an experiment, checked (see :func:`prepare`).
+
+    Attributes:
+        options: The options as given.
+        experiment_id: The experiment's id (the resumed one's, when resuming).
+        name: The experiment's name.
+        dataset: The dataset, loaded and checked.
+        target: The resolved target.
+        scorers: The checked scorers, in order.
+        thresholds: The thresholds by scorer id.
+        max_error_rates: The error-rate gates by scorer id.
+        config: The configuration stored with the experiment, secrets redacted.
+        record: The experiment row a new run begins with (unused when resuming).
+        scorer_records: The ``experiment_scorers`` rows.
+        total_items: The experiment's items (all of its shards' rows, when sharded).
+        plan: The pairs an in-process resume runs, or None.
+        sharding: How a sharded run splits the dataset, or None for an in-process run.
+    """
+
+    options: RunOptions
+    experiment_id: str
+    name: str
+    dataset: Dataset
+    target: Target
+    scorers: tuple[Scorer, ...]
+    thresholds: Mapping[str, Threshold]
+    max_error_rates: Mapping[str, float]
+    config: dict[str, Any]
+    record: ExperimentRecord
+    scorer_records: tuple[ScorerRecord, ...]
+    total_items: int
+    plan: ResumePlan | None
+    sharding: Sharding | None
+
+    @property
+    def scorer_ids(self) -> tuple[str, ...]:
+        """The scorers' ids, in order."""
+        return tuple(s.id for s in self.scorers)
+
+    @property
+    def store(self) -> str | None:
+        """The score store file, or None."""
+        store = self.options.store
+        return None if store is None else str(store)
+
+    @property
+    def started_at(self) -> dt.datetime:
+        """When the run started (UTC)."""
+        return self.record.started_at
+
+    @property
+    def keep_results(self) -> bool:
+        """Whether the items' results are kept in memory (never in a sharded run)."""
+        return self.options.keep_results and self.sharding is None
+
+    @property
+    def to_run(self) -> int:
+        """Items this pass of an in-process run evaluates."""
+        return self.plan.to_run if self.plan is not None else self.total_items
+
+
+async def prepare(data: Any, scorers: Sequence[Scorer] | Scorer, options: RunOptions) -> RunSpec:
+    """Check ``run_evals``'s arguments and prepare the run; nothing is written yet (a resume
+    only reads the stored experiment it will finish).
+
+    Raises:
+        ConfigError: A scorer, threshold or option is invalid, or ``options.resume`` names an
+            experiment this call cannot finish.
+        DatasetError: The dataset cannot be read or lacks a column it needs.
+        StoreError: The store has no experiment ``options.resume``.
+        PreflightError: With ``options.preflight``, a judge's or the target's endpoint fails.
+    """
+    _check_options(options)
+    checked = check_scorers(scorers)
+    target = as_target(options.target)
+    # As soon as the judges and the target are known, for both drivers: before the data is
+    # read and a sharded run's slice is checked (tests/run/test_preflight.py relies on it).
+    if options.preflight:
+        await check_endpoints(checked, target)
+    workers, piece = 1, None
+    if options.sharded:
+        workers, piece = _check_sharding(data, options.executor, options.workers, options.shard)
+    scorer_ids = [s.id for s in checked]
+    thresholds = parse_thresholds(options.thresholds, scorer_ids)
+    error_rates = parse_error_rates(options.max_error_rate, scorer_ids)
+    dataset = load_dataset(data, columns=options.columns)
+    check_target(target, dataset)
+    if options.regenerate and isinstance(target, DatasetOutput):
+        raise ConfigError(
+            "regenerate needs a target: outputs read from the dataset's output column cannot"
+            " be produced again"
+        )
+
+    name = options.experiment or _default_name(dataset)
+    limit = options.limit
+    sharding = None
+    if options.sharded:
+        shards = select_shards(plan_shards(dataset.source, limit=limit), piece)
+        payload = b"" if options.executor == "local" else pack(target, checked)
+        sharding = Sharding(options.executor, workers, piece, shards, options.ray_address, payload)
+        total = sum(s.rows for s in shards)
+    else:
+        total = dataset.num_rows if limit is None else min(limit, dataset.num_rows)
+    config = build_config(
+        dataset=dataset,
+        target=target,
+        scorers=checked,
+        thresholds=thresholds,
+        options=_recorded_options(options, sharding, error_rates, group=f"{name}|{dataset.source}"),
+        metadata=options.metadata,
+    )
+    experiment_id, plan = new_experiment_id(), None
+    resume, store = options.resume, options.store
+    if resume is not None and store is not None:  # _check_options: a resume has a store
+        if sharding is not None:
+            await _check_shard_resume(str(store), resume, options, config, checked, dataset)
+            experiment_id = resume
+        else:
+            plan = await _plan_resume(str(store), resume, options, config, checked, dataset, total)
+            experiment_id, name = plan.stored.id, plan.stored.name
+    record = ExperimentRecord(
+        id=experiment_id,
+        name=name,
+        description=options.description,
+        dataset=dataset.source,
+        config=config,
+        metadata=options.metadata,
+        total_items=total,
+        started_at=dt.datetime.now(dt.UTC),
+        evalkit_version=evalkit_version(),
+        partial=limit is not None or piece is not None,
+    )
+    records = _scorer_records(checked, thresholds)
+    return RunSpec(options, experiment_id, name, dataset, target, checked, thresholds,
+                   error_rates, config, record, records, total, plan, sharding)  # fmt: skip
+
+
+def _check_options(options: RunOptions) -> None:
+    """Check the options that need neither the scorers nor the data."""
+    check_resume_options(options.resume, options.store, retry_errors=options.retry_errors,
+                         force=options.force, regenerate=options.regenerate)  # fmt: skip
+    if options.sharded:
+        refuse_for_sharded(
+            options.retry_errors or options.regenerate, options.on_item_complete, options.cache
+        )
+    check_run_options(options.concurrency, options.limit, options.flush_interval)
+
+
+def _recorded_options(
+    options: RunOptions,
+    sharding: Sharding | None,
+    error_rates: Mapping[str, float],
+    *,
+    group: str,
+) -> dict[str, Any]:
+    """The options recorded in the stored config (a resume compares some of them)."""
+    recorded: dict[str, Any] = {
+        "concurrency": options.concurrency,
+        "limit": options.limit,
+        "keep_results": options.keep_results and sharding is None,
+    }
+    if sharding is not None:
+        recorded.update(executor=sharding.executor, workers=sharding.workers)
+    recorded["max_error_rate"] = error_rates
+    if sharding is not None and sharding.slice is not None:
+        # The group lets `evalkit merge` find the slices of one matrix run.
+        index, count = sharding.slice
+        recorded["shard"] = {"index": index, "count": count, "group": group}
+    return recorded
+
+
+async def _check_shard_resume(
+    store: str,
+    resume: str,
+    options: RunOptions,
+    config: dict[str, Any],
+    scorers: Sequence[Scorer],
+    dataset: Dataset,
+) -> None:
+    """Check a sharded run can finish the stored experiment ``resume``."""
+    await anyio.to_thread.run_sync(
+        functools.partial(
+            check_shard_resume, store, resume, config=config, scorers=scorers, dataset=dataset,
+            limit=options.limit, force=options.force,
+        )
+    )  # fmt: skip
+
+
+async def _plan_resume(
+    store: str,
+    resume: str,
+    options: RunOptions,
+    config: dict[str, Any],
+    scorers: Sequence[Scorer],
+    dataset: Dataset,
+    total: int,
+) -> ResumePlan:
+    """Check an in-process run can finish the stored experiment ``resume``; plan its pass."""
+    return await anyio.to_thread.run_sync(
+        functools.partial(
+            plan_resume, store, resume, config=config, scorers=scorers,
+            dataset=dataset, total=total, limit=options.limit, retry_errors=options.retry_errors,
+            force=options.force, regenerate=options.regenerate,
+        )
+    )  # fmt: skip
+
+
+def _check_sharding(
+    data: Any, executor: str, workers: int | None, shard: str | tuple[int, int] | None
+) -> tuple[int, tuple[int, int] | None]:
+    """The workers and the slice of a sharded run, checked."""
+    if executor not in EXECUTORS:
+        raise ConfigError(f"executor must be one of {', '.join(EXECUTORS)}, got {executor!r}")
+    count = workers if workers is not None else (1 if executor == "local" else _cpus())
+    if isinstance(count, bool) or not isinstance(count, int) or count < 1:
+        raise ConfigError(f"workers must be a positive integer, got {workers!r}")
+    if not isinstance(data, (str, Path)):
+        raise ConfigError(
+            f"executor={executor!r} and shard need a Parquet file or folder path as data "
+            f"(shards are its row groups), not a {type(data).__name__}"
+        )
+    return count, parse_shard_spec(shard)
+
+
+def _default_name(dataset: Dataset) -> str:
+    path = Path(dataset.source)
+    return path.stem if dataset.source and not dataset.source.startswith("<") else "experiment"
+
+
+def _scorer_records(
+    scorers: Sequence[Scorer], thresholds: Mapping[str, Threshold]
+) -> tuple[ScorerRecord, ...]:
+    return tuple(
+        ScorerRecord(
+            s.id,
+            s.name,
+            s.description,
+            i,
+            thresholds[s.id].min if s.id in thresholds else None,
+            thresholds[s.id].max if s.id in thresholds else None,
+            s.higher_is_better,
+            dumps(s.metadata) if s.metadata else None,
+        )
+        for i, s in enumerate(scorers)
+    )
+
+
+def _cpus() -> int:
+    return max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1)
