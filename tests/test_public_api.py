@@ -72,3 +72,12 @@ def test_a_shard_worker_imports_neither_openai_nor_pandas() -> None:
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[]"
+
+
+def test_the_old_comparison_verdict_name_still_imports_with_a_warning() -> None:
+    import evalkit.compare
+
+    with pytest.warns(DeprecationWarning, match="renamed ComparisonVerdict"):
+        old = evalkit.compare.Verdict
+    assert old is evalkit.compare.ComparisonVerdict
+    assert evalkit.Verdict is not old  # the run's gate verdict is another thing

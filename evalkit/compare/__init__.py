@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from evalkit.compare._compare import (
     Comparison,
+    ComparisonVerdict,
     Direction,
     ScorerComparison,
-    Verdict,
     compare_experiments,
 )
 from evalkit.compare._inputs import ScoreTable
@@ -19,12 +19,27 @@ from evalkit.compare._stats import SeedLike, paired_bootstrap_ci, sign_flip_test
 
 __all__ = [
     "Comparison",
+    "ComparisonVerdict",
     "Direction",
     "ScoreTable",
     "ScorerComparison",
     "SeedLike",
-    "Verdict",
     "compare_experiments",
     "paired_bootstrap_ci",
     "sign_flip_test",
 ]
+
+
+def __getattr__(name: str) -> object:
+    # ``Verdict`` was this package's name for ComparisonVerdict; ``evalkit.Verdict`` is the
+    # run's gate verdict, a different thing. Kept one release for code that imported it.
+    if name == "Verdict":
+        import warnings
+
+        warnings.warn(
+            "evalkit.compare.Verdict is renamed ComparisonVerdict",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return ComparisonVerdict
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

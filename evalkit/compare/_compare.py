@@ -22,8 +22,8 @@ from evalkit.errors import ConfigError
 Direction: TypeAlias = Literal["higher", "lower"]
 """Which way a scorer's score is better: ``"higher"`` (accuracy) or ``"lower"`` (toxicity)."""
 
-Verdict: TypeAlias = Literal["regressed", "improved", "unchanged", "not_comparable"]
-"""A scorer's verdict; ``"not_comparable"`` when no item was scored in both runs."""
+ComparisonVerdict: TypeAlias = Literal["regressed", "improved", "unchanged", "not_comparable"]
+"""A scorer's verdict in a comparison; ``"not_comparable"`` when no item was scored in both."""
 
 _EMPTY = ScorerScores(
     np.empty(0, dtype=np.object_), np.empty(0, dtype=np.float64), np.empty(0, dtype=np.bool_)
@@ -76,7 +76,7 @@ class ScorerComparison:
     failed_in_baseline: int
     failed_in_candidate: int
     failed_in_either: int
-    verdict: Verdict
+    verdict: ComparisonVerdict
     max_drop: float
     confidence: float
 
@@ -286,7 +286,7 @@ def _compare_scorer(
     worse, better = (fell, rose) if direction == "higher" else (rose, fell)
     significant = p_value < 1.0 - confidence
     change = difference if direction == "higher" else -difference
-    verdict: Verdict = "unchanged"
+    verdict: ComparisonVerdict = "unchanged"
     if significant and worse and change < -max_drop:
         verdict = "regressed"
     elif significant and better and change > max_drop:

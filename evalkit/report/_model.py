@@ -7,7 +7,7 @@ from typing import Any, Literal
 
 from evalkit.report._groups import FailureGroup
 
-Verdict = Literal["passed", "failed", "regressed"]
+ReportVerdict = Literal["passed", "failed", "regressed"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,7 +53,7 @@ class ScorerRow:
     reasons: tuple[str, ...] = ()
 
     @property
-    def verdict(self) -> Verdict:
+    def verdict(self) -> ReportVerdict:
         """``regressed`` beats ``failed`` (any other gate) beats ``passed``."""
         if self.regressed:
             return "regressed"
