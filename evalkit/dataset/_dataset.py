@@ -64,13 +64,15 @@ class Dataset:
         for batch in self.batches():
             yield from batch
 
-    def batches(self, *, limit: int | None = None) -> ItemBatches:
+    def batches(self, *, limit: int | None = None, first_index: int = 0) -> ItemBatches:
         """Iterate over the rows as lists of at most ``batch_size`` items.
 
         Args:
             limit: Stop after this many rows.
+            first_index: The ``Item.index`` of the first row (a shard's rows continue from
+                the shards before it).
         """
-        return ItemBatches(self, limit=limit)
+        return ItemBatches(self, limit=limit, first_index=first_index)
 
     def fingerprint(self) -> str:
         """The content hash of the whole dataset (reads every row once)."""
@@ -87,8 +89,9 @@ class Dataset:
 class ItemBatches:
     """An iterator of item lists over a dataset; ``fingerprint`` is set once it is exhausted."""
 
-    def __init__(self, dataset: Dataset, *, limit: int | None = None) -> None:
+    def __init__(self, dataset: Dataset, *, limit: int | None = None, first_index: int = 0) -> None:
         self._columns = dataset.columns
+        self._first_index = first_index
         self._batches = dataset._column_batches()
         self._limit = dataset.num_rows if limit is None else min(limit, dataset.num_rows)
         self._hash = hashlib.blake2b(digest_size=16)
@@ -154,7 +157,7 @@ class ItemBatches:
             item_ids = [v if type(v) is str else _id_text(v, origin, cols) for v in ids]
         items: list[Item] = []
         keys: list[str] = []
-        start = self.rows_read
+        start = self._first_index + self.rows_read
         for i in range(count):
             extra = {name: values[i] for name, values in extras.items()} if extras else None
             keys.append(

@@ -24,8 +24,7 @@ from typing import Any, Literal
 import anyio
 import pyarrow as pa
 
-from evalkit.dataset._columns import ColumnMap
-from evalkit.dataset._dataset import Dataset
+from evalkit.dataset import ColumnMap, Dataset
 from evalkit.errors import ConfigError, EvalkitError
 from evalkit.judge import use_rate_share
 from evalkit.run._feed import ItemFeed
@@ -33,10 +32,10 @@ from evalkit.run._item import ItemEvaluator
 from evalkit.run._progress import Progress
 from evalkit.run._rows import RowBuffer
 from evalkit.run._runner import Runner
-from evalkit.run._shards import RowGroupSource, Shard, ShardBatches
+from evalkit.run._shards import RowGroupSource, Shard
 from evalkit.run._summary import SummaryBuilder
-from evalkit.scorer._scorer import Scorer
-from evalkit.target._protocol import Target
+from evalkit.scorer import Scorer
+from evalkit.target import Target
 
 ExecutorName = Literal["local", "process", "ray"]
 EXECUTORS: tuple[ExecutorName, ...] = ("local", "process", "ray")
@@ -119,7 +118,7 @@ async def _run_shard(
     buffer = RowBuffer(config.experiment_id, config.scorer_names)
     runner = Runner(
         experiment_id=config.experiment_id,
-        feed=ItemFeed(ShardBatches(dataset, shard)),
+        feed=ItemFeed(dataset.batches(limit=shard.rows, first_index=shard.offset)),
         evaluator=ItemEvaluator(target, scorers, run_prefix=config.experiment_id),
         summary=summary,
         progress=Progress(shard.rows, name=f"shard {shard.index}", enabled=False),

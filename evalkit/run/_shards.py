@@ -11,14 +11,16 @@ import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from evalkit.dataset._dataset import Dataset, ItemBatches
-from evalkit.dataset._item import Item
-from evalkit.dataset._sources import ColumnBatch, Duplicate, ParquetSource, _arrow_to_python
+from evalkit.dataset import (
+    ColumnBatch,
+    Duplicate,
+    ParquetSource,
+    arrow_to_python,
+)
 from evalkit.errors import ConfigError, DatasetError
 
 
@@ -120,7 +122,7 @@ class RowGroupSource:
                     batch_size=batch_size, row_groups=[shard.row_group], columns=list(columns)
                 ):
                     data = {
-                        name: _arrow_to_python(batch.column(name), shard.file, name)
+                        name: arrow_to_python(batch.column(name), shard.file, name)
                         for name in columns
                     }
                     yield shard.file, data, batch.num_rows
@@ -131,23 +133,6 @@ class RowGroupSource:
 
     def duplicate_of(self, column: str) -> Duplicate | None:
         return None  # checked on the driver over the whole dataset
-
-
-class ShardBatches(ItemBatches):
-    """Item batches of one shard whose indexes continue from the shards before it."""
-
-    def __init__(self, dataset: Dataset, shard: Shard) -> None:
-        super().__init__(dataset, limit=shard.rows)
-        self._offset = shard.offset
-
-    def _items(self, origin: str, data: dict[str, list[Any]], count: int) -> list[Item]:
-        items = super()._items(origin, data, count)
-        offset = self._offset
-        return [
-            Item(i.id, i.input, i.ground_truth, i.output, i.request_context, i.metadata,
-                 i.index + offset, i.extra)
-            for i in items
-        ]  # fmt: skip
 
 
 def shard_dataset(path: str | Path) -> bool:
