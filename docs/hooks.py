@@ -105,7 +105,7 @@ def _commands(
 def cli_reference() -> str:
     """Every ``evalkit`` command: its usage line, what it does and a table of its arguments."""
     # The one private import here: the CLI exports only main(), and its parser is the truth.
-    from evalkit.cli._main import build_parser
+    from evalkit.cli import build_parser
 
     os.environ["COLUMNS"] = "100"  # argparse wraps usage lines at the terminal's width
     parser = build_parser()

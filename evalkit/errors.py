@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
-    from evalkit.scorer._result import ScorerRunResult, StepName
+    from evalkit.scorer import ScorerRunResult, StepName
 
 
 def _restore(cls: type[EvalkitError], args: tuple[Any, ...], state: dict[str, Any]) -> Any:

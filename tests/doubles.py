@@ -9,12 +9,12 @@ from typing import Any
 import anyio
 
 from evalkit import JudgeCost, JudgeError, JudgeErrorInfo, JudgeExecution, JudgeUsage, ScorerRun
-from evalkit.scorer._trace import RunTrace
+from evalkit.scorer import RunTrace
 
 
 @dataclass
 class ScriptedJudgeStep:
-    """A prompt-step double using the step binding protocol (``_bind_step``).
+    """A prompt-step double implementing the public :class:`~evalkit.scorer.Step` protocol.
 
     Like a real prompt step it writes its prompt and a :class:`JudgeExecution` into the run's
     trace, then returns ``reply`` or, when ``fails(run)`` is true, records a failed execution
@@ -35,7 +35,10 @@ class ScriptedJudgeStep:
     sleep: float = 0.0
     duration: Callable[[ScorerRun], float] | None = None
 
-    def _bind_step(self, kind: str, owner: Any) -> Callable[..., Any]:
+    def judge_for(self, default: Any) -> None:
+        return None  # it asks no real judge: nothing for a preflight to check
+
+    def bind(self, kind: str, owner: Any) -> Callable[..., Any]:
         async def step(run: ScorerRun, results: Any, score: Any, trace: RunTrace) -> Any:
             prompt = f"{kind} for {owner.name}: {run.input}"
             duration_ms = self.duration(run) if self.duration else self.duration_ms

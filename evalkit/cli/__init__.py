@@ -6,6 +6,13 @@ data error, 130 interrupted.
 
 from __future__ import annotations
 
-from evalkit.cli._main import EXIT_FAILED_GATE, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, main
+from evalkit.cli._main import (
+    EXIT_FAILED_GATE,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    EXIT_USAGE,
+    build_parser,
+    main,
+)
 
-__all__ = ["EXIT_FAILED_GATE", "EXIT_INTERRUPTED", "EXIT_OK", "EXIT_USAGE", "main"]
+__all__ = ["EXIT_FAILED_GATE", "EXIT_INTERRUPTED", "EXIT_OK", "EXIT_USAGE", "build_parser", "main"]

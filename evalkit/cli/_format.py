@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from evalkit._json import to_jsonable
-from evalkit.report._safe import visible
+from evalkit.report import visible
 
 _MAX_CELL = 60
 

@@ -5,8 +5,7 @@ from __future__ import annotations
 import argparse
 
 from evalkit.cli._main import EXIT_OK
-from evalkit.store import DEFAULT_STORE
-from evalkit.store._merge import merge_stores
+from evalkit.store import DEFAULT_STORE, merge_stores
 
 
 def cmd_merge(args: argparse.Namespace) -> int:

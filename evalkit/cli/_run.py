@@ -20,17 +20,16 @@ from evalkit.cli._format import json_text
 from evalkit.cli._main import EXIT_FAILED_GATE, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
 from evalkit.compare import Comparison, compare_experiments
 from evalkit.errors import BaselineError, ConfigError, StoreError
-from evalkit.experiment_file import load_experiment_file
-from evalkit.experiment_file._schema import RegressionSection
+from evalkit.experiment_file import RegressionSection, load_experiment_file
 from evalkit.report import (
+    ReportData,
+    build_report,
     console_failure_groups,
     console_table,
     html_report,
     junit_xml,
     markdown_summary,
 )
-from evalkit.report._build import build_report
-from evalkit.report._model import ReportData
 from evalkit.run import ExperimentResult, run_evals_sync
 from evalkit.store import latest_resumable, read_experiment, read_item_scores
 

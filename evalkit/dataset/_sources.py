@@ -17,6 +17,7 @@ import pyarrow.parquet as pq
 
 from evalkit.errors import DatasetError
 
+#: ``(origin, {column: python values}, row count)``: what a :class:`Source` yields.
 ColumnBatch = tuple[str, dict[str, list[Any]], int]
 
 #: ``(origin, value)`` of the first null or repeated value of an id column.
@@ -24,7 +25,11 @@ Duplicate = tuple[str, Any]
 
 
 class Source(Protocol):
-    """Rows of one kind of dataset object."""
+    """Rows of one kind of dataset object: the extension point for new kinds of input.
+
+    A :class:`~evalkit.dataset.Dataset` reads every source through these three methods
+    (a sharded run's row groups are one); ``name`` is how errors name the source.
+    """
 
     name: str
     num_rows: int
@@ -42,7 +47,13 @@ class Source(Protocol):
         ...
 
 
-def _arrow_to_python(array: pa.Array | pa.ChunkedArray, origin: str, column: str) -> list[Any]:
+def arrow_to_python(array: pa.Array | pa.ChunkedArray, origin: str, column: str) -> list[Any]:
+    """The cells of an Arrow column as Python values (maps as dicts), for a :class:`Source`.
+
+    Raises:
+        DatasetError: A cell cannot be converted (e.g. text that is not UTF-8), naming
+            ``origin`` and ``column``.
+    """
     try:
         values: list[Any] = array.to_pylist(maps_as_pydicts="lossy")
     except UnicodeDecodeError as exc:
@@ -134,7 +145,7 @@ class ParquetSource:
                     except (OSError, pa.ArrowException, UnicodeDecodeError) as exc:
                         raise DatasetError(origin, f"cannot read rows: {exc}") from exc
                     data = {
-                        name: _arrow_to_python(batch.column(name), origin, name) for name in columns
+                        name: arrow_to_python(batch.column(name), origin, name) for name in columns
                     }
                     yield origin, data, batch.num_rows
 
@@ -174,7 +185,7 @@ class ArrowSource:
 
     def batches(self, columns: Sequence[str], batch_size: int) -> Iterator[ColumnBatch]:
         for batch in self.table.select(list(columns)).to_batches(max_chunksize=batch_size):
-            data = {name: _arrow_to_python(batch.column(name), self.name, name) for name in columns}
+            data = {name: arrow_to_python(batch.column(name), self.name, name) for name in columns}
             yield self.name, data, batch.num_rows
 
     def duplicate_of(self, column: str) -> Duplicate | None:

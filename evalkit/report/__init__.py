@@ -3,11 +3,13 @@ failures grouped by error (:func:`failure_groups`)."""
 
 from __future__ import annotations
 
+from evalkit.report._build import build_report
 from evalkit.report._counts import items_done
 from evalkit.report._groups import FailureGroup, error_pattern, failure_groups
 from evalkit.report._html import html_report
 from evalkit.report._junit import junit_xml
 from evalkit.report._model import ItemView, ReportData, ScorerRow
+from evalkit.report._safe import visible
 from evalkit.report._text import console_failure_groups, console_table, markdown_summary
 
 __all__ = [
@@ -15,6 +17,7 @@ __all__ = [
     "ItemView",
     "ReportData",
     "ScorerRow",
+    "build_report",
     "console_failure_groups",
     "console_table",
     "error_pattern",
@@ -23,4 +26,5 @@ __all__ = [
     "items_done",
     "junit_xml",
     "markdown_summary",
+    "visible",
 ]

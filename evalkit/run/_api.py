@@ -17,10 +17,8 @@ from evalkit.run._result import build_result
 from evalkit.run._runner import ItemCallback
 from evalkit.run._sharded import drive_sharded
 from evalkit.run._spec import RunOptions, prepare
-from evalkit.scorer._scorer import Scorer
-from evalkit.store._connect import DEFAULT_STORE
-from evalkit.store._shard_writer import ShardWriter
-from evalkit.store._writer import StoreWriter
+from evalkit.scorer import Scorer
+from evalkit.store import DEFAULT_STORE, ShardWriter, StoreWriter
 
 
 async def run_evals(

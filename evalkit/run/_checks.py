@@ -7,11 +7,10 @@ import os
 from collections.abc import Sequence
 from typing import Any
 
-from evalkit.dataset._dataset import Dataset
+from evalkit.dataset import Dataset
 from evalkit.errors import ConfigError, DatasetError
-from evalkit.scorer._scorer import Scorer
-from evalkit.target._dataset_output import DatasetOutput
-from evalkit.target._protocol import Target
+from evalkit.scorer import Scorer, Step
+from evalkit.target import DatasetOutput, Target
 
 
 def check_scorers(scorers: Any) -> tuple[Scorer, ...]:
@@ -47,7 +46,7 @@ def check_target(target: Target, dataset: Dataset) -> None:
 
 def asks_judge(scorer: Scorer) -> bool:
     """Whether a scorer has prompt steps (so a judge cache can serve it)."""
-    return any(hasattr(step, "_bind_step") for step in scorer.steps.values())
+    return any(isinstance(step, Step) for step in scorer.steps.values())
 
 
 def may_suspend(scorer: Scorer) -> bool:
@@ -57,7 +56,7 @@ def may_suspend(scorer: Scorer) -> bool:
     inline, which is far cheaper than a task each.
     """
     for step in scorer.steps.values():
-        if hasattr(step, "_bind_step"):
+        if isinstance(step, Step):
             return True
         call = None if inspect.isroutine(step) else type(step).__call__
         if inspect.iscoroutinefunction(step) or inspect.iscoroutinefunction(call):

@@ -9,11 +9,10 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from evalkit._json import to_jsonable
-from evalkit.dataset._dataset import Dataset
-from evalkit.scorer._scorer import Scorer
-from evalkit.store._redact import redact
-from evalkit.target._function import callable_name
-from evalkit.target._protocol import Target
+from evalkit.dataset import Dataset
+from evalkit.scorer import Scorer
+from evalkit.store import redact
+from evalkit.target import Target, callable_name
 
 
 def evalkit_version() -> str:

@@ -8,14 +8,12 @@ from collections.abc import Mapping, Sequence
 
 import anyio
 
-from evalkit.dataset._item import Item
+from evalkit.dataset import Item
 from evalkit.run._checks import may_suspend
 from evalkit.run._outcome import ErrorInfo, ItemResult, OutputSource, ScorerOutcome
-from evalkit.scorer._result import STEP_ORDER, StepName
-from evalkit.scorer._scorer import Scorer
+from evalkit.scorer import STEP_ORDER, Scorer, StepName
 from evalkit.store import StoredOutput
-from evalkit.target._dataset_output import DatasetOutput
-from evalkit.target._protocol import Target
+from evalkit.target import DatasetOutput, Target
 
 
 class ItemEvaluator:

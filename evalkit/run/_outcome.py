@@ -6,9 +6,9 @@ import traceback
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from evalkit.dataset._item import Item
+from evalkit.dataset import Item
 from evalkit.errors import EvalkitError, ScorerRunError
-from evalkit.scorer._result import ScorerRunResult, StepName
+from evalkit.scorer import ScorerRunResult, StepName
 
 OutcomeStatus = Literal["success", "failed"]
 ItemStatus = Literal["success", "failed"]

@@ -8,7 +8,7 @@ import time
 from tqdm import tqdm
 
 from evalkit.judge import rate_limiter_stats
-from evalkit.report._safe import visible
+from evalkit.report import visible
 
 _REFRESH_S = 0.2
 

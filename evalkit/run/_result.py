@@ -12,8 +12,7 @@ from evalkit.run._experiment import ExperimentResult, ExperimentStatus
 from evalkit.run._outcome import ItemResult
 from evalkit.run._spec import RunSpec
 from evalkit.run._summary import RunSummary, summary_from_counts
-from evalkit.store import read_run_counts
-from evalkit.store._writer import StoreWriter
+from evalkit.store import StoreWriter, read_run_counts
 
 
 @dataclass(frozen=True, slots=True)

@@ -28,10 +28,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from evalkit._json import to_jsonable
-from evalkit.dataset._dataset import Dataset, ItemBatches
-from evalkit.dataset._item import Item
+from evalkit.dataset import Dataset, Item, ItemBatches
 from evalkit.errors import ConfigError
-from evalkit.scorer._scorer import Scorer
+from evalkit.scorer import Scorer
 from evalkit.store import (
     StoredExperiment,
     StoredOutput,

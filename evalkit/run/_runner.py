@@ -30,7 +30,7 @@ from evalkit.run._outcome import ItemResult
 from evalkit.run._progress import Progress
 from evalkit.run._rows import RowBuffer
 from evalkit.run._summary import SummaryBuilder
-from evalkit.store._writer import StoreWriter
+from evalkit.store import StoreWriter
 
 ItemCallback = Callable[[ItemResult], Any]
 

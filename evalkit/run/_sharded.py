@@ -22,7 +22,7 @@ from evalkit.run._result import Driven
 from evalkit.run._shards import Shard
 from evalkit.run._spec import RunSpec, Sharding
 from evalkit.run._summary import SummaryBuilder
-from evalkit.store._shard_writer import ShardRecord, ShardWriter
+from evalkit.store import ShardRecord, ShardWriter
 
 
 async def drive_sharded(spec: RunSpec, sharding: Sharding, writer: ShardWriter | None) -> Driven:

@@ -19,7 +19,7 @@ from typing import Any
 import anyio.to_thread
 
 from evalkit._json import dumps
-from evalkit.dataset._dataset import Dataset, load_dataset
+from evalkit.dataset import Dataset, load_dataset
 from evalkit.errors import ConfigError
 from evalkit.run._checks import (
     check_resume_options,
@@ -35,10 +35,9 @@ from evalkit.run._resume_plan import ResumePlan, check_shard_resume, plan_resume
 from evalkit.run._runner import ItemCallback
 from evalkit.run._shards import Shard, parse_shard_spec, plan_shards, select_shards
 from evalkit.run._thresholds import Threshold, parse_error_rates, parse_thresholds
-from evalkit.scorer._scorer import Scorer
-from evalkit.store._writer import ExperimentRecord, ScorerRecord
-from evalkit.target import DatasetOutput, as_target
-from evalkit.target._protocol import Target
+from evalkit.scorer import Scorer
+from evalkit.store import ExperimentRecord, ScorerRecord
+from evalkit.target import DatasetOutput, Target, as_target
 
 
 def new_experiment_id() -> str:

@@ -1,4 +1,8 @@
-"""Scorers: build them with :func:`create_scorer`, run them with ``await scorer.run(...)``."""
+"""Scorers: build them with :func:`create_scorer`, run them with ``await scorer.run(...)``.
+
+A step is a function, or a :class:`Step`: an object that binds itself to its scorer (as
+:class:`PromptStep` does) into a :class:`BoundStep` the run calls for every item.
+"""
 
 from __future__ import annotations
 
@@ -7,14 +11,19 @@ from typing import TYPE_CHECKING
 from evalkit._lazy import exports as _exports
 
 if TYPE_CHECKING:
-    from evalkit.scorer._prompt import PromptStep
+    from evalkit.scorer._prompt import OutputSchema, PromptStep
     from evalkit.scorer._result import STEP_ORDER, ScorerRun, ScorerRunResult, StepName, StepResults
     from evalkit.scorer._scorer import Scorer, create_scorer, slugify
+    from evalkit.scorer._steps import BoundStep, Step, StepOwner, bind_callable, is_async_callable
+    from evalkit.scorer._trace import RunTrace
 
 __getattr__, __dir__ = _exports(
     globals(),
     {
-        "evalkit.scorer._prompt": ("PromptStep",),
+        "evalkit.scorer._prompt": (
+            "OutputSchema",
+            "PromptStep",
+        ),
         "evalkit.scorer._result": (
             "STEP_ORDER",
             "ScorerRun",
@@ -27,17 +36,32 @@ __getattr__, __dir__ = _exports(
             "create_scorer",
             "slugify",
         ),
+        "evalkit.scorer._steps": (
+            "BoundStep",
+            "Step",
+            "StepOwner",
+            "bind_callable",
+            "is_async_callable",
+        ),
+        "evalkit.scorer._trace": ("RunTrace",),
     },
 )
 
 __all__ = [
     "STEP_ORDER",
+    "BoundStep",
+    "OutputSchema",
     "PromptStep",
+    "RunTrace",
     "Scorer",
     "ScorerRun",
     "ScorerRunResult",
+    "Step",
     "StepName",
+    "StepOwner",
     "StepResults",
+    "bind_callable",
     "create_scorer",
+    "is_async_callable",
     "slugify",
 ]

@@ -73,15 +73,16 @@ class PromptStep:
     def __repr__(self) -> str:
         return f"PromptStep({self.description!r})"
 
-    def _judge_for(self, default: Judge | None) -> Judge | None:
+    def judge_for(self, default: Judge | None) -> Judge | None:
         """The judge this step asks in a scorer whose judge is ``default``."""
         return self.judge.with_defaults(default) if self.judge else default
 
-    def _bind_step(self, kind: StepName, owner: StepOwner) -> BoundStep:
+    def bind(self, kind: StepName, owner: StepOwner) -> BoundStep:
+        """The judge call of this step as ``owner``'s ``kind`` step (see :class:`Step`)."""
         where = f"Scorer {owner.name!r}, {kind} step"
         spec = output_spec(kind, self.output_schema, where)
         make_prompt = bind_callable(self.create_prompt, kind, f"{where}, create_prompt")
-        judge = self._judge_for(owner.judge)
+        judge = self.judge_for(owner.judge)
         return _BoundPrompt(kind, where, judge, make_prompt, spec)
 
 

@@ -17,7 +17,7 @@ from typing import Any
 from evalkit.errors import ConfigError, InvalidScoreError, ScorerRunError
 from evalkit.judge import Judge
 from evalkit.scorer._result import STEP_ORDER, ScorerRun, ScorerRunResult, StepName, StepResults
-from evalkit.scorer._steps import BoundStep, bind_step
+from evalkit.scorer._steps import BoundStep, Step, bind_step
 from evalkit.scorer._trace import RunTrace
 
 _EMPTY_RESULTS = StepResults()
@@ -158,8 +158,7 @@ class Scorer:
         """
         found: list[Judge] = []
         for step in self.steps.values():
-            judge_for = getattr(step, "_judge_for", None)
-            judge = judge_for(self._judge) if callable(judge_for) else None
+            judge = step.judge_for(self._judge) if isinstance(step, Step) else None
             if isinstance(judge, Judge) and judge.model is not None and judge not in found:
                 found.append(judge)
         return tuple(found)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from evalkit.errors import ConfigError
 from evalkit.judge import Judge
@@ -37,6 +37,36 @@ class StepOwner(Protocol):
     def judge(self) -> Judge | None: ...
 
 
+@runtime_checkable
+class Step(Protocol):
+    """A step definition that binds itself to the scorer it is added to.
+
+    This is the extension point for steps that are more than a function:
+    :class:`~evalkit.scorer.PromptStep` implements it, and so do the prebuilt scorers' judge
+    steps. A plain function is a step too and needs none of this.
+
+    ``create_scorer`` calls :meth:`bind` once per step when the scorer is built; the run then
+    calls the returned :class:`BoundStep` for every item. A scorer with at least one such step
+    is taken to wait on I/O (its runs of one item go to concurrent tasks) and to ask a judge
+    (so a judge cache serves it).
+    """
+
+    def bind(self, kind: StepName, owner: StepOwner) -> BoundStep:
+        """The callable that runs this step as ``owner``'s ``kind`` step.
+
+        Raises:
+            ConfigError: The step cannot serve as ``kind`` (e.g. a missing output schema).
+        """
+        ...
+
+    def judge_for(self, default: Judge | None) -> Judge | None:
+        """The judge this step asks in a scorer whose judge is ``default`` (None: no judge).
+
+        What :attr:`Scorer.judges` lists, and what a run's preflight checks.
+        """
+        ...
+
+
 def _allowed_arguments(kind: StepName) -> tuple[str, ...]:
     return ("run", "results", "score") if kind == "generate_reason" else ("run", "results")
 
@@ -44,16 +74,15 @@ def _allowed_arguments(kind: StepName) -> tuple[str, ...]:
 def bind_step(step: object, kind: StepName, owner: StepOwner) -> tuple[BoundStep, bool]:
     """Turn a step definition into a :class:`BoundStep` for ``owner``'s ``kind`` step.
 
-    Prompt steps (and any object with a ``_bind_step`` method) bind themselves; plain callables
-    become function steps.
+    A :class:`Step` (a prompt step, or your own) binds itself; plain callables become function
+    steps.
 
     Returns:
         The bound step, and whether it always returns an awaitable (a coroutine function, or
         a bound step whose ``__call__`` is one). When False, the value may still be awaitable.
     """
-    bind = getattr(step, "_bind_step", None)
-    if callable(bind):
-        bound: BoundStep = bind(kind, owner)
+    if isinstance(step, Step):
+        bound = step.bind(kind, owner)
         return bound, is_async_callable(bound)
     if callable(step):
         where = f"Scorer {owner.name!r}, {kind} step"

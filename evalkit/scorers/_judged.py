@@ -41,11 +41,19 @@ from pydantic import AfterValidator, BaseModel, BeforeValidator, Field, model_va
 from evalkit._json import to_jsonable
 from evalkit.errors import ConfigError, ScorerInputError
 from evalkit.judge import Judge
-from evalkit.scorer import PromptStep, Scorer, ScorerRun
-from evalkit.scorer._prompt import OutputSchema
-from evalkit.scorer._result import StepName, StepResults
-from evalkit.scorer._steps import BoundStep, StepOwner, bind_callable, is_async_callable
-from evalkit.scorer._trace import RunTrace
+from evalkit.scorer import (
+    BoundStep,
+    OutputSchema,
+    PromptStep,
+    RunTrace,
+    Scorer,
+    ScorerRun,
+    StepName,
+    StepOwner,
+    StepResults,
+    bind_callable,
+    is_async_callable,
+)
 from evalkit.scorers._common import as_text, is_missing, param_error
 
 # How many items the step being asked sent; set by JudgeStep around the judge call only.
@@ -129,12 +137,13 @@ class JudgeStep:
     def __repr__(self) -> str:
         return f"JudgeStep({self._prompt.description!r})"
 
-    def _judge_for(self, default: Judge | None) -> Judge | None:
+    def judge_for(self, default: Judge | None) -> Judge | None:
         """The judge this step asks in a scorer whose judge is ``default``."""
-        return self._prompt._judge_for(default)
+        return self._prompt.judge_for(default)
 
-    def _bind_step(self, kind: StepName, owner: StepOwner) -> BoundStep:
-        asked = self._prompt._bind_step(kind, owner)
+    def bind(self, kind: StepName, owner: StepOwner) -> BoundStep:
+        """The judge call, behind ``skip`` and with ``items`` (see :class:`Step`)."""
+        asked = self._prompt.bind(kind, owner)
         if self._skip is None and self._items is None:
             return asked
         where = f"Scorer {owner.name!r}, {kind} step"

@@ -16,6 +16,7 @@ from evalkit._lazy import exports as _exports
 if TYPE_CHECKING:
     from evalkit.store._connect import DEFAULT_STORE, connection, open_connection, quote_ident
     from evalkit.store._liveness import process_alive, this_host
+    from evalkit.store._merge import merge_stores
     from evalkit.store._migrate import migrate, schema_version
     from evalkit.store._prices import PRICES_AS_OF, SEED_PRICES
     from evalkit.store._read import (
@@ -26,6 +27,7 @@ if TYPE_CHECKING:
     )
     from evalkit.store._redact import REDACTED, redact
     from evalkit.store._schema import ARROW_SCHEMAS, SCHEMA_VERSION
+    from evalkit.store._shard_writer import ShardRecord, ShardWriter
     from evalkit.store._stored import (
         StoredExperiment,
         StoredOutput,
@@ -48,6 +50,7 @@ __getattr__, __dir__ = _exports(
             "process_alive",
             "this_host",
         ),
+        "evalkit.store._merge": ("merge_stores",),
         "evalkit.store._migrate": (
             "migrate",
             "schema_version",
@@ -69,6 +72,10 @@ __getattr__, __dir__ = _exports(
         "evalkit.store._schema": (
             "ARROW_SCHEMAS",
             "SCHEMA_VERSION",
+        ),
+        "evalkit.store._shard_writer": (
+            "ShardRecord",
+            "ShardWriter",
         ),
         "evalkit.store._stored": (
             "StoredExperiment",
@@ -100,12 +107,15 @@ __all__ = [
     "RowBatch",
     "RowBuffer",
     "ScorerRecord",
+    "ShardRecord",
+    "ShardWriter",
     "StoreWriter",
     "StoredExperiment",
     "StoredOutput",
     "connection",
     "latest_resumable",
     "list_experiments",
+    "merge_stores",
     "migrate",
     "open_connection",
     "process_alive",

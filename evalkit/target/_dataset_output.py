@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from evalkit.dataset._item import Item
+from evalkit.dataset import Item
 
 
 class DatasetOutput:

@@ -10,7 +10,7 @@ from typing import Any
 import anyio
 import anyio.to_thread
 
-from evalkit.dataset._item import Item
+from evalkit.dataset import Item
 from evalkit.errors import ConfigError, TargetError
 
 

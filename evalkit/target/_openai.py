@@ -12,7 +12,7 @@ import string
 from collections.abc import Mapping
 from typing import Any
 
-from evalkit.dataset._item import Item
+from evalkit.dataset import Item
 from evalkit.errors import ConfigError, JudgeError, TargetError
 from evalkit.judge import Judge, PreparedRequest, chat_completion, openai_client_for
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Protocol, runtime_checkable
 
-from evalkit.dataset._item import Item
+from evalkit.dataset import Item
 
 
 @runtime_checkable
