@@ -37,7 +37,8 @@ from typing import Any
 import anyio
 from anyio.abc import SocketAttribute
 
-from evalkit.testing._batches import BatchErrorsIn, BatchOutcome, BatchService, LineResult
+from evalkit.testing._batch_records import BatchErrorsIn, BatchOutcome, LineResult
+from evalkit.testing._batches import BatchService
 from evalkit.testing._chat import (
     UsageModel,
     completion,
