@@ -10,8 +10,7 @@ from collections.abc import Callable
 from typing import Any, Literal
 
 from evalkit.errors import ConfigError
-from evalkit.experiment_file import ExperimentFile
-from evalkit.experiment_file._schema import ScorerEntry
+from evalkit.experiment_file import ExperimentFile, ScorerEntry
 from evalkit.judge import Judge
 from evalkit.scorer import Scorer
 from evalkit.scorers import get_scorer, scorer_info

@@ -20,8 +20,7 @@ from evalkit.cli._format import json_text
 from evalkit.cli._main import EXIT_FAILED_GATE, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
 from evalkit.compare import Comparison, compare_experiments
 from evalkit.errors import BaselineError, ConfigError, StoreError
-from evalkit.experiment_file import load_experiment_file
-from evalkit.experiment_file._schema import RegressionSection
+from evalkit.experiment_file import RegressionSection, load_experiment_file
 from evalkit.report import (
     console_failure_groups,
     console_table,
