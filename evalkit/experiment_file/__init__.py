@@ -10,20 +10,13 @@ errors for later checks.
 from __future__ import annotations
 
 from evalkit.experiment_file._imports import import_reference
+from evalkit.experiment_file._judge import JudgeOverride, JudgeSection
 from evalkit.experiment_file._load import ExperimentFile, format_key, load_experiment_file
 from evalkit.experiment_file._locate import KeyLocator, KeyPath
-from evalkit.experiment_file._schema import (
-    ExperimentConfig,
-    ExperimentSection,
-    JudgeOverride,
-    JudgeSection,
-    OpenAITarget,
-    PythonTarget,
-    RegressionSection,
-    ScorerEntry,
-    Target,
-    Threshold,
-)
+from evalkit.experiment_file._regression import RegressionSection
+from evalkit.experiment_file._schema import ExperimentConfig, ExperimentSection
+from evalkit.experiment_file._scorers import ScorerEntry, Threshold
+from evalkit.experiment_file._target import OpenAITarget, PythonTarget, Target
 
 __all__ = [
     "ExperimentConfig",

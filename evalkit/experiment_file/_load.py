@@ -19,7 +19,8 @@ from pydantic_core import ErrorDetails
 from evalkit.errors import ConfigError, ExperimentFileError, ExperimentFileIssue
 from evalkit.experiment_file._imports import import_reference
 from evalkit.experiment_file._locate import KeyLocator, KeyPath
-from evalkit.experiment_file._schema import ExperimentConfig, describe
+from evalkit.experiment_file._schema import ExperimentConfig
+from evalkit.experiment_file._table import describe
 
 _TOML_POSITION = re.compile(r"\s*\(at line (\d+), column (\d+)\)$")
 _BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")

@@ -9,7 +9,8 @@ the error file (or, when asked, to the output file with their status, as some co
 servers do); requests that got no answer at all (an injected hang or dropped connection) go to
 the error file with an ``error`` object instead of a response.
 
-Ids are random, so a batch id remembered by a client never names another server's batch.
+Ids are random, so a batch id remembered by a client never names another server's batch. What is
+kept lives in ``_batch_records.py``; the input file and upload parsing in ``_batch_input.py``.
 """
 
 from __future__ import annotations
@@ -18,119 +19,26 @@ import json
 import time
 import uuid
 from collections.abc import Awaitable, Callable, Iterator
-from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
 import anyio
 
+from evalkit.testing._batch_input import ENDPOINT, parse_input, parse_multipart
+from evalkit.testing._batch_records import (
+    BatchErrorsIn,
+    BatchOutcome,
+    LineHandler,
+    LineResult,
+    StoredBatch,
+    StoredFile,
+)
 from evalkit.testing._http import Request, Response, error_body
 
-BatchOutcome = Literal["completed", "failed", "expired"]
-BatchErrorsIn = Literal["error_file", "output_file"]
-
-_ENDPOINT = "/v1/chat/completions"
 _PURPOSES = frozenset(
     {"assistants", "batch", "fine-tune", "vision", "user_data", "evals"},
 )
 _LINE_CONCURRENCY = 64
 _ACTIVE = frozenset({"validating", "in_progress", "finalizing", "cancelling"})
-
-
-@dataclass(frozen=True, slots=True)
-class LineResult:
-    """How the chat handler answered one batch line.
-
-    ``status`` is the HTTP status, or None when no response came (then ``error`` holds the
-    ``(code, message)`` of the error line); ``body`` is the decoded JSON body, or the raw text
-    of a body that is not JSON.
-    """
-
-    status: int | None
-    body: Any = None
-    error: tuple[str, str] | None = None
-
-
-LineHandler = Callable[[dict[str, Any], int], Awaitable[LineResult]]
-
-
-@dataclass(slots=True)
-class StoredFile:
-    """An uploaded (or generated) file."""
-
-    id: str
-    purpose: str
-    filename: str
-    data: bytes
-    created_at: int
-
-    def to_object(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "object": "file",
-            "bytes": len(self.data),
-            "created_at": self.created_at,
-            "filename": self.filename,
-            "purpose": self.purpose,
-            "status": "processed",
-            "expires_at": None,
-            "status_details": None,
-        }
-
-
-@dataclass(slots=True)
-class _Batch:
-    id: str
-    input_file_id: str
-    endpoint: str
-    completion_window: str
-    metadata: dict[str, Any] | None
-    created_at: int
-    started: float
-    outcome: BatchOutcome
-    status: str = "validating"
-    times: dict[str, int] = field(default_factory=dict)
-    output_file_id: str | None = None
-    error_file_id: str | None = None
-    total: int = 0
-    completed: int = 0
-    failed: int = 0
-    errors: list[dict[str, Any]] | None = None
-    scope: anyio.CancelScope = field(default_factory=anyio.CancelScope)
-
-    def to_object(self) -> dict[str, Any]:
-        stamps = (
-            "in_progress_at",
-            "finalizing_at",
-            "completed_at",
-            "failed_at",
-            "expired_at",
-            "cancelling_at",
-            "cancelled_at",
-        )
-        return {
-            "id": self.id,
-            "object": "batch",
-            "endpoint": self.endpoint,
-            "errors": None if self.errors is None else {"object": "list", "data": self.errors},
-            "input_file_id": self.input_file_id,
-            "completion_window": self.completion_window,
-            "status": self.status,
-            "output_file_id": self.output_file_id,
-            "error_file_id": self.error_file_id,
-            "created_at": self.created_at,
-            "expires_at": self.created_at + 86400,
-            **{name: self.times.get(name) for name in stamps},
-            "request_counts": {
-                "total": self.total,
-                "completed": self.completed,
-                "failed": self.failed,
-            },
-            "metadata": self.metadata,
-        }
-
-    def move(self, status: str) -> None:
-        self.status = status
-        self.times[f"{status}_at"] = int(time.time())
 
 
 class BatchService:
@@ -160,7 +68,7 @@ class BatchService:
         self.errors_in: BatchErrorsIn = errors_in
         self.outcome: BatchOutcome = outcome
         self.files: dict[str, StoredFile] = {}
-        self.batches: dict[str, _Batch] = {}
+        self.batches: dict[str, StoredBatch] = {}
         self.files_uploaded = 0
         self.batches_created = 0
         self.lines_answered = 0
@@ -242,19 +150,19 @@ class BatchService:
             return _not_found("file", str(params.get("input_file_id")))
         if stored.purpose != "batch":
             return _bad_request(f"File {stored.id} was uploaded with purpose {stored.purpose!r}")
-        if params.get("endpoint") != _ENDPOINT:
+        if params.get("endpoint") != ENDPOINT:
             return _bad_request(
-                f"The evalkit test server batches only {_ENDPOINT}, not {params.get('endpoint')!r}"
+                f"The evalkit test server batches only {ENDPOINT}, not {params.get('endpoint')!r}"
             )
         if params.get("completion_window") != "24h":
             return _bad_request("completion_window must be '24h'")
         if self._spawn is None:
             return Response.json(error_body("The server is not running", "server_error"), 500)
         metadata = params.get("metadata")
-        batch = _Batch(
+        batch = StoredBatch(
             id=f"batch_{uuid.uuid4().hex}",
             input_file_id=stored.id,
-            endpoint=_ENDPOINT,
+            endpoint=ENDPOINT,
             completion_window="24h",
             metadata=metadata if isinstance(metadata, dict) else None,
             created_at=int(time.time()),
@@ -287,7 +195,7 @@ class BatchService:
             batch.scope.cancel()
         return Response.json(batch.to_object())
 
-    async def _process(self, batch: _Batch, data: bytes) -> None:
+    async def _process(self, batch: StoredBatch, data: bytes) -> None:
         await anyio.sleep(0)  # answer the create request while still "validating"
         lines, problems = parse_input(data)
         if batch.outcome == "failed" and not problems:
@@ -333,7 +241,7 @@ class BatchService:
 
     def _write_results(
         self,
-        batch: _Batch,
+        batch: StoredBatch,
         lines: list[dict[str, Any]],
         results: list[LineResult | None],
         ended: str | None,
@@ -383,90 +291,6 @@ class BatchService:
     def batch_objects(self) -> list[dict[str, Any]]:
         """Every batch, as ``GET /v1/batches/{id}`` shows it, oldest first."""
         return [batch.to_object() for batch in self.batches.values()]
-
-
-def parse_input(data: bytes) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """The lines of a batch input file, and the problems that fail the batch (OpenAI's checks:
-    JSON objects with a unique ``custom_id``, ``method`` POST, the batch's ``url``, a ``body``)."""
-    lines: list[dict[str, Any]] = []
-    problems: list[dict[str, Any]] = []
-    seen: set[str] = set()
-
-    def problem(number: int, code: str, message: str) -> None:
-        problems.append({"code": code, "message": message, "param": None, "line": number})
-
-    for number, raw in enumerate(data.splitlines(), 1):
-        if not raw.strip():
-            continue
-        try:
-            line = json.loads(raw)
-        except ValueError:
-            problem(number, "invalid_json_line", "This line is not valid JSON")
-            continue
-        if not isinstance(line, dict):
-            problem(number, "invalid_json_line", "This line is not a JSON object")
-            continue
-        custom_id = line.get("custom_id")
-        if not isinstance(custom_id, str) or not custom_id:
-            problem(number, "missing_required_parameter", "custom_id is required")
-        elif custom_id in seen:
-            problem(number, "duplicate_custom_id", f"custom_id {custom_id!r} is used twice")
-        else:
-            seen.add(custom_id)
-        if line.get("method") != "POST":
-            problem(number, "invalid_method", "method must be POST")
-        if line.get("url") != _ENDPOINT:
-            problem(number, "invalid_url", f"url must be {_ENDPOINT}")
-        if not isinstance(line.get("body"), dict):
-            problem(number, "missing_required_parameter", "body must be a JSON object")
-        lines.append(line)
-    if not lines and not problems:
-        problems.append(
-            {
-                "code": "empty_file",
-                "message": "The input file is empty",
-                "param": None,
-                "line": None,
-            }
-        )
-    return lines, problems
-
-
-def parse_multipart(content_type: str, body: bytes) -> dict[str, tuple[str | None, bytes]]:
-    """The fields of a ``multipart/form-data`` body: name → (file name or None, content)."""
-    kind, _, rest = content_type.partition(";")
-    if kind.strip().lower() != "multipart/form-data":
-        raise ValueError(f"content type {kind.strip()!r}")
-    boundary = _param(rest, "boundary")
-    if not boundary:
-        raise ValueError("no boundary")
-    fields: dict[str, tuple[str | None, bytes]] = {}
-    delimiter = b"--" + boundary.encode("latin-1")
-    for part in body.split(delimiter)[1:]:
-        if part.startswith(b"--"):
-            break
-        part = part.removeprefix(b"\r\n").removesuffix(b"\r\n")
-        head, separator, content = part.partition(b"\r\n\r\n")
-        if not separator:
-            raise ValueError("a part has no header")
-        disposition = ""
-        for header in head.decode("latin-1").split("\r\n"):
-            name, _, value = header.partition(":")
-            if name.strip().lower() == "content-disposition":
-                disposition = value
-        field_name = _param(disposition, "name")
-        if field_name is None:
-            raise ValueError("a part has no name")
-        fields[field_name] = (_param(disposition, "filename"), content)
-    return fields
-
-
-def _param(header: str, name: str) -> str | None:
-    for item in header.split(";"):
-        key, equals, value = item.strip().partition("=")
-        if equals and key.strip().lower() == name:
-            return value.strip().strip('"')
-    return None
 
 
 def _bad_request(message: str) -> Response:

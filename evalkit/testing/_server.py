@@ -20,14 +20,13 @@ the ``api_key`` when one is set; serve another answer with ``add_route``, e.g. a
 gateway without it); ``GET /_evalkit/stats`` and ``POST /_evalkit/reset``
 expose the counters to other processes. ``/v1/files`` and ``/v1/batches`` serve OpenAI's Batch
 API, answering each line of a batch with the same chat handler (see ``_batches.py``).
+
+This module holds the server's shell: its settings, routes, counters and lifecycle. Chat
+completions are answered in ``_completions.py``.
 """
 
 from __future__ import annotations
 
-import json
-import random
-import time
-from collections import deque
 from collections.abc import Iterable
 from contextlib import AsyncExitStack
 from dataclasses import asdict, dataclass
@@ -37,18 +36,11 @@ from typing import Any
 import anyio
 from anyio.abc import SocketAttribute
 
-from evalkit.testing._batches import BatchErrorsIn, BatchOutcome, BatchService, LineResult
-from evalkit.testing._chat import (
-    UsageModel,
-    completion,
-    conversation_text,
-    fault_response,
-    generated_content,
-    response_format_kind,
-    rule_content,
-)
+from evalkit.testing._batch_records import BatchErrorsIn, BatchOutcome
+from evalkit.testing._batches import BatchService
+from evalkit.testing._chat import UsageModel
+from evalkit.testing._completions import CompletionService
 from evalkit.testing._http import Handler, HttpServer, Request, Response, error_body
-from evalkit.testing._limits import WindowBudget
 from evalkit.testing._rules import RateLimitPolicy, Rule
 
 
@@ -139,21 +131,19 @@ class FakeOpenAIServer:
         self.latency = latency
         self.api_key = api_key
         self.usage = UsageModel(cache_ratio, reasoning_tokens, cost_per_token)
-        self._initial_rules = tuple(rules)
-        self._seed = seed
         self._port = port
         self._stack: AsyncExitStack | None = None
-        self._history: deque[dict[str, Any]] = deque(maxlen=history)
-        self._arrivals: deque[float] = deque(maxlen=history)
         self.rate_limit = rate_limit
-        self._budget: WindowBudget | None = None
+        self._completions = CompletionService(
+            tuple(rules), self, self._refuse, seed=seed, history=history
+        )
         self._http = HttpServer()
-        self._http.add_route("POST", "/v1/chat/completions", self._chat_completions)
+        self._http.add_route("POST", "/v1/chat/completions", self._completions.handle)
         self._http.add_route("GET", "/v1/models", self._models)
         self._http.add_route("GET", "/_evalkit/stats", self._stats_route)
         self._http.add_route("POST", "/_evalkit/reset", self._reset_route)
         self._batches = BatchService(
-            self._batch_line,
+            self._completions.batch_line,
             self._refuse,
             delay=batch_delay,
             errors_in=batch_errors_in,
@@ -190,13 +180,14 @@ class FakeOpenAIServer:
     @property
     def stats(self) -> ServerStats:
         """A snapshot of the counters."""
+        completions = self._completions
         return ServerStats(
-            self._requests,
-            self._completions,
-            self._faults,
-            self._in_flight,
-            self._max_in_flight,
-            self._rate_limited,
+            completions.requests,
+            completions.completions,
+            completions.faults,
+            completions.in_flight,
+            completions.max_in_flight,
+            completions.rate_limited,
             self._batches.files_uploaded,
             self._batches.batches_created,
             self._batches.lines_answered,
@@ -207,13 +198,13 @@ class FakeOpenAIServer:
     def requests(self) -> list[dict[str, Any]]:
         """The JSON bodies of the most recent chat completion requests (online, or lines of a
         batch as they are answered), oldest first."""
-        return list(self._history)
+        return list(self._completions.history)
 
     @property
     def arrivals(self) -> list[float]:
         """When the most recent chat completion requests arrived (``time.monotonic()``; for a
         batch line, when it was answered)."""
-        return list(self._arrivals)
+        return list(self._completions.arrivals)
 
     @property
     def batches(self) -> list[dict[str, Any]]:
@@ -243,12 +234,11 @@ class FakeOpenAIServer:
     @property
     def rules(self) -> tuple[Rule, ...]:
         """The rules in force, in the order they are tried."""
-        return tuple(self._rules)
+        return tuple(self._completions.rules)
 
     def add_rule(self, rule: Rule) -> None:
         """Append ``rule`` to the rules tried for each request."""
-        self._rules.append(rule)
-        self._uses.append(0)
+        self._completions.add_rule(rule)
 
     def add_route(self, method: str, path: str, handler: Handler) -> None:
         """Serve ``handler`` (an async function of a request) at ``method path``.
@@ -263,15 +253,8 @@ class FakeOpenAIServer:
 
         Uploaded files and batches are kept, so batches in progress still complete.
         """
-        self._rules: list[Rule] = list(self._initial_rules)
-        self._uses: list[int] = [0] * len(self._rules)
-        self._random = random.Random(self._seed)
-        self._history.clear()
-        self._arrivals.clear()
-        self._requests = self._completions = self._faults = self._rate_limited = 0
+        self._completions.reset(self.rate_limit)
         self._models_listed = 0
-        self._in_flight = self._max_in_flight = 0
-        self._budget = WindowBudget(self.rate_limit) if self.rate_limit is not None else None
         self._batches.reset_counters()
 
     async def __aenter__(self) -> FakeOpenAIServer:
@@ -298,32 +281,6 @@ class FakeOpenAIServer:
 
     # -- handlers -----------------------------------------------------------------------------
 
-    def _pick_rule(self, text: str, kind: str) -> Rule | None:
-        for index, rule in enumerate(self._rules):
-            if not rule.matches(text, kind):
-                continue
-            if rule.times is not None and self._uses[index] >= rule.times:
-                continue
-            if rule.probability < 1.0 and self._random.random() >= rule.probability:
-                continue
-            self._uses[index] += 1
-            return rule
-        return None
-
-    async def _chat_completions(self, request: Request) -> Response:
-        self._arrivals.append(time.monotonic())
-        self._requests += 1
-        number = self._requests
-        self._in_flight += 1
-        self._max_in_flight = max(self._max_in_flight, self._in_flight)
-        try:
-            response = await self._answer(request, number)
-        finally:
-            self._in_flight -= 1
-        if response.status == 200 and not response.abort and response.body.endswith(b"}"):
-            self._completions += 1
-        return response
-
     def _refuse(self, request: Request) -> Response | None:
         """A 401 response when the server wants a key and ``request`` lacks it, else None."""
         if self.api_key is not None and (
@@ -334,86 +291,6 @@ class FakeOpenAIServer:
             )
             return Response.json(body, 401)
         return None
-
-    async def _answer(self, request: Request, number: int) -> Response:
-        if (refused := self._refuse(request)) is not None:
-            return refused
-        try:
-            body = request.json()
-        except ValueError:
-            return _bad_request("The request body is not valid JSON")
-        problem = _check_body(body)
-        if problem:
-            return _bad_request(problem)
-        self._history.append(body)
-        budget = self._budget
-        if budget is None:
-            return await self._reply(body, number)
-        refused = budget.admit()
-        if refused is not None:
-            self._rate_limited += 1
-            return refused
-        response = await self._reply(body, number)
-        if response.status == 200 and budget.policy.tokens is not None:
-            budget.charge(_total_tokens(response))
-        budget.annotate(response)
-        return response
-
-    async def _reply(self, body: dict[str, Any], number: int) -> Response:
-        text = conversation_text(body["messages"])
-        kind = response_format_kind(body)
-        return await self._respond(body, number, self._pick_rule(text, kind), text, kind)
-
-    async def _batch_line(self, body: dict[str, Any], number: int) -> LineResult:
-        """Answer one line of a batch with the chat handler (no rate limit: batches have
-        their own pool, as at OpenAI)."""
-        problem = _check_body(body)
-        if problem:
-            return LineResult(400, error_body(problem, "invalid_request_error"))
-        self._history.append(body)
-        self._arrivals.append(time.monotonic())
-        text = conversation_text(body["messages"])
-        kind = response_format_kind(body)
-        rule = self._pick_rule(text, kind)
-        if rule is not None and rule.fault is not None and rule.fault.kind in _NO_ANSWER:
-            # A request that never gets an answer ends as an error line, not a hung batch.
-            self._faults += 1
-            code = "request_timeout" if rule.fault.kind == "hang" else "server_error"
-            return LineResult(None, error=(code, f"The test server injected a {rule.fault.kind}"))
-        response = await self._respond(body, number, rule, text, kind)
-        try:
-            decoded = json.loads(response.body)
-        except ValueError:
-            return LineResult(response.status, response.body.decode(errors="replace"))
-        return LineResult(response.status, decoded)
-
-    async def _respond(
-        self, body: dict[str, Any], number: int, rule: Rule | None, text: str, kind: str
-    ) -> Response:
-        latency = rule.latency if rule is not None and rule.latency is not None else self.latency
-        if latency > 0:
-            await anyio.sleep(latency)
-        if rule is None:
-            generated = generated_content(body, kind, text)
-            return completion(body, generated, number=number, usage=self.usage)
-        if rule.fault is not None:
-            self._faults += 1
-            return await fault_response(rule.fault)
-        if rule.refusal is not None:
-            return completion(
-                body,
-                None,
-                number=number,
-                usage=self.usage,
-                refusal=rule.refusal,
-                finish_reason=rule.finish_reason,
-            )
-        content = rule_content(rule, body)
-        if content is None:
-            content = generated_content(body, kind, text)
-        return completion(
-            body, content, number=number, usage=self.usage, finish_reason=rule.finish_reason
-        )
 
     async def _models(self, request: Request) -> Response:
         self._models_listed += 1
@@ -428,30 +305,3 @@ class FakeOpenAIServer:
     async def _reset_route(self, request: Request) -> Response:
         self.reset()
         return Response.json(self.stats.to_dict())
-
-
-_NO_ANSWER = frozenset({"hang", "disconnect"})
-
-
-def _total_tokens(response: Response) -> int:
-    try:
-        return int(json.loads(response.body)["usage"]["total_tokens"])
-    except (ValueError, KeyError, TypeError):
-        return 0
-
-
-def _bad_request(message: str) -> Response:
-    return Response.json(error_body(message, "invalid_request_error"), 400)
-
-
-def _check_body(body: Any) -> str | None:
-    if not isinstance(body, dict):
-        return "The request body must be a JSON object"
-    if not isinstance(body.get("model"), str) or not body["model"]:
-        return "'model' is required and must be a non-empty string"
-    messages = body.get("messages")
-    if not isinstance(messages, list) or not messages:
-        return "'messages' is required and must be a non-empty array"
-    if body.get("stream"):
-        return "'stream': true is not supported by the evalkit test server"
-    return None

@@ -1,0 +1,30 @@
+"""``[regression]``: the gate of a run against a baseline run."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from pydantic import Field
+
+from evalkit.experiment_file._table import PositiveInt, Share, Table, Text
+
+
+class RegressionSection(Table):
+    """``[regression]``: the gate against a baseline run.
+
+    Attributes:
+        baseline: ``"latest"`` (the newest complete, full run of the same name that pairs
+            with this one; none on the first night), a run's name (its newest such run) or a
+            run's id.
+        max_drop: The drop in mean tolerated before a significant drop fails, in score units.
+        confidence: The coverage of the paired bootstrap interval.
+        resamples: Bootstrap and sign-flip resamples.
+        min_paired: The share of this run's items a baseline on another dataset must also
+            hold (0 to 1) to be compared with; a baseline of the same dataset always pairs.
+    """
+
+    baseline: Text = "latest"
+    max_drop: Annotated[float, Field(ge=0.0)] = 0.0
+    confidence: Annotated[float, Field(gt=0.0, lt=1.0)] = 0.95
+    resamples: PositiveInt = 10_000
+    min_paired: Share = 0.9

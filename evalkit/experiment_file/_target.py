@@ -1,0 +1,90 @@
+"""``[target]``: what answers each input, an OpenAI-compatible model or a Python function."""
+
+from __future__ import annotations
+
+import string
+from typing import Annotated, Literal
+
+from pydantic import Field, field_validator
+
+from evalkit.experiment_file._table import (
+    REFERENCE,
+    PositiveFloat,
+    PositiveInt,
+    Table,
+    Temperature,
+    Text,
+    check_env_name,
+    problem,
+)
+
+
+class OpenAITarget(Table):
+    """``[target]`` with ``type = "openai"``: an OpenAI-compatible chat model answers each input.
+
+    Attributes:
+        type: ``"openai"``.
+        model: The model name.
+        system: The system prompt, if any.
+        prompt: A ``str.format`` template over the row (``"{input}"``); None sends the input
+            as is.
+        base_url: Any OpenAI-compatible endpoint; None means OpenAI's.
+        api_key_env: The name of the environment variable holding the API key.
+        max_concurrency: Target calls in flight at once.
+        temperature: Sampling temperature, 0 to 2.
+        max_tokens: Maximum tokens per answer.
+        timeout: Seconds allowed to each HTTP attempt.
+        max_retries: Retries on 5xx, timeouts and connection errors.
+        rpm: Requests per minute allowed to the model (shared with judges of the same model).
+        tpm: Tokens per minute allowed to the model.
+    """
+
+    type: Literal["openai"]
+    model: Text
+    system: str | None = None
+    prompt: str | None = None
+    base_url: Text | None = None
+    api_key_env: Text | None = None
+    max_concurrency: PositiveInt | None = None
+    temperature: Temperature | None = None
+    max_tokens: PositiveInt | None = None
+    timeout: PositiveFloat | None = None
+    max_retries: Annotated[int, Field(ge=0)] | None = None
+    rpm: PositiveFloat | None = None
+    tpm: PositiveFloat | None = None
+
+    _api_key_env = field_validator("api_key_env")(check_env_name)
+
+    @field_validator("prompt")
+    @classmethod
+    def _prompt_is_a_template(cls, value: str | None) -> str | None:
+        if value is not None:
+            try:
+                list(string.Formatter().parse(value))
+            except ValueError as exc:
+                raise problem(f"not a valid template: {exc} (write {{{{ for a literal {{)") from exc
+        return value
+
+
+class PythonTarget(Table):
+    """``[target]`` with ``type = "python"``: a Python function answers each input.
+
+    Attributes:
+        type: ``"python"``.
+        callable: ``"module:attribute"``, imported with the experiment file's folder on
+            ``sys.path`` while it loads.
+    """
+
+    type: Literal["python"]
+    callable: str
+
+    @field_validator("callable")
+    @classmethod
+    def _is_reference(cls, value: str) -> str:
+        if not REFERENCE.fullmatch(value):
+            raise problem(f"expected 'module:attribute' such as 'my_app:answer', got {value!r}")
+        return value
+
+
+Target = Annotated[OpenAITarget | PythonTarget, Field(discriminator="type")]
+"""``[target]``: an :class:`OpenAITarget` or a :class:`PythonTarget`, told apart by ``type``."""
