@@ -227,3 +227,16 @@ def test_the_cycle_finder_finds_a_cycle() -> None:
 
 def test_no_module_level_import_cycle() -> None:
     assert _cycles(_graph()) == []
+
+
+MAX_MODULE_LINES = 400
+
+
+def test_no_module_is_over_400_lines() -> None:
+    """A module that outgrows this is split by responsibility (see docs/pages/development.md)."""
+    long = {
+        name: lines
+        for name, path in SOURCES.items()
+        if (lines := len(path.read_text(encoding="utf-8").splitlines())) > MAX_MODULE_LINES
+    }
+    assert long == {}
