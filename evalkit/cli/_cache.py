@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from datetime import timedelta
 
-from evalkit.cli._format import json_text
+from evalkit.cli._format import json_text, one_line
 from evalkit.cli._main import EXIT_OK
 from evalkit.errors import ConfigError
 from evalkit.judge import JudgeCache, default_cache_path
@@ -23,12 +23,12 @@ def cmd_cache_stats(args: argparse.Namespace) -> int:
     if args.json:
         print(json_text(stats))
         return EXIT_OK
-    print(f"cache: {stats.path}")
+    print(f"cache: {one_line(str(stats.path))}")
     print(f"entries: {stats.entries} live, {stats.expired} expired, {stats.size_bytes:,} bytes")
     if stats.oldest is not None:
         print(f"written: {stats.oldest:%Y-%m-%d %H:%M} to {stats.newest:%Y-%m-%d %H:%M}")
     for model, count in sorted(stats.by_model.items()):
-        print(f"  {model}: {count}")
+        print(f"  {one_line(model)}: {count}")
     return EXIT_OK
 
 

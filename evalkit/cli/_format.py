@@ -1,4 +1,9 @@
-"""Printing rows: aligned text tables, CSV and JSON."""
+"""Printing rows: aligned text tables, CSV and JSON.
+
+Tables and :func:`one_line` show control and bidi characters as escapes wherever they go, JSON
+writes them as its own ``\\u`` escapes (the same value once parsed), and CSV keeps the exact
+text; on a terminal the stream itself escapes it (see :mod:`evalkit.cli._output`).
+"""
 
 from __future__ import annotations
 
@@ -10,9 +15,18 @@ from collections.abc import Sequence
 from typing import Any
 
 from evalkit._json import to_jsonable
-from evalkit.report import visible
+from evalkit.report import visible, visible_json
 
 _MAX_CELL = 60
+
+
+def one_line(value: Any) -> str:
+    """``value`` as text on one line: line breaks as spaces, control characters as escapes."""
+    if value is None:
+        return ""
+    text = value if isinstance(value, str) else json.dumps(to_jsonable(value), ensure_ascii=False)
+    # Store content may hold anything a model wrote: no ESC sequence reaches the terminal.
+    return visible(text.replace("\r\n", "\n").replace("\n", " "))
 
 
 def cell(value: Any) -> str:
@@ -23,14 +37,13 @@ def cell(value: Any) -> str:
         return f"{value:.3f}"
     if isinstance(value, dt.datetime):
         return value.strftime("%Y-%m-%d %H:%M:%S")
-    text = value if isinstance(value, str) else json.dumps(to_jsonable(value), ensure_ascii=False)
-    # Store content may hold anything a model wrote: no ESC sequence reaches the terminal.
-    text = visible(text.replace("\n", " "))
+    text = one_line(value)
     return text if len(text) <= _MAX_CELL else text[: _MAX_CELL - 1] + "…"
 
 
 def text_table(columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
     """Columns aligned under a header and a rule; numbers right-aligned."""
+    columns = [one_line(c) for c in columns]
     texts = [[cell(v) for v in row] for row in rows]
     widths = [len(c) for c in columns]
     for row in texts:
@@ -60,8 +73,9 @@ def csv_text(columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
 
 
 def json_text(value: Any) -> str:
-    """Indented JSON of ``value`` after :func:`evalkit._json.to_jsonable`."""
-    return json.dumps(to_jsonable(value), ensure_ascii=False, indent=2)
+    """Indented JSON of ``value`` after :func:`evalkit._json.to_jsonable`, control and bidi
+    characters as ``\\u`` escapes."""
+    return visible_json(json.dumps(to_jsonable(value), ensure_ascii=False, indent=2))
 
 
 def records(columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> list[dict[str, Any]]:

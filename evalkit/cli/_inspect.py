@@ -6,7 +6,7 @@ import argparse
 from typing import Any
 
 from evalkit.cli._baseline import pairs_with
-from evalkit.cli._format import json_text, records, text_table
+from evalkit.cli._format import json_text, one_line, records, text_table
 from evalkit.cli._main import EXIT_FAILED_GATE, EXIT_OK
 from evalkit.cli._refs import find_experiment
 from evalkit.compare import Comparison, compare_experiments
@@ -66,7 +66,7 @@ def cmd_experiments(args: argparse.Namespace) -> int:
         ]
         for r in runs
     ]
-    print(text_table(columns, rows) if rows else f"{store}: no experiments")
+    print(text_table(columns, rows) if rows else f"{one_line(store)}: no experiments")
     return EXIT_OK
 
 
@@ -81,7 +81,7 @@ def cmd_show(args: argparse.Namespace) -> int:
         print(json_text({**run, "scorers": summary}))
         return EXIT_OK
     for key in ("id", "name", "description", "status", "dataset", "dataset_fingerprint"):
-        print(f"{key:>20}: {run.get(key) or '-'}")
+        print(f"{key:>20}: {one_line(run.get(key)) or '-'}")
     done = items_done(run["succeeded_count"] + run["failed_count"], run["total_items"])
     print(f"{'items':>20}: {done} ({run['failed_count']} failed)")
     print(f"{'started':>20}: {run['started_at']}  completed: {run['completed_at'] or '-'}")
@@ -147,8 +147,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
         )
     else:
         print(
-            f"baseline {baseline['name']} ({baseline['id']}) → "
-            f"candidate {candidate['name']} ({candidate['id']})"
+            f"baseline {one_line(baseline['name'])} ({one_line(baseline['id'])}) → "
+            f"candidate {one_line(candidate['name'])} ({one_line(candidate['id'])})"
         )
         print(comparison_table(comparison))
     return EXIT_FAILED_GATE if comparison.regressed else EXIT_OK

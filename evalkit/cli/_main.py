@@ -140,17 +140,20 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit code."""
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    handler: Handler = args.handler
-    try:
-        return handler(args)
-    except ExperimentFileError as exc:
-        print(str(exc), file=sys.stderr)
-        return EXIT_USAGE
-    except EvalkitError as exc:
-        print(f"evalkit: error: {exc}", file=sys.stderr)
-        return EXIT_USAGE
-    except KeyboardInterrupt:
-        print("evalkit: interrupted", file=sys.stderr)
-        return EXIT_INTERRUPTED
+    from evalkit.cli._output import guarded_streams
+
+    with guarded_streams():
+        parser = build_parser()
+        args = parser.parse_args(argv)
+        handler: Handler = args.handler
+        try:
+            return handler(args)
+        except ExperimentFileError as exc:
+            print(str(exc), file=sys.stderr)
+            return EXIT_USAGE
+        except EvalkitError as exc:
+            print(f"evalkit: error: {exc}", file=sys.stderr)
+            return EXIT_USAGE
+        except KeyboardInterrupt:
+            print("evalkit: interrupted", file=sys.stderr)
+            return EXIT_INTERRUPTED

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 
+from evalkit.cli._format import one_line
 from evalkit.cli._main import EXIT_OK
 from evalkit.store import DEFAULT_STORE, merge_stores
 
@@ -12,5 +13,5 @@ def cmd_merge(args: argparse.Namespace) -> int:
     """Merge every complete set of slices into ``--store``; print the new experiment ids."""
     output = args.store or DEFAULT_STORE
     for experiment_id in merge_stores(args.sources, output):
-        print(f"merged into {output}: {experiment_id}")
+        print(f"merged into {one_line(output)}: {one_line(experiment_id)}")
     return EXIT_OK

@@ -9,7 +9,7 @@ from evalkit.report._groups import FailureGroup, error_pattern, failure_groups
 from evalkit.report._html import html_report
 from evalkit.report._junit import junit_xml
 from evalkit.report._model import ItemView, ReportData, ScorerRow
-from evalkit.report._safe import visible
+from evalkit.report._safe import visible, visible_json
 from evalkit.report._text import console_failure_groups, console_table, markdown_summary
 
 __all__ = [
@@ -27,4 +27,5 @@ __all__ = [
     "junit_xml",
     "markdown_summary",
     "visible",
+    "visible_json",
 ]

@@ -21,23 +21,28 @@ class Completed:
 Cli = Callable[..., Completed]
 
 
+def run_cli(*args: str, cwd: Path, env_extra: dict[str, str] | None = None) -> Completed:
+    """Run the real ``python -m evalkit`` in a subprocess, in ``cwd``, without OpenAI keys."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OPENAI")}
+    env.update(env_extra or {})
+    done = subprocess.run(
+        [sys.executable, "-m", "evalkit", *args],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    return Completed(done.returncode, done.stdout, done.stderr)
+
+
 @pytest.fixture
 def cli(tmp_path: Path) -> Cli:
     """Run the real ``python -m evalkit`` in a subprocess, in ``tmp_path``."""
 
     def run(*args: str, cwd: Path = tmp_path, env_extra: dict[str, str] | None = None) -> Completed:
-        env = {k: v for k, v in os.environ.items() if not k.startswith("OPENAI")}
-        env.update(env_extra or {})
-        done = subprocess.run(
-            [sys.executable, "-m", "evalkit", *args],
-            cwd=cwd,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=120,
-            check=False,
-        )
-        return Completed(done.returncode, done.stdout, done.stderr)
+        return run_cli(*args, cwd=cwd, env_extra=env_extra)
 
     return run
 
