@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import math
+import time
 from datetime import timedelta
 
 from evalkit.cli._format import json_text, one_line
@@ -34,9 +36,14 @@ def cmd_cache_stats(args: argparse.Namespace) -> int:
 
 def cmd_cache_clear(args: argparse.Namespace) -> int:
     """Delete every entry, or only those older than ``--older-than`` days."""
-    if args.older_than is not None and args.older_than < 0:
-        raise ConfigError(f"--older-than must be zero or more days, got {args.older_than:g}")
-    older = timedelta(days=args.older_than) if args.older_than is not None else None
+    older = None
+    if args.older_than is not None:
+        days = args.older_than
+        if not math.isfinite(days) or days < 0:
+            raise ConfigError(f"--older-than must be a number of days, 0 or more, got {days:g}")
+        # An entry is never older than the epoch its time is counted from: a longer age
+        # (1e308 days) deletes nothing, instead of a date before year 1.
+        older = timedelta(seconds=min(days * 86_400, time.time()))
     deleted = _cache(args).clear(older_than=older)
     print(f"deleted {deleted} cached judge repl{'y' if deleted == 1 else 'ies'}")
     return EXIT_OK

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -16,38 +15,19 @@ from evalkit.cli._build import (
     build_target,
     build_thresholds,
 )
-from evalkit.cli._format import json_text
+from evalkit.cli._format import json_text, one_line
 from evalkit.cli._main import EXIT_FAILED_GATE, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
+from evalkit.cli._reports import check_report_dir, write_reports
 from evalkit.compare import Comparison, compare_experiments
 from evalkit.errors import BaselineError, ConfigError, StoreError
 from evalkit.experiment_file import RegressionSection, load_experiment_file
 from evalkit.report import (
-    ReportData,
     build_report,
     console_failure_groups,
     console_table,
-    html_report,
-    junit_xml,
-    markdown_summary,
 )
 from evalkit.run import ExperimentResult, run_evals_sync
 from evalkit.store import latest_resumable, read_experiment, read_item_scores
-
-
-def write_reports(report: ReportData, folder: Path) -> dict[str, Path]:
-    """Write the HTML, Markdown and JUnit reports of ``report`` into ``folder``."""
-    folder.mkdir(parents=True, exist_ok=True)
-    stem = re.sub(r"[^A-Za-z0-9._-]+", "-", report.name).strip("-") or "experiment"
-    stem = f"{stem}-{report.experiment_id}"
-    paths = {
-        "html": folder / f"{stem}.html",
-        "markdown": folder / f"{stem}.md",
-        "junit": folder / f"{stem}.junit.xml",
-    }
-    paths["html"].write_text(html_report(report), encoding="utf-8")
-    paths["markdown"].write_text(markdown_summary(report), encoding="utf-8")
-    paths["junit"].write_text(junit_xml(report), encoding="utf-8")
-    return paths
 
 
 def _compare(
@@ -145,6 +125,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     # Found before the run starts, so a missing or unusable named baseline fails fast.
     runs = candidates(store, ref, name=config.experiment.name) if ref is not None else []
     resume = _resume_id(args, store, config.experiment.name)
+    report_dir = Path(args.report_dir)
+    check_report_dir(report_dir)
 
     result = run_evals_sync(
         config.experiment.dataset,
@@ -181,7 +163,17 @@ def cmd_run(args: argparse.Namespace) -> int:
         baseline_note=baseline.note,
         directions=directions,
     )
-    paths = write_reports(report, Path(args.report_dir))
+    paths: dict[str, Path] | None = None
+    report_error: str | None = None
+    try:
+        paths = write_reports(report, report_dir)
+    except OSError as exc:
+        # The run is stored: a report lost is worth a warning, not the verdict.
+        report_error = f"cannot write the reports to {report_dir}: {exc.strerror or exc}"
+        print(
+            f"evalkit: warning: {report_error} (the run is stored as {result.experiment_id})",
+            file=sys.stderr,
+        )
 
     compared = {c.scorer_id: c for c in comparison} if comparison is not None else {}
     if args.json:
@@ -199,7 +191,10 @@ def cmd_run(args: argparse.Namespace) -> int:
                     "store": str(store),
                     "baseline": baseline.run["id"] if baseline.run else None,
                     "baseline_error": str(error) if error is not None else None,
-                    "reports": {kind: str(path) for kind, path in paths.items()},
+                    "reports": {kind: str(path) for kind, path in paths.items()}
+                    if paths is not None
+                    else None,
+                    "report_error": report_error,
                     "failure_groups": [group.to_dict() for group in report.failure_groups],
                 }
             )
@@ -208,7 +203,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         print(console_table(report))
         if report.failure_groups:
             print(console_failure_groups(report))
-        print(f"reports: {paths['html']}  {paths['markdown']}  {paths['junit']}")
+        if paths is not None:
+            print("reports: " + "  ".join(one_line(str(path)) for path in paths.values()))
     if result.status == "cancelled":
         return EXIT_INTERRUPTED
     if error is not None:
