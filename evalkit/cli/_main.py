@@ -117,11 +117,19 @@ def build_parser() -> argparse.ArgumentParser:
     compare.add_argument("--json", action="store_true", help="print JSON")
     compare.set_defaults(handler=_inspect.cmd_compare)
 
-    sql = commands.add_parser("sql", help="run SQL against the store (read-only by default)")
+    sql = commands.add_parser(
+        "sql",
+        help="run SQL against the store (read-only by default)",
+        description=_sql.READ_ONLY_HELP,
+    )
     sql.add_argument("query", help="the SQL query")
     _add_store(sql)
     sql.add_argument("--format", choices=("table", "csv", "json"), default="table")
-    sql.add_argument("--write", action="store_true", help="open the store for writing")
+    sql.add_argument(
+        "--write",
+        action="store_true",
+        help="open the store for writing, without the read-only limits",
+    )
     sql.set_defaults(handler=_sql.cmd_sql)
 
     scorers = commands.add_parser("scorers", help="list the prebuilt scorers")

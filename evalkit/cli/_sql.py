@@ -1,4 +1,9 @@
-"""``evalkit sql``: run a query against the store, read-only unless ``--write``."""
+"""``evalkit sql``: run a query against the store, read-only unless ``--write``.
+
+Read-only means the store's own tables and views and nothing else: DuckDB's own switches, set
+once the store is open (:data:`_READ_ONLY`) and then locked, so no statement can set them back
+(see docs/pages/design/read-only-sql.md).
+"""
 
 from __future__ import annotations
 
@@ -11,15 +16,72 @@ from evalkit.cli._main import EXIT_OK
 from evalkit.errors import StoreError
 from evalkit.store import DEFAULT_STORE, connection
 
+#: What ``evalkit sql --help`` says read-only allows.
+READ_ONLY_HELP = (
+    "Without --write the store is opened read-only, and so is everything else: a query reads"
+    " the store's own tables and views (and may create TEMP tables and macros, gone when it"
+    " ends), but cannot write any file (COPY ... TO, EXPORT DATABASE), read any other file or"
+    " URL (read_csv, read_parquet, glob), ATTACH another database, INSTALL or LOAD an"
+    " extension, create a persistent secret, or SET, RESET or unlock any setting. --write"
+    " opens the store for writing, as DuckDB itself would: none of these limits apply."
+)
+
+# Order matters: the store is attached first (with external access off, DuckDB may refuse to
+# open a file), lock_configuration comes last, and after it nothing can be changed back.
+_READ_ONLY = (
+    ("enable_external_access", "false"),  # files but the store, URLs, ATTACH, INSTALL/LOAD
+    ("allow_community_extensions", "false"),
+    ("autoinstall_known_extensions", "false"),
+    ("autoload_known_extensions", "false"),
+    ("allow_persistent_secrets", "false"),
+    ("lock_configuration", "true"),
+)
+
+_REFUSED = (
+    "file system operations are disabled",
+    "external",  # "Loading external extensions is disabled", "Cannot enable external access"
+    "configuration has been locked",
+    "secrets are disabled",
+    "read-only mode",
+    "attached in read-only",
+    "read only",
+)
+
+
+def _lock_down(con: duckdb.DuckDBPyConnection, store: str) -> None:
+    try:
+        for name, value in _READ_ONLY:
+            con.execute(f"SET {name} = {value}")
+        locked = con.execute(
+            "SELECT current_setting('enable_external_access'),"
+            " current_setting('lock_configuration')"
+        ).fetchone()
+    except duckdb.Error as exc:
+        raise StoreError(f"{store}: cannot open the store read-only for SQL: {exc}") from exc
+    if locked != (False, True):
+        raise StoreError(f"{store}: cannot open the store read-only for SQL ({locked})")
+
+
+def _query_failed(store: str, exc: duckdb.Error, *, write: bool) -> StoreError:
+    message = f"{store}: query failed: {exc}"
+    if not write and any(hint in str(exc) for hint in _REFUSED):
+        message += (
+            "\n(evalkit sql is read-only: it reads the store's own tables and views only,"
+            " see `evalkit sql --help`; --write lifts every limit)"
+        )
+    return StoreError(message)
+
 
 def cmd_sql(args: argparse.Namespace) -> int:
     """Print the query's result as a table, CSV or JSON."""
     store = args.store or DEFAULT_STORE
     with connection(store, read_only=not args.write) as con:
+        if not args.write:
+            _lock_down(con, store)
         try:
             cursor = con.execute(args.query)
         except duckdb.Error as exc:
-            raise StoreError(f"{store}: query failed: {exc}") from exc
+            raise _query_failed(store, exc, write=args.write) from exc
         columns = [d[0] for d in cursor.description] if cursor.description else []
         rows = cursor.fetchall() if columns else []
     if args.format == "csv":
