@@ -112,6 +112,8 @@ def cli_reference() -> str:
     out: list[str] = []
     for path, sub, help in _commands(parser):
         out += [f"## `{' '.join(path)}`", "", help[:1].upper() + help[1:] + ".", ""]
+        if sub.description:
+            out += [sub.description, ""]
         out += ["```text", sub.format_usage().replace("usage: ", "").strip(), "```", ""]
         actions = [a for a in sub._actions if not isinstance(a, argparse._HelpAction)]
         if actions:
