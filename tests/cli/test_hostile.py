@@ -17,6 +17,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from evalkit.judge import JudgeCache
 from tests.cli.conftest import Cli, run_cli, write_dataset, write_experiment
 
 HOSTILE = "\x1b[2J\x1b[31mpwned\x07 \u202etxt.exe\x00"
@@ -97,8 +98,8 @@ use = "evil:scorer"
 """,
         encoding="utf-8",
     )
-    for _ in range(2):
-        done = run_cli("run", "evil.toml", "--no-progress", cwd=folder)
+    for extra in ([], ["--json"]):
+        done = run_cli("run", "evil.toml", "--no-progress", *extra, cwd=folder)
         assert done.code == 0, done.stderr
         assert not [ch for ch in SHOWN_UNSAFE if ch in done.stdout + done.stderr], done.stdout
     return folder
@@ -206,3 +207,15 @@ def test_error_messages_escape_hostile_text(cli: Cli, hostile: Path, args: list[
     assert "Traceback" not in done.stderr
     assert "\\x1b" in done.stderr
     assert not [ch for ch in SHOWN_UNSAFE if ch in done.stderr], done.stderr
+
+
+def test_cache_stats_escape_a_hostile_judge_model(cli: Cli, tmp_path: Path) -> None:
+    cache = JudgeCache(tmp_path / "judge.cache.duckdb")
+    cache.open()
+    cache.put(b"s", b"p", "reply", attempt_count=1, model=REASON, host="h", step="analyze")
+    cache.close()
+    for args in ([], ["--json"]):
+        done = cli("cache", "stats", "--cache", "judge.cache.duckdb", *args)
+        assert done.code == 0, done.stderr
+        assert "PWNED" in done.stdout
+        assert not [ch for ch in SHOWN_UNSAFE if ch in done.stdout], done.stdout

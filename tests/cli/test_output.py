@@ -114,3 +114,15 @@ def test_a_run_into_a_closed_pipe_is_stored_and_exits_as_its_gates_say(
     assert done[0] == code, done[1]
     assert not [noise for noise in _NOISE if noise in done[1]], done[1]
     assert _statuses(tmp_path / "evalkit.duckdb") == ["completed", "completed"]
+
+
+@pytest.mark.parametrize("fmt", ["table", "csv", "json"])
+def test_text_an_ascii_terminal_cannot_show_is_escaped_not_a_traceback(
+    runs: Path, fmt: str
+) -> None:
+    done = run_cli(
+        "sql", "--format", fmt, "SELECT 'café ✓' AS x", cwd=runs,
+        env_extra={"PYTHONIOENCODING": "ascii"},
+    )  # fmt: skip
+    assert done.code == 0, done.stderr
+    assert "caf\\xe9 \\u2713" in done.stdout

@@ -2,14 +2,22 @@
 
 from __future__ import annotations
 
+import json
 import xml.etree.ElementTree as ET
 from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
-from evalkit.report import ItemView, console_table, html_report, junit_xml, markdown_summary
-from evalkit.report._safe import visible
+from evalkit.report import (
+    ItemView,
+    console_table,
+    html_report,
+    junit_xml,
+    markdown_summary,
+    visible,
+    visible_json,
+)
 from tests.report.test_render import EXACT, make_report
 
 HOSTILE = [
@@ -29,6 +37,7 @@ UNSAFE = ["\x1b", "\x00", "\x07", "\x9b", "\u202e", "\ud800"]
         ("\x1b[31m", "\\x1b[31m"),
         ("a\x00b", "a\\x00b"),
         ("\u202eabc", "\\u202eabc"),
+        ("\u061cabc", "\\u061cabc"),  # ARABIC LETTER MARK, a bidi control too
         ("\ud800", "\\ud800"),
         ("line\r\nend\rx", "line\nend\\x0dx"),
         ("café ✓ 数学", "café ✓ 数学"),
@@ -65,3 +74,12 @@ def test_every_report_shows_control_characters_as_escapes(tmp_path: Path, text: 
         (tmp_path / kind).write_text(output, encoding="utf-8")  # writable as UTF-8
     root = ET.fromstring(rendered["junit"])  # well-formed XML
     assert root.get("name") == f"evalkit.{visible(text)}"
+
+
+@pytest.mark.parametrize("text", HOSTILE)
+def test_visible_json_keeps_the_value_and_shows_no_unsafe_character(text: str) -> None:
+    dumped = json.dumps({text: [text, 1]}, ensure_ascii=False, indent=2)
+    shown = visible_json(dumped)
+    assert not [ch for ch in UNSAFE if ch in shown]
+    assert json.loads(shown) == {text: [text, 1]}
+    assert visible_json('{"plain": "café ✓"}') == '{"plain": "café ✓"}'
