@@ -4,7 +4,8 @@
 (~0.3 s) and the rest: about 1.4 s before anything ran. A package built with :func:`exports`
 imports a name's module the first time the name is read, so ``evalkit scorers`` starts fast
 and a worker process of a sharded run (which imports ``evalkit.run._executors``) loads only
-what running a shard needs; a judge-less shard never imports ``openai``.
+what running a shard needs; a judge-less shard never imports ``openai``. Why, and what it
+saves: docs/pages/design/workers-start-light.md.
 
 Each ``__init__`` keeps its imports for type checkers under ``if TYPE_CHECKING:``, its literal
 ``__all__``, and lists the same names by module for the runtime (``tests/test_public_api.py``

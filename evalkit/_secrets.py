@@ -8,6 +8,7 @@ caller knows (the key a client sends), so a provider that echoes the key back do
 places that take a name (``api_key_env``) and must refuse a key without echoing it.
 
 The store's config redaction (``evalkit/store/_redact.py``) masks text with the same patterns.
+Why errors are masked where they are translated: docs/pages/design/masking-at-the-boundary.md.
 """
 
 from __future__ import annotations

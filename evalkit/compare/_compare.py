@@ -271,7 +271,8 @@ def _compare_scorer(
             **counts,
         )
     differences = a_scores - b_scores
-    # A stable per-scorer stream: crc32 is fixed across processes, unlike hash().
+    # A stable per-scorer stream: crc32 is fixed across processes, unlike hash()
+    # (docs/pages/design/per-scorer-seeds.md).
     streams = np.random.SeedSequence([seed, zlib.crc32(scorer_id.encode())]).spawn(2)
     ci_low, ci_high = paired_bootstrap_ci(
         differences, confidence=confidence, resamples=resamples, seed=streams[0]

@@ -2,7 +2,8 @@
 
 A Python ``set`` of a million 16-character ids costs ~100 MB; this keeps 8 bytes per id in
 sorted numpy runs whose sizes halve from one to the next (a log-structured merge), so a
-membership query is a binary search per run and an insert is amortised O(log n).
+membership query is a binary search per run and an insert is amortised O(log n). See
+docs/pages/design/seen-ids-in-numpy-runs.md.
 """
 
 from __future__ import annotations

@@ -5,7 +5,8 @@ module scans the same text once more, after ``tomllib`` accepted it, and records
 every key, table header and array element under its full path: ``("experiment", "name")``,
 ``("scorers", 1, "threshold", "min")`` for the second ``[[scorers]]`` table's inline threshold,
 ``("scorers", 1, "judge")`` for a ``[scorers.judge]`` table following it. Only what a path
-lookup needs is parsed: strings are skipped over, not decoded, except in quoted keys.
+lookup needs is parsed: strings are skipped over, not decoded, except in quoted keys. See
+docs/pages/design/experiment-file-lines.md.
 """
 
 from __future__ import annotations

@@ -13,7 +13,8 @@ kind given by the caller), the request and cache keys (``_request.py``) and the 
 (``_ask.py``); ``transport/`` sends (shared clients, the direct ``aiohttp`` path, errors);
 ``policy/`` decides when (retries, rate limits, breakers); the cache (``_cache*.py``) and the
 batch journal (``_batch*.py``) each own their tables in the cache file, opened by
-``_duckdb.py``. Other packages use the names below, never the private modules.
+``_duckdb.py``. Other packages use the names below, never the private modules. Why the
+layout is so: docs/pages/design/judge-asks-only.md.
 """
 
 from __future__ import annotations

@@ -12,6 +12,7 @@ polling, downloading) is done by one of its own callers, its *leader*: the first
 leader is a member of the batch it drives, so it returns exactly when the batch ends, with
 everyone else; if it is cancelled, the next waiting member takes over where it stopped.
 Submission is shielded from cancellation, so a batch that was created is always recorded.
+See docs/pages/design/batch-mode-in-the-judge-layer.md.
 
 **Resume.** With a judge cache active, each submitted batch is recorded in the cache's file
 (batch id, and every request's hash → ``custom_id``; ``_batch_journal.py``). A request's hash is

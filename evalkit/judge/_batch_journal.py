@@ -6,6 +6,7 @@ buffered before them), the batches whose results this run read (forgotten when t
 normally; an interrupted run leaves them for the next one to pick up) and the run's batch
 collectors. It is attached to the cache for the run (``JudgeCache._attach``) and dropped
 when the run ends, so calls still waiting keep theirs and a next run reads the journal afresh.
+Why the journal is in the cache's file: docs/pages/design/batch-journal-in-the-cache-file.md.
 """
 
 from __future__ import annotations

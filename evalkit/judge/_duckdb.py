@@ -3,7 +3,7 @@
 The file holds two owners' tables: the judge cache's entries (``_cache_db.py``) and the batch
 journal (``_batch_db.py``). Each module owns its DDL and its queries; this module only opens
 the file and runs each owner's ``CREATE TABLE IF NOT EXISTS`` statements (the migration), so
-neither owner imports the other.
+neither owner imports the other (docs/pages/design/judge-asks-only.md).
 
 Every function here is synchronous and blocking: called from worker threads, never on the
 event loop. duckdb is imported by the functions that need it: ``import evalkit`` stays free

@@ -28,7 +28,8 @@ class _Default:
 
 
 # Module-level defaults (shown by help() as their values): an argument still holding one of
-# these objects was not passed, which is how a step judge knows what to inherit.
+# these objects was not passed, which is how a step judge knows what to inherit
+# (docs/pages/design/step-judge-inherits.md).
 _NONE: Any = _Default(None)
 _KEY_ENV: Any = _Default("OPENAI_API_KEY")
 _PROVIDER: Any = _Default("openai")
@@ -165,7 +166,8 @@ class Judge:
 
         The endpoint (the ``client`` object, or ``base_url`` and ``api_key_env``), the model,
         ``max_concurrency``, ``rpm`` and ``tpm``: the limits protect a model behind an endpoint,
-        so scorers whose judges differ only in instructions or sampling settings share them.
+        so scorers whose judges differ only in instructions or sampling settings share them
+        (docs/pages/design/one-limiter-per-endpoint.md).
         """
         endpoint = self.client if self.client is not None else (self.base_url, self.api_key_env)
         return ("chat", endpoint, self.model, self.max_concurrency, self.rpm, self.tpm)

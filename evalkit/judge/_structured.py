@@ -7,7 +7,7 @@ key), is the caller's business: the scorer layer picks the spec and passes the k
 Structured outputs are first asked with native structured output (``response_format``
 ``json_schema``, strict when the schema allows it); a *format* failure — not JSON, empty,
 refused, or failing the schema — is retried once with the schema written into the prompt and
-JSON mode.
+JSON mode. How schemas are wrapped and made strict: docs/pages/design/structured-output-schemas.md.
 """
 
 from __future__ import annotations

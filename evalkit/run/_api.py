@@ -1,4 +1,7 @@
-"""``run_evals`` and ``run_evals_sync``: prepare the run once, drive it, build its result."""
+"""``run_evals`` and ``run_evals_sync``: prepare the run once, drive it, build its result.
+
+Why one pipeline for both drivers: docs/pages/design/one-run-pipeline.md.
+"""
 
 from __future__ import annotations
 

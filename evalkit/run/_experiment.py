@@ -76,7 +76,8 @@ class ExperimentResult:
 
     def __repr__(self) -> str:
         # Compact on purpose: asyncio formats the main task's repr (and so its result) at
-        # shutdown, and a full dataclass repr of every item costs seconds and gigabytes.
+        # shutdown, and a full dataclass repr of every item costs seconds and gigabytes
+        # (docs/pages/design/compact-result-repr.md).
         return (
             f"ExperimentResult(experiment_id={self.experiment_id!r}, name={self.name!r}, "
             f"status={self.status!r}, items={self.summary.processed}, scores={self.scores!r})"

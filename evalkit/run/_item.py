@@ -24,7 +24,7 @@ class ItemEvaluator:
     output (``outputs``) is scored on it: the target is not called again. Scorers that never
     wait (sync function steps) run one after the other without a task; when two or more
     scorers can wait on I/O, those run concurrently in a task group so an item's judge calls
-    overlap.
+    overlap (docs/pages/design/fixed-worker-pool.md).
     """
 
     def __init__(
@@ -56,7 +56,8 @@ class ItemEvaluator:
     async def __call__(self, item: Item) -> ItemResult:
         """Evaluate ``item``; only cancellation escapes."""
         start = time.perf_counter()
-        # Unique without a random draw per item: the experiment id is random, the index is not.
+        # Unique without a random draw per item: the experiment id is random, the index is not
+        # (docs/pages/design/run-ids-by-row-index.md).
         run_id = f"{self.run_prefix}-{item.index}"
         stored = self.outputs.get(item.id) if self.outputs else None
         if stored is not None:

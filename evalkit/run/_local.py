@@ -1,4 +1,7 @@
-"""The in-process driver: the spec's items through one :class:`Runner` into a store writer."""
+"""The in-process driver: the spec's items through one :class:`Runner` into a store writer.
+
+One of the two drivers of docs/pages/design/one-run-pipeline.md.
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,7 @@
-"""The one place a run's :class:`ExperimentResult` is built, whichever driver ran it."""
+"""The one place a run's :class:`ExperimentResult` is built, whichever driver ran it.
+
+See docs/pages/design/one-run-pipeline.md.
+"""
 
 from __future__ import annotations
 

@@ -17,7 +17,7 @@ config records the executor) is finished by a sharded run that skips its finishe
 (:func:`plan_resume`). Crossing over is refused: a single-process pass over a sharded
 experiment would write rows without ``shards_done`` records (a later sharded resume would run
 those shards again), and a sharded pass over a single-process one would run again the items
-already scored.
+already scored. See docs/pages/design/resume-the-way-it-ran.md.
 """
 
 from __future__ import annotations

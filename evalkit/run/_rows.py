@@ -9,6 +9,9 @@ between an item's scorers, and the position of its item's row: the columns it sh
 item (run id, input, output, ground truth, context, source, time) are converted once per item
 and gathered into the scores table with Arrow's ``take``. A :class:`RowBuffer` is what
 :meth:`~evalkit.store.StoreWriter.write` takes (a :class:`~evalkit.store.RowBatch`).
+
+Design pages: docs/pages/design/store-rows-via-arrow.md (column-wise buffers),
+score-row-points-at-item.md (the ``take``) and store-takes-arrow.md (why rows are built here).
 """
 
 from __future__ import annotations

@@ -1,7 +1,8 @@
 """The run itself: workers pulling items, results collected, rows flushed to the store.
 
 Concurrency is a fixed pool of ``concurrency`` workers pulling from one :class:`ItemFeed`, so
-at most that many items are in flight and no task is created per row. Finished items go to
+at most that many items are in flight and no task is created per row
+(docs/pages/design/fixed-worker-pool.md). Finished items go to
 the in-memory result, the progress bar, the store buffer and the user's callback, in that
 order. The buffer is written when it is large or a couple of seconds old (a ticker task
 covers quiet periods), always in a shielded scope so a cancellation never loses a batch that
@@ -36,7 +37,8 @@ ItemCallback = Callable[[ItemResult], Any]
 
 #: Rows buffered before a write is due regardless of time. Each write has a fixed cost of
 #: about 100 ms (open, commit, checkpoint); DuckDB's memory during a commit grows with the
-#: batch. 100,000 rows: B2 +27% and B4 +70% runs/s over 25,000, B4's peak RSS 436 MB.
+#: batch. 100,000 rows: B2 +27% and B4 +70% runs/s over 25,000, B4's peak RSS 436 MB
+#: (docs/pages/design/store-rows-via-arrow.md).
 FLUSH_ROWS = 100_000
 
 #: Items a worker takes back to back before it yields to the event loop.
@@ -136,7 +138,8 @@ class Runner:
             self._unfrozen += 1
             if self._may_freeze and self._unfrozen >= FREEZE_EVERY:
                 # Kept results live until the run ends; without this every full collection
-                # rescans all of them (a third of the run time at 100,000 items).
+                # rescans all of them (a third of the run time at 100,000 items; see
+                # docs/pages/design/gc-freeze-kept-results.md).
                 gc.freeze()
                 self._froze = True
                 self._unfrozen = 0

@@ -2,7 +2,8 @@
 (rows + ``shards_done``) in one transaction, and skip finished shards on resume.
 
 Only the driver opens the store, so DuckDB's single-writer rule holds however many workers
-run. Items are not kept in memory (``results_kept`` is False); the store has every row.
+run. Items are not kept in memory (``results_kept`` is False); the store has every row. See
+docs/pages/design/sharding-by-row-group.md, and one-run-pipeline.md for the two drivers.
 """
 
 from __future__ import annotations

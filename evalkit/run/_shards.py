@@ -2,7 +2,8 @@
 
 A shard is the unit a worker evaluates and the driver records: its rows are read straight
 from the row group, with item indexes continuing from the rows of the shards before it, so a
-sharded run numbers items (and builds run ids) exactly like a single-process run.
+sharded run numbers items (and builds run ids) exactly like a single-process run. Why row
+groups: docs/pages/design/sharding-by-row-group.md.
 """
 
 from __future__ import annotations

@@ -3,6 +3,7 @@ loaded, the endpoints checked, the config, ids and store records built.
 
 Both drivers (in-process, sharded) take the same :class:`RunSpec`, so an option is checked
 and recorded in one place, and nothing is written to the store before every check passed.
+Why: docs/pages/design/one-run-pipeline.md.
 """
 
 from __future__ import annotations

@@ -120,7 +120,8 @@ class _BoundPrompt:
         self._where = where
         self._make_prompt = make_prompt
         self._spec = spec
-        # A judge without a model cannot be asked; fail at run time, when the scorer is used.
+        # A judge without a model cannot be asked; fail at run time, when the scorer is used
+        # (docs/pages/design/missing-judge-fails-at-run-time.md).
         usable = judge is not None and judge.model is not None
         self._request = PreparedRequest(judge) if usable and judge is not None else None
 

@@ -48,7 +48,7 @@ class ScorerRunResult:
 
     On success ``score`` is always a finite float. The same class is used for the snapshot held
     by :class:`~evalkit.errors.ScorerRunError`, where ``score`` is None unless generate_score
-    completed before the failure.
+    completed before the failure (docs/pages/design/one-result-type.md).
 
     ``judge`` maps a prompt step's name to its :class:`StepJudgeRecord`; it is empty when the
     scorer has only function steps.

@@ -26,6 +26,7 @@ _EMPTY_RESULTS = StepResults()
 # (reseeded in a forked child, which would otherwise repeat its parent's ids). uuid.uuid4()
 # asks the OS for 16 bytes and builds a UUID object per run: about a third of a function
 # scorer's overhead. Uniqueness needs 122 random bits, not unpredictability.
+# See docs/pages/design/run-ids-without-a-system-call.md.
 _ids = random.Random(os.urandom(32))
 os.register_at_fork(after_in_child=lambda: _ids.seed(os.urandom(32)))
 _UUID_CLEAR = ~((0xC000 << 48) | (0xF000 << 64)) & ((1 << 128) - 1)
@@ -86,7 +87,8 @@ class Scorer:
 
     ``higher_is_better`` tells comparisons and regression gates which way is good;
     ``metadata`` is a read-only mapping kept with the scorer (prebuilt scorers record their
-    registry name, definition version and parameters there).
+    registry name, definition version and parameters there); see
+    docs/pages/design/direction-and-identity-on-the-scorer.md.
     """
 
     __slots__ = (

@@ -4,7 +4,7 @@ A bound step is called as ``step(run, results, score, trace)`` and returns the s
 an awaitable of it. Function signatures are inspected once, when the step is added, so a run
 pays only for the call itself; so is whether the step is a coroutine function, so the pipeline
 awaits those directly and checks only other steps' values (a sync function may still return
-an awaitable).
+an awaitable). See docs/pages/design/signatures-read-once.md.
 """
 
 from __future__ import annotations

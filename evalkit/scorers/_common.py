@@ -9,7 +9,7 @@ The rules every code scorer shares (see docs/pages/reference/scorers.md):
 - **Missing ground truth.** ``None`` (or a float NaN, ``pd.NA`` or ``pd.NaT``, as pandas
   writes missing cells) is not an empty answer but no answer: a scorer that needs one raises
   :class:`ScorerInputError`, so the row is recorded as a scorer failure rather than a score
-  of 0.
+  of 0 (docs/pages/design/unscorable-rows-fail.md).
 - **Several references.** A ground truth that is a non-empty list of strings holds alternative
   acceptable answers; text scorers score against each and keep the best (BLEU and chrF use
   them as multiple references). Any other list is one reference, read as JSON text.

@@ -6,12 +6,14 @@ Every LLM-judged prebuilt scorer follows the same rules (see docs/pages/referenc
 - **Its own instructions.** Each judge step is a :class:`~evalkit.PromptStep` whose step judge
   sets only ``instructions``, so the scorer's judge (the experiment's default judge or
   ``judge=``) gives the model, endpoint and limits while the system message stays the scorer's
-  own, versioned with its prompts.
+  own, versioned with its prompts (docs/pages/design/system-message-belongs-to-scorer.md).
 - **Nothing to judge, no call.** A step with nothing to send (an empty output, no statements
   extracted) is answered in code with what the judge would be told to return, so empty rows
-  cost no judge call and score deterministically; such a step has no ``judge`` entry.
-- **Scores in code.** generate_score is a function of the verdicts, rounded half-up to two
-  decimals and multiplied by ``scale`` (as Mastra's ``roundToTwoDecimals``).
+  cost no judge call and score deterministically; such a step has no ``judge`` entry
+  (nothing-to-judge-no-call.md).
+- **Scores in code.** generate_score is a function of the verdicts, multiplied by ``scale``,
+  then rounded half-up to two decimals (as Mastra's ``roundToTwoDecimals``); see
+  judge-judges-code-counts.md and rounding-half-up.md.
 - **Text.** Values are read as text like the code scorers read them: strings as is, ``None``
   as empty, anything else as canonical JSON.
 - **Context from the row.** Scorers judged against a context take it from a parameter, else
@@ -22,7 +24,9 @@ Every LLM-judged prebuilt scorer follows the same rules (see docs/pages/referenc
   items=...)``) and a reply schema derived from :class:`OnePerItem`; a reply with more or
   fewer entries fails the schema, which is a format failure: the JSON-mode fallback asks
   once more, then the step fails. Scores divide by the items sent, so a judge that drops
-  verdicts cannot inflate them.
+  verdicts cannot inflate them (miscounted-verdicts-fail.md).
+
+The design pages named here are under docs/pages/design/.
 """
 
 from __future__ import annotations
@@ -303,7 +307,8 @@ def lowercase(value: Any) -> Any:
 
 
 def _unit(value: float) -> float:
-    # Not a JSON Schema minimum/maximum: some providers' strict modes reject those keywords.
+    # Not a JSON Schema minimum/maximum: some providers' strict modes reject those keywords
+    # (docs/pages/design/bounds-validated-not-declared.md).
     if not 0.0 <= value <= 1.0:
         raise ValueError(f"must be between 0 and 1, got {value}")
     return value

@@ -9,7 +9,8 @@ scorers plug in the same way; an LLM scorer's build function gets the judge on i
 
 Parameters are read from the build function's keyword-only arguments (their annotations are
 the validation types, their defaults the defaults) and described by its docstring's ``Args:``
-section, so the docstring users read is also the metadata ``python -m evalkit scorers`` prints.
+section, so the docstring users read is also the metadata ``python -m evalkit scorers`` prints
+(docs/pages/design/prebuilt-scorers-are-ordinary.md).
 """
 
 from __future__ import annotations
@@ -337,6 +338,8 @@ def _did_you_mean(word: str, choices: list[str]) -> str:
 
 
 def _require_modules(info: ScorerInfo) -> None:
+    # Optional libraries are imported when a scorer is built, not with evalkit
+    # (docs/pages/design/optional-heavy-libraries.md).
     missing = [module for module in info.modules if importlib.util.find_spec(module) is None]
     if missing:
         raise ConfigError(

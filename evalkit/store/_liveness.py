@@ -3,7 +3,8 @@
 A run records its process id and host in its ``experiments`` row and refreshes
 ``heartbeat_at`` with every flush. A row still ``running`` whose process no longer exists on
 this host was killed (SIGKILL, power loss): readers report it as ``interrupted``. A row
-written from another host cannot be checked and keeps its stored status.
+written from another host cannot be checked and keeps its stored status. Why not a heartbeat
+timeout: docs/pages/design/stale-running-by-pid.md.
 """
 
 from __future__ import annotations

@@ -3,7 +3,8 @@
 All of it runs inside the writer's batch transaction, so a kill leaves either the older rows or
 the newer ones, never both: an (experiment, item, scorer) pair has at most one ``scores`` or
 ``scorer_errors`` row, and an item one ``experiment_items`` row. ``judge_executions`` rows of
-earlier attempts are kept: those calls were made and paid for.
+earlier attempts are kept: those calls were made and paid for. Why no unique index:
+docs/pages/design/resume-by-replacement.md.
 """
 
 from __future__ import annotations

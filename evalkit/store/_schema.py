@@ -3,6 +3,7 @@ version by version, and the Arrow schemas of the rows a writer appends.
 
 A store records its version in ``schema_version``; ``migrate`` (evalkit.store._migrate)
 applies every migration above it. Views are recreated by the migration that changes them.
+Why the schema is in one place and writers take Arrow: docs/pages/design/store-takes-arrow.md.
 """
 
 from __future__ import annotations

@@ -3,6 +3,7 @@
 Every call opens the file, does its work in one transaction and closes it again, so other
 processes can read the store between flushes (DuckDB allows one writing process *or* several
 readers at a time). A batch holds whole items only, so a crash never leaves half an item.
+See docs/pages/design/store-rows-via-arrow.md.
 """
 
 from __future__ import annotations
@@ -66,7 +67,8 @@ class ScorerRecord:
 class RowBatch(Protocol):
     """What :meth:`StoreWriter.write` takes: the rows of whole items, as Arrow tables.
 
-    ``evalkit.run.RowBuffer`` is one: it turns a run's finished items into rows.
+    ``evalkit.run.RowBuffer`` is one: it turns a run's finished items into rows (see
+    docs/pages/design/store-takes-arrow.md).
     """
 
     @property

@@ -22,6 +22,8 @@ a new loop tries again: the key may have been fixed meanwhile). Keys follow the 
   is down: the breaker opens, so 10,000 items do not each wait out their retries. Once any
   attempt has reached the endpoint (any HTTP answer), connection failures are retried as
   usual: a server that answered before is more likely restarting than misconfigured.
+
+See docs/pages/design/circuit-breakers.md.
 """
 
 from __future__ import annotations

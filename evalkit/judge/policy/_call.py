@@ -7,6 +7,7 @@ computed once instead of per call. Any other client sends through its documented
 timeouts and error classes but skips building a pydantic ``ChatCompletion``. Both paths raise
 the ``openai`` package's exceptions and return the raw reply: a judge reads four fields, and
 the headers carry ``x-ratelimit-*``. Errors are translated once, by ``transport/_errors.py``.
+Why two paths: docs/pages/design/direct-aiohttp-path.md.
 
 Retries are made here, not by the client (``max_retries=0`` per request), so that every attempt
 goes through the model's :class:`~evalkit.judge.RateLimiter` and every 429 reaches it: the
@@ -14,7 +15,8 @@ client's own retries would resend outside the rpm/tpm budget and hide the storm 
 The back-off is the client's: ``Retry-After`` when the server sends one (up to 2 minutes),
 else 0.5 s doubling up to 8 s with 25% jitter; 429s wait 1 s doubling up to 60 s instead.
 A ``Retry-After`` wait gets up to 10% added (never less than asked), so the calls one storm
-refused do not all come back in the same millisecond.
+refused do not all come back in the same millisecond. See
+docs/pages/design/evalkit-retries.md.
 
 Each attempt is bounded as a whole by ``timeout`` (``anyio.move_on_after``), not only by the
 transport's per-read timeout: a server that trickles a byte now and then, or a connection pool

@@ -1,4 +1,7 @@
-"""``CallPolicy``: how a judge's calls are made, apart from what they ask."""
+"""``CallPolicy``: how a judge's calls are made, apart from what they ask.
+
+Why the policy is a value of its own: docs/pages/design/judge-asks-only.md.
+"""
 
 from __future__ import annotations
 

@@ -4,11 +4,12 @@ Like the shared clients (``transport/_clients.py``), everything here is scoped t
 event loop (an anyio ``RunVar``): an ``anyio.CapacityLimiter`` belongs to the loop it was
 created in. Within a loop there is one limiter (and one :class:`~evalkit.judge.RateLimiter`)
 per key — judges and the OpenAI target alike, so a model's budget is shared by everything
-calling it — and one breaker state per auth, quota and endpoint key.
+calling it — and one breaker state per auth, quota and endpoint key (see
+docs/pages/design/per-event-loop-clients.md).
 
 A sharded run's workers each build their own limiters; the share of the budget a worker gets
 is handed in by the caller (:func:`use_rate_share`, a context variable scoped to the block),
-not held in a process-wide global.
+not held in a process-wide global (docs/pages/design/judge-asks-only.md).
 """
 
 from __future__ import annotations

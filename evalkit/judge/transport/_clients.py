@@ -10,7 +10,8 @@ alike. (The limiters and breakers that share a model's budget live beside them, 
 Clients are closed when their loop shuts down, without the caller having to: the first client
 of a loop starts a tiny async generator whose ``finally`` closes them, and both ``asyncio``
 (``shutdown_asyncgens``, run by ``asyncio.run`` and anyio) and trio finalise live async
-generators before the loop closes. :func:`aclose_shared_clients` closes them earlier.
+generators before the loop closes. :func:`aclose_shared_clients` closes them earlier. See
+docs/pages/design/per-event-loop-clients.md.
 """
 
 from __future__ import annotations

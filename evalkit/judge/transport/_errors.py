@@ -31,7 +31,8 @@ def translate_error(
     """``error`` as a :class:`JudgeError` whose ``code`` is the HTTP status, ``"timeout"`` or
     ``"connection"``, chained from it; ``retries`` is how many retries were made."""
     translated = _translated(error, label, timeout, retries)
-    # A provider may echo the key it refused, and an endpoint URL may carry credentials.
+    # A provider may echo the key it refused, and an endpoint URL may carry credentials
+    # (docs/pages/design/masking-at-the-boundary.md).
     masked = mask_secrets(str(translated), _sent_secrets(error))
     if masked != str(translated):
         translated = JudgeError(masked, code=translated.code)

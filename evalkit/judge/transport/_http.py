@@ -15,7 +15,8 @@ own exception (built by the client from the response, so ``RateLimitError``,
 and a dropped or refused connection as ``APIConnectionError``, chained from the ``aiohttp``
 error. The caller's retries, limiter, breaker and messages therefore do not know which path
 sent the request. A client the user passes (``client=``) always takes the official path: it
-may carry its own auth, query parameters or transport.
+may carry its own auth, query parameters or transport. The figures and what was tried first:
+docs/pages/design/direct-aiohttp-path.md.
 """
 
 from __future__ import annotations
