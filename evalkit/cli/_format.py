@@ -2,7 +2,8 @@
 
 Tables and :func:`one_line` show control and bidi characters as escapes wherever they go, JSON
 writes them as its own ``\\u`` escapes (the same value once parsed), and CSV keeps the exact
-text; on a terminal the stream itself escapes it (see :mod:`evalkit.cli._output`).
+text; on a terminal the stream itself escapes it (see :mod:`evalkit.cli._output` and
+docs/pages/design/cli-output-streams.md).
 """
 
 from __future__ import annotations

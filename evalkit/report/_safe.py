@@ -7,7 +7,8 @@ overrides and marks that make text read differently from what it is ("Trojan Sou
 lone surrogates that cannot even be written as UTF-8. Each is shown as a visible escape
 (``\\x1b``, ``\\u202e``) instead; tabs and newlines are kept, for the callers that lay out
 lines. :func:`visible_json` does the same to JSON text with JSON's own escapes, so the value
-it holds is unchanged.
+it holds is unchanged. The CLI applies them to its streams: see
+docs/pages/design/cli-output-streams.md.
 """
 
 from __future__ import annotations
