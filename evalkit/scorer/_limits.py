@@ -109,10 +109,10 @@ def check_step_timeout(value: Any, where: str) -> float:
 class StepWatchdog:
     """Enforces the step time limits of the run on the current event loop, while entered.
 
-    Enter it in the task that runs the items (they inherit its clock). In the main thread it
-    takes :data:`WATCHDOG_SIGNAL` (when nothing else handles it) and wraps the SIGINT handler;
-    elsewhere, or on a platform without the signal, a step past its limit runs to its end and
-    then fails with the same error.
+    Enter it in the task that runs the items (they inherit its clock). In the main thread the
+    watchdogs entered take :data:`WATCHDOG_SIGNAL` (when nothing else handles it) and wrap the
+    SIGINT handler, until the last one exits; elsewhere, or on a platform without the signal,
+    a step past its limit runs to its end and then fails with the same error.
 
     Args:
         poll: Seconds between two looks at the clock (a step overruns by at most this).
@@ -124,15 +124,17 @@ class StepWatchdog:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._token: Token[StepClock] | None = None
-        self._saved: list[tuple[int, Any]] = []
         self._main: int | None = None
+        self._joined = False
         # The step the watchdog found past its limit and signalled about: (run, step).
         self._suspect: tuple[object, StepName | None] = (None, None)
 
     def __enter__(self) -> StepWatchdog:
         self._token = CLOCK.set(self.clock)
         if threading.current_thread() is threading.main_thread():
-            self._take_signals()
+            self._joined = True
+            if _SIGNALS.join(self):
+                self._main = threading.main_thread().ident
         self._thread = threading.Thread(target=self._watch, name="evalkit-step-watchdog")
         self._thread.daemon = True
         self._thread.start()
@@ -148,45 +150,20 @@ class StepWatchdog:
         self._stop.set()
         if self._thread is not None:
             self._thread.join()
-        for signum, handler in reversed(self._saved):
-            signal.signal(signum, handler)
-        self._saved.clear()
+        if self._joined:
+            self._joined = False
+            _SIGNALS.leave(self)
         if self._token is not None:
             CLOCK.reset(self._token)
             self._token = None
 
-    def _take_signals(self) -> None:
-        if WATCHDOG_SIGNAL is not None and signal.getsignal(WATCHDOG_SIGNAL) in (
-            signal.SIG_DFL,
-            signal.SIG_IGN,
-        ):
-            self._saved.append((WATCHDOG_SIGNAL, signal.signal(WATCHDOG_SIGNAL, self._on_alarm)))
-            self._main = threading.main_thread().ident
-        previous = signal.getsignal(signal.SIGINT)
-        if callable(previous):
-            self._saved.append((signal.SIGINT, previous))
-            signal.signal(signal.SIGINT, self._interrupt_with(previous))
-
-    def _on_alarm(self, signum: int, frame: FrameType | None) -> None:
-        # Runs in the loop's thread between two bytecodes of whatever it is doing: only the
-        # step found past its limit is stopped, if it is still running, and only once.
+    def stop_if_late(self) -> None:
+        """In the loop's thread: stop the step found past its limit if it is still running."""
         clock = self.clock
         run, step = self._suspect
         if step is not None and clock.step == step and clock.run is run:
-            clock.step = None
+            clock.step = None  # once: whatever the step does next is not stopped again
             raise StepStopped
-
-    def _interrupt_with(self, previous: Any) -> Any:
-        def on_sigint(signum: int, frame: FrameType | None) -> Any:
-            result = previous(signum, frame)
-            # The loop's own handler only asks for a cancellation, delivered when the loop
-            # next runs: a sync step that keeps it from running is stopped now.
-            if self.clock.step is not None:
-                self.clock.step = None
-                raise StepInterrupted
-            return result
-
-        return on_sigint
 
     def _watch(self) -> None:
         # A (run, step) pair is on the clock once: seen on two looks, it ran all along, for
@@ -206,3 +183,65 @@ class StepWatchdog:
             if self._main is not None:
                 self._suspect = current
                 signal.pthread_kill(self._main, WATCHDOG_SIGNAL)  # type: ignore[arg-type]
+
+
+class _Signals:
+    """The main thread's handlers, shared by the watchdogs entered there (two runs side by side
+    in one event loop); only the main thread changes them, and their handlers run there."""
+
+    def __init__(self) -> None:
+        self.active: list[StepWatchdog] = []
+        # (signal, the handler found, the handler put in its place)
+        self.saved: list[tuple[int, Any, Any]] = []
+        self.alarm = False
+
+    def join(self, watchdog: StepWatchdog) -> bool:
+        """Add ``watchdog``; whether the watchdog signal is handled (so it may send it)."""
+        if not self.active:
+            if WATCHDOG_SIGNAL is not None and signal.getsignal(WATCHDOG_SIGNAL) in (
+                signal.SIG_DFL,
+                signal.SIG_IGN,
+            ):
+                self._take(WATCHDOG_SIGNAL, self._on_alarm)
+                self.alarm = True
+            previous = signal.getsignal(signal.SIGINT)
+            if callable(previous):
+                self._take(signal.SIGINT, self._interrupt_with(previous))
+        self.active.append(watchdog)
+        return self.alarm
+
+    def leave(self, watchdog: StepWatchdog) -> None:
+        """Remove ``watchdog``; the last one out gives the handlers back."""
+        self.active.remove(watchdog)
+        if self.active:
+            return
+        for signum, previous, ours in reversed(self.saved):
+            # Left alone if someone replaced it meanwhile: theirs now.
+            if signal.getsignal(signum) is ours:
+                signal.signal(signum, previous)
+        self.saved.clear()
+        self.alarm = False
+
+    def _take(self, signum: int, handler: Any) -> None:
+        self.saved.append((signum, signal.signal(signum, handler), handler))
+
+    def _on_alarm(self, signum: int, frame: FrameType | None) -> None:
+        # Runs between two bytecodes of whatever the main thread is doing.
+        for watchdog in tuple(self.active):
+            watchdog.stop_if_late()
+
+    def _interrupt_with(self, previous: Any) -> Any:
+        def on_sigint(signum: int, frame: FrameType | None) -> Any:
+            result = previous(signum, frame)
+            # The loop's own handler only asks for a cancellation, delivered when the loop
+            # next runs: a sync step that keeps it from running is stopped now.
+            for watchdog in tuple(self.active):
+                if watchdog.clock.step is not None:
+                    watchdog.clock.step = None
+                    raise StepInterrupted
+            return result
+
+        return on_sigint
+
+
+_SIGNALS = _Signals()

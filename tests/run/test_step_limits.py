@@ -16,12 +16,13 @@ import time
 from pathlib import Path
 from typing import Any
 
+import anyio
 import duckdb
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from evalkit import StepTimeoutError, create_scorer, run_evals_sync
+from evalkit import StepTimeoutError, create_scorer, run_evals, run_evals_sync
 
 ROOT = Path(__file__).parents[2]
 
@@ -228,3 +229,42 @@ def test_a_step_timeout_error_names_the_step_the_scorer_and_the_limit() -> None:
         "step": "analyze",
         "seconds": 2.5,
     }
+
+
+def test_two_runs_in_one_event_loop_each_fail_their_late_step() -> None:
+    # Both runs' watchdogs share the main thread's handlers, which are given back at the end.
+    before = signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGUSR2)
+
+    def slow(run: Any) -> float:
+        if run.output == "slow":
+            time.sleep(1.0)
+        return 1.0
+
+    scorer = create_scorer("Slow", step_timeout=0.2).generate_score(slow)
+    rows = [{"id": str(i), "input": "q", "output": "slow" if i == 1 else "ok"} for i in range(3)]
+
+    async def await_run(rows: list[dict[str, Any]], scorer: Any) -> Any:
+        return await run_evals(rows, [scorer], store=None, progress=False, max_error_rate=1.0)
+
+    results: list[Any] = []
+
+    async def main() -> None:
+        async with anyio.create_task_group() as tg:
+
+            async def one() -> None:
+                results.append(await await_run(rows, scorer))
+
+            tg.start_soon(one)
+            tg.start_soon(one)
+
+    anyio.run(main)
+    for result in results:
+        failed = {item.item.id: item.outcomes[0].error for item in result.items}
+        assert failed["0"] is None
+        assert failed["2"] is None
+        assert failed["1"] is not None
+        assert failed["1"].message.endswith(
+            "step generate_score of scorer 'Slow' took longer than 0.2 s"
+        )
+    assert len(results) == 2
+    assert (signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGUSR2)) == before
