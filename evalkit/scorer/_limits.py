@@ -162,7 +162,8 @@ class StepWatchdog:
         clock = self.clock
         run, step = self._suspect
         if step is not None and clock.step == step and clock.run is run:
-            clock.step = None  # once: whatever the step does next is not stopped again
+            # Once the exception leaves the step, the scorer takes the step off the clock:
+            # a later signal finds nothing to stop, unless the step swallowed this one.
             raise StepStopped
 
     def _watch(self) -> None:
@@ -170,18 +171,20 @@ class StepWatchdog:
         # at least the time between them (never less: it started before it was first seen).
         clock, stop = self.clock, self._stop
         seen: tuple[object, StepName | None] = (None, None)
-        since = 0.0
+        since = signalled = 0.0
         while not stop.wait(self.poll):
             now = time.monotonic()
             current = (clock.run, clock.step)
             if current[1] is None or current != seen:
                 seen, since = current, now
                 continue
-            if now - since < clock.limit or self._suspect == current:
+            if now - since < clock.limit:
                 continue
             clock.late = current  # type: ignore[assignment]
-            if self._main is not None:
-                self._suspect = current
+            # Again every second while it runs on: a step that catches BaseException (a bare
+            # except) and goes on is stopped again where it is then.
+            if self._main is not None and (self._suspect != current or now - signalled >= 1.0):
+                self._suspect, signalled = current, now
                 signal.pthread_kill(self._main, WATCHDOG_SIGNAL)  # type: ignore[arg-type]
 
 

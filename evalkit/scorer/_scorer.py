@@ -286,8 +286,11 @@ class Scorer:
                     else:
                         reason = _check_reason(value)
                     completed.append(kind)
-                if clock.late is not None and clock.late[0] is run:
-                    kind = clock.late[1]
+                late = clock.late
+                if late is not None and late[0] is run:
+                    # The watchdog found a step of this run late but could not stop it.
+                    clock.late = None
+                    kind = late[1]
                     raise StepStopped
             finally:
                 clock.step = None

@@ -121,6 +121,14 @@ _STUCK = """
         print("stuck", flush=True)
         if how == "sleep":
             time.sleep(3600)
+        if how == "bare":
+            for _ in range(3):  # a bare except swallows the stop: it comes again each second
+                try:
+                    while True:
+                        sum(range(1000))
+                except BaseException:
+                    pass
+            return 1.0  # the step ended, but late: the pair fails all the same
         while True:
             try:
                 sum(range(1000))  # pure Python, never returns
@@ -134,7 +142,7 @@ _STUCK = """
 """
 
 
-@pytest.mark.parametrize("how", ["sleep", "loop"])
+@pytest.mark.parametrize("how", ["sleep", "loop", "bare"])
 def test_a_sync_step_past_its_limit_fails_and_the_run_goes_on(tmp_path: Path, how: str) -> None:
     store = tmp_path / "evalkit.duckdb"
     child = run_child(_STUCK, how, str(store), "0.5")
