@@ -61,6 +61,7 @@ if TYPE_CHECKING:
         ScorerRun,
         ScorerRunResult,
         StepResults,
+        StepTimeoutError,
         create_scorer,
     )
     from evalkit.scorers import ScorerInfo, ScorerParam, get_scorer, list_scorers, scorer_info
@@ -131,6 +132,7 @@ __getattr__, __dir__ = _exports(
             "ScorerRun",
             "ScorerRunResult",
             "StepResults",
+            "StepTimeoutError",
             "create_scorer",
         ),
         "evalkit.scorers": (
@@ -198,6 +200,7 @@ __all__ = [
     "ScorerVerdict",
     "StepJudgeRecord",
     "StepResults",
+    "StepTimeoutError",
     "StoreError",
     "Target",
     "TargetError",

@@ -89,6 +89,9 @@ def build_scorers(file: ExperimentFile) -> list[Scorer]:
             scorers.append(get_scorer(entry.use, id=entry.id, judge=judge, **entry.params))
         except ConfigError as exc:
             raise file.error(("scorers", index, "params"), str(exc)) from exc
+    for index, entry in enumerate(config.scorers):
+        if entry.step_timeout is not None:
+            scorers[index] = scorers[index].with_step_timeout(entry.step_timeout)
     seen: dict[str, int] = {}
     for index, scorer in enumerate(scorers):
         if scorer.id in seen:

@@ -10,7 +10,15 @@ from pydantic import Field, field_validator, model_validator
 
 from evalkit.compare import Direction
 from evalkit.experiment_file._judge import JudgeOverride
-from evalkit.experiment_file._table import REFERENCE, Share, Table, Text, describe, problem
+from evalkit.experiment_file._table import (
+    REFERENCE,
+    PositiveFloat,
+    Share,
+    Table,
+    Text,
+    describe,
+    problem,
+)
 
 _SCORER_NAME = re.compile(r"[A-Za-z][\w-]*")
 
@@ -53,6 +61,8 @@ class ScorerEntry(Table):
             score before it fails the run; None means ``[experiment] max_error_rate``.
         params: Keyword arguments for a prebuilt scorer's factory.
         judge: Fields replacing the default judge's for this scorer.
+        step_timeout: Seconds one sync step of this scorer may run before that item's pair
+            fails; None keeps the scorer's own (60 s unless it sets one).
     """
 
     use: str
@@ -61,6 +71,7 @@ class ScorerEntry(Table):
     max_error_rate: Share | None = None
     params: dict[str, Any] = Field(default_factory=dict)
     judge: JudgeOverride | None = None
+    step_timeout: PositiveFloat | None = None
 
     @field_validator("use")
     @classmethod

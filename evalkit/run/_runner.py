@@ -31,6 +31,7 @@ from evalkit.run._outcome import ItemResult
 from evalkit.run._progress import Progress
 from evalkit.run._rows import RowBuffer
 from evalkit.run._summary import SummaryBuilder
+from evalkit.scorer import StepWatchdog
 from evalkit.store import StoreWriter
 
 ItemCallback = Callable[[ItemResult], Any]
@@ -89,8 +90,12 @@ class Runner:
 
     async def run(self) -> ExperimentStatus:
         """Process every item; returns the final status or raises after recording it."""
+        # A sync step past its scorer's step_timeout is stopped by the watchdog (see
+        # docs/pages/design/step-time-limits.md); it looks ten times within the smallest limit.
+        limits = [s.step_timeout for s in self.evaluator.scorers if s.step_timeout is not None]
         try:
-            return await self._run()
+            with StepWatchdog(poll=min(limits, default=10.0) / 10):
+                return await self._run()
         finally:
             if self._froze:
                 # Hand the kept results back to the collector (see _complete).

@@ -11,15 +11,23 @@ from typing import TYPE_CHECKING
 from evalkit._lazy import exports as _exports
 
 if TYPE_CHECKING:
+    from evalkit.scorer._ids import slugify
+    from evalkit.scorer._limits import DEFAULT_STEP_TIMEOUT, StepTimeoutError, StepWatchdog
     from evalkit.scorer._prompt import OutputSchema, PromptStep
     from evalkit.scorer._result import STEP_ORDER, ScorerRun, ScorerRunResult, StepName, StepResults
-    from evalkit.scorer._scorer import Scorer, create_scorer, slugify
+    from evalkit.scorer._scorer import Scorer, create_scorer
     from evalkit.scorer._steps import BoundStep, Step, StepOwner, bind_callable, is_async_callable
     from evalkit.scorer._trace import RunTrace
 
 __getattr__, __dir__ = _exports(
     globals(),
     {
+        "evalkit.scorer._ids": ("slugify",),
+        "evalkit.scorer._limits": (
+            "DEFAULT_STEP_TIMEOUT",
+            "StepTimeoutError",
+            "StepWatchdog",
+        ),
         "evalkit.scorer._prompt": (
             "OutputSchema",
             "PromptStep",
@@ -34,7 +42,6 @@ __getattr__, __dir__ = _exports(
         "evalkit.scorer._scorer": (
             "Scorer",
             "create_scorer",
-            "slugify",
         ),
         "evalkit.scorer._steps": (
             "BoundStep",
@@ -48,6 +55,7 @@ __getattr__, __dir__ = _exports(
 )
 
 __all__ = [
+    "DEFAULT_STEP_TIMEOUT",
     "STEP_ORDER",
     "BoundStep",
     "OutputSchema",
@@ -60,6 +68,8 @@ __all__ = [
     "StepName",
     "StepOwner",
     "StepResults",
+    "StepTimeoutError",
+    "StepWatchdog",
     "bind_callable",
     "create_scorer",
     "is_async_callable",

@@ -2,56 +2,30 @@
 
 from __future__ import annotations
 
-import hashlib
 import inspect
 import math
 import numbers
-import os
-import random
-import re
-import unicodedata
 from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any
 
 from evalkit.errors import ConfigError, InvalidScoreError, ScorerRunError
 from evalkit.judge import Judge
+from evalkit.scorer._ids import new_run_id, slugify
+from evalkit.scorer._limits import (
+    CLOCK,
+    DEFAULT_STEP_TIMEOUT,
+    StepInterrupted,
+    StepStopped,
+    StepTimeoutError,
+    await_cancellation,
+    check_step_timeout,
+)
 from evalkit.scorer._result import STEP_ORDER, ScorerRun, ScorerRunResult, StepName, StepResults
 from evalkit.scorer._steps import BoundStep, Step, bind_step
 from evalkit.scorer._trace import RunTrace
 
 _EMPTY_RESULTS = StepResults()
-
-# Run ids: version 4 UUIDs drawn from one Mersenne Twister per process, seeded from the OS
-# (reseeded in a forked child, which would otherwise repeat its parent's ids). uuid.uuid4()
-# asks the OS for 16 bytes and builds a UUID object per run: about a third of a function
-# scorer's overhead. Uniqueness needs 122 random bits, not unpredictability.
-# See docs/pages/design/run-ids-without-a-system-call.md.
-_ids = random.Random(os.urandom(32))
-os.register_at_fork(after_in_child=lambda: _ids.seed(os.urandom(32)))
-_UUID_CLEAR = ~((0xC000 << 48) | (0xF000 << 64)) & ((1 << 128) - 1)
-_UUID_V4 = (0x8000 << 48) | (4 << 76)
-
-
-def new_run_id() -> str:
-    """A new random run id: a version 4 UUID in its canonical text form."""
-    h = f"{(_ids.getrandbits(128) & _UUID_CLEAR) | _UUID_V4:032x}"
-    return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
-
-
-def slugify(name: str) -> str:
-    """``"Quality Scorer"`` → ``"quality-scorer"``: lowercase ASCII words joined by dashes.
-
-    Accents are folded to ASCII first (``"Réponse exacte"`` → ``"reponse-exacte"``). A name
-    with no ASCII letter left (``"評価"``, ``"!!!"``) gets ``"scorer-"`` and 8 hex digits of
-    its SHA-256, stable across runs and machines, so every name has an id.
-    """
-    folded = unicodedata.normalize("NFKD", name.casefold()).encode("ascii", "ignore").decode()
-    slug = re.sub(r"[^a-z0-9]+", "-", folded).strip("-")
-    if not re.search(r"[a-z]", slug):
-        digest = hashlib.sha256(unicodedata.normalize("NFC", name).encode()).hexdigest()
-        return f"scorer-{digest[:8]}"
-    return slug
 
 
 def _check_score(value: Any) -> float:
@@ -74,6 +48,7 @@ def _check_reason(value: Any) -> str | None:
 
 
 _NEVER_AWAITABLE = frozenset({float, int, str, dict, list, tuple, bool, type(None)})
+_INF = math.inf
 
 
 class Scorer:
@@ -87,8 +62,9 @@ class Scorer:
 
     ``higher_is_better`` tells comparisons and regression gates which way is good;
     ``metadata`` is a read-only mapping kept with the scorer (prebuilt scorers record their
-    registry name, definition version and parameters there); see
-    docs/pages/design/direction-and-identity-on-the-scorer.md.
+    registry name, definition version and parameters there; see
+    docs/pages/design/direction-and-identity-on-the-scorer.md). ``step_timeout`` is how long
+    one sync step may run in ``run_evals`` before that pair fails (None: no limit).
     """
 
     __slots__ = (
@@ -100,6 +76,7 @@ class Scorer:
         "_metadata",
         "_name",
         "_plan",
+        "_step_timeout",
         "_steps",
     )
 
@@ -113,7 +90,9 @@ class Scorer:
         steps: Mapping[StepName, object],
         higher_is_better: bool = True,
         metadata: Mapping[str, Any] | None = None,
+        step_timeout: float | None = DEFAULT_STEP_TIMEOUT,
     ) -> None:
+        self._step_timeout = check_step_timeout(step_timeout, f"scorer {name!r}")
         self._id = id
         self._name = name
         self._description = description
@@ -171,6 +150,11 @@ class Scorer:
         return self._higher_is_better
 
     @property
+    def step_timeout(self) -> float | None:
+        """Seconds one sync step may run in ``run_evals`` before the pair fails (None: none)."""
+        return None if self._step_timeout == _INF else self._step_timeout
+
+    @property
     def metadata(self) -> Mapping[str, Any]:
         """Extra facts kept with the scorer, read-only."""
         return self._metadata
@@ -201,6 +185,11 @@ class Scorer:
             )
         return self._copy(judge=judge)
 
+    def with_step_timeout(self, seconds: float | None) -> Scorer:
+        """A new scorer identical to this one whose sync steps may each run ``seconds``
+        (None: no limit) before the pair fails with :class:`StepTimeoutError`."""
+        return self._copy(step_timeout=seconds)
+
     def _copy(self, **changes: Any) -> Scorer:
         fields: dict[str, Any] = {
             "id": self._id,
@@ -210,6 +199,7 @@ class Scorer:
             "steps": self._steps,
             "higher_is_better": self._higher_is_better,
             "metadata": self._metadata,
+            "step_timeout": self.step_timeout,
         }
         return Scorer(**{**fields, **changes})
 
@@ -256,6 +246,8 @@ class Scorer:
         Raises:
             ConfigError: The scorer has no generate_score step.
             ScorerRunError: A step failed; the error holds what the finished steps produced.
+                A sync step past ``step_timeout`` (enforced inside ``run_evals``) fails with a
+                :class:`StepTimeoutError` as the cause.
         """
         if not self._has_score:
             raise ConfigError(f"Scorer {self.name!r} has no generate_score step")
@@ -265,24 +257,52 @@ class Scorer:
         pre = ana = score = reason = None
         results = _EMPTY_RESULTS
         kind: StepName = "preprocess"
+        # A sync step is on the run's clock while it runs, never while anything is awaited
+        # (see evalkit/scorer/_limits.py and docs/pages/design/step-time-limits.md).
+        clock, limit = CLOCK.get(), self._step_timeout
+        clock.run, clock.limit = run, limit
         try:
-            for kind, call, awaits in self._plan:
-                value = call(run, results, score, trace)
-                if awaits or (type(value) not in _NEVER_AWAITABLE and inspect.isawaitable(value)):
-                    value = await value
-                if kind == "preprocess":
-                    pre = value
-                    results = StepResults(pre)
-                elif kind == "analyze":
-                    ana = value
-                    results = StepResults(pre, ana)
-                elif kind == "generate_score":
-                    score = _check_score(value)
-                    results = StepResults(pre, ana, score)
-                else:
-                    reason = _check_reason(value)
-                completed.append(kind)
-        except Exception as exc:
+            try:
+                for kind, call, awaits in self._plan:
+                    if awaits:
+                        clock.step = None
+                        value = await call(run, results, score, trace)
+                        clock.run, clock.limit = run, limit
+                    else:
+                        clock.step = kind
+                        value = call(run, results, score, trace)
+                        if type(value) not in _NEVER_AWAITABLE and inspect.isawaitable(value):
+                            clock.step = None
+                            value = await value
+                            clock.run, clock.limit = run, limit
+                    if kind == "preprocess":
+                        pre = value
+                        results = StepResults(pre)
+                    elif kind == "analyze":
+                        ana = value
+                        results = StepResults(pre, ana)
+                    elif kind == "generate_score":
+                        score = _check_score(value)
+                        results = StepResults(pre, ana, score)
+                    else:
+                        reason = _check_reason(value)
+                    completed.append(kind)
+                late = clock.late
+                if late is not None and late[0] is run:
+                    # The watchdog found a step of this run late but could not stop it.
+                    clock.late = None
+                    kind = late[1]
+                    raise StepStopped
+            finally:
+                clock.step = None
+        except (Exception, StepStopped) as caught:
+            exc: BaseException = caught
+            if isinstance(caught, StepInterrupted):
+                await await_cancellation()
+                exc = KeyboardInterrupt(f"step {kind} of scorer {self.name!r} was interrupted")
+            elif isinstance(caught, StepStopped):
+                # Keep where the step was stopped: the cause's traceback shows what hung.
+                exc = StepTimeoutError(self.name, kind, limit).with_traceback(caught.__traceback__)
             snapshot = None
             if completed or trace.executions:
                 snapshot = self._result(run, score, None, pre, ana, trace)
@@ -332,6 +352,7 @@ def create_scorer(
     judge: Judge | None = None,
     higher_is_better: bool = True,
     metadata: Mapping[str, Any] | None = None,
+    step_timeout: float | None = DEFAULT_STEP_TIMEOUT,
 ) -> Scorer:
     """Start building a scorer.
 
@@ -344,6 +365,9 @@ def create_scorer(
         higher_is_better: False for scores where lower is better (toxicity, error rates), so
             comparisons and regression gates judge them in the right direction.
         metadata: Extra facts kept with the scorer (a read-only copy), e.g. a definition version.
+        step_timeout: Seconds one sync step may run in ``run_evals`` before that item's pair
+            fails with :class:`StepTimeoutError` and the run goes on (default 60; None: no
+            limit). Async and prompt steps are bounded by their own timeouts instead.
 
     Returns:
         A scorer with no steps; add them with ``.preprocess``, ``.analyze``,
@@ -368,4 +392,5 @@ def create_scorer(
         steps={},
         higher_is_better=higher_is_better,
         metadata=metadata,
+        step_timeout=step_timeout,
     )

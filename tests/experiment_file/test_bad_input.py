@@ -87,6 +87,12 @@ CORPUS: list[tuple[str, str | bytes, int | None, str | None, str]] = [
      "expected a number or a table such as { min = 0.8 }"),
     ("params not a table", HEAD + SCORER + "params = 3\n", 6, "scorers[0].params",
      "expected a table, got 3"),
+    ("step_timeout zero", HEAD + SCORER + "step_timeout = 0\n", 6, "scorers[0].step_timeout",
+     "greater than 0"),
+    ("step_timeout inf", HEAD + SCORER + "step_timeout = inf\n", 6, "scorers[0].step_timeout",
+     "finite number"),
+    ("step_timeout as text", HEAD + SCORER + 'step_timeout = "5s"\n', 6,
+     "scorers[0].step_timeout", 'expected a number, got "5s"'),
     ("use as a number", HEAD + "[[scorers]]\nuse = 1\n", 5, "scorers[0].use",
      "expected a string, got 1"),
     ("use not a reference", HEAD + '[[scorers]]\nuse = "a:b:c"\n', 5, "scorers[0].use",
@@ -275,6 +281,7 @@ SCORER_KEYS = {
         max_size=2,
     ),
     "judge": table(JUDGE_KEYS),
+    "step_timeout": st.floats(-1, 100),
 }
 # Only prebuilt names and references to a module the test writes: a random module:attribute
 # could import (and call) anything on the machine.

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import math
+import re
 from typing import Any
 
 import numpy as np
@@ -167,3 +168,73 @@ async def test_regex_match_fails_on_an_invalid_ground_truth_pattern() -> None:
     error = await input_error(regex_match(), "text", "(unclosed")
     assert error.field == "ground_truth"
     assert "invalid regular expression '(unclosed'" in error.problem
+
+
+# regex_match runs on the regex package (a time limit per match, which re has not): on
+# ordinary patterns it must give re's answer, flags and full/partial match alike.
+_RE_CORPUS = [
+    (r"\bParis\b", "The capital is Paris."),
+    (r"capital of (France|Spain)", "the capital of Spain"),
+    (r"\d{3}-\d{4}", "call 555-0199 now"),
+    (r"[\w.]+@[\w.]+\.\w+", "write to info@example.org"),
+    (r"^\w+$", "Zürich"),
+    (r"\d+", "٣ pommes"),
+    (r"\bcafé\b", "un café"),
+    (r"straße", "STRASSE"),
+    (r"^yes$", "no\nYES\n"),
+    (r"a.b", "a\nb"),
+    (r"(\w)\1", "bookkeeper"),
+    (r"(?<=\$)\d+", "costs $42"),
+    (r"colou?r", "COLOR"),
+    (r"", ""),
+    (r"x*", "yyy"),
+    (r"(?i)ǅ", "ǆ"),
+    (r"[^\W\d_]+", "abc123"),
+    (r"\s+$", "trailing   "),
+]
+
+
+@pytest.mark.parametrize(("pattern", "text"), _RE_CORPUS)
+@pytest.mark.parametrize("full_match", [False, True])
+@pytest.mark.parametrize("flags", [{}, {"ignore_case": True, "multiline": True, "dotall": True}])
+async def test_regex_match_gives_the_re_module_s_answer(
+    pattern: str, text: str, full_match: bool, flags: dict[str, bool]
+) -> None:
+    re_flags = (re.IGNORECASE | re.MULTILINE | re.DOTALL) if flags else 0
+    compiled = re.compile(pattern, re_flags)
+    expected = compiled.fullmatch(text) if full_match else compiled.search(text)
+    for scorer, truth in (
+        (regex_match(pattern=pattern, full_match=full_match, **flags), None),
+        (regex_match(full_match=full_match, **flags), pattern),
+    ):
+        result = await score(scorer, text, truth)
+        assert result.score == (0.0 if expected is None else 1.0)
+        assert result.preprocess_step_result["match"] == (expected and expected.group(0))
+
+
+async def test_a_catastrophic_pattern_fails_its_item_after_the_timeout() -> None:
+    slow = r"(a|aa)+$"  # exponential backtracking the engine's safeguards do not catch
+    error = await input_error(regex_match(timeout=0.05), "a" * 60 + "!", slow)
+    assert error.field == "ground_truth"
+    assert error.problem.startswith(
+        "the regular expression '(a|aa)+$' took longer than 0.05 s to match a 61-character output"
+    )
+    fixed = await input_error(regex_match(pattern=slow, timeout=0.05), "a" * 60 + "!")
+    assert fixed.field == "pattern"
+
+
+async def test_regex_match_sees_through_the_patterns_of_issue_15_at_once() -> None:
+    for pattern, text in ((r"(a+)+$", "a" * 40 + "!"), (r"^(\w+\s?)*$", "word" * 10 + "!")):
+        result = await score(regex_match(timeout=5.0), text, pattern)
+        assert result.score == 0.0
+
+
+async def test_regex_match_accepts_the_regex_package_s_extensions() -> None:
+    result = await score(regex_match(pattern=r"^\p{Lu}\p{Ll}+$"), "Éclair")
+    assert result.score == 1.0
+
+
+@pytest.mark.parametrize("timeout", [0, -1, math.nan, True, "1"])
+def test_regex_match_refuses_a_timeout_that_is_no_positive_number(timeout: Any) -> None:
+    with pytest.raises(ConfigError, match="scorer 'regex_match', parameter 'timeout'"):
+        regex_match(timeout=timeout)
