@@ -37,6 +37,7 @@ async def drive_local(spec: RunSpec, writer: StoreWriter | None) -> Driven:
         reopen = functools.partial(
             writer.reopen, spec.experiment_id, total_items=spec.total_items,
             scorers=spec.scorer_records, config=spec.config if options.force else None,
+            expected=plan.stored.claim_state,
         )  # fmt: skip
         await anyio.to_thread.run_sync(reopen)
     elif writer is not None:

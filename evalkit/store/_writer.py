@@ -31,6 +31,7 @@ from evalkit.store._batch_io import (
     registered,
     writer_config,
 )
+from evalkit.store._claim import ClaimState, claim
 from evalkit.store._connect import StoreLockedError, connection
 from evalkit.store._liveness import this_host
 from evalkit.store._migrate import migrate
@@ -151,28 +152,28 @@ class StoreWriter:
         total_items: int,
         scorers: Sequence[ScorerRecord] = (),
         config: Mapping[str, Any] | None = None,
+        expected: ClaimState | None = None,
     ) -> None:
         """Take over a stored experiment to resume it: ``running`` again, by this process.
 
         ``scorers`` the experiment lacks are added (a forced resume with a new scorer);
-        ``config``, when given (a forced resume), replaces the stored one.
+        ``config``, when given (a forced resume), replaces the stored one. ``expected`` is the
+        row as the resume read it (:attr:`StoredExperiment.claim_state`): the take-over
+        happens only if the row is still so, in the same transaction.
+
+        Raises:
+            ConfigError: Another resume claimed the experiment since ``expected`` was read.
         """
         recover(self.path, lock_timeout=self.lock_timeout)
         with connection(self.path, lock_timeout=self.lock_timeout) as con:
             migrate(con, where=self.path)
             with self._transaction(con):
-                con.execute(
-                    "UPDATE experiments SET status = 'running', completed_at = NULL,"
-                    " total_items = ?, writer_pid = ?, writer_host = ?, heartbeat_at = ?,"
-                    " config = coalesce(?, config) WHERE id = ?",
-                    [
-                        total_items,
-                        os.getpid(),
-                        this_host(),
-                        naive_utc(dt.datetime.now(dt.UTC)),
-                        json_text(redact(config)) if config is not None else None,
-                        experiment_id,
-                    ],
+                claim(
+                    con,
+                    experiment_id,
+                    expected,
+                    total_items=total_items,
+                    config=json_text(redact(config)) if config is not None else None,
                 )
                 known = {
                     r[0]
