@@ -55,7 +55,7 @@ async def drive_local(spec: RunSpec, writer: StoreWriter | None) -> Driven:
     )
     # Only runs that ask a judge open the cache, and before the experiment row is written:
     # a cache that cannot open leaves no row behind (the file is then opened for each read
-    # and write only, so several runs share it).
+    # and write only, so several runs share it: docs/pages/design/judge-cache-opened-briefly.md).
     judged = any(asks_judge(s) for s in spec.scorers)
     async with use_judge_cache(_judge_cache(options.cache, spec.store) if judged else None):
         if writer is not None and plan is not None:
