@@ -46,6 +46,14 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--no-progress", action="store_true", help="no progress bar")
     run.add_argument("--no-cache", action="store_true", help="do not use the judge call cache")
     run.add_argument(
+        "--lock-timeout",
+        type=float,
+        metavar="S",
+        default=300.0,
+        help="seconds to keep retrying a store locked by another process before the rows not"
+        " yet written are kept in <store>.recovery/ for --resume (default: 300)",
+    )
+    run.add_argument(
         "--no-preflight",
         action="store_true",
         help="do not check the judges' and the target's keys and endpoints before the run",

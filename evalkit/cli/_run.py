@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 from pathlib import Path
 from typing import Any
@@ -117,6 +118,10 @@ def cmd_run(args: argparse.Namespace) -> int:
         raise ConfigError(f"--limit must be zero or more, got {args.limit}")
     if args.concurrency is not None and args.concurrency < 1:
         raise ConfigError(f"--concurrency must be at least 1, got {args.concurrency}")
+    if not math.isfinite(args.lock_timeout) or args.lock_timeout < 0:
+        raise ConfigError(
+            f"--lock-timeout must be a number of seconds >= 0, got {args.lock_timeout}"
+        )
     store = Path(args.store) if args.store else config.experiment.store
     scorers = build_scorers(file)
     directions = build_directions(file, scorers)
@@ -147,6 +152,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         regenerate=args.regenerate,
         force=args.force,
         preflight=not args.no_preflight,
+        lock_timeout=args.lock_timeout,
         **_sharding(args),
     )
     baseline, comparison, error = Baseline(None), None, None

@@ -96,7 +96,7 @@ class JudgeCache:
         self.batch_size = batch_size
         self.hits = self.misses = self.writes = 0
         self._lock = threading.Lock()
-        self._con: Any = None
+        self._opened = False
         self._steps: dict[bytes, dict[bytes, CachedReply] | anyio.Event] = {}
         self._pending: list[db.Row] = []
         self._handed = time.monotonic()
@@ -112,7 +112,7 @@ class JudgeCache:
     @property
     def is_open(self) -> bool:
         """Whether the file is open (by :meth:`open`, ``async with``, or a maintenance call)."""
-        return self._con is not None
+        return self._opened
 
     def open(self) -> None:
         """Open the file (creating it), delete expired entries. Blocking; see :meth:`aopen`.
@@ -120,12 +120,11 @@ class JudgeCache:
         Raises:
             StoreError: The file cannot be opened (another process may be using it).
         """
-        with self._lock:
-            if self._con is None:
-                con = connect(self.path, _SCHEMAS)
+        with self._connected() as con:
+            if not self._opened:
                 db.prune(con, time.time())
                 _batch_db.prune(con, time.time())
-                self._con = con
+                self._opened = True
         # pyarrow imports pandas (~0.3 s, holding the GIL) at its first conversion of a Python
         # list; a run opens its cache before it starts, so pay for that here rather than at
         # the first write, in the middle of the run's judge calls.
@@ -161,9 +160,7 @@ class JudgeCache:
         self.flush()
         self._writer.shutdown()
         with self._lock:
-            if self._con is not None:
-                self._con.close()
-                self._con = None
+            self._opened = False
             self._steps.clear()
 
     async def aclose(self) -> None:
@@ -370,20 +367,16 @@ class JudgeCache:
 
     @contextmanager
     def _connected(self) -> Iterator[Any]:
-        """The open connection (opened on first use), under the cache's lock."""
-        with self._lock:
-            if self._con is None:
-                self._con = connect(self.path, _SCHEMAS)
-            yield self._con
+        """The file, opened for one read or write under the cache's lock, closed after it.
 
-    @contextmanager
-    def _briefly(self) -> Iterator[Any]:
-        """The connection for a maintenance call, closed after it unless it was open before
-        (so a notebook's ``stats()`` does not keep the file locked against a run)."""
+        Holding the file only that long lets several runs (processes) share one cache: each
+        waits for the others' short holds (docs/pages/design/judge-cache-opened-briefly.md).
+        """
         with self._lock:
-            con = self._con if self._con is not None else connect(self.path, _SCHEMAS)
+            con = connect(self.path, _SCHEMAS)
             try:
                 yield con
             finally:
-                if con is not self._con:
-                    con.close()
+                con.close()
+
+    _briefly = _connected

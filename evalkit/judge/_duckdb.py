@@ -12,6 +12,7 @@ of its ~40 ms.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
@@ -27,27 +28,42 @@ def when(epoch: float) -> datetime:
     return datetime.fromtimestamp(epoch, UTC)
 
 
-def connect(path: Path, schemas: Sequence[str]) -> Any:
+#: Seconds a cache operation waits for another process's short hold of the file.
+LOCK_WAIT_S = 60.0
+
+
+def connect(path: Path, schemas: Sequence[str], *, wait: float = LOCK_WAIT_S) -> Any:
     """Open (creating if needed) the cache file and create the tables ``schemas`` declare.
+
+    Several runs share one cache file, each opening it only for one read or one write: a
+    file held by another process is retried with back-off (10 ms doubling to 200 ms) for up
+    to ``wait`` seconds (docs/pages/design/judge-cache-opened-briefly.md).
 
     Args:
         path: The file.
         schemas: Each owner's DDL (idempotent ``CREATE TABLE IF NOT EXISTS`` statements).
+        wait: Seconds to retry a file locked by another process.
 
     Raises:
-        StoreError: The file cannot be opened (e.g. another process holds it), or it is not
-            a usable cache file.
+        StoreError: The file cannot be opened (e.g. another process held it for ``wait``
+            seconds), or it is not a usable cache file.
     """
     import duckdb
 
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        con = duckdb.connect(str(path))
-    except (OSError, duckdb.Error) as exc:
-        raise StoreError(
-            f"judge cache {path}: cannot open it ({exc}); pass another cache path, "
-            "or run without the cache (cache=False, --no-cache)"
-        ) from exc
+    deadline = time.monotonic() + wait
+    delay = 0.01
+    while True:
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            con = duckdb.connect(str(path))
+            break
+        except duckdb.IOException as exc:
+            if "lock" not in str(exc).lower() or time.monotonic() >= deadline:
+                raise _cannot_open(path, exc) from exc
+            time.sleep(delay)
+            delay = min(delay * 2, 0.2)
+        except (OSError, duckdb.Error) as exc:
+            raise _cannot_open(path, exc) from exc
     try:
         for schema in schemas:
             con.execute(schema)
@@ -55,6 +71,13 @@ def connect(path: Path, schemas: Sequence[str]) -> Any:
         con.close()
         raise StoreError(f"judge cache {path}: not a usable cache file ({exc})") from exc
     return con
+
+
+def _cannot_open(path: Path, exc: Exception) -> StoreError:
+    return StoreError(
+        f"judge cache {path}: cannot open it ({exc}); pass another cache path, "
+        "or run without the cache (cache=False, --no-cache)"
+    )
 
 
 def insert(con: Any, table: str, rows: pa.Table) -> None:

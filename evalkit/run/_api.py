@@ -21,7 +21,7 @@ from evalkit.run._runner import ItemCallback
 from evalkit.run._sharded import drive_sharded
 from evalkit.run._spec import RunOptions, prepare
 from evalkit.scorer import Scorer
-from evalkit.store import DEFAULT_STORE, ShardWriter, StoreWriter
+from evalkit.store import DEFAULT_LOCK_TIMEOUT, DEFAULT_STORE, ShardWriter, StoreWriter
 
 
 async def run_evals(
@@ -52,6 +52,7 @@ async def run_evals(
     shard: str | tuple[int, int] | None = None,
     ray_address: str | None = None,
     preflight: bool = True,
+    lock_timeout: float = DEFAULT_LOCK_TIMEOUT,
 ) -> ExperimentResult:
     """Run scorers over every item of a dataset and record the results.
 
@@ -115,6 +116,13 @@ async def run_evals(
         preflight: Before the first item, check every judge's API key and endpoint, and an
             OpenAI target's, with one ``GET /models`` per distinct endpoint and key (see
             :func:`evalkit.judge.preflight`); False skips the check.
+        lock_timeout: Seconds the run waits for a store locked by another process (a
+            notebook's connection, another run) before it gives up; default 300. While the
+            store is locked the run goes on, keeping its finished items and retrying the write
+            with back-off; past ``lock_timeout`` of refusals, the rows not yet written are
+            spilled to ``<store>.recovery/<experiment id>/`` and :class:`StoreError` says so.
+            A resume of the experiment (or the next run writing the store, or
+            :func:`evalkit.store.recover`) loads them.
 
     Returns:
         The :class:`ExperimentResult`.
@@ -135,15 +143,17 @@ async def run_evals(
         keep_results=keep_results, limit=limit, columns=columns,
         flush_interval=flush_interval, cache=cache, resume=resume, retry_errors=retry_errors,
         force=force, regenerate=regenerate, executor=executor, workers=workers, shard=shard,
-        ray_address=ray_address, preflight=preflight,
+        ray_address=ray_address, preflight=preflight, lock_timeout=lock_timeout,
     )  # fmt: skip
     spec = await prepare(data, scorers, options)
     writer: StoreWriter | None
     if spec.sharding is None:
-        writer = None if spec.store is None else StoreWriter(spec.store)
+        writer = None if spec.store is None else StoreWriter(spec.store, lock_timeout=lock_timeout)
         driven = await drive_local(spec, writer)
     else:
-        shard_writer = None if spec.store is None else ShardWriter(spec.store)
+        shard_writer = (
+            None if spec.store is None else ShardWriter(spec.store, lock_timeout=lock_timeout)
+        )
         driven = await drive_sharded(spec, spec.sharding, shard_writer)
         writer = shard_writer
     return await build_result(spec, driven, writer)

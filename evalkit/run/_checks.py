@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import inspect
+import math
 import os
 from collections.abc import Sequence
 from typing import Any
@@ -108,3 +109,16 @@ def check_run_options(concurrency: Any, limit: Any, flush_interval: float) -> No
         raise ConfigError(f"limit must be a non-negative integer, got {limit!r}")
     if flush_interval <= 0:
         raise ConfigError(f"flush_interval must be positive, got {flush_interval!r}")
+
+
+def check_lock_timeout(lock_timeout: Any) -> None:
+    """A finite number of seconds, zero or more."""
+    if (
+        isinstance(lock_timeout, bool)
+        or not isinstance(lock_timeout, (int, float))
+        or not math.isfinite(lock_timeout)
+        or lock_timeout < 0
+    ):
+        raise ConfigError(
+            f"lock_timeout must be a finite number of seconds >= 0, got {lock_timeout!r}"
+        )

@@ -33,15 +33,6 @@ async def drive_local(spec: RunSpec, writer: StoreWriter | None) -> Driven:
     plan, options = spec.plan, spec.options
     rows = spec.dataset.batches(limit=options.limit)
     batches = rows if plan is None else ResumeBatches(rows, plan, frozenset(spec.scorer_ids))
-    if writer is not None and plan is not None:
-        reopen = functools.partial(
-            writer.reopen, spec.experiment_id, total_items=spec.total_items,
-            scorers=spec.scorer_records, config=spec.config if options.force else None,
-        )  # fmt: skip
-        await anyio.to_thread.run_sync(reopen)
-    elif writer is not None:
-        await anyio.to_thread.run_sync(writer.begin, spec.record, spec.scorer_records)
-
     summary = SummaryBuilder(spec.scorer_ids, spec.to_run)
     runner = Runner(
         experiment_id=spec.experiment_id,
@@ -62,9 +53,21 @@ async def drive_local(spec: RunSpec, writer: StoreWriter | None) -> Driven:
         on_item_complete=options.on_item_complete,
         flush_interval=options.flush_interval,
     )
-    # Only runs that ask a judge open the cache: its file is held for the whole run.
+    # Only runs that ask a judge open the cache, and before the experiment row is written:
+    # a cache that cannot open leaves no row behind (the file is then opened for each read
+    # and write only, so several runs share it: docs/pages/design/judge-cache-opened-briefly.md).
     judged = any(asks_judge(s) for s in spec.scorers)
     async with use_judge_cache(_judge_cache(options.cache, spec.store) if judged else None):
+        if writer is not None and plan is not None:
+            reopen = functools.partial(
+                writer.reopen, spec.experiment_id, total_items=spec.total_items,
+                scorers=spec.scorer_records, config=spec.config if options.force else None,
+                expected=plan.stored.claim_state,
+            )  # fmt: skip
+            await anyio.to_thread.run_sync(reopen)
+        elif writer is not None:
+            await anyio.to_thread.run_sync(writer.begin, spec.record, spec.scorer_records)
+
         status = await runner.run()
     return Driven(status, summary.build(), runner.sorted_items(), runner.feed.fingerprint)
 

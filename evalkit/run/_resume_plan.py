@@ -37,6 +37,7 @@ from evalkit.store import (
     process_alive,
     read_for_resume,
     read_outputs,
+    recover,
     this_host,
 )
 
@@ -208,6 +209,7 @@ def check_shard_resume(
         ConfigError: One of these does not hold; the message says which option to use.
         StoreError: The store or the experiment does not exist.
     """
+    recover(store)  # rows spilled while the store was locked count as done
     stored = read_for_resume(store, experiment_id, pairs=False)
     if not ran_sharded(stored):
         raise ConfigError(
@@ -264,6 +266,7 @@ def plan_resume(
             (without ``retry_errors``), or its fingerprint differs (without ``force``).
         StoreError: The store or the experiment does not exist.
     """
+    recover(store)  # rows spilled while the store was locked count as done
     record = read_for_resume(store, experiment_id, pairs=False)
     if ran_sharded(record):
         _refuse_sharded(record, retry_errors=retry_errors, force=force)

@@ -23,6 +23,7 @@ from evalkit._json import dumps
 from evalkit.dataset import Dataset, load_dataset
 from evalkit.errors import ConfigError
 from evalkit.run._checks import (
+    check_lock_timeout,
     check_resume_options,
     check_run_options,
     check_scorers,
@@ -95,6 +96,7 @@ class RunOptions:
     shard: str | tuple[int, int] | None
     ray_address: str | None
     preflight: bool
+    lock_timeout: float = 300.0
 
     @property
     def sharded(self) -> bool:
@@ -250,6 +252,7 @@ def _check_options(options: RunOptions) -> None:
             options.retry_errors or options.regenerate, options.on_item_complete, options.cache
         )
     check_run_options(options.concurrency, options.limit, options.flush_interval)
+    check_lock_timeout(options.lock_timeout)
 
 
 def _recorded_options(

@@ -4,7 +4,9 @@ Tables: ``experiments``, ``experiment_scorers``, ``experiment_items``, ``scores`
 scores only), ``scorer_errors`` (failures, without a score), ``judge_executions``,
 ``shards_done`` (finished shards of a sharded run), ``model_prices`` and ``schema_version``;
 views ``scorer_summary`` and ``judge_usage``. Their DDL and the Arrow schemas of the rows a
-writer appends (:data:`ARROW_SCHEMAS`) live in ``_schema.py``.
+writer appends (:data:`ARROW_SCHEMAS`) live in ``_schema.py``. Rows a run could not write to
+a locked store wait in ``<store>.recovery/`` until :func:`recover` (or the next writer) loads
+them.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ if TYPE_CHECKING:
         read_item_scores,
         read_run_counts,
     )
+    from evalkit.store._recovery import recover, recovery_dir
     from evalkit.store._redact import REDACTED, redact
     from evalkit.store._schema import ARROW_SCHEMAS, SCHEMA_VERSION
     from evalkit.store._shard_writer import ShardRecord, ShardWriter
@@ -35,7 +38,13 @@ if TYPE_CHECKING:
         read_for_resume,
         read_outputs,
     )
-    from evalkit.store._writer import ExperimentRecord, RowBatch, ScorerRecord, StoreWriter
+    from evalkit.store._writer import (
+        DEFAULT_LOCK_TIMEOUT,
+        ExperimentRecord,
+        RowBatch,
+        ScorerRecord,
+        StoreWriter,
+    )
 
 __getattr__, __dir__ = _exports(
     globals(),
@@ -65,6 +74,10 @@ __getattr__, __dir__ = _exports(
             "read_item_scores",
             "read_run_counts",
         ),
+        "evalkit.store._recovery": (
+            "recover",
+            "recovery_dir",
+        ),
         "evalkit.store._redact": (
             "REDACTED",
             "redact",
@@ -85,6 +98,7 @@ __getattr__, __dir__ = _exports(
             "read_outputs",
         ),
         "evalkit.store._writer": (
+            "DEFAULT_LOCK_TIMEOUT",
             "ExperimentRecord",
             "RowBatch",
             "ScorerRecord",
@@ -98,6 +112,7 @@ __getattr__, __dir__ = _exports(
 
 __all__ = [
     "ARROW_SCHEMAS",
+    "DEFAULT_LOCK_TIMEOUT",
     "DEFAULT_STORE",
     "PRICES_AS_OF",
     "REDACTED",
@@ -125,6 +140,8 @@ __all__ = [
     "read_item_scores",
     "read_outputs",
     "read_run_counts",
+    "recover",
+    "recovery_dir",
     "redact",
     "schema_version",
     "this_host",

@@ -36,6 +36,10 @@ _FALLBACK_ALIAS = "evalkit_store"
 _LOCK_POLL_S = 0.05
 
 
+class StoreLockedError(StoreError):
+    """The store stayed locked by another process (or connection) for the whole wait."""
+
+
 def quote_ident(name: str) -> str:
     """Quote an SQL identifier (table, view or column name) for DuckDB."""
     return '"' + name.replace('"', '""') + '"'
@@ -146,7 +150,7 @@ def _cannot_open(where: str, exc: duckdb.Error) -> StoreError:
 def _wait_or_fail(deadline: float, message: str, exc: duckdb.Error) -> None:
     """Sleep before the next attempt, or raise ``message`` once ``deadline`` has passed."""
     if time.monotonic() >= deadline:
-        raise StoreError(message) from exc
+        raise StoreLockedError(message) from exc
     time.sleep(_LOCK_POLL_S)
 
 

@@ -13,11 +13,12 @@ from typing import Any
 import pyarrow as pa
 
 from evalkit._json import json_text
+from evalkit.store._batch_io import insert_views, registered, writer_config
 from evalkit.store._connect import connection
 from evalkit.store._liveness import this_host
 from evalkit.store._migrate import migrate
 from evalkit.store._redact import redact
-from evalkit.store._writer import StoreWriter, insert_views, registered, writer_config
+from evalkit.store._writer import StoreWriter
 
 
 @dataclass(frozen=True, slots=True)

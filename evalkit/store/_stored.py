@@ -38,6 +38,8 @@ class StoredExperiment:
         writer: ``(pid, host)`` of the process recorded as writing it.
         scored: Per item id, the scorer ids with a stored score.
         attempted: Item ids with an ``experiment_items`` row (evaluated at least once).
+        claim_state: Its stored status, writer pid and host as read: a resume claims the
+            experiment only if it is still so (see ``_claim.py``).
     """
 
     id: str
@@ -50,6 +52,7 @@ class StoredExperiment:
     writer: tuple[int | None, str | None]
     scored: Mapping[str, frozenset[str]]
     attempted: frozenset[str]
+    claim_state: tuple[str, int | None, str | None] | None = None
 
 
 def read_for_resume(
@@ -113,6 +116,7 @@ def read_for_resume(
         writer=(pid, host),
         scored=scored,
         attempted=attempted,
+        claim_state=(status, pid, host),
     )
 
 

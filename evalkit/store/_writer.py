@@ -3,26 +3,40 @@
 Every call opens the file, does its work in one transaction and closes it again, so other
 processes can read the store between flushes (DuckDB allows one writing process *or* several
 readers at a time). A batch holds whole items only, so a crash never leaves half an item.
-See docs/pages/design/store-rows-via-arrow.md.
+See docs/pages/design/store-rows-via-arrow.md; the batches come as Arrow tables
+(docs/pages/design/store-takes-arrow.md, their types in ``_batch_io.py``). A store locked by
+another process is retried and, past ``lock_timeout``, the unwritten batches are spilled
+beside it (docs/pages/design/locked-store-recovery.md).
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import os
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
-from dataclasses import dataclass
-from typing import Any, Protocol
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
 
 import duckdb
-import pyarrow as pa
 
 from evalkit._json import json_text
 from evalkit.errors import StoreError
-from evalkit.store._connect import connection, quote_ident
+from evalkit.store._batch_io import (
+    ExperimentRecord,
+    RowBatch,
+    ScorerRecord,
+    Transaction,
+    insert_views,
+    naive_utc,
+    registered,
+    writer_config,
+)
+from evalkit.store._claim import ClaimState, claim
+from evalkit.store._connect import StoreLockedError, connection
 from evalkit.store._liveness import this_host
 from evalkit.store._migrate import migrate
+from evalkit.store._pending import Kept, PendingWrites
+from evalkit.store._recovery import recover, spill
 from evalkit.store._redact import redact
 from evalkit.store._replace import (
     final_status,
@@ -31,98 +45,20 @@ from evalkit.store._replace import (
     replace_older_rows,
 )
 
+#: Seconds a writer waits for a store locked by another process before it gives up (and
+#: spills the finished rows it could not write to the recovery folder).
+DEFAULT_LOCK_TIMEOUT = 300.0
 
-@dataclass(frozen=True, slots=True)
-class ExperimentRecord:
-    """The ``experiments`` row written when a run starts; ``partial`` marks a run of part of
-    its dataset (a limit, one shard slice), which is never chosen as a baseline."""
-
-    id: str
-    name: str
-    description: str | None
-    dataset: str
-    config: Mapping[str, Any]
-    metadata: Mapping[str, Any] | None
-    total_items: int
-    started_at: dt.datetime
-    evalkit_version: str
-    partial: bool = False
-
-
-@dataclass(frozen=True, slots=True)
-class ScorerRecord:
-    """An ``experiment_scorers`` row: a scorer of the experiment, its threshold, its direction
-    and its metadata (a prebuilt scorer's name, definition version and parameters)."""
-
-    scorer_id: str
-    scorer_name: str
-    description: str
-    position: int
-    threshold_min: float | None = None
-    threshold_max: float | None = None
-    higher_is_better: bool = True
-    metadata: str | None = None
-
-
-class RowBatch(Protocol):
-    """What :meth:`StoreWriter.write` takes: the rows of whole items, as Arrow tables.
-
-    ``evalkit.run.RowBuffer`` is one: it turns a run's finished items into rows (see
-    docs/pages/design/store-takes-arrow.md).
-    """
-
-    @property
-    def succeeded(self) -> int:
-        """Items of the batch that succeeded."""
-
-    @property
-    def failed(self) -> int:
-        """Items of the batch that failed."""
-
-    def tables(self) -> Mapping[str, pa.Table]:
-        """The rows by store table name, each with its :data:`evalkit.store.ARROW_SCHEMAS`
-        columns; a table without rows is left out."""
-
-
-def writer_config(batch_bytes: int) -> dict[str, str]:
-    """DuckDB settings for the short-lived database a flush opens.
-
-    One thread and a modest memory limit keep the write from competing with the run for the
-    CPU and from holding on to memory between flushes; the limit grows with the batch so large
-    rows never hit it. Allocations are handed back to the system eagerly for the same reason.
-    """
-    limit_mb = max(256, 6 * batch_bytes // 2**20)
-    return {
-        "threads": "1",
-        "memory_limit": f"{limit_mb}MB",
-        "allocator_flush_threshold": "8MB",
-        "allocator_bulk_deallocation_flush_threshold": "8MB",
-    }
-
-
-@contextmanager
-def registered(
-    con: duckdb.DuckDBPyConnection, tables: Mapping[str, pa.Table]
-) -> Iterator[dict[str, str]]:
-    """``tables`` registered as views of ``con`` inside the block; yields each one's view."""
-    views = {name: f"_evalkit_batch_{name}" for name in tables}
-    for name, table in tables.items():
-        con.register(views[name], table)
-    try:
-        yield views
-    finally:
-        for view in views.values():
-            con.unregister(view)
-
-
-def insert_views(con: duckdb.DuckDBPyConnection, views: Mapping[str, str]) -> None:
-    """Append each view's rows to the store table it is named after (columns by name)."""
-    for name, view in views.items():
-        con.execute(f"INSERT INTO {quote_ident(name)} BY NAME SELECT * FROM {quote_ident(view)}")
-
-
-def _naive_utc(moment: dt.datetime) -> dt.datetime:
-    return moment.astimezone(dt.UTC).replace(tzinfo=None) if moment.tzinfo else moment
+__all__ = [
+    "DEFAULT_LOCK_TIMEOUT",
+    "ExperimentRecord",
+    "RowBatch",
+    "ScorerRecord",
+    "StoreWriter",
+    "insert_views",
+    "registered",
+    "writer_config",
+]
 
 
 class StoreWriter:
@@ -130,10 +66,14 @@ class StoreWriter:
 
     Args:
         path: The store file; created (with its schema) when missing.
-        lock_timeout: Seconds to wait for another process that holds the file.
+        lock_timeout: Seconds a locked store is waited for: at :meth:`begin`, and by the
+            retries of kept batches before they are spilled to the recovery folder (default
+            :data:`DEFAULT_LOCK_TIMEOUT`, 300 s).
     """
 
-    def __init__(self, path: str | os.PathLike[str], *, lock_timeout: float = 30.0) -> None:
+    def __init__(
+        self, path: str | os.PathLike[str], *, lock_timeout: float = DEFAULT_LOCK_TIMEOUT
+    ) -> None:
         self.path = str(path)
         self.lock_timeout = lock_timeout
         self.experiment_id: str | None = None
@@ -143,12 +83,17 @@ class StoreWriter:
         self.resuming = False
         #: The status :meth:`finish` recorded.
         self.final_status: str | None = None
+        self._pending = PendingWrites(self.path, lock_timeout)
+        #: The recovery folder the kept batches were spilled to, once the store stayed locked.
+        self._spilled: Path | None = None
 
-    def _transaction(self, con: duckdb.DuckDBPyConnection) -> _Transaction:
-        return _Transaction(con)
+    def _transaction(self, con: duckdb.DuckDBPyConnection) -> Transaction:
+        return Transaction(con)
 
     def begin(self, record: ExperimentRecord, scorers: Sequence[ScorerRecord]) -> None:
-        """Create or migrate the store, and record the experiment as ``running``."""
+        """Create or migrate the store (loading rows spilled there earlier, see
+        :func:`recover`), and record the experiment as ``running``."""
+        recover(self.path, lock_timeout=self.lock_timeout)
         with connection(self.path, lock_timeout=self.lock_timeout) as con:
             migrate(con, where=self.path)
             with self._transaction(con):
@@ -165,11 +110,11 @@ class StoreWriter:
                         json_text(redact(record.config)),
                         json_text(redact(record.metadata)) if record.metadata else None,
                         record.total_items,
-                        _naive_utc(record.started_at),
+                        naive_utc(record.started_at),
                         record.evalkit_version,
                         os.getpid(),
                         this_host(),
-                        _naive_utc(dt.datetime.now(dt.UTC)),
+                        naive_utc(dt.datetime.now(dt.UTC)),
                         record.partial,
                     ],
                 )
@@ -207,27 +152,28 @@ class StoreWriter:
         total_items: int,
         scorers: Sequence[ScorerRecord] = (),
         config: Mapping[str, Any] | None = None,
+        expected: ClaimState | None = None,
     ) -> None:
         """Take over a stored experiment to resume it: ``running`` again, by this process.
 
         ``scorers`` the experiment lacks are added (a forced resume with a new scorer);
-        ``config``, when given (a forced resume), replaces the stored one.
+        ``config``, when given (a forced resume), replaces the stored one. ``expected`` is the
+        row as the resume read it (:attr:`StoredExperiment.claim_state`): the take-over
+        happens only if the row is still so, in the same transaction.
+
+        Raises:
+            ConfigError: Another resume claimed the experiment since ``expected`` was read.
         """
+        recover(self.path, lock_timeout=self.lock_timeout)
         with connection(self.path, lock_timeout=self.lock_timeout) as con:
             migrate(con, where=self.path)
             with self._transaction(con):
-                con.execute(
-                    "UPDATE experiments SET status = 'running', completed_at = NULL,"
-                    " total_items = ?, writer_pid = ?, writer_host = ?, heartbeat_at = ?,"
-                    " config = coalesce(?, config) WHERE id = ?",
-                    [
-                        total_items,
-                        os.getpid(),
-                        this_host(),
-                        _naive_utc(dt.datetime.now(dt.UTC)),
-                        json_text(redact(config)) if config is not None else None,
-                        experiment_id,
-                    ],
+                claim(
+                    con,
+                    experiment_id,
+                    expected,
+                    total_items=total_items,
+                    config=json_text(redact(config)) if config is not None else None,
                 )
                 known = {
                     r[0]
@@ -248,44 +194,84 @@ class StoreWriter:
         The batch's tables are built here, on the writer's thread. When resuming, the batch's
         items and (item, scorer) pairs replace their older rows in the same transaction, so a
         pair always ends as exactly one score or one failure.
+
+        A store locked by another process does not stop the run: the batch is kept and
+        written by a later call (retried with back-off, see ``_pending.py``). Once the store
+        has refused every attempt for ``lock_timeout`` s, the kept batches are spilled to the
+        recovery folder beside the store and :class:`StoreError` says where.
         """
         tables = batch.tables()
         if not tables:
             return
-        experiment_id = self.experiment_id
-        if experiment_id is None:
+        if self.experiment_id is None:
             raise StoreError(f"{self.path}: write() called before begin()")
-        if self.resuming:
-            self._write_resumed(experiment_id, tables)
-            return
-        succeeded = self.succeeded + batch.succeeded
-        failed = self.failed + batch.failed
+        self._pending.batches.append(Kept(tables, batch.succeeded, batch.failed))
+        self._drain(final=False)
+
+    def _drain(self, *, final: bool) -> None:
+        """Write the kept batches in order; with ``final``, wait for a locked store (up to
+        ``lock_timeout``) instead of leaving them for a later call."""
+        pending = self._pending
+        if self._spilled is not None:
+            self._spill()
+        while pending.batches:
+            if not pending.due():
+                if not final:
+                    return
+                pending.wait()
+            try:
+                self._write_kept(pending.batches[0])
+            except StoreLockedError as exc:
+                pending.refused(exc)
+                if pending.expired():
+                    self._spill()
+                continue
+            pending.batches.pop(0)
+            pending.written()
+
+    def _spill(self) -> None:
+        """Spill the kept batches to the recovery folder and raise the error that says so."""
+        pending, experiment_id = self._pending, self.experiment_id
+        assert experiment_id is not None
+        items, rows = pending.items(), pending.rows()
+        if pending.batches:
+            self._spilled = spill(self.path, experiment_id, [k.tables for k in pending.batches])
+            pending.batches.clear()
+        raise StoreError(
+            f"{self.path}: the score store stayed locked by another process for"
+            f" {self.lock_timeout:g} s (lock_timeout, --lock-timeout); the {items} finished"
+            f" items not yet written ({rows} rows) are kept in {self._spilled}: they are loaded"
+            f" into the store by `evalkit run --resume {experiment_id}` (or"
+            f" evalkit.store.recover({self.path!r}), or the next run writing this store)"
+        )
+
+    def _write_kept(self, kept: Kept) -> None:
+        """One attempt at writing ``kept``; raises :class:`StoreLockedError` at once when the
+        store is locked."""
+        experiment_id = self.experiment_id
+        assert experiment_id is not None
+        tables = kept.tables
         config = writer_config(sum(t.nbytes for t in tables.values()))
         with (
-            connection(self.path, lock_timeout=self.lock_timeout, config=config) as con,
+            connection(self.path, lock_timeout=0.0, config=config) as con,
             self._transaction(con),
         ):
             with registered(con, tables) as views:
+                if self.resuming:
+                    replace_older_rows(con, experiment_id, views)
                 insert_views(con, views)
+                if self.resuming and "experiment_items" in views:
+                    recount_items(con, experiment_id, views["experiment_items"])
+            if self.resuming:
+                self.succeeded, self.failed = recount_experiment(con, experiment_id)
+                return
+            succeeded, failed = self.succeeded + kept.succeeded, self.failed + kept.failed
             con.execute(
                 "UPDATE experiments SET succeeded_count = ?, failed_count = ?, heartbeat_at = ?"
                 " WHERE id = ?",
-                [succeeded, failed, _naive_utc(dt.datetime.now(dt.UTC)), experiment_id],
+                [succeeded, failed, naive_utc(dt.datetime.now(dt.UTC)), experiment_id],
             )
         self.succeeded, self.failed = succeeded, failed
-
-    def _write_resumed(self, experiment_id: str, tables: Mapping[str, pa.Table]) -> None:
-        config = writer_config(sum(t.nbytes for t in tables.values()))
-        with (
-            connection(self.path, lock_timeout=self.lock_timeout, config=config) as con,
-            self._transaction(con),
-        ):
-            with registered(con, tables) as views:
-                replace_older_rows(con, experiment_id, views)
-                insert_views(con, views)
-                if "experiment_items" in views:
-                    recount_items(con, experiment_id, views["experiment_items"])
-            self.succeeded, self.failed = recount_experiment(con, experiment_id)
 
     def finish(
         self, *, status: str, completed_at: dt.datetime, dataset_fingerprint: str | None
@@ -297,6 +283,7 @@ class StoreWriter:
         """
         if self.experiment_id is None:
             raise StoreError(f"{self.path}: finish() called before begin()")
+        self._drain(final=True)
         with connection(self.path, lock_timeout=self.lock_timeout) as con, self._transaction(con):
             if self.resuming:
                 self.succeeded, self.failed = recount_experiment(con, self.experiment_id)
@@ -306,7 +293,7 @@ class StoreWriter:
                 " succeeded_count = ?, failed_count = ? WHERE id = ?",
                 [
                     status,
-                    _naive_utc(completed_at),
+                    naive_utc(completed_at),
                     dataset_fingerprint,
                     self.succeeded,
                     self.failed,
@@ -314,16 +301,3 @@ class StoreWriter:
                 ],
             )
         self.final_status = status
-
-
-class _Transaction:
-    """``BEGIN`` … ``COMMIT``, or ``ROLLBACK`` when the block raises."""
-
-    def __init__(self, con: duckdb.DuckDBPyConnection) -> None:
-        self.con = con
-
-    def __enter__(self) -> None:
-        self.con.execute("BEGIN TRANSACTION")
-
-    def __exit__(self, exc_type: type[BaseException] | None, *_: object) -> None:
-        self.con.execute("COMMIT" if exc_type is None else "ROLLBACK")
