@@ -105,8 +105,8 @@ async def run_evals(
         executor: ``"local"`` (this process), ``"process"`` (a process pool) or ``"ray"``
             (Ray tasks). Anything but ``"local"``, or ``shard``, runs the Parquet dataset
             shard by shard (one row group each, see docs/pages/how-to/sharding.md); items are
-            then not kept in memory, and ``on_item_complete`` and the judge cache are
-            refused.
+            then not kept in memory and ``on_item_complete`` is refused; workers read the
+            judge cache and the driver writes it.
         workers: Worker processes for ``process``/``ray`` (default: the CPUs); each judge's
             rpm, tpm and max_concurrency are divided among them.
         shard: ``"i/n"``: run only slice ``i`` of ``n`` of the shards (CI matrix jobs; join

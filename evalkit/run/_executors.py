@@ -18,7 +18,7 @@ import os
 import tempfile
 from collections.abc import Iterator, Sequence
 from concurrent.futures.process import BrokenProcessPool
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import anyio
@@ -26,7 +26,7 @@ import pyarrow as pa
 
 from evalkit.dataset import ColumnMap, Dataset
 from evalkit.errors import ConfigError, EvalkitError
-from evalkit.judge import use_rate_share
+from evalkit.judge import WorkerCache, use_judge_cache, use_rate_share
 from evalkit.run._feed import ItemFeed
 from evalkit.run._item import ItemEvaluator
 from evalkit.run._progress import Progress
@@ -57,6 +57,8 @@ class ShardConfig:
         scorer_names: Scorer names by id (for the ``scores`` rows).
         rate_share: Workers sharing each judge's rpm/tpm/max_concurrency budget.
         payload: The target and the scorers, cloudpickled (see :func:`pack`).
+        cache_path: The judge cache file workers read (None: no cache); the driver writes
+            the entries they collect.
     """
 
     experiment_id: str
@@ -67,15 +69,18 @@ class ShardConfig:
     scorer_names: dict[str, str]
     rate_share: int
     payload: bytes
+    cache_path: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
 class ShardResult:
-    """A finished shard: its store rows as Arrow tables and its summary counts."""
+    """A finished shard: its store rows as Arrow tables, its summary counts and the judge
+    cache entries its calls collected."""
 
     shard: Shard
     tables: dict[str, pa.Table]
     summary: SummaryBuilder
+    cache_rows: list[Any] = field(default_factory=list)
 
 
 def pack(target: Target, scorers: Sequence[Scorer]) -> bytes:
@@ -90,7 +95,9 @@ def pack(target: Target, scorers: Sequence[Scorer]) -> bytes:
         raise ConfigError("the process and ray executors need cloudpickle") from exc
     for label, obj in [("target", target), *((f"scorer {s.id!r}", s) for s in scorers)]:
         try:
-            cloudpickle.dumps(obj)
+            # Loaded back too: an object whose pickle cannot be read fails here, by name,
+            # not in every worker after the experiment was recorded.
+            cloudpickle.loads(cloudpickle.dumps(obj))
         except Exception as exc:
             raise ConfigError(
                 f"{label} cannot be shipped to workers ({type(exc).__name__}: {exc}); build "
@@ -116,6 +123,7 @@ async def _run_shard(
     dataset = Dataset(RowGroupSource(shard), config.columns, batch_size=config.batch_size)
     summary = SummaryBuilder(config.scorer_ids, shard.rows)
     buffer = RowBuffer(config.experiment_id, config.scorer_names)
+    cache = None if config.cache_path is None else WorkerCache(config.cache_path)
     runner = Runner(
         experiment_id=config.experiment_id,
         feed=ItemFeed(dataset.batches(limit=shard.rows, first_index=shard.offset)),
@@ -129,8 +137,10 @@ async def _run_shard(
         on_item_complete=buffer.add,
         flush_interval=3600.0,
     )
-    await runner.run()
-    return ShardResult(shard, buffer.tables(), summary)
+    async with use_judge_cache(cache):
+        await runner.run()
+    rows = cache.collected if cache is not None else []
+    return ShardResult(shard, buffer.tables(), summary, rows)
 
 
 def execute(

@@ -10,11 +10,14 @@ from __future__ import annotations
 
 import datetime as dt
 import functools
+from typing import Any
 
 import anyio
 import anyio.from_thread
 import anyio.to_thread
 
+from evalkit.judge import default_cache_path, store_entries
+from evalkit.run._checks import asks_judge
 from evalkit.run._executors import ShardConfig, ShardResult, execute
 from evalkit.run._experiment import ExperimentStatus
 from evalkit.run._interrupt import is_interrupt
@@ -55,7 +58,9 @@ async def drive_sharded(spec: RunSpec, sharding: Sharding, writer: ShardWriter |
         scorer_names={s.id: s.name for s in spec.scorers},
         rate_share=sharding.workers,
         payload=sharding.payload,
+        cache_path=_cache_path(spec),
     )
+    entries: list[Any] = []
     bar = Progress(sum(s.rows for s in todo), name=spec.name, enabled=spec.options.progress)
     status: ExperimentStatus
 
@@ -65,6 +70,7 @@ async def drive_sharded(spec: RunSpec, sharding: Sharding, writer: ShardWriter |
             target=spec.target, scorers=spec.scorers, ray_address=sharding.ray_address,
         ):  # fmt: skip
             state = result.summary.state()
+            entries.extend(result.cache_rows)
             _record(writer, result, state)
             summary.merge(state)
             for _ in range(result.summary.processed):
@@ -74,7 +80,13 @@ async def drive_sharded(spec: RunSpec, sharding: Sharding, writer: ShardWriter |
             anyio.from_thread.check_cancelled()
 
     try:
-        await anyio.to_thread.run_sync(drive)
+        try:
+            await anyio.to_thread.run_sync(drive)
+        finally:
+            # The workers are done: the driver alone writes what they asked the judges.
+            if shard_config.cache_path is not None:
+                with anyio.CancelScope(shield=True):
+                    await anyio.to_thread.run_sync(store_entries, shard_config.cache_path, entries)
     except BaseException as exc:
         status = "cancelled" if is_interrupt(exc) else "failed"
         bar.close()
@@ -89,6 +101,18 @@ async def drive_sharded(spec: RunSpec, sharding: Sharding, writer: ShardWriter |
         with anyio.CancelScope(shield=True):
             await anyio.to_thread.run_sync(_finish, writer, status)
     return Driven(status, summary.build(), (), None)
+
+
+def _cache_path(spec: RunSpec) -> str | None:
+    """The judge cache file of a run that asks a judge (see ``run_evals``'s ``cache``)."""
+    cache, store = spec.options.cache, spec.store
+    if not any(asks_judge(s) for s in spec.scorers):
+        return None
+    if cache is False or (cache is None and store is None):
+        return None
+    if cache is None or cache is True:
+        return str(default_cache_path(store))
+    return str(cache)
 
 
 def _record(writer: ShardWriter | None, result: ShardResult, state: str) -> None:
