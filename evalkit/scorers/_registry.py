@@ -236,7 +236,8 @@ def prebuilt(
                     "params": {key: to_jsonable(value) for key, value in checked.items()},
                 },
             )
-            # Shipped to worker processes as name and parameters, built again there.
+            # Shipped to worker processes as name and parameters, built again there
+            # (docs/pages/design/scorers-ship-as-recipes.md).
             return build(base, **checked).shipped_as(_rebuild, name, id, judge, checked)
 
         # Shown by help() and inspect: the build parameters plus id (and judge for LLM scorers).
