@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
+import signal
 import sys
 from collections.abc import Callable, Sequence
 
@@ -163,5 +165,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"evalkit: error: {exc}", file=sys.stderr)
             return EXIT_USAGE
         except KeyboardInterrupt:
+            # Absorb the Ctrl-Cs still coming until the process has exited (a burst of them
+            # must not kill the shutdown by signal; docs/pages/design/ctrl-c-once.md).
+            with contextlib.suppress(ValueError):  # not the main thread: nothing to absorb
+                signal.signal(signal.SIGINT, signal.SIG_IGN)
             print("evalkit: interrupted", file=sys.stderr)
             return EXIT_INTERRUPTED

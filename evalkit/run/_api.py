@@ -15,6 +15,7 @@ import anyio
 from evalkit.errors import ConfigError
 from evalkit.run._executors import ExecutorName
 from evalkit.run._experiment import ExperimentResult
+from evalkit.run._interrupt import CtrlC
 from evalkit.run._local import drive_local
 from evalkit.run._result import build_result
 from evalkit.run._runner import ItemCallback
@@ -160,8 +161,15 @@ def run_evals_sync(
         ConfigError: Called from inside a running event loop (``await run_evals`` there).
     """
     call = functools.partial(run_evals, data, scorers, **options)
+    ctrl_c = CtrlC()
     try:
-        return anyio.run(call)
+        with ctrl_c.installed():
+            result = anyio.run(ctrl_c.run, call)
+            if ctrl_c.interrupted or result is None:
+                # Ctrl-C at any moment is an interrupted run, even one that just finished
+                # (docs/pages/design/ctrl-c-once.md).
+                raise KeyboardInterrupt
+            return result
     except RuntimeError as exc:
         if "Already running" not in str(exc):
             raise

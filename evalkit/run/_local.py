@@ -5,14 +5,17 @@ One of the two drivers of docs/pages/design/one-run-pipeline.md.
 
 from __future__ import annotations
 
+import datetime as dt
 import functools
 import os
 
+import anyio
 import anyio.to_thread
 
 from evalkit.judge import JudgeCache, default_cache_path, use_judge_cache
 from evalkit.run._checks import asks_judge
 from evalkit.run._feed import ItemFeed
+from evalkit.run._interrupt import is_interrupt, leading_error
 from evalkit.run._item import ItemEvaluator
 from evalkit.run._progress import Progress
 from evalkit.run._result import Driven
@@ -64,8 +67,21 @@ async def drive_local(spec: RunSpec, writer: StoreWriter | None) -> Driven:
     )
     # Only runs that ask a judge open the cache: its file is held for the whole run.
     judged = any(asks_judge(s) for s in spec.scorers)
-    async with use_judge_cache(_judge_cache(options.cache, spec.store) if judged else None):
-        status = await runner.run()
+    try:
+        async with use_judge_cache(_judge_cache(options.cache, spec.store) if judged else None):
+            status = await runner.run()
+    except BaseException as exc:
+        if writer is not None and not runner.recorded:
+            # Stopped after the experiment row was written but before the runner started
+            # (a Ctrl-C while the cache opens): the row must not stay `running`.
+            stopped = "cancelled" if is_interrupt(leading_error(exc)) else "failed"
+            finish = functools.partial(
+                writer.finish, status=stopped, completed_at=dt.datetime.now(dt.UTC),
+                dataset_fingerprint=None,
+            )  # fmt: skip
+            with anyio.CancelScope(shield=True):
+                await anyio.to_thread.run_sync(finish)
+        raise
     return Driven(status, summary.build(), runner.sorted_items(), runner.feed.fingerprint)
 
 
