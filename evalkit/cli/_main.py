@@ -153,10 +153,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     from evalkit.cli._output import guarded_streams
 
     with guarded_streams():
-        parser = build_parser()
-        args = parser.parse_args(argv)
-        handler: Handler = args.handler
         try:
+            # Inside the try: a Ctrl-C while the command line is still loading is exit 130 too.
+            args = build_parser().parse_args(argv)
+            handler: Handler = args.handler
             return handler(args)
         except ExperimentFileError as exc:
             print(str(exc), file=sys.stderr)
