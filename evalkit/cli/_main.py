@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
+import signal
 import sys
 from collections.abc import Callable, Sequence
 
@@ -159,10 +161,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     from evalkit.cli._output import guarded_streams
 
     with guarded_streams():
-        parser = build_parser()
-        args = parser.parse_args(argv)
-        handler: Handler = args.handler
         try:
+            # Inside the try: a Ctrl-C while the command line is still loading is exit 130 too.
+            args = build_parser().parse_args(argv)
+            handler: Handler = args.handler
             return handler(args)
         except ExperimentFileError as exc:
             print(str(exc), file=sys.stderr)
@@ -171,5 +173,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"evalkit: error: {exc}", file=sys.stderr)
             return EXIT_USAGE
         except KeyboardInterrupt:
+            # Absorb the Ctrl-Cs still coming until the process has exited (a burst of them
+            # must not kill the shutdown by signal; docs/pages/design/ctrl-c-once.md).
+            with contextlib.suppress(ValueError):  # not the main thread: nothing to absorb
+                signal.signal(signal.SIGINT, signal.SIG_IGN)
             print("evalkit: interrupted", file=sys.stderr)
             return EXIT_INTERRUPTED

@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from evalkit.judge._cache import JudgeCache
     from evalkit.judge._cache_db import CachedReply, JudgeCacheStats
     from evalkit.judge._cache_path import default_cache_path
+    from evalkit.judge._cache_shard import WorkerCache, store_entries
     from evalkit.judge._cache_use import active_judge_cache, use_judge_cache
     from evalkit.judge._judge import Judge
     from evalkit.judge._preflight import preflight
@@ -69,6 +70,7 @@ __getattr__, __dir__ = _exports(
             "JudgeCacheStats",
         ),
         "evalkit.judge._cache_path": ("default_cache_path",),
+        "evalkit.judge._cache_shard": ("WorkerCache", "store_entries"),
         "evalkit.judge._cache_use": (
             "active_judge_cache",
             "use_judge_cache",
@@ -133,6 +135,7 @@ __all__ = [
     "RateLimiterStats",
     "ScoreSpec",
     "StepJudgeRecord",
+    "WorkerCache",
     "aclose_shared_clients",
     "active_judge_cache",
     "ask",
@@ -147,6 +150,7 @@ __all__ = [
     "shared_limiter",
     "shared_openai_client",
     "shared_rate_limiter",
+    "store_entries",
     "use_judge_cache",
     "use_rate_share",
 ]

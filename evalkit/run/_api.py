@@ -15,6 +15,7 @@ import anyio
 from evalkit.errors import ConfigError
 from evalkit.run._executors import ExecutorName
 from evalkit.run._experiment import ExperimentResult
+from evalkit.run._interrupt import CtrlC
 from evalkit.run._local import drive_local
 from evalkit.run._result import build_result
 from evalkit.run._runner import ItemCallback
@@ -106,8 +107,8 @@ async def run_evals(
         executor: ``"local"`` (this process), ``"process"`` (a process pool) or ``"ray"``
             (Ray tasks). Anything but ``"local"``, or ``shard``, runs the Parquet dataset
             shard by shard (one row group each, see docs/pages/how-to/sharding.md); items are
-            then not kept in memory, and ``on_item_complete`` and the judge cache are
-            refused.
+            then not kept in memory and ``on_item_complete`` is refused; workers read the
+            judge cache and the driver writes it.
         workers: Worker processes for ``process``/``ray`` (default: the CPUs); each judge's
             rpm, tpm and max_concurrency are divided among them.
         shard: ``"i/n"``: run only slice ``i`` of ``n`` of the shards (CI matrix jobs; join
@@ -170,8 +171,15 @@ def run_evals_sync(
         ConfigError: Called from inside a running event loop (``await run_evals`` there).
     """
     call = functools.partial(run_evals, data, scorers, **options)
+    ctrl_c = CtrlC()
     try:
-        return anyio.run(call)
+        with ctrl_c.installed():
+            result = anyio.run(ctrl_c.run, call)
+            if ctrl_c.interrupted or result is None:
+                # Ctrl-C at any moment is an interrupted run, even one that just finished
+                # (docs/pages/design/ctrl-c-once.md).
+                raise KeyboardInterrupt
+            return result
     except RuntimeError as exc:
         if "Already running" not in str(exc):
             raise

@@ -80,7 +80,7 @@ def check_resume_options(
         raise ConfigError("resume needs the store that holds the experiment (store=None given)")
 
 
-def refuse_for_sharded(reruns_pairs: bool, on_item_complete: object, cache: object) -> None:
+def refuse_for_sharded(reruns_pairs: bool, on_item_complete: object) -> None:
     """Refuse the options only an in-process run can honour."""
     if reruns_pairs:
         raise ConfigError(
@@ -93,11 +93,6 @@ def refuse_for_sharded(reruns_pairs: bool, on_item_complete: object, cache: obje
         raise ConfigError(
             "on_item_complete is not available with executor=/shard=: a sharded run's "
             "items finish in worker processes (read them from the store afterwards)"
-        )
-    if cache not in (None, False):
-        raise ConfigError(
-            "a sharded run (executor=/shard=) cannot use the judge cache: its workers "
-            "would all write one DuckDB file; pass cache=None or False"
         )
 
 

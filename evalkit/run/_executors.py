@@ -16,9 +16,10 @@ import logging
 import multiprocessing
 import os
 import tempfile
-from collections.abc import Iterator, Sequence
+import threading
+from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures.process import BrokenProcessPool
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import anyio
@@ -26,7 +27,7 @@ import pyarrow as pa
 
 from evalkit.dataset import ColumnMap, Dataset
 from evalkit.errors import ConfigError, EvalkitError
-from evalkit.judge import use_rate_share
+from evalkit.judge import WorkerCache, use_judge_cache, use_rate_share
 from evalkit.run._feed import ItemFeed
 from evalkit.run._item import ItemEvaluator
 from evalkit.run._progress import Progress
@@ -34,6 +35,7 @@ from evalkit.run._rows import RowBuffer
 from evalkit.run._runner import Runner
 from evalkit.run._shards import RowGroupSource, Shard
 from evalkit.run._summary import SummaryBuilder
+from evalkit.run._worker import start_worker
 from evalkit.scorer import Scorer
 from evalkit.target import Target
 
@@ -42,6 +44,9 @@ EXECUTORS: tuple[ExecutorName, ...] = ("local", "process", "ray")
 
 #: Times a shard is run again after its worker died.
 MAX_RETRIES = 3
+
+#: Seconds between two looks at the driver's stop request while shards run.
+_STOP_POLL = 0.2
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,6 +62,8 @@ class ShardConfig:
         scorer_names: Scorer names by id (for the ``scores`` rows).
         rate_share: Workers sharing each judge's rpm/tpm/max_concurrency budget.
         payload: The target and the scorers, cloudpickled (see :func:`pack`).
+        cache_path: The judge cache file workers read (None: no cache); the driver writes
+            the entries they collect.
     """
 
     experiment_id: str
@@ -67,15 +74,18 @@ class ShardConfig:
     scorer_names: dict[str, str]
     rate_share: int
     payload: bytes
+    cache_path: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
 class ShardResult:
-    """A finished shard: its store rows as Arrow tables and its summary counts."""
+    """A finished shard: its store rows as Arrow tables, its summary counts and the judge
+    cache entries its calls collected."""
 
     shard: Shard
     tables: dict[str, pa.Table]
     summary: SummaryBuilder
+    cache_rows: list[Any] = field(default_factory=list)
 
 
 def pack(target: Target, scorers: Sequence[Scorer]) -> bytes:
@@ -90,7 +100,9 @@ def pack(target: Target, scorers: Sequence[Scorer]) -> bytes:
         raise ConfigError("the process and ray executors need cloudpickle") from exc
     for label, obj in [("target", target), *((f"scorer {s.id!r}", s) for s in scorers)]:
         try:
-            cloudpickle.dumps(obj)
+            # Loaded back too: an object whose pickle cannot be read fails here, by name,
+            # not in every worker after the experiment was recorded.
+            cloudpickle.loads(cloudpickle.dumps(obj))
         except Exception as exc:
             raise ConfigError(
                 f"{label} cannot be shipped to workers ({type(exc).__name__}: {exc}); build "
@@ -116,6 +128,7 @@ async def _run_shard(
     dataset = Dataset(RowGroupSource(shard), config.columns, batch_size=config.batch_size)
     summary = SummaryBuilder(config.scorer_ids, shard.rows)
     buffer = RowBuffer(config.experiment_id, config.scorer_names)
+    cache = None if config.cache_path is None else WorkerCache(config.cache_path)
     runner = Runner(
         experiment_id=config.experiment_id,
         feed=ItemFeed(dataset.batches(limit=shard.rows, first_index=shard.offset)),
@@ -129,8 +142,10 @@ async def _run_shard(
         on_item_complete=buffer.add,
         flush_interval=3600.0,
     )
-    await runner.run()
-    return ShardResult(shard, buffer.tables(), summary)
+    async with use_judge_cache(cache):
+        await runner.run()
+    rows = cache.collected if cache is not None else []
+    return ShardResult(shard, buffer.tables(), summary, rows)
 
 
 def execute(
@@ -142,32 +157,46 @@ def execute(
     target: Target,
     scorers: Sequence[Scorer],
     ray_address: str | None = None,
+    stop: threading.Event | None = None,
 ) -> Iterator[ShardResult]:
-    """Run every shard on ``executor``; yield the results in the order they finish."""
+    """Run every shard on ``executor``; yield the results in the order they finish.
+
+    Setting ``stop`` ends it within a moment (it raises :class:`Stopped`): pending shards
+    are cancelled and running workers are ended, their shards left for a resume.
+    """
     if not shards:
         return
+    stop = stop if stop is not None else threading.Event()
     if executor == "local":
         for shard in shards:
+            if stop.is_set():
+                raise Stopped
             yield anyio.run(_run_shard, shard, config, target, scorers)
     elif executor == "process":
-        yield from _process(shards, config, workers)
+        yield from _process(shards, config, workers, stop)
     elif executor == "ray":
-        yield from _ray(shards, config, workers, ray_address)
+        yield from _ray(shards, config, workers, ray_address, stop)
     else:
         raise ConfigError(f"executor must be one of {', '.join(EXECUTORS)}, got {executor!r}")
 
 
-def _process(shards: Sequence[Shard], config: ShardConfig, workers: int) -> Iterator[ShardResult]:
+def _process(
+    shards: Sequence[Shard], config: ShardConfig, workers: int, stop: threading.Event
+) -> Iterator[ShardResult]:
     pending = {s.index: s for s in shards}
     deaths = 0
     while pending:
         # spawn: the driver runs threads (anyio), which fork must not copy; and unlike a
         # forkserver started earlier, each worker sees the environment (API keys) as it is now.
         context = multiprocessing.get_context("spawn")
-        with concurrent.futures.ProcessPoolExecutor(workers, mp_context=context) as pool:
+        pool = concurrent.futures.ProcessPoolExecutor(
+            workers, mp_context=context, initializer=start_worker
+        )
+        with contextlib.ExitStack() as leaving:
+            leaving.callback(_end_pool, pool, stop)
             futures = {pool.submit(run_shard, s, config): s for s in pending.values()}
             try:
-                for future in concurrent.futures.as_completed(futures):
+                for future in _as_completed(futures, stop):
                     result: ShardResult = future.result()
                     del pending[result.shard.index]
                     yield result
@@ -184,6 +213,40 @@ def _process(shards: Sequence[Shard], config: ShardConfig, workers: int) -> Iter
                 # in a fresh one (finished ones were already yielded and recorded).
                 for future in futures:
                     future.cancel()
+
+
+class Stopped(Exception):
+    """The driver asked the executor to stop (the run is being cancelled)."""
+
+
+def _as_completed(
+    futures: Iterable[concurrent.futures.Future[Any]], stop: threading.Event
+) -> Iterator[concurrent.futures.Future[Any]]:
+    """The futures as they finish, looking at ``stop`` every moment in between (see
+    docs/pages/design/sharded-stop.md)."""
+    waiting = set(futures)
+    while waiting:
+        done, waiting = concurrent.futures.wait(
+            waiting, timeout=_STOP_POLL, return_when=concurrent.futures.FIRST_COMPLETED
+        )
+        if stop.is_set():
+            raise Stopped
+        yield from done
+
+
+def _end_pool(pool: concurrent.futures.ProcessPoolExecutor, stop: threading.Event) -> None:
+    """Shut the pool down; when stopping, end its workers instead of waiting for them."""
+    if not stop.is_set():
+        pool.shutdown(wait=True)
+        return
+    processes = list(getattr(pool, "_processes", {}).values())  # no public way to end them
+    pool.shutdown(wait=False, cancel_futures=True)
+    for process in processes:
+        process.terminate()
+    for process in processes:
+        process.join(timeout=5)
+        if process.is_alive():
+            process.kill()
 
 
 _NO_SHARD_FINISHED = (
@@ -248,7 +311,11 @@ def _quiet_ray_init() -> Iterator[None]:
 
 
 def _ray(
-    shards: Sequence[Shard], config: ShardConfig, workers: int, address: str | None
+    shards: Sequence[Shard],
+    config: ShardConfig,
+    workers: int,
+    address: str | None,
+    stop: threading.Event,
 ) -> Iterator[ShardResult]:
     ray = _import_ray()
     started = False
@@ -268,7 +335,11 @@ def _ray(
         while queue or running:
             while queue and len(running) < 2 * workers:
                 running.append(task.remote(queue.pop(0), shared))
-            done, running = ray.wait(running, num_returns=1)
+            done, running = ray.wait(running, num_returns=1, timeout=_STOP_POLL)
+            if stop.is_set():
+                for ref in running:
+                    ray.cancel(ref, force=True)
+                raise Stopped
             for ref in done:
                 yield ray.get(ref)
     finally:

@@ -5,14 +5,17 @@ One of the two drivers of docs/pages/design/one-run-pipeline.md.
 
 from __future__ import annotations
 
+import datetime as dt
 import functools
 import os
 
+import anyio
 import anyio.to_thread
 
 from evalkit.judge import JudgeCache, default_cache_path, use_judge_cache
 from evalkit.run._checks import asks_judge
 from evalkit.run._feed import ItemFeed
+from evalkit.run._interrupt import is_interrupt, leading_error
 from evalkit.run._item import ItemEvaluator
 from evalkit.run._progress import Progress
 from evalkit.run._result import Driven
@@ -57,18 +60,36 @@ async def drive_local(spec: RunSpec, writer: StoreWriter | None) -> Driven:
     # a cache that cannot open leaves no row behind (the file is then opened for each read
     # and write only, so several runs share it: docs/pages/design/judge-cache-opened-briefly.md).
     judged = any(asks_judge(s) for s in spec.scorers)
-    async with use_judge_cache(_judge_cache(options.cache, spec.store) if judged else None):
-        if writer is not None and plan is not None:
-            reopen = functools.partial(
-                writer.reopen, spec.experiment_id, total_items=spec.total_items,
-                scorers=spec.scorer_records, config=spec.config if options.force else None,
-                expected=plan.stored.claim_state,
-            )  # fmt: skip
-            await anyio.to_thread.run_sync(reopen)
-        elif writer is not None:
-            await anyio.to_thread.run_sync(writer.begin, spec.record, spec.scorer_records)
+    opened: list[bool] = []  # set in the writer's thread: a cancel lands only after it returns
 
-        status = await runner.run()
+    def open_row() -> None:
+        assert writer is not None
+        if plan is not None:
+            writer.reopen(
+                spec.experiment_id, total_items=spec.total_items, scorers=spec.scorer_records,
+                config=spec.config if options.force else None, expected=plan.stored.claim_state,
+            )  # fmt: skip
+        else:
+            writer.begin(spec.record, spec.scorer_records)
+        opened.append(True)
+
+    try:
+        async with use_judge_cache(_judge_cache(options.cache, spec.store) if judged else None):
+            if writer is not None:
+                await anyio.to_thread.run_sync(open_row)
+            status = await runner.run()
+    except BaseException as exc:
+        if writer is not None and opened and not runner.recorded:
+            # Stopped after the experiment row was written but before the runner started
+            # (a Ctrl-C in between): the row must not stay `running`.
+            stopped = "cancelled" if is_interrupt(leading_error(exc)) else "failed"
+            finish = functools.partial(
+                writer.finish, status=stopped, completed_at=dt.datetime.now(dt.UTC),
+                dataset_fingerprint=None,
+            )  # fmt: skip
+            with anyio.CancelScope(shield=True):
+                await anyio.to_thread.run_sync(finish)
+        raise
     return Driven(status, summary.build(), runner.sorted_items(), runner.feed.fingerprint)
 
 

@@ -79,6 +79,8 @@ class Runner:
         self.on_item_complete = on_item_complete
         self.flush_interval = flush_interval
         self.items: list[ItemResult] = []
+        #: Whether the run's end was recorded (its writer finished), however it ended.
+        self.recorded = False
         self._buffer = RowBuffer(experiment_id, scorer_names)
         self._flush_lock = anyio.Lock()
         self._last_flush = time.monotonic()
@@ -182,6 +184,7 @@ class Runner:
                     await anyio.to_thread.run_sync(writer.write, buffer)
 
     async def _finish(self, status: ExperimentStatus) -> None:
+        self.recorded = True
         self.progress.close()
         writer = self.writer
         if writer is None:

@@ -10,12 +10,15 @@ from __future__ import annotations
 
 import datetime as dt
 import functools
+import threading
+from typing import Any
 
 import anyio
-import anyio.from_thread
 import anyio.to_thread
 
-from evalkit.run._executors import ShardConfig, ShardResult, execute
+from evalkit.judge import default_cache_path, store_entries
+from evalkit.run._checks import asks_judge
+from evalkit.run._executors import ShardConfig, ShardResult, Stopped, execute
 from evalkit.run._experiment import ExperimentStatus
 from evalkit.run._interrupt import is_interrupt
 from evalkit.run._progress import Progress
@@ -55,26 +58,53 @@ async def drive_sharded(spec: RunSpec, sharding: Sharding, writer: ShardWriter |
         scorer_names={s.id: s.name for s in spec.scorers},
         rate_share=sharding.workers,
         payload=sharding.payload,
+        cache_path=_cache_path(spec),
     )
+    entries: list[Any] = []
     bar = Progress(sum(s.rows for s in todo), name=spec.name, enabled=spec.options.progress)
     status: ExperimentStatus
 
+    stop, ended, lock = threading.Event(), threading.Event(), threading.Lock()
+    started = False
+
     def drive() -> None:
-        for result in execute(
-            todo, shard_config, executor=sharding.executor, workers=sharding.workers,
-            target=spec.target, scorers=spec.scorers, ray_address=sharding.ray_address,
-        ):  # fmt: skip
-            state = result.summary.state()
-            _record(writer, result, state)
-            summary.merge(state)
-            for _ in range(result.summary.processed):
-                bar.item_done(False)
-            # The thread is not abandoned on cancellation: stop here, between two recorded
-            # shards, instead of running the rest for nothing.
-            anyio.from_thread.check_cancelled()
+        nonlocal started
+        with lock:
+            if stop.is_set():
+                return  # cancelled before this thread began
+            started = True
+        try:
+            for result in execute(
+                todo, shard_config, executor=sharding.executor, workers=sharding.workers,
+                target=spec.target, scorers=spec.scorers, ray_address=sharding.ray_address,
+                stop=stop,
+            ):  # fmt: skip
+                state = result.summary.state()
+                entries.extend(result.cache_rows)
+                _record(writer, result, state)
+                summary.merge(state)
+                for _ in range(result.summary.processed):
+                    bar.item_done(False)
+        except Stopped:
+            pass  # the cancellation that asked for it is raised by the awaiting task
+        finally:
+            ended.set()
 
     try:
-        await anyio.to_thread.run_sync(drive)
+        try:
+            # Abandoned on cancellation (Ctrl-C), which sets ``stop``: the executor cancels
+            # pending shards and ends its workers, and the shards recorded so far are kept
+            # (docs/pages/design/sharded-stop.md).
+            await anyio.to_thread.run_sync(drive, abandon_on_cancel=True)
+        finally:
+            with lock:
+                stop.set()
+            with anyio.CancelScope(shield=True):
+                if started:
+                    await anyio.to_thread.run_sync(ended.wait)
+                # The workers are done: the driver alone writes what they asked the judges.
+                if shard_config.cache_path is not None:
+                    await anyio.to_thread.run_sync(store_entries, shard_config.cache_path, entries)
     except BaseException as exc:
         status = "cancelled" if is_interrupt(exc) else "failed"
         bar.close()
@@ -89,6 +119,19 @@ async def drive_sharded(spec: RunSpec, sharding: Sharding, writer: ShardWriter |
         with anyio.CancelScope(shield=True):
             await anyio.to_thread.run_sync(_finish, writer, status)
     return Driven(status, summary.build(), (), None)
+
+
+def _cache_path(spec: RunSpec) -> str | None:
+    """The judge cache file of a run that asks a judge (see ``run_evals``'s ``cache``); its
+    workers read it and the driver writes it (docs/pages/design/sharded-judge-cache.md)."""
+    cache, store = spec.options.cache, spec.store
+    if not any(asks_judge(s) for s in spec.scorers):
+        return None
+    if cache is False or (cache is None and store is None):
+        return None
+    if cache is None or cache is True:
+        return str(default_cache_path(store))
+    return str(cache)
 
 
 def _record(writer: ShardWriter | None, result: ShardResult, state: str) -> None:

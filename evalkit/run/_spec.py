@@ -248,9 +248,7 @@ def _check_options(options: RunOptions) -> None:
     check_resume_options(options.resume, options.store, retry_errors=options.retry_errors,
                          force=options.force, regenerate=options.regenerate)  # fmt: skip
     if options.sharded:
-        refuse_for_sharded(
-            options.retry_errors or options.regenerate, options.on_item_complete, options.cache
-        )
+        refuse_for_sharded(options.retry_errors or options.regenerate, options.on_item_complete)
     check_run_options(options.concurrency, options.limit, options.flush_interval)
     check_lock_timeout(options.lock_timeout)
 

@@ -11,11 +11,12 @@ from typing import TYPE_CHECKING
 from evalkit._lazy import exports as _exports
 
 if TYPE_CHECKING:
+    from evalkit.scorer._create import create_scorer
     from evalkit.scorer._ids import slugify
     from evalkit.scorer._limits import DEFAULT_STEP_TIMEOUT, StepTimeoutError, StepWatchdog
     from evalkit.scorer._prompt import OutputSchema, PromptStep
     from evalkit.scorer._result import STEP_ORDER, ScorerRun, ScorerRunResult, StepName, StepResults
-    from evalkit.scorer._scorer import Scorer, create_scorer
+    from evalkit.scorer._scorer import Scorer
     from evalkit.scorer._steps import BoundStep, Step, StepOwner, bind_callable, is_async_callable
     from evalkit.scorer._trace import RunTrace
 
@@ -39,10 +40,8 @@ __getattr__, __dir__ = _exports(
             "StepName",
             "StepResults",
         ),
-        "evalkit.scorer._scorer": (
-            "Scorer",
-            "create_scorer",
-        ),
+        "evalkit.scorer._create": ("create_scorer",),
+        "evalkit.scorer._scorer": ("Scorer",),
         "evalkit.scorer._steps": (
             "BoundStep",
             "Step",

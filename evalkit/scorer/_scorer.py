@@ -11,7 +11,7 @@ from typing import Any
 
 from evalkit.errors import ConfigError, InvalidScoreError, ScorerRunError
 from evalkit.judge import Judge
-from evalkit.scorer._ids import new_run_id, slugify
+from evalkit.scorer._ids import new_run_id
 from evalkit.scorer._limits import (
     CLOCK,
     DEFAULT_STEP_TIMEOUT,
@@ -22,6 +22,7 @@ from evalkit.scorer._limits import (
     check_step_timeout,
 )
 from evalkit.scorer._result import STEP_ORDER, ScorerRun, ScorerRunResult, StepName, StepResults
+from evalkit.scorer._shipping import Recipe, replay, restore
 from evalkit.scorer._steps import BoundStep, Step, bind_step
 from evalkit.scorer._trace import RunTrace
 
@@ -76,6 +77,7 @@ class Scorer:
         "_metadata",
         "_name",
         "_plan",
+        "_recipe",
         "_step_timeout",
         "_steps",
     )
@@ -108,6 +110,7 @@ class Scorer:
             if kind in self._steps
         )
         self._has_score = "generate_score" in self._steps
+        self._recipe: Recipe | None = None
 
     @property
     def id(self) -> str:
@@ -165,7 +168,24 @@ class Scorer:
         return {kind: self._steps[kind] for kind in STEP_ORDER if kind in self._steps}
 
     def _with(self, kind: StepName, step: object) -> Scorer:
-        return self._copy(steps={**self._steps, kind: step})
+        # New steps: the recipe no longer builds this scorer, so it is not kept.
+        copy = self._copy(steps={**self._steps, kind: step})
+        copy._recipe = None
+        return copy
+
+    def shipped_as(self, build: Any, *args: Any) -> Scorer:
+        """This scorer, pickled as ``build(*args)`` (a module-level function rebuilding it
+        from plain data) followed by the id, judge and step limit this one has; see
+        docs/pages/design/scorers-ship-as-recipes.md. Deriving new steps drops the recipe."""
+        copy = self._copy()
+        copy._recipe = (build, args)
+        return copy
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        if self._recipe is not None:
+            return replay, (self._recipe, self._id, self._judge, self.step_timeout)
+        fields = self._fields()
+        return restore, (fields,)
 
     def with_id(self, id: str) -> Scorer:
         """A new scorer identical to this one but recorded under ``id``."""
@@ -191,7 +211,12 @@ class Scorer:
         return self._copy(step_timeout=seconds)
 
     def _copy(self, **changes: Any) -> Scorer:
-        fields: dict[str, Any] = {
+        copy = Scorer(**{**self._fields(), **changes})
+        copy._recipe = self._recipe  # replay() applies a new id, judge or step limit
+        return copy
+
+    def _fields(self) -> dict[str, Any]:
+        return {
             "id": self._id,
             "name": self._name,
             "description": self._description,
@@ -201,7 +226,6 @@ class Scorer:
             "metadata": self._metadata,
             "step_timeout": self.step_timeout,
         }
-        return Scorer(**{**fields, **changes})
 
     def preprocess(self, step: object) -> Scorer:
         """A new scorer with ``step`` as its preprocess step (extract or transform the data)."""
@@ -342,55 +366,3 @@ class Scorer:
             generate_reason_prompt=prompts.get("generate_reason"),
             judge=trace.judge() if trace.executions else {},
         )
-
-
-def create_scorer(
-    name: str,
-    description: str = "",
-    *,
-    id: str | None = None,
-    judge: Judge | None = None,
-    higher_is_better: bool = True,
-    metadata: Mapping[str, Any] | None = None,
-    step_timeout: float | None = DEFAULT_STEP_TIMEOUT,
-) -> Scorer:
-    """Start building a scorer.
-
-    Args:
-        name: Display name, e.g. ``"Quality Scorer"``.
-        description: What the scorer measures.
-        id: The id the store records; defaults to a slug of ``name`` (``"quality-scorer"``).
-        judge: The default judge for the scorer's prompt steps; a step's own judge overrides
-            it field by field.
-        higher_is_better: False for scores where lower is better (toxicity, error rates), so
-            comparisons and regression gates judge them in the right direction.
-        metadata: Extra facts kept with the scorer (a read-only copy), e.g. a definition version.
-        step_timeout: Seconds one sync step may run in ``run_evals`` before that item's pair
-            fails with :class:`StepTimeoutError` and the run goes on (default 60; None: no
-            limit). Async and prompt steps are bounded by their own timeouts instead.
-
-    Returns:
-        A scorer with no steps; add them with ``.preprocess``, ``.analyze``,
-        ``.generate_score`` (required) and ``.generate_reason``.
-    """
-    if not isinstance(name, str) or not name.strip():
-        raise ConfigError(f"a scorer needs a non-empty name, got {name!r}")
-    scorer_id = slugify(name) if id is None else id
-    if not scorer_id or not isinstance(scorer_id, str):
-        raise ConfigError(f"scorer {name!r}: an id must be a non-empty string, got {id!r}")
-    if judge is not None and not isinstance(judge, Judge):
-        raise ConfigError(f"scorer {name!r}: judge must be a Judge, not {type(judge).__name__}")
-    if not isinstance(higher_is_better, bool):
-        raise ConfigError(
-            f"scorer {name!r}: higher_is_better must be True or False, got {higher_is_better!r}"
-        )
-    return Scorer(
-        id=scorer_id,
-        name=name,
-        description=description,
-        judge=judge,
-        steps={},
-        higher_is_better=higher_is_better,
-        metadata=metadata,
-        step_timeout=step_timeout,
-    )

@@ -28,6 +28,7 @@ from typing import Any, Literal, Protocol
 from evalkit._json import to_jsonable
 from evalkit.errors import ConfigError
 from evalkit.scorer import Scorer, create_scorer
+from evalkit.scorers._docstrings import doc_args, type_text
 
 ScorerKind = Literal["code", "llm"]
 
@@ -235,7 +236,9 @@ def prebuilt(
                     "params": {key: to_jsonable(value) for key, value in checked.items()},
                 },
             )
-            return build(base, **checked)
+            # Shipped to worker processes as name and parameters, built again there
+            # (docs/pages/design/scorers-ship-as-recipes.md).
+            return build(base, **checked).shipped_as(_rebuild, name, id, judge, checked)
 
         # Shown by help() and inspect: the build parameters plus id (and judge for LLM scorers).
         factory.__signature__ = signature  # type: ignore[attr-defined]
@@ -245,12 +248,18 @@ def prebuilt(
     return register
 
 
+def _rebuild(name: str, id: str | None, judge: Any, params: dict[str, Any]) -> Scorer:
+    """The prebuilt scorer ``name`` built again (in a worker) from what its factory got."""
+    factory = _REGISTRY[name].factory
+    return factory(id=id, **params) if judge is None else factory(id=id, judge=judge, **params)
+
+
 def _read_params(
     name: str, kind: ScorerKind, build: Callable[..., Scorer]
 ) -> tuple[tuple[ScorerParam, ...], dict[str, _LazyAdapter], inspect.Signature]:
     signature = inspect.signature(build)
     hints = typing.get_type_hints(build)
-    docs = _doc_args(inspect.getdoc(build) or "")
+    docs = doc_args(inspect.getdoc(build) or "")
     base_param, *rest = signature.parameters.values()
     params: list[ScorerParam] = []
     adapters: dict[str, _LazyAdapter] = {}
@@ -264,7 +273,7 @@ def _read_params(
             raise ConfigError(f"{where}: not described in the docstring's Args section")
         adapters[param.name] = _LazyAdapter(hints[param.name])
         params.append(
-            ScorerParam(param.name, _type_text(hints[param.name]), param.default, docs[param.name])
+            ScorerParam(param.name, type_text(hints[param.name]), param.default, docs[param.name])
         )
     keyword = inspect.Parameter.KEYWORD_ONLY
     public = [
@@ -275,35 +284,6 @@ def _read_params(
         public.append(inspect.Parameter("judge", keyword, default=None, annotation="Judge | None"))
     del base_param
     return tuple(params), adapters, signature.replace(parameters=public, return_annotation=Scorer)
-
-
-_ARG_LINE = re.compile(r"^    (\w+)(?: \([^)]*\))?: (.*)$")
-
-
-def _doc_args(doc: str) -> dict[str, str]:
-    """The ``Args:`` section of a Google-style docstring: name → one-paragraph description."""
-    args: dict[str, str] = {}
-    current: str | None = None
-    inside = False
-    for line in doc.splitlines():
-        if not inside:
-            inside = line.strip() == "Args:"
-            continue
-        if line and not line.startswith(" "):
-            break  # the next section
-        if match := _ARG_LINE.match(line):
-            current = match.group(1)
-            args[current] = match.group(2).strip()
-        elif current and line.startswith("        "):
-            args[current] += " " + line.strip()
-    return args
-
-
-def _type_text(hint: Any) -> str:
-    if typing.get_origin(hint) is Literal:
-        return " | ".join(repr(value) for value in typing.get_args(hint))
-    text = hint.__name__ if isinstance(hint, type) else str(hint)
-    return text.replace("typing.", "").replace("collections.abc.", "")
 
 
 def _check_values(

@@ -300,8 +300,6 @@ async def test_retry_errors_is_refused_for_a_sharded_run(data: Path, tmp_path: P
     ("option", "message"),
     [
         ({"on_item_complete": print}, "on_item_complete is not available"),
-        ({"cache": True}, "cannot use the judge cache"),
-        ({"cache": "cache.duckdb"}, "cannot use the judge cache"),
     ],
 )
 async def test_options_a_sharded_run_cannot_honour_are_refused(

@@ -284,7 +284,7 @@ def test_docstring_args_are_parsed() -> None:
     Returns:
         Nothing.
     """
-    assert _registry._doc_args(inspect.cleandoc(doc)) == {
+    assert _registry.doc_args(inspect.cleandoc(doc)) == {
         "first": "One line.",
         "second": "Spans two lines.",
     }
