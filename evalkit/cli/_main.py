@@ -36,7 +36,9 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("file", help="the experiment's TOML file")
     _add_store(run, "override the experiment's store")
     run.add_argument("--limit", type=int, metavar="N", help="evaluate only the first N rows")
-    run.add_argument("--concurrency", type=int, metavar="N", help="items in flight at once")
+    run.add_argument(
+        "--concurrency", type=int, metavar="N", help="items in flight at once (1 to 10000)"
+    )
     run.add_argument(
         "--baseline", metavar="REF", help='"latest", a run name or an id to compare against'
     )

@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from evalkit._ceilings import check_concurrency_ceiling
 from evalkit.cli._baseline import Baseline, candidates, choose
 from evalkit.cli._build import (
     build_directions,
@@ -117,6 +118,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         raise ConfigError(f"--limit must be zero or more, got {args.limit}")
     if args.concurrency is not None and args.concurrency < 1:
         raise ConfigError(f"--concurrency must be at least 1, got {args.concurrency}")
+    if args.concurrency is not None:
+        check_concurrency_ceiling("--concurrency", args.concurrency)
     store = Path(args.store) if args.store else config.experiment.store
     scorers = build_scorers(file)
     directions = build_directions(file, scorers)

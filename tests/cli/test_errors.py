@@ -53,6 +53,21 @@ def test_bad_scorer_params_name_the_params(cli: Cli, tmp_path: Path) -> None:
     assert_clean_usage_error(cli("run", path.name), "scorers[0].params", "ignore_kase")
 
 
+@pytest.mark.parametrize("value", ["10001", "99999999999999999999"])
+def test_concurrency_above_the_ceiling_is_refused(cli: Cli, tmp_path: Path, value: str) -> None:
+    write_dataset(tmp_path / "data.parquet")
+    path = write_experiment(tmp_path)
+    assert_clean_usage_error(
+        cli("run", path.name, "--concurrency", value),
+        f"--concurrency = {value} is above the ceiling of 10000",
+    )
+    assert not (tmp_path / "evalkit.duckdb").exists()
+    path.write_text(path.read_text().replace("concurrency = 4", f"concurrency = {value}"))
+    assert_clean_usage_error(
+        cli("run", path.name), "nightly.toml:6", "experiment.concurrency", "10000"
+    )
+
+
 def test_missing_experiment_file(cli: Cli) -> None:
     assert_clean_usage_error(cli("run", "nope.toml"), "nope.toml")
 
