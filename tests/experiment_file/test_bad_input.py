@@ -126,6 +126,8 @@ CORPUS: list[tuple[str, str | bytes, int | None, str | None, str]] = [
      + " }\n", 6, None, "nested too deeply"),
     ("nested 150 deep", HEAD + SCORER + "params = { a = " + "[" * 150 + "]" * 150 + " }\n", 6,
      "scorers[0].params.a", "nested too deeply"),
+    ("blank scorer id", HEAD + "\n" + SCORER + 'id = "   "\n', 7, "scorers[0].id",
+     "expected a non-blank id, got '   '"),
     # Hostile shapes (issue 15): refused by the scan before the parser builds any key path.
     ("header of 32,000 segments", HEAD + SCORER + "[" + ".".join(["a"] * 32_000) + "]\n", 6,
      None, "nested too deeply"),
