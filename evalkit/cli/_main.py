@@ -18,13 +18,36 @@ EXIT_INTERRUPTED = 130
 Handler = Callable[[argparse.Namespace], int]
 
 
+#: What ``evalkit sql --help`` says read-only allows.
+READ_ONLY_HELP = (
+    "Without --write the store is opened read-only, and so is everything else: a query reads"
+    " the store's own tables and views (and may create TEMP tables and macros, gone when it"
+    " ends), but cannot write any file (COPY ... TO, EXPORT DATABASE), read any other file or"
+    " URL (read_csv, read_parquet, glob), ATTACH another database, INSTALL or LOAD an"
+    " extension, create a persistent secret, or SET, RESET or unlock any setting. --write"
+    " opens the store for writing, as DuckDB itself would: none of these limits apply."
+)
+
+
 def _add_store(parser: argparse.ArgumentParser, help: str = "the DuckDB score store") -> None:
     parser.add_argument("--store", metavar="PATH", help=f"{help} (default: evalkit.duckdb)")
 
 
+def _later(module: str, name: str) -> Handler:
+    """A handler imported when it runs: ``--help`` and usage errors then import neither the
+    run's libraries (openai, pandas, DuckDB) nor the other commands'."""
+
+    def handler(args: argparse.Namespace) -> int:
+        import importlib
+
+        command: Handler = getattr(importlib.import_module(f"evalkit.cli.{module}"), name)
+        return command(args)
+
+    return handler
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The ``evalkit`` argument parser with every subcommand."""
-    from evalkit.cli import _inspect, _merge, _run, _sql
     from evalkit.cli._cache import add_cache_commands
 
     parser = argparse.ArgumentParser(
@@ -38,7 +61,9 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("file", help="the experiment's TOML file")
     _add_store(run, "override the experiment's store")
     run.add_argument("--limit", type=int, metavar="N", help="evaluate only the first N rows")
-    run.add_argument("--concurrency", type=int, metavar="N", help="items in flight at once")
+    run.add_argument(
+        "--concurrency", type=int, metavar="N", help="items in flight at once (1 to 10000)"
+    )
     run.add_argument(
         "--baseline", metavar="REF", help='"latest", a run name or an id to compare against'
     )
@@ -94,20 +119,20 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument(
         "--force", action="store_true", help="with --resume: resume even if the setup changed"
     )
-    run.set_defaults(handler=_run.cmd_run)
+    run.set_defaults(handler=_later("_run", "cmd_run"))
 
     experiments = commands.add_parser("experiments", help="list stored runs, newest first")
     _add_store(experiments)
     experiments.add_argument("--name", help="only runs of this name")
     experiments.add_argument("--limit", type=int, default=20, metavar="N", help="at most N rows")
     experiments.add_argument("--json", action="store_true", help="print JSON")
-    experiments.set_defaults(handler=_inspect.cmd_experiments)
+    experiments.set_defaults(handler=_later("_inspect", "cmd_experiments"))
 
     show = commands.add_parser("show", help="show one stored run")
     show.add_argument("ref", help="an experiment id (or prefix), a run name, or latest")
     _add_store(show)
     show.add_argument("--json", action="store_true", help="print JSON")
-    show.set_defaults(handler=_inspect.cmd_show)
+    show.set_defaults(handler=_later("_inspect", "cmd_show"))
 
     compare = commands.add_parser("compare", help="compare two stored runs (paired)")
     compare.add_argument("baseline", help="the baseline run: id, prefix or name")
@@ -125,12 +150,12 @@ def build_parser() -> argparse.ArgumentParser:
         " same dataset (0.9)",
     )
     compare.add_argument("--json", action="store_true", help="print JSON")
-    compare.set_defaults(handler=_inspect.cmd_compare)
+    compare.set_defaults(handler=_later("_inspect", "cmd_compare"))
 
     sql = commands.add_parser(
         "sql",
         help="run SQL against the store (read-only by default)",
-        description=_sql.READ_ONLY_HELP,
+        description=READ_ONLY_HELP,
     )
     sql.add_argument("query", help="the SQL query")
     _add_store(sql)
@@ -140,17 +165,17 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="open the store for writing, without the read-only limits",
     )
-    sql.set_defaults(handler=_sql.cmd_sql)
+    sql.set_defaults(handler=_later("_sql", "cmd_sql"))
 
     scorers = commands.add_parser("scorers", help="list the prebuilt scorers")
     scorers.add_argument("--kind", choices=("code", "llm"), help="only this kind")
     scorers.add_argument("--json", action="store_true", help="print JSON")
-    scorers.set_defaults(handler=_inspect.cmd_scorers)
+    scorers.set_defaults(handler=_later("_inspect", "cmd_scorers"))
 
     merge = commands.add_parser("merge", help="join the stores of --shard I/N jobs into one run")
     merge.add_argument("sources", nargs="+", metavar="STORE", help="the slices' stores")
     _add_store(merge, "the store to write the merged runs to")
-    merge.set_defaults(handler=_merge.cmd_merge)
+    merge.set_defaults(handler=_later("_merge", "cmd_merge"))
 
     add_cache_commands(commands)
     return parser

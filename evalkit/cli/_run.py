@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from evalkit._ceilings import check_concurrency_ceiling
 from evalkit.cli._baseline import Baseline, candidates, choose
 from evalkit.cli._build import (
     build_directions,
@@ -122,6 +123,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         raise ConfigError(
             f"--lock-timeout must be a number of seconds >= 0, got {args.lock_timeout}"
         )
+    if args.concurrency is not None:
+        check_concurrency_ceiling("--concurrency", args.concurrency)
     store = Path(args.store) if args.store else config.experiment.store
     scorers = build_scorers(file)
     directions = build_directions(file, scorers)

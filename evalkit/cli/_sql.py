@@ -16,16 +16,6 @@ from evalkit.cli._main import EXIT_OK
 from evalkit.errors import StoreError
 from evalkit.store import DEFAULT_STORE, connection
 
-#: What ``evalkit sql --help`` says read-only allows.
-READ_ONLY_HELP = (
-    "Without --write the store is opened read-only, and so is everything else: a query reads"
-    " the store's own tables and views (and may create TEMP tables and macros, gone when it"
-    " ends), but cannot write any file (COPY ... TO, EXPORT DATABASE), read any other file or"
-    " URL (read_csv, read_parquet, glob), ATTACH another database, INSTALL or LOAD an"
-    " extension, create a persistent secret, or SET, RESET or unlock any setting. --write"
-    " opens the store for writing, as DuckDB itself would: none of these limits apply."
-)
-
 # Order matters: the store is attached first (with external access off, DuckDB may refuse to
 # open a file), lock_configuration comes last, and after it nothing can be changed back.
 _READ_ONLY = (

@@ -12,6 +12,7 @@ rows stream through; it identifies exactly what was evaluated.
 from __future__ import annotations
 
 import hashlib
+import math
 import os
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
@@ -247,11 +248,12 @@ def load_dataset(
         duplicate = source.duplicate_of(column_map.id)
         if duplicate is not None:
             origin, value = duplicate
-            problem = (
-                "an id is null; every row needs one"
-                if value is None
-                else f"id {value!r} appears more than once; ids must be unique"
-            )
+            if value is None:
+                problem = "an id is null; every row needs one"
+            elif isinstance(value, float) and math.isnan(value):
+                problem = "an id is NaN (not a number); every row needs one"
+            else:
+                problem = f"id {value!r} appears more than once; ids must be unique"
             raise DatasetError(origin, problem, column=column_map.id)
     return Dataset(source, column_map, batch_size=batch_size)
 

@@ -6,6 +6,7 @@ a bounded number of rows at a time so that a file larger than memory streams thr
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
@@ -73,6 +74,8 @@ def _first_duplicate(array: pa.ChunkedArray | pa.Array) -> Any:
     """The first repeated value, None for a null, or ``_NULL`` when every value is unique."""
     if array.null_count:
         return None
+    if pa.types.is_floating(array.type) and pc.any(pc.is_nan(array)).as_py():
+        return math.nan  # no id either, and NaN equals nothing, not even itself
     try:
         counts = pc.value_counts(array)
     except pa.ArrowException as exc:
@@ -164,11 +167,18 @@ class ParquetSource:
         holders = [
             str(file)
             for file, values in zip(self.files, chunks, strict=True)
-            if (
-                pc.any(pc.is_null(values)) if found is None else pc.any(pc.equal(values, found))
-            ).as_py()
+            if _holds(values, found)
         ]
-        return ", ".join(holders), found
+        return ", ".join(holders) or self.name, found
+
+
+def _holds(values: pa.ChunkedArray, found: Any) -> bool:
+    """Whether ``values`` holds ``found`` (None: a null; NaN: a NaN)."""
+    if found is None:
+        return bool(pc.any(pc.is_null(values)).as_py())
+    if isinstance(found, float) and math.isnan(found):
+        return pa.types.is_floating(values.type) and bool(pc.any(pc.is_nan(values)).as_py())
+    return bool(pc.any(pc.equal(values, found)).as_py())
 
 
 class ArrowSource:

@@ -17,6 +17,13 @@ from pydantic import BaseModel, ValidationError
 from pydantic_core import ErrorDetails
 
 from evalkit.errors import ConfigError, ExperimentFileError, ExperimentFileIssue
+from evalkit.experiment_file._guard import (
+    MAX_FILE_BYTES,
+    MAX_ISSUES,
+    MAX_NESTING,
+    check_shape,
+    check_size,
+)
 from evalkit.experiment_file._imports import import_reference
 from evalkit.experiment_file._locate import KeyLocator, KeyPath
 from evalkit.experiment_file._schema import ExperimentConfig
@@ -24,8 +31,6 @@ from evalkit.experiment_file._table import describe
 
 _TOML_POSITION = re.compile(r"\s*\(at line (\d+), column (\d+)\)$")
 _BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
-# Nesting a file may use: far past any real experiment, well within what the parser handles.
-_MAX_NESTING = 100
 
 
 def format_key(path: Sequence[str | int]) -> str:
@@ -108,17 +113,21 @@ def load_experiment_file(path: str | os.PathLike[str]) -> ExperimentFile:
     display = os.fspath(path)
     file = Path(display).resolve()
     try:
-        raw = file.read_bytes()
+        with file.open("rb") as handle:
+            # Read one byte past the ceiling: enough to refuse a larger file, or a device.
+            raw = handle.read(MAX_FILE_BYTES + 1)
     except OSError as exc:
         raise ExperimentFileError(
             display, None, None, f"cannot read the file: {exc.strerror or exc}"
         ) from exc
+    check_size(display, len(raw))
     try:
         # utf-8-sig: editors on Windows may start the file with a byte-order mark.
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         line = raw[: exc.start].count(b"\n") + 1
         raise ExperimentFileError(display, line, None, "the file is not UTF-8 text") from exc
+    check_shape(display, text)
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
@@ -133,23 +142,27 @@ def load_experiment_file(path: str | os.PathLike[str]) -> ExperimentFile:
             display,
             locator.line_of(deep),
             format_key(deep),
-            f"nested too deeply (keep arrays and tables under {_MAX_NESTING} levels)",
+            f"nested too deeply (keep arrays and tables under {MAX_NESTING} levels)",
         )
     try:
         config = ExperimentConfig.model_validate(data, context={"folder": file.parent})
     except ValidationError as exc:
-        issues = [_issue(error, data, locator, display) for error in exc.errors()]
+        errors = exc.errors()
+        issues = [_issue(error, data, locator, display) for error in errors[:MAX_ISSUES]]
         issues.sort(key=lambda issue: (issue.line or 0, issue.key or ""))
+        if len(errors) > MAX_ISSUES:
+            more = f"and {len(errors) - MAX_ISSUES:,} more problems like these"
+            issues.append(ExperimentFileIssue(display, None, None, more))
         raise ExperimentFileError.from_issues(issues) from exc
     return ExperimentFile(file, display, config, locator)
 
 
 def _too_deep_key(data: dict[str, Any]) -> tuple[str | int, ...] | None:
-    """The key path of the first value nested past ``_MAX_NESTING`` levels, or None."""
+    """The key path of the first value nested past ``MAX_NESTING`` levels, or None."""
     stack: list[tuple[tuple[str | int, ...], Any]] = [((), data)]
     while stack:
         path, value = stack.pop()
-        if len(path) > _MAX_NESTING:
+        if len(path) > MAX_NESTING:
             return path[:4]  # enough to find the line; the rest is just more nesting
         if isinstance(value, dict):
             stack.extend(((*path, key), item) for key, item in value.items())
@@ -170,7 +183,7 @@ def _too_deep(display: str, text: str) -> ExperimentFileError:
             quote = char
         elif char in "[{":
             depth += 1
-            if depth > _MAX_NESTING:
+            if depth > MAX_NESTING:
                 break
         elif char in "]}":
             depth -= 1
@@ -181,7 +194,7 @@ def _too_deep(display: str, text: str) -> ExperimentFileError:
         line or None,
         None,
         f"invalid TOML: arrays or inline tables nested too deeply (keep it under "
-        f"{_MAX_NESTING} levels)",
+        f"{MAX_NESTING} levels)",
     )
 
 

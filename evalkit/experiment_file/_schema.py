@@ -13,11 +13,11 @@ from typing import Annotated, Any
 
 from pydantic import Field, ValidationInfo, field_validator, model_validator
 
+from evalkit._ceilings import MAX_CONCURRENCY
 from evalkit.experiment_file._judge import JudgeSection
 from evalkit.experiment_file._regression import RegressionSection
 from evalkit.experiment_file._scorers import ScorerEntry
 from evalkit.experiment_file._table import (
-    PositiveInt,
     Share,
     Table,
     Text,
@@ -49,7 +49,7 @@ class ExperimentSection(Table):
     description: str | None = None
     dataset: Annotated[Path, Field(strict=False)]
     store: Annotated[Path, Field(strict=False)]
-    concurrency: PositiveInt | None = None
+    concurrency: Annotated[int, Field(ge=1, le=MAX_CONCURRENCY)] | None = None
     max_error_rate: Share | None = None
 
     @model_validator(mode="before")

@@ -83,6 +83,15 @@ class ScorerEntry(Table):
             )
         return value
 
+    @field_validator("id")
+    @classmethod
+    def _id(cls, value: str | None) -> str | None:
+        # Checked here, not only by the scorer built from it, so the error points at the
+        # id's own line (the scorer's check could only name the entry).
+        if value is not None and not value.strip():
+            raise problem(f"expected a non-blank id, got {value!r}")
+        return value
+
     @field_validator("threshold", mode="before")
     @classmethod
     def _number_is_a_minimum(cls, value: Any) -> Any:

@@ -64,7 +64,8 @@ async def run_evals(
         target: What produces the outputs: None (the dataset's ``output`` column), a Python
             callable ``f(input, *, request_context=None)``, sync or async, or a
             :class:`~evalkit.target.Target`.
-        concurrency: Items in flight at once.
+        concurrency: Items in flight at once, 1 to 10,000 (the ceiling; more is a
+            :class:`~evalkit.errors.ConfigError`). Never more workers than items are started.
         store: The DuckDB score store file; None keeps everything in memory only.
         experiment: The experiment name; defaults to the dataset file's stem.
         description: Free text stored with the experiment.

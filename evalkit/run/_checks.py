@@ -8,6 +8,7 @@ import os
 from collections.abc import Sequence
 from typing import Any
 
+from evalkit._ceilings import check_concurrency_ceiling
 from evalkit.dataset import Dataset
 from evalkit.errors import ConfigError, DatasetError
 from evalkit.scorer import Scorer, Step
@@ -97,9 +98,11 @@ def refuse_for_sharded(reruns_pairs: bool, on_item_complete: object) -> None:
 
 
 def check_run_options(concurrency: Any, limit: Any, flush_interval: float) -> None:
-    """A positive integer ``concurrency``, a non-negative ``limit``, a positive interval."""
+    """A positive integer ``concurrency`` up to the ceiling, a non-negative ``limit``, a
+    positive interval."""
     if isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1:
         raise ConfigError(f"concurrency must be a positive integer, got {concurrency!r}")
+    check_concurrency_ceiling("concurrency", concurrency)
     if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 0):
         raise ConfigError(f"limit must be a non-negative integer, got {limit!r}")
     if flush_interval <= 0:

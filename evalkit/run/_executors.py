@@ -138,6 +138,7 @@ async def _run_shard(
         writer=None,
         scorer_names=config.scorer_names,
         concurrency=config.concurrency,
+        max_items=shard.rows,
         keep_results=False,
         on_item_complete=buffer.add,
         flush_interval=3600.0,

@@ -52,6 +52,7 @@ async def drive_local(spec: RunSpec, writer: StoreWriter | None) -> Driven:
         writer=writer,
         scorer_names={s.id: s.name for s in spec.scorers},
         concurrency=options.concurrency,
+        max_items=spec.to_run,
         keep_results=spec.keep_results,
         on_item_complete=options.on_item_complete,
         flush_interval=options.flush_interval,

@@ -2,7 +2,8 @@
 
 Concurrency is a fixed pool of ``concurrency`` workers pulling from one :class:`ItemFeed`, so
 at most that many items are in flight and no task is created per row
-(docs/pages/design/fixed-worker-pool.md). Finished items go to
+(docs/pages/design/fixed-worker-pool.md); never more workers than items, so a concurrency far
+above the row count costs nothing (docs/pages/design/ceilings-on-inputs.md). Finished items go to
 the in-memory result, the progress bar, the store buffer and the user's callback, in that
 order. The buffer is written when it is large or a couple of seconds old (a ticker task
 covers quiet periods), always in a shielded scope so a cancellation never loses a batch that
@@ -63,6 +64,7 @@ class Runner:
         writer: StoreWriter | None,
         scorer_names: dict[str, str],
         concurrency: int,
+        max_items: int,
         keep_results: bool,
         on_item_complete: ItemCallback | None,
         flush_interval: float,
@@ -74,7 +76,8 @@ class Runner:
         self.progress = progress
         self.writer = writer
         self.scorer_names = scorer_names
-        self.concurrency = concurrency
+        # A worker with no item to take would only cost memory (and 10**6 of them, minutes).
+        self.concurrency = max(1, min(concurrency, max_items))
         self.keep_results = keep_results
         self.on_item_complete = on_item_complete
         self.flush_interval = flush_interval

@@ -96,10 +96,21 @@ def parse_shard_spec(spec: str | tuple[int, int] | None) -> tuple[int, int] | No
 
 
 def select_shards(shards: Sequence[Shard], spec: tuple[int, int] | None) -> tuple[Shard, ...]:
-    """The shards of slice ``i`` of ``n`` (round robin), or all of them."""
+    """The shards of slice ``i`` of ``n`` (round robin), or all of them.
+
+    Raises:
+        ConfigError: ``n`` is more than the shards (row groups): some slices would be empty,
+            and an empty slice would pass its gates with nothing evaluated.
+    """
     if spec is None:
         return tuple(shards)
     index, count = spec
+    if count > len(shards):
+        raise ConfigError(
+            f"shard {index}/{count}: the dataset has {len(shards)} row group(s), the most"
+            f" slices it can be cut into; use n of at most {len(shards)} (or write the"
+            " Parquet file with smaller row groups)"
+        )
     return tuple(s for s in shards if s.index % count == index)
 
 

@@ -105,6 +105,7 @@ def open_connection(
     where = str(path)
     if read_only and not Path(path).exists():
         raise StoreError(f"{where}: no such score store")
+    _refuse_other_files(where)
     deadline = time.monotonic() + lock_timeout
     while True:
         try:
@@ -143,6 +144,23 @@ def open_connection(
                 )
 
 
+def _refuse_other_files(where: str) -> None:
+    """Refuse an existing file that is not a DuckDB database (a Parquet or CSV file given as
+    ``--store`` by mistake), before DuckDB says something less clear about it."""
+    try:
+        with open(where, "rb") as handle:
+            head = handle.read(12)
+    except OSError:
+        return  # missing (a new store), a folder or unreadable: DuckDB says which
+    if not head or head[8:12] == b"DUCK":  # an empty file or DuckDB's header
+        return
+    kind = " (it is a Parquet file)" if head.startswith(b"PAR1") else ""
+    raise StoreError(
+        f"{where}: not an evalkit score store: the file is not a DuckDB database{kind}; give"
+        " the store's .duckdb file, or a new path to start a store"
+    )
+
+
 def _cannot_open(where: str, exc: duckdb.Error) -> StoreError:
     return StoreError(f"{where}: cannot open the score store: {exc}")
 
@@ -173,7 +191,24 @@ def connection(
     )
     try:
         yield con
+    except duckdb.CatalogException as exc:
+        if _has_experiments(con):
+            raise StoreError(f"{path}: {exc}") from exc
+        raise StoreError(
+            f"{path}: not an evalkit score store: the DuckDB database has no experiments"
+            " table; give the store's .duckdb file, or a new path to start a store"
+        ) from exc
     except duckdb.Error as exc:
         raise StoreError(f"{path}: {exc}") from exc
     finally:
         con.close()
+
+
+def _has_experiments(con: duckdb.DuckDBPyConnection) -> bool:
+    try:
+        found = con.execute(
+            "SELECT count(*) FROM duckdb_tables() WHERE table_name = 'experiments'"
+        ).fetchone()
+    except duckdb.Error:
+        return True  # cannot tell: keep DuckDB's own message
+    return bool(found and found[0])

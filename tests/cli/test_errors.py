@@ -53,6 +53,21 @@ def test_bad_scorer_params_name_the_params(cli: Cli, tmp_path: Path) -> None:
     assert_clean_usage_error(cli("run", path.name), "scorers[0].params", "ignore_kase")
 
 
+@pytest.mark.parametrize("value", ["10001", "99999999999999999999"])
+def test_concurrency_above_the_ceiling_is_refused(cli: Cli, tmp_path: Path, value: str) -> None:
+    write_dataset(tmp_path / "data.parquet")
+    path = write_experiment(tmp_path)
+    assert_clean_usage_error(
+        cli("run", path.name, "--concurrency", value),
+        f"--concurrency = {value} is above the ceiling of 10000",
+    )
+    assert not (tmp_path / "evalkit.duckdb").exists()
+    path.write_text(path.read_text().replace("concurrency = 4", f"concurrency = {value}"))
+    assert_clean_usage_error(
+        cli("run", path.name), "nightly.toml:6", "experiment.concurrency", "10000"
+    )
+
+
 def test_missing_experiment_file(cli: Cli) -> None:
     assert_clean_usage_error(cli("run", "nope.toml"), "nope.toml")
 
@@ -214,3 +229,45 @@ def test_cache_clear_older_than_more_days_than_a_date_holds_deletes_nothing(
         assert done.code == 0, done.stderr
         assert done.stdout == "deleted 0 cached judge replies\n"
     assert JudgeCache(path).stats().entries == 1
+
+
+@pytest.mark.parametrize("kind", ["parquet", "csv"])
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["experiments"],
+        ["show", "latest"],
+        ["compare", "a", "b"],
+        ["sql", "SELECT 1"],
+        ["merge", "STORE"],
+        ["run", "nightly.toml"],
+    ],
+    ids=["experiments", "show", "compare", "sql", "merge", "run"],
+)
+def test_a_store_that_is_not_a_duckdb_file_is_named_as_such(
+    cli: Cli, tmp_path: Path, kind: str, command: list[str]
+) -> None:
+    store = tmp_path / f"scores.{kind}"
+    if kind == "parquet":
+        write_dataset(store)
+    else:
+        store.write_text("id,score\n1,0.5\n", encoding="utf-8")
+    write_dataset(tmp_path / "data.parquet")
+    write_experiment(tmp_path)
+    args = [store.name if part == "STORE" else part for part in command]
+    if args[-1] != "--store":
+        args.append("--store")
+    before = store.read_bytes()
+    assert_clean_usage_error(
+        cli(*args, store.name), f"{store.name}: not an evalkit score store", "not a DuckDB"
+    )
+    assert store.read_bytes() == before
+
+
+def test_a_duckdb_file_without_evalkit_tables_is_named_as_such(cli: Cli, tmp_path: Path) -> None:
+    with duckdb.connect(str(tmp_path / "other.duckdb")) as con:
+        con.execute("CREATE TABLE t (a INTEGER)")
+    assert_clean_usage_error(
+        cli("merge", "other.duckdb", "--store", "out.duckdb"),
+        "other.duckdb: not an evalkit score store: the DuckDB database has no experiments table",
+    )

@@ -603,3 +603,16 @@ def test_any_readable_rows_run_into_the_store_with_every_pair_accounted_for(
         (scores,) = con.execute("SELECT count(*) FROM scores").fetchone() or (0,)
         (errors,) = con.execute("SELECT count(*) FROM scorer_errors").fetchone() or (0,)
     assert scores + errors == len(records)
+
+
+@pytest.mark.parametrize("nans", [1, 2], ids=["one NaN id", "two NaN ids"])
+def test_a_nan_id_names_the_file(tmp_path: Path, nans: int) -> None:
+    path = tmp_path / "scores.parquet"
+    ids = [1.0, *([math.nan] * nans)]
+    pq.write_table(pa.table({"id": ids, "input": [f"q{i}" for i in range(len(ids))]}), path)
+    with pytest.raises(DatasetError) as info:
+        load_dataset(path)
+    assert str(info.value) == (
+        f"{path}, column 'id': an id is NaN (not a number); every row needs one"
+    )
+    assert info.value.source == str(path)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import math
+import tracemalloc
 from pathlib import Path
 from typing import Any
 
@@ -64,6 +65,10 @@ CORPUS: list[tuple[str, str | bytes, int | None, str | None, str]] = [
      "experiment.concurrency", "expected an integer"),
     ("concurrency zero", HEAD + "concurrency = 0\n" + SCORER, 4, "experiment.concurrency",
      "greater than or equal to 1"),
+    ("concurrency above the ceiling", HEAD + "concurrency = 10001\n" + SCORER, 4,
+     "experiment.concurrency", "less than or equal to 10000"),
+    ("concurrency past 64 bits", HEAD + "concurrency = 99999999999999999999\n" + SCORER, 4,
+     "experiment.concurrency", "less than or equal to 10000"),
     ("dataset as a date", '[experiment]\nname = "x"\ndataset = 1979-05-27\n' + SCORER, 3,
      "experiment.dataset", "expected a non-empty string (a path)"),
     ("dataset missing", '[experiment]\nname = "x"\ndataset = "nope.parquet"\n' + SCORER, 3,
@@ -121,6 +126,21 @@ CORPUS: list[tuple[str, str | bytes, int | None, str | None, str]] = [
      + " }\n", 6, None, "nested too deeply"),
     ("nested 150 deep", HEAD + SCORER + "params = { a = " + "[" * 150 + "]" * 150 + " }\n", 6,
      "scorers[0].params.a", "nested too deeply"),
+    ("blank scorer id", HEAD + "\n" + SCORER + 'id = "   "\n', 7, "scorers[0].id",
+     "expected a non-blank id, got '   '"),
+    # Hostile shapes (issue 15): refused by the scan before the parser builds any key path.
+    ("header of 32,000 segments", HEAD + SCORER + "[" + ".".join(["a"] * 32_000) + "]\n", 6,
+     None, "nested too deeply"),
+    ("dotted key of 32,000 segments", HEAD + SCORER + ".".join(["a"] * 32_000) + " = 1\n", 6,
+     None, "nested too deeply"),
+    ("inline tables 5,000 deep", HEAD + SCORER + "params = " + "{ a = " * 5000 + "1"
+     + " }" * 5000 + "\n", 6, None, "nested too deeply"),
+    ("header of 150 segments", HEAD + SCORER + "[" + ".".join(["a"] * 150) + "]\n", 6,
+     "a.a.a.a", "nested too deeply"),
+    ("inline tables 150 deep", HEAD + SCORER + "params = " + "{ a = " * 150 + "1" + " }" * 150
+     + "\n", 6, "scorers[0].params.a", "nested too deeply"),
+    ("brackets in strings do not nest", HEAD + 'description = "' + "[{." * 5000 + '"\n'
+     + "x = '''" + "[" * 300 + "'''\n" + SCORER, 5, "experiment.x", "unknown key"),
     ("Latin-1 text", b'[experiment]\nname = "caf\xe9"\n', 2, None, "not UTF-8"),
     ("UTF-16 text", '[experiment]\nname = "x"\n'.encode("utf-16"), 1, None, "not UTF-8"),
     ("binary junk", bytes(range(256)), 2, None, "not UTF-8"),
@@ -172,6 +192,48 @@ def test_every_problem_of_a_file_is_listed_in_file_order(tmp_path: Path) -> None
         (6, "scorers[0].use"),
         (7, "scorers[0].threshold"),
     ]
+
+
+@pytest.mark.parametrize(
+    ("content", "line", "problem"),
+    [
+        (HEAD + SCORER + "[scorers.params]\n" + "".join(f"k{i} = 1\n" for i in range(6000)),
+         4999, "more than 20,000 tokens"),
+        (HEAD + SCORER + "".join(f"[t{i}]\n" for i in range(7000)), 4999, "more than 20,000"),
+        (HEAD + SCORER + "params = { a = [" + "1, " * 20_000 + "] }\n", 6, "more than 20,000"),
+        (HEAD + 'description = "' + "\\n" * 20_000 + '"\n' + SCORER, 4, "more than 20,000"),
+        (HEAD + "#" * (1 << 20) + "\n" + SCORER, None, "larger than 1,048,576 bytes"),
+    ],
+    ids=["many keys", "many tables", "a long array", "many escapes", "over 1 MiB"],
+)  # fmt: skip
+def test_a_file_too_big_to_parse_cheaply_is_refused(
+    tmp_path: Path, content: str, line: int | None, problem: str
+) -> None:
+    error = load_error(write(tmp_path, content))
+    assert (error.line, error.key, len(error.issues)) == (line, None, 1)
+    assert problem in error.problem
+
+
+def test_a_deep_header_is_refused_before_anything_quadratic_is_built(tmp_path: Path) -> None:
+    # 10,000 segments: the parser and the line locator used to build a key path per prefix
+    # (hundreds of MB here, 4.2 GB at 32,000) before the depth check after parsing refused it.
+    path = write(tmp_path, HEAD + SCORER + "[" + ".".join(["a"] * 10_000) + "]\n")
+    tracemalloc.start()
+    try:
+        error = load_error(path)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert "nested too deeply" in error.problem
+    assert peak < 5_000_000
+
+
+def test_past_a_hundred_problems_the_rest_are_counted(tmp_path: Path) -> None:
+    text = HEAD + SCORER + "".join(f"[t{i}]\n" for i in range(250))
+    error = load_error(write(tmp_path, text))
+    assert len(error.issues) == 101
+    assert [i.key for i in error.issues[:2]] == ["t0", "t1"]
+    assert error.issues[-1].problem == "and 150 more problems like these"
 
 
 def test_a_very_long_value_loads(tmp_path: Path) -> None:

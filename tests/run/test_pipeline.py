@@ -33,6 +33,8 @@ def grouped(tmp_path: Path) -> Path:
     ("option", "message"),
     [
         ({"concurrency": 0}, "concurrency must be a positive integer"),
+        ({"concurrency": 10_001}, "concurrency = 10001 is above the ceiling of 10000"),
+        ({"concurrency": 99999999999999999999}, "concurrency = 99999999999999999999 is above"),
         ({"limit": -1}, "limit must be a non-negative integer"),
         ({"flush_interval": 0}, "flush_interval must be positive"),
     ],

@@ -340,3 +340,26 @@ async def test_garbage_collector_state_is_restored() -> None:
     )
     assert max(seen) > before  # results were frozen during the run
     assert gc.get_freeze_count() == before
+
+
+@pytest.mark.parametrize("sharding", [{}, {"shard": "0/1"}])
+async def test_workers_never_outnumber_the_items(
+    qa_path: Path, store: Path, sharding: dict[str, Any]
+) -> None:
+    # Every worker is a task of the run's event loop: a scorer sees how many exist. With
+    # concurrency far above the 6 rows, at most 6 workers (plus the ticker) may be started.
+    tasks: list[int] = []
+
+    async def count_tasks(run: Any) -> float:
+        import asyncio
+
+        tasks.append(len(asyncio.all_tasks()))
+        return 1.0
+
+    scorer = create_scorer("Tasks").generate_score(count_tasks)
+    result = await run_evals(
+        qa_path, [scorer], store=store, concurrency=10_000, progress=False, **sharding
+    )
+    assert result.summary.processed == 6
+    assert len(tasks) == 6
+    assert max(tasks) <= 6 + 4  # the workers, the ticker, the test's own task and the loop's

@@ -100,6 +100,17 @@ def test_bad_shard_specs_are_refused(spec: str) -> None:
         parse_shard_spec(spec)
 
 
+@pytest.mark.parametrize("spec", ["1/7", "1/99999999999999999999"])
+async def test_more_slices_than_row_groups_are_refused_before_storing(
+    data: Path, tmp_path: Path, spec: str
+) -> None:
+    # 6 row groups: a 7th slice, or an absurd count, would be empty and "pass" with 0 items.
+    store = tmp_path / "s.duckdb"
+    with pytest.raises(ConfigError, match="the dataset has 6 row group"):
+        await run_evals(data, scorers(), store=store, shard=spec, progress=False)
+    assert not store.exists()
+
+
 async def test_non_parquet_data_is_refused_for_a_sharded_run() -> None:
     with pytest.raises(ConfigError, match="Parquet file or folder path"):
         await run_evals([{"input": "q", "output": "a"}], scorers(), executor="process")
