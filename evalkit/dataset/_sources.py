@@ -85,8 +85,19 @@ def _first_duplicate(array: pa.ChunkedArray | pa.Array) -> Any:
     return _NULL
 
 
+def first_duplicate(array: pa.ChunkedArray | pa.Array) -> tuple[bool, Any]:
+    """``(True, value)`` for the first null (value None) or repeated value, else
+    ``(False, None)``."""
+    found = _first_duplicate(array)
+    return (False, None) if found is _NULL else (True, found)
+
+
+_GLOB = frozenset("*?[")
+
+
 class ParquetSource:
-    """A Parquet file, or every ``*.parquet`` file under a folder in sorted path order.
+    """A Parquet file, every ``*.parquet`` file under a folder, or the files a glob matches
+    (``data/part-*.parquet``), in sorted path order.
 
     Only the footers are read up front (columns and row counts); each file is opened while its
     rows are read, so a folder of many files never holds them all open.
@@ -95,7 +106,13 @@ class ParquetSource:
     def __init__(self, path: str | os.PathLike[str]) -> None:
         root = Path(path)
         self.name = str(path)
-        if root.is_dir():
+        if _GLOB & set(str(path)) and not root.exists():
+            anchor = Path(root.anchor) if root.is_absolute() else Path()
+            pattern = str(root.relative_to(anchor)) if root.is_absolute() else str(root)
+            self.files = sorted(p for p in anchor.glob(pattern) if p.is_file())
+            if not self.files:
+                raise DatasetError(self.name, "the pattern matches no files")
+        elif root.is_dir():
             self.files = sorted(p for p in root.rglob("*.parquet") if p.is_file())
             if not self.files:
                 raise DatasetError(self.name, "folder holds no .parquet files")

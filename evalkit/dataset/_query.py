@@ -1,0 +1,46 @@
+"""A DuckDB query as a dataset: ``select … from read_parquet('s3://…')``, or a ``.duckdb`` file.
+
+The query runs on a fresh connection for each pass (counting, the id check, the rows), so its
+result should come in a stable order for the fingerprint and the item indexes to be stable:
+a plain scan keeps the order of its files, a join or ``group by`` needs an ``order by``.
+Against a database file, the file is opened read-only, so a query cannot change it.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+from pathlib import Path
+
+import duckdb
+
+from evalkit.dataset._duckdb_read import DuckDBSource
+from evalkit.errors import DatasetError
+
+
+class QuerySource(DuckDBSource):
+    """The rows of a DuckDB ``SELECT``, optionally against a DuckDB database file.
+
+    Args:
+        query: The query; DuckDB's table functions (``read_parquet``, ``read_csv``…) work.
+        database: A ``.duckdb`` file the query reads, opened read-only; None for none.
+
+    Raises:
+        DatasetError: The database file is missing or the query fails, naming the query.
+    """
+
+    def __init__(self, query: str, *, database: str | os.PathLike[str] | None = None) -> None:
+        text = query.strip().rstrip(";").strip()
+        if not text:
+            raise DatasetError("<query>", "the query is empty")
+        self.query = text
+        self.database = None if database is None else Path(database)
+        if self.database is not None and not self.database.is_file():
+            raise DatasetError(str(database), "no such database file")
+        connect = (
+            duckdb.connect
+            if self.database is None
+            else functools.partial(duckdb.connect, str(self.database), read_only=True)
+        )
+        name = text if self.database is None else f"{self.database}: {text}"
+        super().__init__(name, f"({text})", connect=connect)
