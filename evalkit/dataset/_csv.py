@@ -31,8 +31,10 @@ class CsvSource(DuckDBSource):
         self.delimiter = delimiter
         if not self.path.is_file():
             raise DatasetError(str(path), "no such file")
+        if self.path.stat().st_size == 0:
+            raise DatasetError(str(path), "the file is empty (not even a header row)")
         select = (
-            f"select * from read_csv({sql_text(str(self.path))}, header = true, "
+            f"select * from read_csv({sql_text(str(self.path))}, header = true, skip = 0, "
             f"delim = {sql_text(delimiter)}, quote = '\"', escape = '\"', strict_mode = true, "
             f"max_line_size = {MAX_CELL_BYTES}, encoding = 'utf-8')"
         )

@@ -30,6 +30,7 @@ _COLUMN = re.compile(r'(?:converting column|column) "([^"]+)"')
 _MALFORMED_JSON = re.compile(
     r'Malformed JSON in file "[^"]*", at byte (\d+) in (line|record/value) (\d+): ([^\n]*)'
 )
+_CAST = re.compile(r'Could not convert string "([^"\n]{0,200})" to \'(\w+)\'')
 _PREFIX = re.compile(r"^[A-Za-z ]*Error: ")
 _NOISE = ("CSV Error on Line", "Original Line", "Possible", "  ", "*", "Column ", "This type")
 
@@ -66,7 +67,15 @@ def located(exc: BaseException, origin: str, *, fallback: Location | None = None
     if fallback is not None and line is None and record is None:
         problem, line, record, column = fallback
         return DatasetError(origin, problem, column=column, line=line, row=record)
-    return DatasetError(origin, _first_line(text), column=column, line=line, row=record)
+    cast = _CAST.search(text)
+    if cast is not None:
+        problem = (
+            f"{cast.group(1)!r} does not fit the column's type {cast.group(2)}, which DuckDB "
+            "inferred from the rows before it"
+        )
+    else:
+        problem = _first_line(text)
+    return DatasetError(origin, problem, column=column, line=line, row=record)
 
 
 def _number(pattern: re.Pattern[str], text: str) -> int | None:

@@ -10,6 +10,7 @@ would add or a date guessed from a string. See docs/pages/design/datasets-read-b
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 from typing import Literal
@@ -34,6 +35,8 @@ class JsonSource(DuckDBSource):
         self.path = Path(path)
         if not self.path.is_file():
             raise DatasetError(str(path), "no such file")
+        if self.path.stat().st_size == 0:
+            raise DatasetError(str(path), "the file is empty")
         layout = "newline_delimited" if records == "lines" else "array"
         read = (
             f"read_json({sql_text(str(self.path))}, format = '{layout}', records = 'true', "
@@ -44,7 +47,7 @@ class JsonSource(DuckDBSource):
             with duckdb.connect() as con:
                 described = con.execute(f"describe {sniffed}").fetchall()
         except (duckdb.Error, OSError) as exc:
-            raise _error(exc, str(path)) from exc
+            raise _error(exc, self.path, layout) from exc
         types = ", ".join(
             f"{sql_text(str(name))}: '{'VARCHAR' if kind == 'VARCHAR' else 'JSON'}'"
             for name, kind, *_ in described
@@ -52,7 +55,35 @@ class JsonSource(DuckDBSource):
         super().__init__(str(path), f"select * from {read}, columns = {{{types}}})")
 
 
-def _error(exc: BaseException, origin: str) -> DatasetError:
-    if "expected records" in str(exc):
-        return DatasetError(origin, "every record must be a JSON object ({...})")
-    return located(exc, origin)
+def _error(exc: BaseException, path: Path, layout: str) -> DatasetError:
+    if "expected records" not in str(exc):
+        return located(exc, str(path))
+    problem = "every record must be a JSON object ({...})"
+    if layout == "newline_delimited":
+        return DatasetError(str(path), problem, line=_first_non_object_line(path))
+    # The error path only: DuckDB finds the record, reading the file as plain JSON values.
+    find = (
+        "select n from (select row_number() over () as n, json_type(json) as kind from "
+        f"read_json({sql_text(str(path))}, format = 'array', records = 'false', "
+        f"maximum_object_size = {MAX_CELL_BYTES})) where kind <> 'OBJECT' limit 1"
+    )
+    try:
+        with duckdb.connect() as con:
+            found = con.execute(find).fetchall()
+    except (duckdb.Error, OSError):
+        found = []
+    return DatasetError(str(path), problem, row=int(found[0][0]) if found else None)
+
+
+def _first_non_object_line(path: Path) -> int | None:
+    """The first line of a JSON Lines file holding something other than an object."""
+    with path.open("rb") as f:
+        for number, line in enumerate(f, start=1):
+            if not line.strip():
+                continue
+            try:
+                if not isinstance(json.loads(line), dict):
+                    return number
+            except ValueError:
+                return number
+    return None
