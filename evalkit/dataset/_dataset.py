@@ -6,7 +6,8 @@ same case gets the same id across runs even when rows are reordered or outputs c
 whose content is identical get ``-2``, ``-3``… appended in order of appearance.
 
 Fingerprint: a hash over every row's id and content (all columns) in order, computed while the
-rows stream through; it identifies exactly what was evaluated.
+rows stream through; it identifies exactly what was evaluated, whatever the format it was read
+from (docs/pages/design/fingerprint-hashes-values.md).
 """
 
 from __future__ import annotations

@@ -5,7 +5,8 @@ fresh in-memory connection per pass, so a source holds no open connection betwee
 a file larger than memory streams through in ``batch_size`` rows at a time. Columns DuckDB
 types as ``JSON`` arrive as JSON text and are decoded here, so nested values are Python
 structures. DuckDB's errors become :class:`~evalkit.errors.DatasetError` s located by the
-line, record and column DuckDB names (see :func:`located`).
+line, record and column DuckDB names (see :func:`located`). Why DuckDB:
+docs/pages/design/datasets-read-by-duckdb.md.
 """
 
 from __future__ import annotations

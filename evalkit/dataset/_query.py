@@ -3,7 +3,8 @@
 The query runs on a fresh connection for each pass (counting, the id check, the rows), so its
 result should come in a stable order for the fingerprint and the item indexes to be stable:
 a plain scan keeps the order of its files, a join or ``group by`` needs an ``order by``.
-Against a database file, the file is opened read-only, so a query cannot change it.
+Against a database file, the file is opened read-only, so a query cannot change it. See
+docs/pages/design/datasets-read-by-duckdb.md.
 """
 
 from __future__ import annotations
