@@ -55,7 +55,11 @@ def arrow_to_python(array: pa.Array | pa.ChunkedArray, origin: str, column: str)
             ``origin`` and ``column``.
     """
     try:
-        values: list[Any] = array.to_pylist(maps_as_pydicts="lossy")
+        # maps_as_pydicts costs ~20x on any column (pyarrow 26), so only where there is a map.
+        if _has_map(array.type):
+            values: list[Any] = array.to_pylist(maps_as_pydicts="lossy")
+        else:
+            values = array.to_pylist()
     except UnicodeDecodeError as exc:
         raise DatasetError(
             origin, f"a text cell is not valid UTF-8 ({exc.reason} at byte {exc.start})",
@@ -64,6 +68,13 @@ def arrow_to_python(array: pa.Array | pa.ChunkedArray, origin: str, column: str)
     except (pa.ArrowException, ValueError, OverflowError) as exc:
         raise DatasetError(origin, f"cannot convert the cells: {exc}", column=column) from exc
     return values
+
+
+def _has_map(kind: pa.DataType) -> bool:
+    """Whether an Arrow type is, or holds, a map."""
+    if pa.types.is_map(kind):
+        return True
+    return any(_has_map(kind.field(i).type) for i in range(kind.num_fields))
 
 
 _NULL = object()
