@@ -1,14 +1,15 @@
 """The dataset of an experiment file: its source, column mapping and metadata, opened for a run.
 
-A column the file maps (``[experiment.columns] input = "question"``) that the dataset lacks is
-reported at that key's line, naming the dataset file and the column.
+A query's relative file names are looked for in the experiment file's folder, like its other
+paths. A column the file maps (``[experiment.columns] input = "question"``) that the dataset
+lacks is reported at that key's line, naming the dataset file and the column.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from evalkit.dataset import load_dataset
+from evalkit.dataset import load_dataset, open_source
 from evalkit.errors import DatasetError
 from evalkit.experiment_file import ExperimentFile
 
@@ -36,9 +37,10 @@ def open_dataset(file: ExperimentFile, *, sharded: bool) -> tuple[Any, dict[str,
             )
         return str(section.dataset), columns
     try:
-        dataset = load_dataset(
-            section.dataset, columns=columns, format=section.format, query=section.query
+        source = open_source(
+            section.dataset, format=section.format, query=section.query, folder=file.folder
         )
+        dataset = load_dataset(source, columns=columns)
     except DatasetError as exc:
         key = section.columns.key_of(exc.column) if section.columns and exc.column else None
         if key is None:

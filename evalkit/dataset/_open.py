@@ -49,7 +49,13 @@ def format_of(path: str | os.PathLike[str]) -> str:
     return _SUFFIXES.get(root.suffix.lower(), "parquet")
 
 
-def open_source(data: Any = None, *, format: str | None = None, query: str | None = None) -> Source:
+def open_source(
+    data: Any = None,
+    *,
+    format: str | None = None,
+    query: str | None = None,
+    folder: str | os.PathLike[str] | None = None,
+) -> Source:
     """The :class:`~evalkit.dataset.Source` reading ``data``.
 
     Args:
@@ -58,6 +64,8 @@ def open_source(data: Any = None, *, format: str | None = None, query: str | Non
         format: One of :data:`FORMATS`; None picks it by the path's suffix (Parquet when it
             has none).
         query: A DuckDB ``SELECT`` giving the rows.
+        folder: Where a query's relative file names are looked for; None for the working
+            folder.
 
     Raises:
         ConfigError: An unknown format, or data of a kind no source reads.
@@ -68,7 +76,7 @@ def open_source(data: Any = None, *, format: str | None = None, query: str | Non
     if query is not None:
         if data is not None and not isinstance(data, (str, os.PathLike)):
             raise ConfigError("with query=, data is the .duckdb file it reads (or None)")
-        return QuerySource(query, database=data)
+        return QuerySource(query, database=data, folder=folder)
     if isinstance(data, (str, os.PathLike)):
         return _file_source(data, format or format_of(data))
     if format is not None:

@@ -9,7 +9,6 @@ docs/pages/design/datasets-read-by-duckdb.md.
 
 from __future__ import annotations
 
-import functools
 import os
 from pathlib import Path
 
@@ -25,12 +24,20 @@ class QuerySource(DuckDBSource):
     Args:
         query: The query; DuckDB's table functions (``read_parquet``, ``read_csv``…) work.
         database: A ``.duckdb`` file the query reads, opened read-only; None for none.
+        folder: Where the query's relative file names are looked for (DuckDB's
+            ``file_search_path``; an experiment file's folder); None for the working folder.
 
     Raises:
         DatasetError: The database file is missing or the query fails, naming the query.
     """
 
-    def __init__(self, query: str, *, database: str | os.PathLike[str] | None = None) -> None:
+    def __init__(
+        self,
+        query: str,
+        *,
+        database: str | os.PathLike[str] | None = None,
+        folder: str | os.PathLike[str] | None = None,
+    ) -> None:
         text = query.strip().rstrip(";").strip()
         if not text:
             raise DatasetError("<query>", "the query is empty")
@@ -38,10 +45,16 @@ class QuerySource(DuckDBSource):
         self.database = None if database is None else Path(database)
         if self.database is not None and not self.database.is_file():
             raise DatasetError(str(database), "no such database file")
-        connect = (
-            duckdb.connect
-            if self.database is None
-            else functools.partial(duckdb.connect, str(self.database), read_only=True)
-        )
-        name = text if self.database is None else f"{self.database}: {text}"
-        super().__init__(name, f"({text})", connect=connect)
+        self.folder = None if folder is None else str(folder)
+        one_line = " ".join(text.split())
+        name = one_line if self.database is None else f"{self.database}: {one_line}"
+        super().__init__(name, f"({text})", connect=self._open)
+
+    def _open(self) -> duckdb.DuckDBPyConnection:
+        if self.database is None:
+            con = duckdb.connect()
+        else:
+            con = duckdb.connect(str(self.database), read_only=True)
+        if self.folder is not None:
+            con.execute("set file_search_path = ?", [self.folder])
+        return con

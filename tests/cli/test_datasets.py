@@ -66,3 +66,22 @@ def test_a_mapped_dataset_runs_and_stores_metadata(cli: Cli, tmp_path: Path, kin
     assert rows == [
         (r["key"], r["category"], "en", 1.0 if r["reply"] == r["answer"] else 0.0) for r in ROWS
     ]
+
+
+def test_a_querys_relative_files_are_found_beside_the_experiment_file(
+    cli: Cli, tmp_path: Path
+) -> None:
+    folder = tmp_path / "exp"
+    folder.mkdir()
+    (folder / "rows.json").write_text(json.dumps(ROWS), encoding="utf-8")
+    path = write_experiment(folder, dataset="PLACEHOLDER")
+    query = 'query = """\nselect * from read_json(\'rows.json\')\norder by key\n"""'
+    text = path.read_text().replace('dataset = "PLACEHOLDER"', query)
+    path.write_text(text.replace("concurrency = 4\n", "concurrency = 4\n" + COLUMNS, 1))
+    done = cli("run", "exp/nightly.toml", "--no-progress", cwd=tmp_path)
+    assert done.code == 0, done.stderr
+    with duckdb.connect(str(folder / "evalkit.duckdb"), read_only=True) as con:
+        (dataset,) = con.execute("select dataset from experiments").fetchall()[0]
+        (items,) = con.execute("select count(*) from experiment_items").fetchall()[0]
+    assert dataset == "select * from read_json('rows.json') order by key"
+    assert items == len(ROWS)
