@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import resource
 import subprocess
 import sys
@@ -130,6 +131,7 @@ def main() -> None:
         return
     with tempfile.TemporaryDirectory(prefix="evalkit-bench-") as tmp:
         paths = write_files(Path(tmp), args.rows)
+        print(f"   load average before: {os.getloadavg()[0]:.1f}", flush=True)
         if args.mode in ("read", "both"):
             for path in paths.values():
                 for what in ("source", "items"):
