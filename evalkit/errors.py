@@ -347,18 +347,23 @@ class DatasetError(EvalkitError, ValueError):
     Attributes:
         source: The file, folder or kind of object the dataset came from.
         column: The column concerned, when there is one.
+        line: The 1-based line of a text file (CSV, JSON Lines) the problem is on, if known.
+        row: The 1-based record of a JSON array (or row of another source), if known.
     """
 
-    def __init__(self, source: str, problem: str, *, column: str | None = None) -> None:
-        self.source = source
-        self.column = column
+    def __init__(self, source: str, problem: str, *, column: str | None = None,
+                 line: int | None = None, row: int | None = None) -> None:  # fmt: skip
+        self.source, self.column, self.line, self.row = source, column, line, row
         self.problem = problem
-        where = f"{source}, column {column!r}" if column else source
+        where = "".join((source, f", line {line}" if line is not None else "",
+                         f", record {row}" if row is not None else "",
+                         f", column {column!r}" if column else ""))  # fmt: skip
         super().__init__(f"{where}: {problem}")
 
     def to_dict(self) -> dict[str, Any]:
-        """A JSON-ready summary naming the source and column."""
-        return {**super().to_dict(), "source": self.source, "column": self.column}
+        """A JSON-ready summary naming the source, line or record, and column."""
+        where = {"source": self.source, "column": self.column, "line": self.line, "row": self.row}
+        return {**super().to_dict(), **where}
 
 
 class TargetError(EvalkitError):

@@ -17,6 +17,7 @@ from evalkit.cli._build import (
     build_target,
     build_thresholds,
 )
+from evalkit.cli._dataset import open_dataset
 from evalkit.cli._format import json_text, one_line
 from evalkit.cli._main import EXIT_FAILED_GATE, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
 from evalkit.cli._reports import check_report_dir, write_reports
@@ -136,9 +137,12 @@ def cmd_run(args: argparse.Namespace) -> int:
     report_dir = Path(args.report_dir)
     check_report_dir(report_dir)
 
+    sharding = _sharding(args)
+    data, columns = open_dataset(file, sharded=bool(sharding))
     result = run_evals_sync(
-        config.experiment.dataset,
+        data,
         scorers,
+        columns=columns,
         target=build_target(file),
         concurrency=args.concurrency or config.experiment.concurrency or 8,
         store=store,
@@ -156,7 +160,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         force=args.force,
         preflight=not args.no_preflight,
         lock_timeout=args.lock_timeout,
-        **_sharding(args),
+        **sharding,
     )
     baseline, comparison, error = Baseline(None), None, None
     if ref is not None and result.status != "cancelled":

@@ -1,7 +1,9 @@
-"""Datasets: Parquet files or folders, DataFrames, Arrow tables and lists of dicts as items.
+"""Datasets: Parquet, CSV/TSV, JSON Lines, JSON, DuckDB queries, Hugging Face datasets,
+DataFrames, Arrow tables and lists of dicts as items.
 
 A new kind of input is a :class:`Source` (three methods yielding :data:`ColumnBatch` es);
-:class:`Dataset` turns any source into :class:`Item` s.
+:func:`open_source` picks the source of a path by ``format`` or suffix; :class:`Dataset`
+turns any source into :class:`Item` s.
 """
 
 from __future__ import annotations
@@ -12,8 +14,14 @@ from evalkit._lazy import exports as _exports
 
 if TYPE_CHECKING:
     from evalkit.dataset._columns import ALIASES, ColumnMap
+    from evalkit.dataset._csv import CsvSource
     from evalkit.dataset._dataset import DEFAULT_BATCH_SIZE, Dataset, ItemBatches, load_dataset
+    from evalkit.dataset._duckdb_read import DuckDBSource
+    from evalkit.dataset._hf import HFSource
     from evalkit.dataset._item import Item
+    from evalkit.dataset._json_source import JsonSource
+    from evalkit.dataset._open import FORMATS, format_of, open_source
+    from evalkit.dataset._query import QuerySource
     from evalkit.dataset._sources import (
         ColumnBatch,
         Duplicate,
@@ -29,6 +37,12 @@ __getattr__, __dir__ = _exports(
             "ALIASES",
             "ColumnMap",
         ),
+        "evalkit.dataset._csv": ("CsvSource",),
+        "evalkit.dataset._duckdb_read": ("DuckDBSource",),
+        "evalkit.dataset._hf": ("HFSource",),
+        "evalkit.dataset._json_source": ("JsonSource",),
+        "evalkit.dataset._open": ("FORMATS", "format_of", "open_source"),
+        "evalkit.dataset._query": ("QuerySource",),
         "evalkit.dataset._dataset": (
             "DEFAULT_BATCH_SIZE",
             "Dataset",
@@ -49,14 +63,22 @@ __getattr__, __dir__ = _exports(
 __all__ = [
     "ALIASES",
     "DEFAULT_BATCH_SIZE",
+    "FORMATS",
     "ColumnBatch",
     "ColumnMap",
+    "CsvSource",
     "Dataset",
+    "DuckDBSource",
     "Duplicate",
+    "HFSource",
     "Item",
     "ItemBatches",
+    "JsonSource",
     "ParquetSource",
+    "QuerySource",
     "Source",
     "arrow_to_python",
+    "format_of",
     "load_dataset",
+    "open_source",
 ]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 from evalkit.errors import ConfigError, DatasetError
 
@@ -25,7 +25,12 @@ ALIASES: Mapping[Role, tuple[str, ...]] = {
 
 @dataclass(frozen=True, slots=True)
 class ColumnMap:
-    """The column each role is read from (None when absent), and the remaining columns."""
+    """The column each role is read from (None when absent), and the remaining columns.
+
+    ``metadata_columns`` are the columns kept together as each item's ``metadata`` dict
+    (``columns={"metadata": ["category", "lang"]}``), merged into the ``metadata`` column's
+    own dict when there is one.
+    """
 
     id: str | None
     input: str
@@ -34,6 +39,7 @@ class ColumnMap:
     request_context: str | None
     metadata: str | None
     extra: tuple[str, ...] = ()
+    metadata_columns: tuple[str, ...] = ()
 
     def role_columns(self) -> dict[Role, str]:
         """The roles present, mapped to their column names."""
@@ -42,11 +48,16 @@ class ColumnMap:
 
     def all_columns(self) -> list[str]:
         """Every column to read: the role columns, then the extra ones."""
-        return [*self.role_columns().values(), *self.extra]
+        return [*self.role_columns().values(), *self.metadata_columns, *self.extra]
 
 
-def check_overrides(overrides: Mapping[str, str] | None) -> dict[Role, str]:
-    """Validate a ``columns={"input": "question", ...}`` mapping of role → column name."""
+#: A checked ``columns=`` mapping: role → column, ``metadata`` → a column or a tuple of them.
+Overrides = dict[Role, str | tuple[str, ...]]
+
+
+def check_overrides(overrides: Mapping[str, Any] | None) -> Overrides:
+    """Validate a ``columns={"input": "question", ...}`` mapping of role → column name
+    (``"metadata"`` may map to a list of columns kept as the item's metadata dict)."""
     if not overrides:
         return {}
     if not isinstance(overrides, Mapping):
@@ -54,13 +65,21 @@ def check_overrides(overrides: Mapping[str, str] | None) -> dict[Role, str]:
             f"columns must map roles to column names, e.g. {{'input': 'question'}}, "
             f"not {type(overrides).__name__}"
         )
-    checked: dict[Role, str] = {}
+    checked: Overrides = {}
     for role, column in overrides.items():
         if role not in ROLES:
             raise ConfigError(
                 f"columns: unknown role {role!r}; roles are {', '.join(ROLES)} "
                 "(map a role to the column that holds it)"
             )
+        if role == "metadata" and isinstance(column, (list, tuple)):
+            if not column or not all(isinstance(c, str) and c for c in column):
+                raise ConfigError(
+                    f"columns: 'metadata' must be a column name or a non-empty list of them, "
+                    f"got {column!r}"
+                )
+            checked[role] = tuple(dict.fromkeys(column))
+            continue
         if not isinstance(column, str) or not column:
             raise ConfigError(f"columns: the column for {role!r} must be a name, got {column!r}")
         checked[role] = column
@@ -68,7 +87,7 @@ def check_overrides(overrides: Mapping[str, str] | None) -> dict[Role, str]:
 
 
 def resolve_columns(
-    names: Sequence[str], source: str, overrides: Mapping[Role, str] | None = None
+    names: Sequence[str], source: str, overrides: Overrides | None = None
 ) -> ColumnMap:
     """Find each role's column among ``names``.
 
@@ -83,9 +102,21 @@ def resolve_columns(
             source, f"the column name {repeated[0]!r} appears more than once", column=repeated[0]
         )
     found: dict[Role, str | None] = {}
+    kept: tuple[str, ...] = ()
     for role in ROLES:
-        if overrides and role in overrides:
-            column = overrides[role]
+        mapped = overrides.get(role) if overrides else None
+        if isinstance(mapped, tuple):
+            kept = mapped
+            mapped = None
+        for column in kept if role == "metadata" else ():
+            if column not in present:
+                raise DatasetError(
+                    source,
+                    f"no such column (listed in 'metadata'); columns: {_listing(present)}",
+                    column=column,
+                )
+        if mapped is not None:
+            column = mapped
             if column not in present:
                 raise DatasetError(
                     source,
@@ -105,6 +136,12 @@ def resolve_columns(
             source, f"missing the required column (columns: {_listing(present)})", column="input"
         )
     used = {c for c in found.values() if c is not None}
+    overlap = sorted(used & set(kept))
+    if overlap:
+        raise DatasetError(
+            source, "listed in 'metadata' but also plays a role; keep it in one", column=overlap[0]
+        )
+    used |= set(kept)
     return ColumnMap(
         id=found["id"],
         input=found["input"],
@@ -113,6 +150,7 @@ def resolve_columns(
         request_context=found["request_context"],
         metadata=found["metadata"],
         extra=tuple(c for c in present if c not in used),
+        metadata_columns=kept,
     )
 
 

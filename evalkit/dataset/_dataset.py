@@ -6,24 +6,24 @@ same case gets the same id across runs even when rows are reordered or outputs c
 whose content is identical get ``-2``, ``-3``… appended in order of appearance.
 
 Fingerprint: a hash over every row's id and content (all columns) in order, computed while the
-rows stream through; it identifies exactly what was evaluated.
+rows stream through; it identifies exactly what was evaluated, whatever the format it was read
+from (docs/pages/design/fingerprint-hashes-values.md).
 """
 
 from __future__ import annotations
 
 import hashlib
 import math
-import os
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 import numpy as np
-import pyarrow as pa
 
 from evalkit.dataset._columns import ColumnMap, check_overrides, resolve_columns
 from evalkit.dataset._item import Item
+from evalkit.dataset._open import open_source
 from evalkit.dataset._seen import SeenIds
-from evalkit.dataset._sources import ArrowSource, ColumnsSource, ParquetSource, Source
+from evalkit.dataset._sources import Source
 from evalkit.dataset._values import canonical, content_digest, decode_json_cells
 from evalkit.errors import ConfigError, DatasetError
 
@@ -145,6 +145,10 @@ class ItemBatches:
         outputs = column(cols.output, decode=False)
         contexts = column(cols.request_context)
         metas = column(cols.metadata)
+        if cols.metadata_columns:
+            metas = _merged_metadata(
+                origin, cols, metas, {n: column(n) for n in cols.metadata_columns}
+            )
         extras = {name: column(name) for name in cols.extra}
         ids = data[cols.id][:count] if cols.id is not None else None
 
@@ -197,6 +201,25 @@ class ItemBatches:
         return item_ids
 
 
+def _merged_metadata(
+    origin: str, cols: ColumnMap, metas: list[Any], kept: dict[str, list[Any]]
+) -> list[Any]:
+    """Each row's metadata: the listed columns as a dict, over the ``metadata`` cell's dict."""
+    merged: list[Any] = []
+    for i, meta in enumerate(metas):
+        if meta is not None and not isinstance(meta, Mapping):
+            raise DatasetError(
+                origin,
+                f"a metadata cell is a {type(meta).__name__}, not a dict, so the columns listed "
+                "in 'metadata' cannot join it",
+                column=cols.metadata,
+            )
+        row = dict(meta) if meta else {}
+        row.update((name, values[i]) for name, values in kept.items())
+        merged.append(row)
+    return merged
+
+
 def _too_deep(data: dict[str, list[Any]]) -> str | None:
     """The first column holding a value too deeply nested to serialise."""
     for name, values in data.items():
@@ -217,19 +240,29 @@ def _id_text(value: Any, origin: str, cols: ColumnMap) -> str:
 def load_dataset(
     data: Any,
     *,
-    columns: Mapping[str, str] | None = None,
+    columns: Mapping[str, Any] | None = None,
     batch_size: int = DEFAULT_BATCH_SIZE,
+    format: str | None = None,
+    query: str | None = None,
 ) -> Dataset:
     """Open a dataset.
 
     Args:
-        data: A Parquet file or folder of Parquet files (path), a pandas DataFrame, a
-            ``pyarrow.Table``, a list of dicts, or a :class:`Dataset` (returned as is).
+        data: A path: a Parquet file, folder or glob, a CSV, TSV, JSON Lines (``.jsonl``) or
+            JSON (``.json``, an array of records) file, a folder written by Hugging Face
+            ``save_to_disk``; or a pandas DataFrame, a ``pyarrow.Table``, a
+            ``datasets.Dataset``, a list of dicts, any :class:`Source`, or a
+            :class:`Dataset` (returned as is). With ``query``, a ``.duckdb`` file or None.
         columns: Map a role to a differently named column, e.g.
             ``{"input": "question", "ground_truth": "answer"}``. Without it, ``input`` is
             required and ``groundTruth``/``ground_truth``, ``output``,
             ``requestContext``/``request_context``, ``metadata`` and ``id`` are optional.
+            ``"metadata"`` may map to a list of columns kept as each item's metadata dict.
         batch_size: Rows read at a time.
+        format: ``parquet``, ``csv``, ``tsv``, ``jsonl``, ``json``, ``hf`` or ``duckdb``;
+            None picks it by the path's suffix.
+        query: A DuckDB ``SELECT`` giving the rows (``read_parquet('s3://…')``, or the
+            tables of the ``.duckdb`` file ``data`` names).
 
     Returns:
         The dataset, with its columns checked and (for an ``id`` column) its ids checked.
@@ -242,7 +275,7 @@ def load_dataset(
         return data
     if batch_size < 1:
         raise ConfigError(f"batch_size must be at least 1, got {batch_size}")
-    source = _source_of(data)
+    source = open_source(data, format=format, query=query)
     column_map = resolve_columns(source.column_names(), source.name, check_overrides(columns))
     if column_map.id is not None:
         duplicate = source.duplicate_of(column_map.id)
@@ -256,20 +289,3 @@ def load_dataset(
                 problem = f"id {value!r} appears more than once; ids must be unique"
             raise DatasetError(origin, problem, column=column_map.id)
     return Dataset(source, column_map, batch_size=batch_size)
-
-
-def _source_of(data: Any) -> Source:
-    if isinstance(data, (str, os.PathLike)):
-        return ParquetSource(data)
-    if isinstance(data, pa.RecordBatch):
-        return ArrowSource(pa.Table.from_batches([data]))
-    if isinstance(data, pa.Table):
-        return ArrowSource(data)
-    if type(data).__module__.startswith("pandas") and hasattr(data, "columns"):
-        return ColumnsSource.from_pandas(data)
-    if isinstance(data, Sequence) and not isinstance(data, (bytes, bytearray)):
-        return ColumnsSource.from_records(data)
-    raise ConfigError(
-        "data must be a Parquet path, a pandas DataFrame, a pyarrow Table or a list of dicts, "
-        f"not {type(data).__name__}"
-    )

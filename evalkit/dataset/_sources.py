@@ -56,7 +56,11 @@ def arrow_to_python(array: pa.Array | pa.ChunkedArray, origin: str, column: str)
             ``origin`` and ``column``.
     """
     try:
-        values: list[Any] = array.to_pylist(maps_as_pydicts="lossy")
+        # maps_as_pydicts costs ~20x on any column (pyarrow 26), so only where there is a map.
+        if _has_map(array.type):
+            values: list[Any] = array.to_pylist(maps_as_pydicts="lossy")
+        else:
+            values = array.to_pylist()
     except UnicodeDecodeError as exc:
         raise DatasetError(
             origin, f"a text cell is not valid UTF-8 ({exc.reason} at byte {exc.start})",
@@ -65,6 +69,13 @@ def arrow_to_python(array: pa.Array | pa.ChunkedArray, origin: str, column: str)
     except (pa.ArrowException, ValueError, OverflowError) as exc:
         raise DatasetError(origin, f"cannot convert the cells: {exc}", column=column) from exc
     return values
+
+
+def _has_map(kind: pa.DataType) -> bool:
+    """Whether an Arrow type is, or holds, a map."""
+    if pa.types.is_map(kind):
+        return True
+    return any(_has_map(kind.field(i).type) for i in range(kind.num_fields))
 
 
 _NULL = object()
@@ -88,8 +99,19 @@ def _first_duplicate(array: pa.ChunkedArray | pa.Array) -> Any:
     return _NULL
 
 
+def first_duplicate(array: pa.ChunkedArray | pa.Array) -> tuple[bool, Any]:
+    """``(True, value)`` for the first null (value None) or repeated value, else
+    ``(False, None)``."""
+    found = _first_duplicate(array)
+    return (False, None) if found is _NULL else (True, found)
+
+
+_GLOB = frozenset("*?[")
+
+
 class ParquetSource:
-    """A Parquet file, or every ``*.parquet`` file under a folder in sorted path order.
+    """A Parquet file, every ``*.parquet`` file under a folder, or the files a glob matches
+    (``data/part-*.parquet``), in sorted path order.
 
     Only the footers are read up front (columns and row counts); each file is opened while its
     rows are read, so a folder of many files never holds them all open.
@@ -98,7 +120,13 @@ class ParquetSource:
     def __init__(self, path: str | os.PathLike[str]) -> None:
         root = Path(path)
         self.name = str(path)
-        if root.is_dir():
+        if _GLOB & set(str(path)) and not root.exists():
+            anchor = Path(root.anchor) if root.is_absolute() else Path()
+            pattern = str(root.relative_to(anchor)) if root.is_absolute() else str(root)
+            self.files = sorted(p for p in anchor.glob(pattern) if p.is_file())
+            if not self.files:
+                raise DatasetError(self.name, "the pattern matches no files")
+        elif root.is_dir():
             self.files = sorted(p for p in root.rglob("*.parquet") if p.is_file())
             if not self.files:
                 raise DatasetError(self.name, "folder holds no .parquet files")

@@ -9,6 +9,7 @@ errors for later checks.
 
 from __future__ import annotations
 
+from evalkit.experiment_file._columns import ColumnsSection
 from evalkit.experiment_file._imports import import_reference
 from evalkit.experiment_file._judge import JudgeOverride, JudgeSection
 from evalkit.experiment_file._load import ExperimentFile, format_key, load_experiment_file
@@ -19,6 +20,7 @@ from evalkit.experiment_file._scorers import ScorerEntry, Threshold
 from evalkit.experiment_file._target import OpenAITarget, PythonTarget, Target
 
 __all__ = [
+    "ColumnsSection",
     "ExperimentConfig",
     "ExperimentFile",
     "ExperimentSection",

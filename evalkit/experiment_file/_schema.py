@@ -9,11 +9,12 @@ default", relative paths against the file's folder).
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import Field, ValidationInfo, field_validator, model_validator
 
 from evalkit._ceilings import MAX_CONCURRENCY
+from evalkit.experiment_file._columns import ColumnsSection
 from evalkit.experiment_file._judge import JudgeSection
 from evalkit.experiment_file._regression import RegressionSection
 from evalkit.experiment_file._scorers import ScorerEntry
@@ -27,6 +28,8 @@ from evalkit.experiment_file._table import (
 )
 from evalkit.experiment_file._target import Target
 
+_GLOB = frozenset("*?[")
+
 
 class ExperimentSection(Table):
     """``[experiment]``: what is run, on which data, and where results go.
@@ -35,8 +38,16 @@ class ExperimentSection(Table):
         name: Required. Runs of the same name form a history; ``baseline = "latest"`` is the
             newest complete, full run of this name that pairs with the new one.
         description: Free text stored with the run.
-        dataset: Required. A Parquet file or folder, relative to the experiment file; it must
-            exist.
+        dataset: Required unless ``query`` is given. A Parquet file, folder or glob, a CSV,
+            TSV, JSON Lines or JSON file, a folder saved by Hugging Face ``datasets``, or
+            (with ``query``) a ``.duckdb`` file; relative to the experiment file; it must
+            exist (a glob must match a file).
+        format: ``parquet``, ``csv``, ``tsv``, ``jsonl``, ``json``, ``hf`` or ``duckdb``;
+            None picks it by the dataset's suffix.
+        query: A DuckDB ``SELECT`` giving the rows, over DuckDB's table functions
+            (``read_parquet('s3://…')``) or the tables of the ``.duckdb`` file ``dataset``.
+        columns: ``[experiment.columns]``: which column plays which role, and which columns
+            are kept as item metadata.
         store: The DuckDB score store, relative to the experiment file; by default
             ``evalkit.duckdb`` in the working directory (made absolute when loading).
         concurrency: Items in flight at once; None means ``run_evals``' default.
@@ -47,7 +58,10 @@ class ExperimentSection(Table):
 
     name: Text
     description: str | None = None
-    dataset: Annotated[Path, Field(strict=False)]
+    dataset: Annotated[Path | None, Field(strict=False)] = None
+    format: Literal["parquet", "csv", "tsv", "jsonl", "json", "hf", "duckdb"] | None = None
+    query: Text | None = None
+    columns: ColumnsSection | None = None
     store: Annotated[Path, Field(strict=False)]
     concurrency: Annotated[int, Field(ge=1, le=MAX_CONCURRENCY)] | None = None
     max_error_rate: Share | None = None
@@ -75,10 +89,36 @@ class ExperimentSection(Table):
     @field_validator("dataset")
     @classmethod
     def _resolve_dataset(cls, value: Path, info: ValidationInfo) -> Path:
+        if _GLOB & set(str(value)):
+            # A glob: resolve its folder part only, and it must match something.
+            folder = (info.context or {}).get("folder")
+            pattern = value if value.is_absolute() or folder is None else Path(folder) / value
+            anchor = Path(pattern.anchor)
+            if not any(p.is_file() for p in anchor.glob(str(pattern.relative_to(anchor)))):
+                raise problem(f"the pattern matches no files: {pattern}")
+            return pattern
         path = resolve_path(value, info)
         if not path.exists():
             raise problem(f"dataset not found: {path}")
         return path
+
+    @model_validator(mode="after")
+    def _dataset_or_query(self) -> ExperimentSection:
+        if self.dataset is None and self.query is None:
+            raise problem("required key is missing (or give a query)", at=("dataset",))
+        if self.query is not None:
+            if self.format not in (None, "duckdb"):
+                raise problem(
+                    "a query reads what it names; format applies to a dataset file", at=("format",)
+                )
+            if self.dataset is not None and not self.dataset.is_file():
+                raise problem(
+                    "with a query, dataset is the .duckdb file it reads (or leave it out)",
+                    at=("dataset",),
+                )
+        elif self.format == "duckdb":
+            raise problem("a DuckDB database needs a query naming what to read", at=("query",))
+        return self
 
 
 class ExperimentConfig(Table):

@@ -41,7 +41,7 @@ async def run_evals(
     metadata: Mapping[str, Any] | None = None,
     keep_results: bool = True,
     limit: int | None = None,
-    columns: Mapping[str, str] | None = None,
+    columns: Mapping[str, str | Sequence[str]] | None = None,
     flush_interval: float = 2.0,
     cache: bool | str | os.PathLike[str] | None = None,
     resume: str | None = None,
@@ -58,8 +58,10 @@ async def run_evals(
     """Run scorers over every item of a dataset and record the results.
 
     Args:
-        data: A Parquet file or folder, a pandas DataFrame, a pyarrow Table, a list of dicts
-            or a :class:`~evalkit.dataset.Dataset`.
+        data: A path (Parquet file, folder or glob; CSV, TSV, JSON Lines or JSON file; a
+            Hugging Face ``save_to_disk`` folder), a pandas DataFrame, a pyarrow Table, a
+            ``datasets.Dataset``, a list of dicts, a :class:`~evalkit.dataset.Source` (e.g.
+            ``open_source(query="select …")``) or a :class:`~evalkit.dataset.Dataset`.
         scorers: The scorers to run on every item (ids must be unique).
         target: What produces the outputs: None (the dataset's ``output`` column), a Python
             callable ``f(input, *, request_context=None)``, sync or async, or a
@@ -82,7 +84,8 @@ async def run_evals(
             kept, so a dataset of any size runs in flat memory (the store still gets every
             row).
         limit: Evaluate only the first ``limit`` rows.
-        columns: Map roles to differently named columns, e.g. ``{"input": "question"}``.
+        columns: Map roles to differently named columns, e.g. ``{"input": "question"}``;
+            ``"metadata"`` may list columns kept as each item's metadata dict.
         flush_interval: Seconds between writes to the store at most.
         cache: The judge call cache: None (default) uses ``evalkit-cache.duckdb`` beside the
             store, or none without a store; True the default file even without a store

@@ -84,7 +84,7 @@ class RunOptions:
     metadata: Mapping[str, Any] | None
     keep_results: bool
     limit: int | None
-    columns: Mapping[str, str] | None
+    columns: Mapping[str, str | Sequence[str]] | None
     flush_interval: float
     cache: bool | str | os.PathLike[str] | None
     resume: str | None

@@ -1,4 +1,5 @@
-"""The benchmark suite: ``python -m tests.benchmarks`` runs B1 to B6 and X1, printing their figures.
+"""The benchmark suite: ``python -m tests.benchmarks`` runs B1 to B6, X1, D1 and D2 and prints
+their figures.
 
 Each benchmark runs in its own subprocess (so peak RSS is its own), one after another so they
 do not compete for the two cores; the lines each prints are shown as they come, then the
@@ -7,7 +8,8 @@ headline line of every benchmark (the one starting with its id) is repeated as a
 - B1 scorer overhead (``bench_scorer``), B2/B4 run_evals end to end and streaming
   (``bench_run``), B3/B5 judge throughput and cached rerun (``bench_judge``, which starts the
   shipped test server in its own process), B6 the score store (``bench_store``), X1 hostile
-  experiment files (``bench_experiment_file``).
+  experiment files (``bench_experiment_file``), D1/D2 dataset sources: CSV and JSON Lines read
+  speed, a streaming run over a CSV (``bench_sources``).
 
 ``--quick`` runs each with a tenth of the work, to check that the suite works.
 """
@@ -26,8 +28,9 @@ SUITE: tuple[tuple[str, list[str], list[str]], ...] = (
     ("tests.benchmarks.bench_judge", [], ["--runs", "300"]),
     ("tests.benchmarks.bench_store", [], ["--rows", "100000"]),
     ("tests.benchmarks.bench_experiment_file", [], ["--size", "100000"]),
+    ("tests.benchmarks.bench_sources", [], ["--rows", "100000"]),
 )
-_HEADLINE = re.compile(r"^(B[1-6]|X1)\b")
+_HEADLINE = re.compile(r"^(B[1-6]|X1|D[12])\b")
 
 
 def main() -> int:

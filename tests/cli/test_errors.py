@@ -271,3 +271,83 @@ def test_a_duckdb_file_without_evalkit_tables_is_named_as_such(cli: Cli, tmp_pat
         cli("merge", "other.duckdb", "--store", "out.duckdb"),
         "other.duckdb: not an evalkit score store: the DuckDB database has no experiments table",
     )
+
+
+# -- datasets in other formats: located errors, never a traceback -------------------------------
+
+
+def _qa_csv(path: Path, *, tail: str = "") -> Path:
+    rows = "".join(f"q{i},What is {i} + {i}?,{2 * i},{2 * i},geo\n" for i in range(20))
+    path.write_text("key,question,answer,reply,category\n" + rows + tail, encoding="utf-8")
+    return path
+
+
+COLUMNS = """
+[experiment.columns]
+id = "key"
+input = "question"
+groundTruth = "answer"
+output = "reply"
+metadata = ["category"]
+"""
+
+
+def _with_columns(path: Path, columns: str) -> Path:
+    text = path.read_text().replace("concurrency = 4\n", "concurrency = 4\n" + columns, 1)
+    path.write_text(text)
+    return path
+
+
+def test_a_mapped_column_the_dataset_lacks_names_the_file_key_and_line(
+    cli: Cli, tmp_path: Path
+) -> None:
+    _qa_csv(tmp_path / "qa.csv")
+    path = _with_columns(
+        write_experiment(tmp_path, dataset="qa.csv"), COLUMNS.replace('"question"', '"prompt"')
+    )
+    assert_clean_usage_error(
+        cli("run", path.name),
+        "nightly.toml:10: experiment.columns.input:",
+        "qa.csv, column 'prompt': no such column (mapped to 'input')",
+    )
+
+
+def test_a_listed_metadata_column_the_dataset_lacks_names_the_key(cli: Cli, tmp_path: Path) -> None:
+    _qa_csv(tmp_path / "qa.csv")
+    path = _with_columns(
+        write_experiment(tmp_path, dataset="qa.csv"), COLUMNS.replace('"category"', '"lang"')
+    )
+    assert_clean_usage_error(
+        cli("run", path.name), "nightly.toml:13: experiment.columns.metadata:", "column 'lang'"
+    )
+
+
+@pytest.mark.parametrize(
+    ("name", "tail", "needle"),
+    [
+        ("qa.csv", "q99,ragged,row,with,too,many\n", "qa.csv, line 22: the row has 6 fields"),
+        ("qa.csv", 'q99,"never closed,1,1,geo\n', "qa.csv, line 22: malformed CSV"),
+    ],
+    ids=["ragged", "unclosed quote"],
+)
+def test_a_bad_csv_dataset_is_a_located_error(
+    cli: Cli, tmp_path: Path, name: str, tail: str, needle: str
+) -> None:
+    _qa_csv(tmp_path / name, tail=tail)
+    path = _with_columns(write_experiment(tmp_path, dataset=name), COLUMNS)
+    assert_clean_usage_error(cli("run", path.name), "evalkit: error:", needle)
+
+
+def test_a_bad_jsonl_dataset_is_a_located_error(cli: Cli, tmp_path: Path) -> None:
+    lines = "".join(json.dumps({"input": f"q{i}", "output": "a"}) + "\n" for i in range(5))
+    (tmp_path / "qa.jsonl").write_text(lines + '{"input": "q5", "output": \n', encoding="utf-8")
+    path = write_experiment(tmp_path, dataset="qa.jsonl")
+    assert_clean_usage_error(cli("run", path.name), "qa.jsonl, line 6: malformed JSON")
+
+
+def test_a_sharded_run_of_a_csv_is_refused_at_the_format_key(cli: Cli, tmp_path: Path) -> None:
+    _qa_csv(tmp_path / "qa.csv")
+    path = _with_columns(write_experiment(tmp_path, dataset="qa.csv"), 'format = "csv"\n' + COLUMNS)
+    assert_clean_usage_error(
+        cli("run", path.name, "--shard", "0/2"), "experiment.format", "row groups of Parquet"
+    )

@@ -616,3 +616,164 @@ def test_a_nan_id_names_the_file(tmp_path: Path, nans: int) -> None:
         f"{path}, column 'id': an id is NaN (not a number); every row needs one"
     )
     assert info.value.source == str(path)
+
+
+# -- text formats and other sources: every bad file is a located DatasetError -----------------
+# Per format: truncated, wrong encoding, ragged rows, a 10 MB cell, mixed types in a column.
+
+_HEADER = "id,input,groundTruth\n"
+_GOOD_ROWS = "".join(f"r{i},question {i},answer {i}\n" for i in range(50))
+
+
+def _text_file(path: Path, text: str | bytes) -> Path:
+    path.write_bytes(text if isinstance(text, bytes) else text.encode("utf-8"))
+    return path
+
+
+def _jsonl_text(rows: list[Any]) -> str:
+    return "".join(json.dumps(r) + "\n" for r in rows)
+
+
+_JSON_ROWS = [{"id": f"r{i}", "input": f"question {i}"} for i in range(50)]
+
+# name -> (file name, content, expected (line, record, column), words in the problem)
+Where = tuple[int | None, int | None, str | None]
+BAD_TEXT_FILES: dict[str, tuple[str, str | bytes, Where, str]] = {
+    "csv truncated inside a quoted field": (
+        "t.csv", _HEADER + _GOOD_ROWS + 'r50,"question 50', (52, None, None), "unexpected end"
+    ),
+    "csv not utf-8": (
+        "e.csv",
+        (_HEADER + _GOOD_ROWS).encode() + "r50,caf\xe9,x\n".encode("latin-1"),
+        (52, None, None),
+        "not utf-8",
+    ),
+    "csv utf-16": ("u.csv", (_HEADER + _GOOD_ROWS).encode("utf-16"), (None, None, None), ""),
+    "csv ragged, a field too many": (
+        "r.csv", _HEADER + _GOOD_ROWS + "r50,q,a,extra\n" + _GOOD_ROWS.replace("r", "s"),
+        (52, None, None), "4 fields",
+    ),
+    "csv ragged, a field short": (
+        "s.csv", _HEADER + _GOOD_ROWS + "r50,q\n", (52, None, None), "",
+    ),
+    "csv mixed types in a column": (
+        "m.csv",
+        "input,n\n" + "".join(f"q{i},{i}\n" for i in range(30_000)) + "qx,not a number\n",
+        (30_002, None, "n"),
+        "'not a number' does not fit the column's type BIGINT",
+    ),
+    "tsv ragged": (
+        "r.tsv", "input\tgroundTruth\n" + "q\ta\n" * 40 + "q\ta\tb\n", (42, None, None), "fields"
+    ),
+    "jsonl truncated": (
+        "t.jsonl", _jsonl_text(_JSON_ROWS) + '{"id": "r50", "input": "quest', (51, None, None),
+        "malformed JSON",
+    ),
+    "jsonl not utf-8": (
+        "e.jsonl",
+        _jsonl_text(_JSON_ROWS).encode() + '{"input": "caf\xe9"}\n'.encode("latin-1"),
+        (51, None, None),
+        "UTF-8",
+    ),
+    "jsonl a line that is not an object": (
+        "r.jsonl", _jsonl_text([*_JSON_ROWS, [1, 2]]), (51, None, None), "JSON object"
+    ),
+    "jsonl malformed in the middle": (
+        "m.jsonl",
+        _jsonl_text(_JSON_ROWS[:10]) + "{input: 1}\n" + _jsonl_text(_JSON_ROWS[10:]),
+        (11, None, None),
+        "malformed JSON",
+    ),
+    "json truncated": ("t.json", json.dumps(_JSON_ROWS)[:-30], (None, 50, None), "malformed JSON"),
+    "json a record that is not an object": (
+        "r.json", json.dumps([*_JSON_ROWS, "oops"]), (None, 51, None), "JSON object"
+    ),
+    "json not an array": ("o.json", json.dumps(_JSON_ROWS[0]), (None, None, None), "array"),
+    "json not utf-8": (
+        "e.json", '[{"input": "caf\xe9"}]'.encode("latin-1"), (None, 1, None), "UTF-8"
+    ),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("case", list(BAD_TEXT_FILES))
+def test_a_bad_text_file_is_a_located_dataset_error(tmp_path: Path, case: str) -> None:
+    name, content, (line, record, column), words = BAD_TEXT_FILES[case]
+    path = _text_file(tmp_path / name, content)
+    with pytest.raises(DatasetError) as info:
+        read_all(path)
+    error = info.value
+    assert error.source == str(path), str(error)
+    assert (error.line, error.row, error.column) == (line, record, column), str(error)
+    assert words.lower() in error.problem.lower(), str(error)
+    # One line, short: never DuckDB's whole report (which repeats the offending line).
+    assert "\n" not in str(error)
+    assert len(str(error)) < 400
+
+
+def test_an_empty_or_missing_text_file_is_named(tmp_path: Path) -> None:
+    for name in ("gone.csv", "gone.jsonl", "gone.json"):
+        with pytest.raises(DatasetError, match="no such file") as info:
+            read_all(tmp_path / name)
+        assert info.value.source == str(tmp_path / name)
+    for name in ("empty.csv", "empty.jsonl", "empty.json"):
+        path = _text_file(tmp_path / name, "")
+        with pytest.raises(DatasetError, match="the file is empty") as info:
+            read_all(path)
+        assert info.value.source == str(path)
+
+
+@pytest.mark.parametrize("suffix", ["csv", "jsonl", "json"])
+def test_a_10_mb_cell_in_a_text_file_is_read_whole(tmp_path: Path, suffix: str) -> None:
+    big = "x" * (10 * 2**20)
+    rows = [{"input": "q1", "groundTruth": big}, {"input": "q2", "groundTruth": "a"}]
+    if suffix == "csv":
+        content = "input,groundTruth\n" + "".join(
+            f"{r['input']},{r['groundTruth']}\n" for r in rows
+        )
+    elif suffix == "jsonl":
+        content = _jsonl_text(rows)
+    else:
+        content = json.dumps(rows)
+    got = read_all(_text_file(tmp_path / f"big.{suffix}", content))
+    assert [len(i.ground_truth) for i in got] == [len(big), 1]
+
+
+@pytest.mark.parametrize("suffix", ["jsonl", "json"])
+def test_mixed_types_in_a_json_column_arrive_as_written(tmp_path: Path, suffix: str) -> None:
+    rows = [{"input": f"q{i}", "n": i} for i in range(30_000)]
+    rows += [{"input": "qx", "n": "thirty thousand"}, {"input": "qy", "n": {"a": [1]}}]
+    content = _jsonl_text(rows) if suffix == "jsonl" else json.dumps(rows)
+    got = read_all(_text_file(tmp_path / f"m.{suffix}", content))
+    assert [i.extra["n"] for i in got[-3:]] == [29_999, "thirty thousand", {"a": [1]}]
+
+
+def test_a_damaged_saved_hugging_face_dataset_is_a_dataset_error(tmp_path: Path) -> None:
+    datasets = pytest.importorskip(
+        "datasets", reason="the optional 'datasets' library (evalkit[hf])"
+    )
+    datasets.disable_progress_bars()
+    folder = tmp_path / "hf"
+    datasets.Dataset.from_list([{"input": f"q{i}"} for i in range(1000)]).save_to_disk(str(folder))
+    (arrow,) = folder.glob("*.arrow")
+    arrow.write_bytes(arrow.read_bytes()[: arrow.stat().st_size // 2])
+    with pytest.raises(DatasetError) as info:
+        read_all(folder)
+    assert info.value.source == str(folder)
+    (folder / "state.json").write_text("{not json", encoding="utf-8")
+    with pytest.raises(DatasetError) as info:
+        read_all(folder)
+    assert info.value.source == str(folder)
+
+
+def test_a_failing_query_is_a_dataset_error_naming_it(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.csv"
+    _text_file(bad, "input,n\n" + "".join(f"q{i},{i}\n" for i in range(30_000)) + "qx,abc\n")
+    for query in (
+        "select * from",  # a syntax error
+        f"select * from read_csv('{bad}')",  # a conversion error while streaming
+        "select 1/0 as input, 'x'::int as n",
+    ):
+        with pytest.raises(DatasetError) as info:
+            read_all(None, query=query)
+        assert info.value.source == query
+        assert "\n" not in str(info.value)

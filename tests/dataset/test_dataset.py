@@ -245,7 +245,7 @@ def test_fingerprint_sees_every_column() -> None:
 
 
 def test_rejects_unknown_data_types() -> None:
-    with pytest.raises(ConfigError, match="Parquet path"):
+    with pytest.raises(ConfigError, match="data must be a path"):
         load_dataset(42)
     with pytest.raises(DatasetError, match="row 1 is a str"):
         load_dataset([{"input": "q"}, "oops"])

@@ -141,6 +141,36 @@ CORPUS: list[tuple[str, str | bytes, int | None, str | None, str]] = [
      + "\n", 6, "scorers[0].params.a", "nested too deeply"),
     ("brackets in strings do not nest", HEAD + 'description = "' + "[{." * 5000 + '"\n'
      + "x = '''" + "[" * 300 + "'''\n" + SCORER, 5, "experiment.x", "unknown key"),
+    ("columns unknown role", HEAD + '[experiment.columns]\nquestion = "q"\n' + SCORER, 5,
+     "experiment.columns.question", "unknown key"),
+    ("columns misspelt role", HEAD + '[experiment.columns]\ngroundtruth = "a"\n' + SCORER, 5,
+     "experiment.columns.groundtruth", "did you mean 'ground_truth'?"),
+    ("columns both spellings", HEAD + '[experiment.columns]\ngroundTruth = "a"\n'
+     'ground_truth = "b"\n' + SCORER, 6, "experiment.columns.ground_truth", "keep one"),
+    ("columns input as a number", HEAD + "[experiment.columns]\ninput = 3\n" + SCORER, 5,
+     "experiment.columns.input", "expected a string, got 3"),
+    ("columns metadata of numbers", HEAD + '[experiment.columns]\nmetadata = ["a", 2]\n'
+     + SCORER, 5, "experiment.columns.metadata[1]", "expected a column name, got 2"),
+    ("columns metadata empty", HEAD + "[experiment.columns]\nmetadata = []\n" + SCORER, 5,
+     "experiment.columns.metadata", "expected column names"),
+    ("columns metadata repeated", HEAD + '[experiment.columns]\nmetadata = ["a", "a"]\n'
+     + SCORER, 5, "experiment.columns.metadata", "listed twice"),
+    ("columns as a string", HEAD + 'columns = "question"\n' + SCORER, 4, "experiment.columns",
+     'expected a table, got "question"'),
+    ("format unknown", HEAD + 'format = "xlsx"\n' + SCORER, 4, "experiment.format",
+     "'parquet', 'csv', 'tsv', 'jsonl', 'json', 'hf' or 'duckdb'"),
+    ("format for a query", '[experiment]\nname = "x"\nquery = "select 1"\nformat = "csv"\n'
+     + SCORER, 4, "experiment.format", "format applies to a dataset file"),
+    ("duckdb without a query", HEAD + 'format = "duckdb"\n' + SCORER, 1, "experiment.query",
+     "needs a query"),
+    ("query empty", '[experiment]\nname = "x"\nquery = ""\n' + SCORER, 3, "experiment.query",
+     "expected a non-empty string"),
+    ("query against a folder", '[experiment]\nname = "x"\ndataset = "data"\n'
+     'query = "select 1"\n' + SCORER, 3, "experiment.dataset", "the .duckdb file it reads"),
+    ("neither dataset nor query", '[experiment]\nname = "x"\n' + SCORER, 1,
+     "experiment.dataset", "required key is missing (or give a query)"),
+    ("glob matching nothing", '[experiment]\nname = "x"\ndataset = "data/*.csv"\n' + SCORER,
+     3, "experiment.dataset", "the pattern matches no files"),
     ("Latin-1 text", b'[experiment]\nname = "caf\xe9"\n', 2, None, "not UTF-8"),
     ("UTF-16 text", '[experiment]\nname = "x"\n'.encode("utf-16"), 1, None, "not UTF-8"),
     ("binary junk", bytes(range(256)), 2, None, "not UTF-8"),
