@@ -24,6 +24,7 @@ def build_parser() -> argparse.ArgumentParser:
     """The ``evalkit`` argument parser with every subcommand."""
     from evalkit.cli import _inspect, _merge, _run, _sql
     from evalkit.cli._cache import add_cache_commands
+    from evalkit.cli._export import add_export_command
 
     parser = argparse.ArgumentParser(
         prog="evalkit",
@@ -136,6 +137,8 @@ def build_parser() -> argparse.ArgumentParser:
     scorers.add_argument("--kind", choices=("code", "llm"), help="only this kind")
     scorers.add_argument("--json", action="store_true", help="print JSON")
     scorers.set_defaults(handler=_inspect.cmd_scorers)
+
+    add_export_command(commands)
 
     merge = commands.add_parser("merge", help="join the stores of --shard I/N jobs into one run")
     merge.add_argument("sources", nargs="+", metavar="STORE", help="the slices' stores")

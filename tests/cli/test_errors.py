@@ -214,3 +214,14 @@ def test_cache_clear_older_than_more_days_than_a_date_holds_deletes_nothing(
         assert done.code == 0, done.stderr
         assert done.stdout == "deleted 0 cached judge replies\n"
     assert JudgeCache(path).stats().entries == 1
+
+
+def test_export_refuses_a_missing_store_and_an_output_that_is_a_folder(
+    cli: Cli, tmp_path: Path
+) -> None:
+    assert_clean_usage_error(cli("export", "latest"), "evalkit.duckdb", "no such score store")
+    write_dataset(tmp_path / "data.parquet", rows=3)
+    write_experiment(tmp_path)
+    assert cli("run", "nightly.toml", "--no-progress").code == 0
+    (tmp_path / "out").mkdir()
+    assert_clean_usage_error(cli("export", "nightly", "--output", "out"), "out", "cannot write")
