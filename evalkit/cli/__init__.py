@@ -6,13 +6,45 @@ data error, 130 interrupted.
 
 from __future__ import annotations
 
-from evalkit.cli._main import (
-    EXIT_FAILED_GATE,
-    EXIT_INTERRUPTED,
-    EXIT_OK,
-    EXIT_USAGE,
-    build_parser,
-    main,
+from typing import TYPE_CHECKING
+
+from evalkit._lazy import exports as _exports
+
+if TYPE_CHECKING:
+    from evalkit.cli._file_run import JudgedRun, judge_run, run_experiment_file
+    from evalkit.cli._main import (
+        EXIT_FAILED_GATE,
+        EXIT_INTERRUPTED,
+        EXIT_OK,
+        EXIT_USAGE,
+        build_parser,
+        main,
+    )
+
+# Lazy: a command that does not run an experiment file never imports the run's stack.
+__getattr__, __dir__ = _exports(
+    globals(),
+    {
+        "evalkit.cli._file_run": ("JudgedRun", "judge_run", "run_experiment_file"),
+        "evalkit.cli._main": (
+            "EXIT_FAILED_GATE",
+            "EXIT_INTERRUPTED",
+            "EXIT_OK",
+            "EXIT_USAGE",
+            "build_parser",
+            "main",
+        ),
+    },
 )
 
-__all__ = ["EXIT_FAILED_GATE", "EXIT_INTERRUPTED", "EXIT_OK", "EXIT_USAGE", "build_parser", "main"]
+__all__ = [
+    "EXIT_FAILED_GATE",
+    "EXIT_INTERRUPTED",
+    "EXIT_OK",
+    "EXIT_USAGE",
+    "JudgedRun",
+    "build_parser",
+    "judge_run",
+    "main",
+    "run_experiment_file",
+]

@@ -12,13 +12,19 @@ import csv
 import datetime as dt
 import io
 import json
+import uuid
 from collections.abc import Sequence
+from decimal import Decimal
 from typing import Any
 
 from evalkit._json import to_jsonable
 from evalkit.report import visible, visible_json
 
 _MAX_CELL = 60
+#: A column cut to fit a terminal keeps at least this many characters (or its header's).
+_MIN_CUT = 12
+# Values whose ``str`` is how people write them: ``2026-01-02``, a UUID, ``1.50``, ``3:00:00``.
+_AS_STR = (dt.date, dt.time, dt.timedelta, uuid.UUID, Decimal)
 
 
 def one_line(value: Any) -> str:
@@ -30,27 +36,67 @@ def one_line(value: Any) -> str:
     return visible(text.replace("\r\n", "\n").replace("\n", " "))
 
 
-def cell(value: Any) -> str:
-    """A value as table text: floats to 3 decimals, times to seconds, long text cut."""
+def cell(value: Any, *, limit: int | None = _MAX_CELL) -> str:
+    """A value as table text: floats to 3 decimals, times to seconds, dates, UUIDs and decimals
+    as written, text over ``limit`` characters cut (None: never)."""
     if value is None:
         return ""
     if isinstance(value, float):
         return f"{value:.3f}"
     if isinstance(value, dt.datetime):
         return value.strftime("%Y-%m-%d %H:%M:%S")
-    text = one_line(value)
-    return text if len(text) <= _MAX_CELL else text[: _MAX_CELL - 1] + "…"
+    text = one_line(str(value) if isinstance(value, _AS_STR) else value)
+    return _cut(text, limit)
 
 
-def text_table(columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
-    """Columns aligned under a header and a rule; numbers right-aligned."""
+def _cut(text: str, limit: int | None) -> str:
+    return text if limit is None or len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _fit(widths: list[int], floors: list[int], room: int) -> list[int]:
+    """Column widths within ``room`` characters: the widest columns are cut first, none below
+    its floor (a table that cannot fit even so is shown at its floors)."""
+    gaps = 2 * (len(widths) - 1)
+
+    def total(cap: int) -> int:
+        return gaps + sum(min(w, max(cap, f)) for w, f in zip(widths, floors, strict=True))
+
+    if total(max(widths, default=0)) <= room:
+        return widths
+    low, high = 0, max(widths)  # the largest cap that fits: total() grows with the cap
+    while low < high:
+        mid = (low + high + 1) // 2
+        low, high = (mid, high) if total(mid) <= room else (low, mid - 1)
+    return [min(w, max(low, f)) for w, f in zip(widths, floors, strict=True)]
+
+
+def text_table(
+    columns: Sequence[str],
+    rows: Sequence[Sequence[Any]],
+    *,
+    max_cell: int | None = _MAX_CELL,
+    width: int | None = None,
+) -> str:
+    """Columns aligned under a header and a rule; numbers right-aligned.
+
+    Args:
+        columns: The header.
+        rows: The rows' values.
+        max_cell: Text longer than this is cut (None: never).
+        width: When given (a terminal's width), the widest columns are cut so that the table
+            fits in it, if it can; a table that fits is never cut.
+    """
     columns = [one_line(c) for c in columns]
-    texts = [[cell(v) for v in row] for row in rows]
+    texts = [[cell(v, limit=max_cell) for v in row] for row in rows]
     widths = [len(c) for c in columns]
     for row in texts:
         widths = [max(w, len(t)) for w, t in zip(widths, row, strict=True)]
+    if width is not None:
+        floors = [min(w, max(len(c), _MIN_CUT)) for w, c in zip(widths, columns, strict=True)]
+        widths = _fit(widths, floors, width)
+        texts = [[_cut(t, w) for t, w in zip(row, widths, strict=True)] for row in texts]
     numeric = [
-        bool(rows) and all(isinstance(r[i], (int, float)) or r[i] is None for r in rows)
+        bool(rows) and all(isinstance(r[i], (int, float, Decimal)) or r[i] is None for r in rows)
         for i in range(len(columns))
     ]
 

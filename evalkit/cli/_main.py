@@ -49,6 +49,7 @@ def _later(module: str, name: str) -> Handler:
 def build_parser() -> argparse.ArgumentParser:
     """The ``evalkit`` argument parser with every subcommand."""
     from evalkit.cli._cache import add_cache_commands
+    from evalkit.cli._export import add_export_command
 
     parser = argparse.ArgumentParser(
         prog="evalkit",
@@ -171,6 +172,8 @@ def build_parser() -> argparse.ArgumentParser:
     scorers.add_argument("--kind", choices=("code", "llm"), help="only this kind")
     scorers.add_argument("--json", action="store_true", help="print JSON")
     scorers.set_defaults(handler=_later("_inspect", "cmd_scorers"))
+
+    add_export_command(commands)
 
     merge = commands.add_parser("merge", help="join the stores of --shard I/N jobs into one run")
     merge.add_argument("sources", nargs="+", metavar="STORE", help="the slices' stores")

@@ -3,96 +3,16 @@
 from __future__ import annotations
 
 import argparse
-import math
 import sys
 from pathlib import Path
 from typing import Any
 
-from evalkit._ceilings import check_concurrency_ceiling
-from evalkit.cli._baseline import Baseline, candidates, choose
-from evalkit.cli._build import (
-    build_directions,
-    build_error_rates,
-    build_scorers,
-    build_target,
-    build_thresholds,
-)
-from evalkit.cli._dataset import open_dataset
+from evalkit.cli._file_run import run_experiment_file
 from evalkit.cli._format import json_text, one_line
 from evalkit.cli._main import EXIT_FAILED_GATE, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
-from evalkit.cli._reports import check_report_dir, write_reports
-from evalkit.compare import Comparison, compare_experiments
-from evalkit.errors import BaselineError, ConfigError, StoreError
-from evalkit.experiment_file import RegressionSection, load_experiment_file
-from evalkit.report import (
-    build_report,
-    console_failure_groups,
-    console_table,
-)
-from evalkit.run import ExperimentResult, run_evals_sync
-from evalkit.store import latest_resumable, read_experiment, read_item_scores
-
-
-def _compare(
-    store: Path,
-    baseline: dict[str, Any],
-    result: ExperimentResult,
-    directions: dict[str, Any],
-    gate: RegressionSection,
-) -> Comparison:
-    return compare_experiments(
-        read_item_scores(store, baseline["id"]),
-        read_item_scores(store, result.experiment_id),
-        directions=directions,
-        max_drop=gate.max_drop,
-        confidence=gate.confidence,
-        resamples=gate.resamples,
-    )
-
-
-def _judge_against(
-    store: Path,
-    ref: str,
-    runs: list[dict[str, Any]],
-    result: ExperimentResult,
-    directions: dict[str, Any],
-    gate: RegressionSection,
-) -> tuple[Baseline, Comparison | None]:
-    """The baseline this run pairs with and the comparison with it.
-
-    Raises:
-        BaselineError: The baseline was named explicitly and cannot be compared.
-    """
-    candidate = {
-        "id": result.experiment_id,
-        "name": result.name,
-        "dataset_fingerprint": result.dataset_fingerprint,
-    }
-    others = [r for r in runs if r["id"] != result.experiment_id]
-    baseline = choose(store, others, ref=ref, candidate=candidate, min_paired=gate.min_paired)
-    if baseline.run is None:
-        return baseline, None
-    comparison = _compare(store, baseline.run, result, directions, gate)
-    if all(c.verdict == "not_comparable" for c in comparison):
-        reason = f"run {baseline.run['id']} has no item scored by the same scorer in both runs"
-        if ref != "latest":
-            raise BaselineError(ref, reason)
-        return Baseline(None, f"no baseline: {reason}; judged on its own gates only"), None
-    return baseline, comparison
-
-
-def _resume_id(args: argparse.Namespace, store: Path, name: str) -> str | None:
-    """The experiment ``--resume`` designates, or None without ``--resume``."""
-    if args.resume is None:
-        if args.retry_errors or args.force or args.regenerate:
-            raise ConfigError("--retry-errors, --regenerate and --force only apply with --resume")
-        return None
-    if not store.exists():
-        raise StoreError(f"{store}: no score store yet, so no run to resume")
-    if args.resume:
-        found: str = read_experiment(store, args.resume)["id"]
-        return found
-    return latest_resumable(store, name=name, retry_errors=args.retry_errors)
+from evalkit.cli._reports import write_reports
+from evalkit.errors import ConfigError
+from evalkit.report import console_failure_groups, console_table
 
 
 def _sharding(args: argparse.Namespace) -> dict[str, Any]:
@@ -114,68 +34,26 @@ def _sharding(args: argparse.Namespace) -> dict[str, Any]:
 
 def cmd_run(args: argparse.Namespace) -> int:
     """Run the experiment; 0 when every gate passed, 1 when a threshold or regression failed."""
-    file = load_experiment_file(args.file)
-    config = file.config
-    if args.limit is not None and args.limit < 0:
-        raise ConfigError(f"--limit must be zero or more, got {args.limit}")
-    if args.concurrency is not None and args.concurrency < 1:
-        raise ConfigError(f"--concurrency must be at least 1, got {args.concurrency}")
-    if not math.isfinite(args.lock_timeout) or args.lock_timeout < 0:
-        raise ConfigError(
-            f"--lock-timeout must be a number of seconds >= 0, got {args.lock_timeout}"
-        )
-    if args.concurrency is not None:
-        check_concurrency_ceiling("--concurrency", args.concurrency)
-    store = Path(args.store) if args.store else config.experiment.store
-    scorers = build_scorers(file)
-    directions = build_directions(file, scorers)
-    gate = config.regression or RegressionSection()
-    ref = args.baseline or (config.regression.baseline if config.regression else None)
-    # Found before the run starts, so a missing or unusable named baseline fails fast.
-    runs = candidates(store, ref, name=config.experiment.name) if ref is not None else []
-    resume = _resume_id(args, store, config.experiment.name)
     report_dir = Path(args.report_dir)
-    check_report_dir(report_dir)
-
-    sharding = _sharding(args)
-    data, columns = open_dataset(file, sharded=bool(sharding))
-    result = run_evals_sync(
-        data,
-        scorers,
-        columns=columns,
-        target=build_target(file),
-        concurrency=args.concurrency or config.experiment.concurrency or 8,
-        store=store,
-        experiment=config.experiment.name,
-        description=config.experiment.description,
-        thresholds=build_thresholds(file, scorers),
-        max_error_rate=build_error_rates(file, scorers),
-        progress=not args.no_progress,
+    run = run_experiment_file(
+        args.file,
+        report_dir=report_dir,
+        store=args.store,
+        baseline=args.baseline,
         limit=args.limit,
-        metadata={"experiment_file": str(file.path)},
-        cache=False if args.no_cache else None,
-        resume=resume,
+        concurrency=args.concurrency,
+        progress=not args.no_progress,
+        cache=not args.no_cache,
+        preflight=not args.no_preflight,
+        resume=args.resume,
         retry_errors=args.retry_errors,
         regenerate=args.regenerate,
         force=args.force,
-        preflight=not args.no_preflight,
         lock_timeout=args.lock_timeout,
-        **sharding,
+        **_sharding(args),
     )
-    baseline, comparison, error = Baseline(None), None, None
-    if ref is not None and result.status != "cancelled":
-        try:
-            baseline, comparison = _judge_against(store, ref, runs, result, directions, gate)
-        except BaselineError as exc:
-            error = exc
-    label = f"{baseline.run['name']} ({baseline.run['id']})" if baseline.run else None
-    report = build_report(
-        result,
-        comparison=comparison,
-        baseline=label,
-        baseline_note=baseline.note,
-        directions=directions,
-    )
+    result, report, comparison, error = run.result, run.report, run.comparison, run.baseline_error
+    store, baseline = run.store, run.baseline
     paths: dict[str, Path] | None = None
     report_error: str | None = None
     try:
@@ -202,7 +80,7 @@ def cmd_run(args: argparse.Namespace) -> int:
                 {
                     **verdict,
                     "store": str(store),
-                    "baseline": baseline.run["id"] if baseline.run else None,
+                    "baseline": baseline["id"] if baseline else None,
                     "baseline_error": str(error) if error is not None else None,
                     "reports": {kind: str(path) for kind, path in paths.items()}
                     if paths is not None

@@ -8,6 +8,11 @@ once the store is open (:data:`_READ_ONLY`) and then locked, so no statement can
 from __future__ import annotations
 
 import argparse
+import json
+import shutil
+import sys
+from collections.abc import Sequence
+from typing import Any
 
 import duckdb
 
@@ -62,6 +67,35 @@ def _query_failed(store: str, exc: duckdb.Error, *, write: bool) -> StoreError:
     return StoreError(message)
 
 
+def _json_text(value: Any) -> Any:
+    """A JSON column's value as a table shows it: a JSON string as its text, else as is."""
+    if isinstance(value, str) and value.startswith('"'):
+        try:
+            decoded = json.loads(value)
+        except ValueError:
+            return value
+        return decoded if isinstance(decoded, str) else value
+    return value
+
+
+def _table_rows(types: Sequence[str], rows: Sequence[Sequence[Any]]) -> list[list[Any]]:
+    json_columns = [i for i, kind in enumerate(types) if kind == "JSON"]
+    shown = [list(row) for row in rows]
+    for row in shown:
+        for i in json_columns:
+            row[i] = _json_text(row[i])
+    return shown
+
+
+def _terminal_width() -> int | None:
+    """The terminal's width when the table goes to one; into a file or a pipe, None."""
+    try:
+        on_terminal = sys.stdout.isatty()
+    except (AttributeError, OSError, ValueError):
+        return None
+    return shutil.get_terminal_size().columns if on_terminal else None
+
+
 def cmd_sql(args: argparse.Namespace) -> int:
     """Print the query's result as a table, CSV or JSON."""
     store = args.store or DEFAULT_STORE
@@ -73,12 +107,15 @@ def cmd_sql(args: argparse.Namespace) -> int:
         except duckdb.Error as exc:
             raise _query_failed(store, exc, write=args.write) from exc
         columns = [d[0] for d in cursor.description] if cursor.description else []
+        types = [str(d[1]) for d in cursor.description] if cursor.description else []
         rows = cursor.fetchall() if columns else []
     if args.format == "csv":
         print(csv_text(columns, rows), end="")
     elif args.format == "json":
         print(json_text(records(columns, rows)))
     elif columns:
-        print(text_table(columns, rows))
+        # Cells are cut only to fit a terminal: into a pipe or a file, every value whole.
+        table = _table_rows(types, rows)
+        print(text_table(columns, table, max_cell=None, width=_terminal_width()))
         print(f"({len(rows)} row{'s' if len(rows) != 1 else ''})")
     return EXIT_OK

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from evalkit.errors import ConfigError
+from evalkit.run import _frame
 from evalkit.run._outcome import ItemResult, ScorerOutcome
 from evalkit.run._summary import RunSummary
 from evalkit.run._thresholds import (
@@ -20,16 +21,11 @@ from evalkit.run._thresholds import (
 
 if TYPE_CHECKING:
     import pandas as pd
+    import pyarrow as pa
 
 ExperimentStatus = Literal[
     "running", "completed", "completed_with_errors", "failed", "cancelled", "interrupted"
 ]
-
-_FRAME_COLUMNS = (
-    "item_id", "item_index", "run_id", "scorer_id", "status", "score", "reason", "error",
-    "failed_step", "completed_steps", "duration_ms", "input", "ground_truth", "output",
-    "source", "item_status", "target_error",
-)  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True, repr=False)
@@ -150,39 +146,19 @@ class ExperimentResult:
         """
         import pandas as pd
 
-        data: dict[str, list[Any]] = {name: [] for name in _FRAME_COLUMNS}
-        for result in self._require_items():
-            item = result.item
-            shared = {
-                "item_id": item.id,
-                "item_index": item.index,
-                "run_id": result.run_id,
-                "input": item.input,
-                "ground_truth": item.ground_truth,
-                "output": result.output,
-                "source": result.source,
-                "item_status": result.status,
-                "target_error": result.error.message if result.error else None,
-            }
-            rows: list[dict[str, Any]] = [
-                {
-                    "scorer_id": o.scorer_id,
-                    "status": o.status,
-                    "score": o.score,
-                    "reason": o.reason,
-                    "error": o.error.message if o.error else None,
-                    "failed_step": o.failed_step,
-                    "completed_steps": list(o.completed_steps),
-                    "duration_ms": o.duration_ms,
-                }
-                for o in result.outcomes
-            ] or [{"status": "failed"}]
-            for row in rows:
-                for name in _FRAME_COLUMNS:
-                    data[name].append(row[name] if name in row else shared.get(name))
-        frame = pd.DataFrame(data)
+        frame = pd.DataFrame(_frame.columns(self._require_items()))
         frame["score"] = frame["score"].astype("float64")
         return frame
+
+    def to_arrow(self) -> pa.Table:
+        """An Arrow table of the rows and columns of :meth:`to_pandas`, with Arrow types.
+
+        ``item_index`` is ``int64``, ``score`` and ``duration_ms`` are ``float64``,
+        ``completed_steps`` is ``list<string>`` and the other columns are ``string``; ``input``,
+        ``ground_truth`` and ``output`` are ``string`` when every value is text, else JSON text
+        of every value, typed ``arrow.json`` (``pa.json_()``).
+        """
+        return _frame.to_arrow(self._require_items())
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready summary of the experiment (no per-item results)."""

@@ -17,6 +17,7 @@ from evalkit._lazy import exports as _exports
 
 if TYPE_CHECKING:
     from evalkit.store._connect import DEFAULT_STORE, connection, open_connection, quote_ident
+    from evalkit.store._export import EXPORT_FORMATS, ExportFormat, export_experiment
     from evalkit.store._liveness import process_alive, this_host
     from evalkit.store._merge import merge_stores
     from evalkit.store._migrate import migrate, schema_version
@@ -54,6 +55,11 @@ __getattr__, __dir__ = _exports(
             "connection",
             "open_connection",
             "quote_ident",
+        ),
+        "evalkit.store._export": (
+            "EXPORT_FORMATS",
+            "ExportFormat",
+            "export_experiment",
         ),
         "evalkit.store._liveness": (
             "process_alive",
@@ -114,11 +120,13 @@ __all__ = [
     "ARROW_SCHEMAS",
     "DEFAULT_LOCK_TIMEOUT",
     "DEFAULT_STORE",
+    "EXPORT_FORMATS",
     "PRICES_AS_OF",
     "REDACTED",
     "SCHEMA_VERSION",
     "SEED_PRICES",
     "ExperimentRecord",
+    "ExportFormat",
     "RowBatch",
     "RowBuffer",
     "ScorerRecord",
@@ -128,6 +136,7 @@ __all__ = [
     "StoredExperiment",
     "StoredOutput",
     "connection",
+    "export_experiment",
     "latest_resumable",
     "list_experiments",
     "merge_stores",

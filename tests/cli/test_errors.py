@@ -351,3 +351,14 @@ def test_a_sharded_run_of_a_csv_is_refused_at_the_format_key(cli: Cli, tmp_path:
     assert_clean_usage_error(
         cli("run", path.name, "--shard", "0/2"), "experiment.format", "row groups of Parquet"
     )
+
+
+def test_export_refuses_a_missing_store_and_an_output_that_is_a_folder(
+    cli: Cli, tmp_path: Path
+) -> None:
+    assert_clean_usage_error(cli("export", "latest"), "evalkit.duckdb", "no such score store")
+    write_dataset(tmp_path / "data.parquet", rows=3)
+    write_experiment(tmp_path)
+    assert cli("run", "nightly.toml", "--no-progress").code == 0
+    (tmp_path / "out").mkdir()
+    assert_clean_usage_error(cli("export", "nightly", "--output", "out"), "out", "cannot write")

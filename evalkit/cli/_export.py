@@ -1,0 +1,46 @@
+"""``evalkit export``: one stored run's items, scores and failures to a Parquet, CSV or JSON
+Lines file."""
+
+from __future__ import annotations
+
+import argparse
+
+from evalkit.cli._format import one_line
+from evalkit.cli._main import EXIT_OK
+from evalkit.cli._refs import find_experiment
+from evalkit.errors import StoreError
+from evalkit.store import DEFAULT_STORE, EXPORT_FORMATS, export_experiment
+
+
+def add_export_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add ``evalkit export REF [--format F] [--output PATH]``."""
+    export = commands.add_parser(
+        "export",
+        help="write one stored run's items, scores and failures to a file",
+        description="Write one stored run to a file, one row per item and scorer (an item whose"
+        " target failed has one row without a scorer): its scores, failures, inputs, outputs"
+        " and step results. Text is written as text; nested values stay nested in jsonl and"
+        " are JSON text in parquet and csv.",
+    )
+    export.add_argument("ref", help="an experiment id (or prefix), a run name, or latest")
+    export.add_argument("--store", metavar="PATH", help="the DuckDB score store (evalkit.duckdb)")
+    export.add_argument("--format", choices=tuple(EXPORT_FORMATS), default="parquet")
+    export.add_argument(
+        "--output", metavar="PATH", help="the file to write (default: <run id>.<format>)"
+    )
+    export.set_defaults(handler=cmd_export)
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    """Resolve the run, write it, and say where and how many rows."""
+    store = args.store or DEFAULT_STORE
+    run = find_experiment(store, args.ref)
+    if run is None:
+        raise StoreError(f"{store}: no finished run to export")
+    path = args.output or f"{run['id']}{EXPORT_FORMATS[args.format][0]}"
+    rows = export_experiment(store, run["id"], path, format=args.format)
+    print(
+        f"wrote {rows} row{'s' if rows != 1 else ''} of {one_line(run['name'])}"
+        f" ({run['id']}) to {one_line(path)}"
+    )
+    return EXIT_OK

@@ -1,0 +1,283 @@
+"""Running an experiment file and judging it as ``evalkit run`` does, without printing.
+
+``evalkit run`` and the pytest plugin (:mod:`evalkit.pytest_plugin`) both call
+:func:`run_experiment_file`, so a test and the nightly job judge a run the same way: the
+thresholds, the error-rate gates and the regression gate against the file's baseline.
+
+See docs/pages/design/pytest-verdict-after-the-body.md.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from evalkit._ceilings import check_concurrency_ceiling
+from evalkit.cli._baseline import Baseline, candidates, choose
+from evalkit.cli._build import (
+    build_directions,
+    build_error_rates,
+    build_scorers,
+    build_target,
+    build_thresholds,
+)
+from evalkit.cli._dataset import open_dataset
+from evalkit.cli._reports import check_report_dir
+from evalkit.compare import Comparison, compare_experiments
+from evalkit.errors import BaselineError, ConfigError, StoreError
+from evalkit.experiment_file import RegressionSection, load_experiment_file
+from evalkit.report import ReportData, build_report
+from evalkit.run import ExperimentResult, run_evals_sync
+from evalkit.store import latest_resumable, read_experiment, read_item_scores
+
+
+@dataclass(frozen=True, slots=True)
+class JudgedRun:
+    """A run judged as ``evalkit run`` judges it.
+
+    Attributes:
+        result: The run.
+        report: The verdict and the report's data (per-scorer rows, worst items, failure
+            groups), as ``evalkit run`` prints and writes it.
+        comparison: The run against its baseline, or None without one.
+        baseline: The baseline run's stored row, or None.
+        baseline_note: Why there is no baseline, when there is none.
+        baseline_error: Why the baseline named explicitly cannot be used (the run is stored).
+        store: The store written.
+    """
+
+    result: ExperimentResult
+    report: ReportData
+    comparison: Comparison | None
+    baseline: dict[str, Any] | None
+    baseline_note: str | None
+    baseline_error: BaselineError | None
+    store: Path
+
+    @property
+    def passed(self) -> bool:
+        """Every gate passed and the baseline, if one was named, could be used."""
+        return self.report.passed and self.baseline_error is None
+
+
+def _compare(
+    store: Path,
+    baseline: dict[str, Any],
+    result: ExperimentResult,
+    directions: dict[str, Any],
+    gate: RegressionSection,
+) -> Comparison:
+    return compare_experiments(
+        read_item_scores(store, baseline["id"]),
+        read_item_scores(store, result.experiment_id),
+        directions=directions,
+        max_drop=gate.max_drop,
+        confidence=gate.confidence,
+        resamples=gate.resamples,
+    )
+
+
+def _judge_against(
+    store: Path,
+    ref: str,
+    runs: list[dict[str, Any]],
+    result: ExperimentResult,
+    directions: dict[str, Any],
+    gate: RegressionSection,
+) -> tuple[Baseline, Comparison | None]:
+    """The baseline this run pairs with and the comparison with it.
+
+    Raises:
+        BaselineError: The baseline was named explicitly and cannot be compared.
+    """
+    candidate = {
+        "id": result.experiment_id,
+        "name": result.name,
+        "dataset_fingerprint": result.dataset_fingerprint,
+    }
+    others = [r for r in runs if r["id"] != result.experiment_id]
+    baseline = choose(store, others, ref=ref, candidate=candidate, min_paired=gate.min_paired)
+    if baseline.run is None:
+        return baseline, None
+    comparison = _compare(store, baseline.run, result, directions, gate)
+    if all(c.verdict == "not_comparable" for c in comparison):
+        reason = f"run {baseline.run['id']} has no item scored by the same scorer in both runs"
+        if ref != "latest":
+            raise BaselineError(ref, reason)
+        return Baseline(None, f"no baseline: {reason}; judged on its own gates only"), None
+    return baseline, comparison
+
+
+def _resume_id(
+    resume: str | None, store: Path, name: str, *, retry_errors: bool, others: bool
+) -> str | None:
+    """The experiment ``resume`` designates ("" for the newest unfinished one), or None."""
+    if resume is None:
+        if retry_errors or others:
+            raise ConfigError("--retry-errors, --regenerate and --force only apply with --resume")
+        return None
+    if not store.exists():
+        raise StoreError(f"{store}: no score store yet, so no run to resume")
+    if resume:
+        found: str = read_experiment(store, resume)["id"]
+        return found
+    return latest_resumable(store, name=name, retry_errors=retry_errors)
+
+
+def run_experiment_file(
+    path: str | os.PathLike[str],
+    *,
+    store: str | os.PathLike[str] | None = None,
+    baseline: str | None = None,
+    limit: int | None = None,
+    concurrency: int | None = None,
+    progress: bool = False,
+    cache: bool = True,
+    preflight: bool = True,
+    resume: str | None = None,
+    retry_errors: bool = False,
+    regenerate: bool = False,
+    force: bool = False,
+    lock_timeout: float = 300.0,
+    report_dir: str | os.PathLike[str] | None = None,
+    **executor: Any,
+) -> JudgedRun:
+    """Run an experiment file into its store and judge it on every gate of ``evalkit run``.
+
+    Args:
+        path: The experiment's TOML file.
+        store: Another store than the file's.
+        baseline: Another baseline than the file's ``[regression] baseline``.
+        limit: Evaluate only the first rows.
+        concurrency: Items in flight (default: the file's, else 8).
+        progress: Show a progress bar.
+        cache: Use the judge call cache.
+        preflight: Check the judges' and the target's keys and endpoints first.
+        resume: Finish a stored run (an id or prefix; "" for the newest unfinished one).
+        retry_errors: With ``resume``: re-run only the failed pairs.
+        regenerate: With ``resume``: ask the target again for items with a failed pair.
+        force: With ``resume``: resume even if the setup changed.
+        lock_timeout: Seconds to keep retrying a store another process holds before the
+            unwritten rows are spilled to its recovery folder (``run_evals(lock_timeout=)``).
+        report_dir: A folder the reports will be written to, checked before the run starts
+            (the reports themselves are the caller's to write).
+        **executor: ``executor``, ``workers``, ``shard``, ``ray_address`` of ``run_evals``.
+
+    Raises:
+        ExperimentFileError: The file is not a valid experiment.
+        EvalkitError: The run could not start (data, store, preflight, a missing baseline).
+    """
+    file = load_experiment_file(path)
+    config = file.config
+    if limit is not None and limit < 0:
+        raise ConfigError(f"--limit must be zero or more, got {limit}")
+    if concurrency is not None and concurrency < 1:
+        raise ConfigError(f"--concurrency must be at least 1, got {concurrency}")
+    if concurrency is not None:
+        check_concurrency_ceiling("--concurrency", concurrency)
+    if not math.isfinite(lock_timeout) or lock_timeout < 0:
+        raise ConfigError(f"--lock-timeout must be a number of seconds >= 0, got {lock_timeout}")
+    where = Path(store) if store is not None else config.experiment.store
+    scorers = build_scorers(file)
+    directions = build_directions(file, scorers)
+    gate = config.regression or RegressionSection()
+    ref = baseline or (config.regression.baseline if config.regression else None)
+    # Found before the run starts, so a missing or unusable named baseline fails fast.
+    runs = candidates(where, ref, name=config.experiment.name) if ref is not None else []
+    resume_id = _resume_id(
+        resume,
+        where,
+        config.experiment.name,
+        retry_errors=retry_errors,
+        others=regenerate or force,
+    )
+    if report_dir is not None:
+        check_report_dir(Path(report_dir))
+    data, columns = open_dataset(file, sharded=bool(executor))
+    result = run_evals_sync(
+        data,
+        scorers,
+        columns=columns,
+        target=build_target(file),
+        concurrency=concurrency or config.experiment.concurrency or 8,
+        store=where,
+        experiment=config.experiment.name,
+        description=config.experiment.description,
+        thresholds=build_thresholds(file, scorers),
+        max_error_rate=build_error_rates(file, scorers),
+        progress=progress,
+        limit=limit,
+        metadata={"experiment_file": str(file.path)},
+        cache=False if not cache else None,
+        resume=resume_id,
+        retry_errors=retry_errors,
+        regenerate=regenerate,
+        force=force,
+        preflight=preflight,
+        lock_timeout=lock_timeout,
+        **executor,
+    )
+    return _judged(result, where, ref, runs, directions, gate)
+
+
+def _judged(
+    result: ExperimentResult,
+    store: Path,
+    ref: str | None,
+    runs: list[dict[str, Any]],
+    directions: dict[str, Any],
+    gate: RegressionSection,
+) -> JudgedRun:
+    chosen, comparison, error = Baseline(None), None, None
+    if ref is not None and result.status != "cancelled":
+        try:
+            chosen, comparison = _judge_against(store, ref, runs, result, directions, gate)
+        except BaselineError as exc:
+            error = exc
+    label = f"{chosen.run['name']} ({chosen.run['id']})" if chosen.run else None
+    report = build_report(
+        result,
+        comparison=comparison,
+        baseline=label,
+        baseline_note=chosen.note,
+        directions=directions,
+    )
+    return JudgedRun(
+        result=result,
+        report=report,
+        comparison=comparison,
+        baseline=chosen.run,
+        baseline_note=chosen.note,
+        baseline_error=error,
+        store=store,
+    )
+
+
+def judge_run(
+    result: ExperimentResult,
+    *,
+    baseline: str | None = None,
+    max_drop: float = 0.0,
+    directions: dict[str, Any] | None = None,
+) -> JudgedRun:
+    """Judge a stored run from Python on every gate of ``evalkit run``.
+
+    Args:
+        result: A run written to a store (``run_evals(..., store=...)``).
+        baseline: ``"latest"`` (the newest finished run of the same name that pairs with it;
+            none on the first run), a run name or an id; None for no regression gate.
+        max_drop: The drop in a scorer's mean the regression gate tolerates.
+        directions: ``"higher"`` or ``"lower"`` per scorer id (default higher).
+
+    Raises:
+        ConfigError: The run was not stored.
+    """
+    if result.store is None:
+        raise ConfigError(f"experiment {result.name!r} was not stored: no baseline to judge by")
+    store = Path(result.store)
+    runs = candidates(store, baseline, name=result.name) if baseline is not None else []
+    gate = RegressionSection(max_drop=max_drop)
+    return _judged(result, store, baseline, runs, dict(directions or {}), gate)
