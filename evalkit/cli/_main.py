@@ -24,6 +24,7 @@ def build_parser() -> argparse.ArgumentParser:
     """The ``evalkit`` argument parser with every subcommand."""
     from evalkit.cli import _inspect, _merge, _run, _sql
     from evalkit.cli._cache import add_cache_commands
+    from evalkit.cli._view import add_view_command
 
     parser = argparse.ArgumentParser(
         prog="evalkit",
@@ -143,6 +144,7 @@ def build_parser() -> argparse.ArgumentParser:
     merge.set_defaults(handler=_merge.cmd_merge)
 
     add_cache_commands(commands)
+    add_view_command(commands)
     return parser
 
 
