@@ -7,9 +7,10 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
+
+from multidict import MultiMapping
 
 from evalkit.store import read_experiment
 from evalkit.view import _queries
@@ -44,8 +45,10 @@ class Params:
     page: int = 1
 
     @classmethod
-    def from_query(cls, query: Mapping[str, str]) -> Params:
+    def from_query(cls, query: MultiMapping[str]) -> Params:
         """Read the page's query string; unknown values fall back to the defaults."""
+        # The form sends a hidden ``changed=0`` and, when the box is ticked, ``changed=1``.
+        changed = query.getall("changed", [])
         try:
             page = max(int(query.get("page", "1")), 1)
         except ValueError:
@@ -55,8 +58,7 @@ class Params:
             baseline=query.get("baseline", ""),
             candidate=query.get("candidate", ""),
             scorer=query.get("scorer", ""),
-            # A form's unchecked box sends nothing: ``changed=0`` comes from the hidden field.
-            changed=query.get("changed", "1") not in ("0", ""),
+            changed="1" in changed or not changed,
             q=query.get("q", "").strip(),
             slice=query.get("slice", "").strip(),
             sort=sort if sort in SORTS else "worst",
