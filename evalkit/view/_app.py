@@ -1,20 +1,22 @@
 """The viewer's web application: aiohttp routes that read the store and render a page (or the
 same data as JSON under ``/api``).
 
-Each handler runs its queries in a worker thread (DuckDB blocks), opening the store read-only
-for that request only. Responses forbid every script but the viewer's own file and every
-remote resource (``Content-Security-Policy``), so text from a model that slipped past escaping
-still could not run; they carry the server time as ``Server-Timing``.
+Each handler runs its queries in a worker thread (DuckDB blocks), on the store opened
+read-only and shared by the requests for a bounded time (see ``_reader.py``). Responses
+forbid every script but the viewer's own file and every remote resource
+(``Content-Security-Policy``), so text from a model that slipped past escaping still could
+not run; they carry the server time as ``Server-Timing``.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import ipaddress
 import json
 import os
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from datetime import date, datetime
 from pathlib import Path
 from typing import Any
@@ -24,6 +26,7 @@ from yarl import URL
 
 from evalkit.errors import StoreError
 from evalkit.view import _charts, _compare, _queries
+from evalkit.view._reader import Reader
 from evalkit.view._render import environment
 
 _STATIC = Path(__file__).parent / "static"
@@ -34,6 +37,7 @@ _CSP = (
 _LOCAL_NAMES = {"localhost", "127.0.0.1", "::1"}
 
 STORE: web.AppKey[str] = web.AppKey("store", str)
+_READER: web.AppKey[Reader] = web.AppKey("reader", Reader)
 _ENV: web.AppKey[Any] = web.AppKey("env", object)
 _LOCAL: web.AppKey[bool] = web.AppKey("local_only", bool)
 
@@ -87,7 +91,7 @@ async def experiments(request: web.Request) -> web.Response:
     """``/``: every run, filtered by ``name`` (a substring) and ``status``, with trends."""
     name = request.query.get("name", "")
     status = request.query.get("status", "")
-    data = await _read(_queries.experiments, request.app[STORE], name=name, status=status)
+    data = await _read(_queries.experiments, request.app[_READER], name=name, status=status)
     if request.path.startswith("/api/"):
         return _json(data)
     charts = {n: _charts.trend(series) for n, series in sorted(data["trends"].items())}
@@ -102,7 +106,7 @@ async def experiments(request: web.Request) -> web.Response:
 
 async def experiment(request: web.Request) -> web.Response:
     """``/experiments/{id}``: one run's scorers, coverage, distributions and failure groups."""
-    data = await _read(_queries.experiment, request.app[STORE], request.match_info["id"])
+    data = await _read(_queries.experiment, request.app[_READER], request.match_info["id"])
     if request.path.startswith("/api/"):
         return _json(data)
     for scorer in data["scorers"]:
@@ -118,7 +122,7 @@ async def item(request: web.Request) -> web.Response:
         raise web.HTTPBadRequest(text="evalkit view: the item page needs ?id=ITEM")
     data = await _read(
         _queries.item,
-        request.app[STORE],
+        request.app[_READER],
         request.match_info["id"],
         item_id,
         baseline=request.query.get("baseline") or None,
@@ -136,10 +140,27 @@ async def compare(request: web.Request) -> web.Response:
     """``/compare?baseline=ID&candidate=ID``: per scorer the change, and the item diff as a
     filterable, sortable grid, paginated on the server."""
     params = _compare.Params.from_query(request.query)
-    data = await _read(_compare.page, request.app[STORE], params)
+    data = await _read(_compare.page, request.app[_READER], params)
     if request.path.startswith("/api/"):
         return _json(data)
     return _page(request, "compare.html", **data)
+
+
+async def _hold(app: web.Application) -> AsyncIterator[None]:
+    """Close the store once idle, on a timer; close it for good at shutdown."""
+    reader = app[_READER]
+
+    async def watch() -> None:
+        while True:
+            await asyncio.sleep(0.1)
+            await asyncio.to_thread(reader.close_if_idle)
+
+    task = asyncio.create_task(watch())
+    yield
+    task.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await task
+    await asyncio.to_thread(reader.close)
 
 
 def create_app(store: str | os.PathLike[str], *, local_only: bool = True) -> web.Application:
@@ -152,6 +173,8 @@ def create_app(store: str | os.PathLike[str], *, local_only: bool = True) -> web
     """
     app = web.Application(middlewares=[_guard])
     app[STORE] = str(store)
+    app[_READER] = Reader(store)
+    app.cleanup_ctx.append(_hold)
     app[_ENV] = environment()
     app[_LOCAL] = local_only
     for prefix in ("", "/api"):

@@ -6,13 +6,11 @@ rows (see docs/pages/design/viewer-stack.md).
 from __future__ import annotations
 
 import math
-import os
 from dataclasses import dataclass, replace
 from typing import Any
 
 from multidict import MultiMapping
 
-from evalkit.store import read_experiment
 from evalkit.view import _queries
 from evalkit.view._queries import reading, rows
 
@@ -88,44 +86,61 @@ def _snippet(column: str) -> str:
     )
 
 
-def _summary(con: Any, base: str, cand: str) -> list[dict[str, Any]]:
-    """Per scorer of the candidate: pairs, items of one run only, means, the mean change with
-    a 95% t interval over the pairs, and how many pairs got worse or better."""
-    return rows(
-        con,
+def _pair(con: Any, base: str, cand: str) -> None:
+    """Join the two runs' scores once per page, into the connection's own TEMP table
+    ``pairs``: one row per item and scorer of either run, with both scores (None in the run
+    that lacks it). The summary and the grid both read it."""
+    con.execute(
         """
-        WITH b AS (SELECT item_id, scorer_id, score FROM scores WHERE experiment_id = ?),
-        c AS (SELECT item_id, scorer_id, score FROM scores WHERE experiment_id = ?),
-        j AS (SELECT scorer_id, b.score AS bs, c.score AS cs
-              FROM b FULL JOIN c USING (item_id, scorer_id)),
-        s AS (SELECT scorer_id, count(*) FILTER (WHERE bs IS NOT NULL AND cs IS NOT NULL) AS n,
-                     count(*) FILTER (WHERE cs IS NULL) AS only_baseline,
-                     count(*) FILTER (WHERE bs IS NULL) AS only_candidate,
-                     avg(bs) AS baseline_mean, avg(cs) AS candidate_mean,
-                     avg(cs - bs) AS delta, stddev_samp(cs - bs) AS sd,
-                     count(*) FILTER (WHERE cs < bs) AS down,
-                     count(*) FILTER (WHERE cs > bs) AS up
-              FROM j GROUP BY scorer_id)
-        SELECT es.scorer_id, coalesce(es.higher_is_better, true) AS higher_is_better, s.*
-            EXCLUDE (scorer_id),
-            evalkit_t975(s.n - 1) * s.sd / sqrt(s.n) AS half_width
-        FROM experiment_scorers es LEFT JOIN s USING (scorer_id)
-        WHERE es.experiment_id = ? ORDER BY es.position
+        CREATE TEMP TABLE pairs AS
+        SELECT item_id, scorer_id, b.score AS baseline_score, c.score AS candidate_score
+        FROM (SELECT item_id, scorer_id, score FROM scores WHERE experiment_id = ?) b
+        FULL JOIN (SELECT item_id, scorer_id, score FROM scores WHERE experiment_id = ?) c
+        USING (item_id, scorer_id)
         """,
-        [base, cand, cand],
+        [base, cand],
     )
 
 
-def _grid(con: Any, p: Params, base: str, cand: str) -> tuple[int, list[dict[str, Any]]]:
-    """One page of the item diff and the number of rows all pages hold."""
-    one = " AND scorer_id = ?" if p.scorer else ""
-    params: list[Any] = [base, *[p.scorer][: bool(one)], cand, *[p.scorer][: bool(one)], cand]
-    where: list[str] = []
+def _summary(con: Any, cand: str) -> list[dict[str, Any]]:
+    """Per scorer of the candidate: pairs, items of one run only, means, the mean change with
+    a 95% t interval over the pairs, and how many pairs went down or up."""
+    return rows(
+        con,
+        """
+        WITH s AS (
+            SELECT scorer_id,
+                   count(candidate_score - baseline_score) AS n,
+                   count(*) FILTER (WHERE candidate_score IS NULL) AS only_baseline,
+                   count(*) FILTER (WHERE baseline_score IS NULL) AS only_candidate,
+                   avg(baseline_score) AS baseline_mean, avg(candidate_score) AS candidate_mean,
+                   avg(candidate_score - baseline_score) AS delta,
+                   stddev_samp(candidate_score - baseline_score) AS sd,
+                   count(*) FILTER (WHERE candidate_score < baseline_score) AS down,
+                   count(*) FILTER (WHERE candidate_score > baseline_score) AS up
+            FROM pairs GROUP BY scorer_id)
+        SELECT es.scorer_id, coalesce(es.higher_is_better, true) AS higher_is_better,
+               s.* EXCLUDE (scorer_id),
+               evalkit_t975(s.n - 1) * s.sd / sqrt(s.n) AS half_width
+        FROM experiment_scorers es LEFT JOIN s USING (scorer_id)
+        WHERE es.experiment_id = ? ORDER BY es.position
+        """,
+        [cand],
+    )
+
+
+def _filters(p: Params, base: str, cand: str) -> tuple[str, list[Any]]:
+    """The WHERE clause over ``pairs`` for the grid's filters, and its parameters."""
+    where = ["true"]
+    params: list[Any] = []
+    if p.scorer:
+        where.append("pairs.scorer_id = ?")
+        params.append(p.scorer)
     if p.changed:
-        where.append("j.baseline_score IS DISTINCT FROM j.candidate_score")
+        where.append("baseline_score IS DISTINCT FROM candidate_score")
     if p.q:
         where.append(
-            "j.item_id IN (SELECT item_id FROM experiment_items WHERE experiment_id IN (?, ?)"
+            "pairs.item_id IN (SELECT item_id FROM experiment_items WHERE experiment_id IN (?, ?)"
             " AND (contains(lower(item_id), ?) OR contains(lower(CAST(output AS VARCHAR)), ?)"
             " OR contains(lower(CAST(input AS VARCHAR)), ?)))"
         )
@@ -133,62 +148,94 @@ def _grid(con: Any, p: Params, base: str, cand: str) -> tuple[int, list[dict[str
     if "=" in p.slice:
         key, value = (part.strip() for part in p.slice.split("=", 1))
         where.append(
-            "j.item_id IN (SELECT item_id FROM experiment_items WHERE experiment_id = ?"
+            "pairs.item_id IN (SELECT item_id FROM experiment_items WHERE experiment_id = ?"
             " AND json_extract_string(metadata, ?) = ?)"
         )
         params += [cand, '$."' + key.replace('"', '\\"') + '"', value]
-    params += [cand, PAGE_SIZE, (p.page - 1) * PAGE_SIZE, cand, base]
-    sql = f"""
-        WITH b AS (SELECT item_id, scorer_id, score, reason FROM scores
-                   WHERE experiment_id = ?{one}),
-        c AS (SELECT item_id, scorer_id, score, reason FROM scores
-              WHERE experiment_id = ?{one}),
-        j AS (SELECT item_id, scorer_id, b.score AS baseline_score, c.score AS candidate_score,
-                     b.reason AS baseline_reason, c.reason AS candidate_reason
-              FROM b FULL JOIN c USING (item_id, scorer_id)),
-        d AS (
-            SELECT j.*, j.candidate_score - j.baseline_score AS delta,
-                   CASE WHEN coalesce(es.higher_is_better, true)
-                        THEN j.candidate_score - j.baseline_score
-                        ELSE j.baseline_score - j.candidate_score END AS gain
-            FROM j LEFT JOIN experiment_scorers es
-                ON es.experiment_id = ? AND es.scorer_id = j.scorer_id
-            {"WHERE " + " AND ".join(where) if where else ""}
-        ),
-        page AS (
-            SELECT d.*, i.item_index, count(*) OVER () AS total FROM d
-            LEFT JOIN experiment_items i ON i.experiment_id = ? AND i.item_id = d.item_id
-            ORDER BY {SORTS[p.sort]} LIMIT ? OFFSET ?
+    return " AND ".join(where), params
+
+
+def _grid(con: Any, p: Params, base: str, cand: str) -> tuple[int, list[dict[str, Any]]]:
+    """The number of pairs the filters keep, and one page of them (with both reasons, both
+    outputs and the ground truth)."""
+    where, params = _filters(p, base, cand)
+    con.execute(
+        f"""
+        CREATE OR REPLACE TEMP TABLE kept AS
+        SELECT pairs.*, candidate_score - baseline_score AS delta,
+               CASE WHEN coalesce(es.higher_is_better, true)
+                    THEN candidate_score - baseline_score
+                    ELSE baseline_score - candidate_score END AS gain
+        FROM pairs LEFT JOIN experiment_scorers es
+            ON es.experiment_id = ? AND es.scorer_id = pairs.scorer_id
+        WHERE {where}
+        """,
+        [cand, *params],
+    )
+    counted = con.execute("SELECT count(*) FROM kept").fetchone()
+    total = int(counted[0]) if counted else 0
+    last = max(math.ceil(total / PAGE_SIZE), 1)
+    offset = (min(p.page, last) - 1) * PAGE_SIZE
+    order = SORTS[p.sort]
+    # Only the dataset order needs the items' positions of every kept pair.
+    indexed = (
+        "SELECT kept.*, i.item_index FROM kept LEFT JOIN experiment_items i"
+        " ON i.experiment_id = ? AND i.item_id = kept.item_id"
+        if p.sort == "item"
+        else "SELECT kept.*, NULL AS item_index FROM kept WHERE ? IS NOT NULL"
+    )
+    found = rows(con, f"{indexed} ORDER BY {order} LIMIT ? OFFSET ?", [cand, PAGE_SIZE, offset])
+    if not found:
+        return total, found
+    # The page's texts, looked up by the page's item ids (a scan the ids prune), never
+    # joined with the whole runs.
+    ids = sorted({r["item_id"] for r in found})
+    texts = {
+        (row["experiment_id"], row["item_id"]): row
+        for row in rows(
+            con,
+            f"SELECT experiment_id, item_id, {_snippet('output')} AS output,"
+            f" {_snippet('ground_truth')} AS ground_truth FROM experiment_items"
+            " WHERE experiment_id IN (?, ?) AND item_id IN (SELECT unnest(?))",
+            [base, cand, ids],
         )
-        SELECT page.*, {_snippet("ci.output")} AS candidate_output,
-               {_snippet("bi.output")} AS baseline_output,
-               {_snippet("ci.ground_truth")} AS ground_truth
-        FROM page
-        LEFT JOIN experiment_items ci ON ci.experiment_id = ? AND ci.item_id = page.item_id
-        LEFT JOIN experiment_items bi ON bi.experiment_id = ? AND bi.item_id = page.item_id
-        ORDER BY {SORTS[p.sort]}
-    """
-    found = rows(con, sql, params)
-    return (int(found[0]["total"]) if found else 0), found
+    }
+    reasons = {
+        (row["experiment_id"], row["item_id"], row["scorer_id"]): row["reason"]
+        for row in rows(
+            con,
+            "SELECT experiment_id, item_id, scorer_id, left(reason, ?) AS reason FROM scores"
+            " WHERE experiment_id IN (?, ?) AND item_id IN (SELECT unnest(?))",
+            [SNIPPET, base, cand, ids],
+        )
+    }
+    for row in found:
+        item_id, scorer_id = row["item_id"], row["scorer_id"]
+        mine, theirs = texts.get((cand, item_id), {}), texts.get((base, item_id), {})
+        row["candidate_output"] = mine.get("output")
+        row["baseline_output"] = theirs.get("output")
+        row["ground_truth"] = mine.get("ground_truth", theirs.get("ground_truth"))
+        row["candidate_reason"] = reasons.get((cand, item_id, scorer_id))
+        row["baseline_reason"] = reasons.get((base, item_id, scorer_id))
+    return total, found
 
 
-def page(store: str | os.PathLike[str], p: Params) -> dict[str, Any]:
+def page(store: _queries.Source, p: Params) -> dict[str, Any]:
     """Everything the compare page shows.
 
     Raises:
         StoreError: Either run is not in the store.
     """
-    base = read_experiment(store, p.baseline)
-    cand = read_experiment(store, p.candidate)
-    p = replace(p, baseline=base["id"], candidate=cand["id"])
     with reading(store) as con:
-        summary = _summary(con, base["id"], cand["id"])
+        runs = _queries.all_runs(con)
+        base = _queries.find_run(runs, p.baseline, _queries.name_of(store))
+        cand = _queries.find_run(runs, p.candidate, _queries.name_of(store))
+        p = replace(p, baseline=base["id"], candidate=cand["id"])
+        _pair(con, base["id"], cand["id"])
+        summary = _summary(con, cand["id"])
         total, grid = _grid(con, p, base["id"], cand["id"])
-        if not grid and p.page > 1:  # past the last page: show the last one
-            _, grid = _grid(con, replace(p, page=1), base["id"], cand["id"])
-            total = int(grid[0]["total"]) if grid else 0
-            p = replace(p, page=max(math.ceil(total / PAGE_SIZE), 1))
-            total, grid = _grid(con, p, base["id"], cand["id"])
+        # Past the last page: the last page is shown.
+        p = replace(p, page=min(p.page, max(math.ceil(total / PAGE_SIZE), 1)))
         keys = _queries.metadata_keys(con, cand["id"])
     return {
         "baseline": base,

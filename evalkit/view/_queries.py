@@ -1,9 +1,8 @@
-"""What the viewer's pages read from the store: every query parameterised, one short read-only
-connection per page.
+"""What the viewer's pages read from the store: every query parameterised, on a read-only
+connection (the :class:`~evalkit.view._reader.Reader` shares one between requests for a
+bounded time, so a run can write the store meanwhile).
 
-DuckDB lets one process write a file or several read it, never both, and a run opens the store
-only for the moment of each flush. So the viewer never holds the store open between requests:
-each page opens it read-only, reads, and closes it (see docs/pages/design/viewer-stack.md).
+Each function takes the store as a :class:`Reader` or a path (then opened for that call).
 """
 
 from __future__ import annotations
@@ -16,21 +15,31 @@ from typing import Any
 
 import duckdb
 
+from evalkit.errors import StoreError
 from evalkit.report import error_pattern
-from evalkit.store import connection, list_experiments, read_experiment
-
-#: How long a page waits for a run's flush to release the store, in seconds.
-LOCK_TIMEOUT = 20.0
+from evalkit.store import connection, effective_status
+from evalkit.view._reader import LOCK_TIMEOUT, Reader
 
 #: Bins of a score distribution.
 BINS = 10
 
 
+Source = Reader | str | os.PathLike[str]
+
+
 @contextmanager
-def reading(store: str | os.PathLike[str]) -> Iterator[duckdb.DuckDBPyConnection]:
-    """A read-only connection to the store for one page, closed when the page is read."""
-    with connection(store, read_only=True, lock_timeout=LOCK_TIMEOUT) as con:
-        yield con
+def reading(source: Source) -> Iterator[duckdb.DuckDBPyConnection]:
+    """A read-only connection to the store for one page."""
+    if isinstance(source, Reader):
+        with source.cursor() as con:
+            yield con
+    else:
+        with connection(source, read_only=True, lock_timeout=LOCK_TIMEOUT) as con:
+            yield con
+
+
+def name_of(source: Source) -> str:
+    return source.store if isinstance(source, Reader) else str(source)
 
 
 def rows(con: duckdb.DuckDBPyConnection, sql: str, params: list[Any]) -> list[dict[str, Any]]:
@@ -40,9 +49,48 @@ def rows(con: duckdb.DuckDBPyConnection, sql: str, params: list[Any]) -> list[di
     return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
 
 
-def experiments(
-    store: str | os.PathLike[str], *, name: str = "", status: str = ""
-) -> dict[str, Any]:
+def _with_status(run: dict[str, Any]) -> dict[str, Any]:
+    """A run's row with its effective status (a dead writer's ``running`` is ``interrupted``)."""
+    pid, host = run.pop("writer_pid", None), run.pop("writer_host", None)
+    run["status"] = effective_status(run["status"], pid, host)
+    run.setdefault("partial", False)
+    return run
+
+
+def all_runs(con: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
+    """Every run of the store, newest first (none in a store whose creation was cut short)."""
+    tables = con.execute(
+        "SELECT count(*) FROM duckdb_tables() WHERE table_name = 'experiments'"
+        " AND database_name = current_database()"
+    ).fetchone()
+    if not tables or not tables[0]:
+        return []
+    found = rows(
+        con,
+        "SELECT * EXCLUDE (config, metadata) FROM experiments ORDER BY started_at DESC, id",
+        [],
+    )
+    return [_with_status(run) for run in found]
+
+
+def find_run(runs: list[dict[str, Any]], ref: str, where: str) -> dict[str, Any]:
+    """The run of ``runs`` with id ``ref`` or whose id alone starts with it.
+
+    Raises:
+        StoreError: No run matches, or a prefix matches several.
+    """
+    found = [r for r in runs if r["id"].startswith(ref)] if ref else []
+    exact = [r for r in found if r["id"] == ref]
+    if exact:
+        return exact[0]
+    if not found:
+        raise StoreError(f"{where}: no experiment with id {ref!r}")
+    if len(found) > 1:
+        raise StoreError(f"{where}: id prefix {ref!r} matches several experiments")
+    return found[0]
+
+
+def experiments(store: Source, *, name: str = "", status: str = "") -> dict[str, Any]:
     """The runs of the store (newest first), filtered by a name substring and a status, with
     each run's mean per scorer and, per run name, the means over its runs (oldest first).
 
@@ -50,21 +98,21 @@ def experiments(
         ``runs`` (dicts with ``means``: scorer id → mean), ``trends`` (run name → scorer id →
         list of ``(run id, mean)``), ``statuses`` (every status in the store) and ``names``.
     """
-    table = list_experiments(store).to_pylist()
-    statuses = sorted({r["status"] for r in table})
-    names = sorted({r["name"] for r in table})
-    needle = name.strip().lower()
-    runs = [
-        r
-        for r in table
-        if (not needle or needle in r["name"].lower()) and (not status or r["status"] == status)
-    ]
-    means: dict[str, dict[str, float]] = defaultdict(dict)
-    order: dict[str, list[str]] = defaultdict(list)
-    if runs:
+    with reading(store) as con:
+        table = all_runs(con)
+        statuses = sorted({r["status"] for r in table})
+        names = sorted({r["name"] for r in table})
+        needle = name.strip().lower()
+        runs = [
+            r
+            for r in table
+            if (not needle or needle in r["name"].lower()) and (not status or r["status"] == status)
+        ]
+        means: dict[str, dict[str, float]] = defaultdict(dict)
+        order: dict[str, list[str]] = defaultdict(list)
         ids = [r["id"] for r in runs]
-        with reading(store) as con:
-            for row in rows(
+        for row in (
+            rows(
                 con,
                 "SELECT es.experiment_id, es.scorer_id, m.mean FROM experiment_scorers es"
                 " LEFT JOIN (SELECT experiment_id, scorer_id, avg(score) AS mean FROM scores"
@@ -72,10 +120,13 @@ def experiments(
                 " USING (experiment_id, scorer_id)"
                 " WHERE list_contains(?, es.experiment_id) ORDER BY es.position",
                 [ids, ids],
-            ):
-                order[row["experiment_id"]].append(row["scorer_id"])
-                if row["mean"] is not None:
-                    means[row["experiment_id"]][row["scorer_id"]] = row["mean"]
+            )
+            if ids
+            else []
+        ):
+            order[row["experiment_id"]].append(row["scorer_id"])
+            if row["mean"] is not None:
+                means[row["experiment_id"]][row["scorer_id"]] = row["mean"]
     trends: dict[str, dict[str, list[tuple[str, float]]]] = defaultdict(lambda: defaultdict(list))
     previous: dict[str, str] = {}
     for run in reversed(runs):  # oldest first
@@ -93,43 +144,26 @@ def experiments(
     }
 
 
-def experiment(store: str | os.PathLike[str], ref: str) -> dict[str, Any]:
-    """One run: its row, scorers with their summary, coverage, distributions, failure groups,
-    and the other runs of its name (to compare with).
+def experiment(store: Source, ref: str) -> dict[str, Any]:
+    """One run: its row, scorers with their statistics and distribution, coverage, failure
+    groups, and the other runs of its name (to compare with).
 
     Raises:
         StoreError: No run has this id (or id prefix).
     """
-    run = read_experiment(store, ref)
-    eid = run["id"]
     with reading(store) as con:
-        scorers = rows(
-            con,
-            "SELECT es.scorer_id, es.scorer_name, es.description, es.threshold_min,"
-            " es.threshold_max, es.higher_is_better, s.n, s.errors, s.mean, s.stddev,"
-            " s.ci95_low, s.ci95_high, s.min, s.max, s.pass_rate, s.error_rate"
-            " FROM experiment_scorers es LEFT JOIN scorer_summary s"
-            " ON s.experiment_id = es.experiment_id AND s.scorer_id = es.scorer_id"
-            " WHERE es.experiment_id = ? ORDER BY es.position",
-            [eid],
-        )
+        runs = all_runs(con)
+        run = find_run(runs, ref, name_of(store))
+        eid = run["id"]
+        scorers = _scorer_stats(con, eid)
         coverage = rows(
             con,
             "SELECT count(*) AS processed, count(*) FILTER (WHERE error IS NOT NULL)"
-            " AS target_failed, count(*) FILTER (WHERE status = 'success') AS items_succeeded"
-            " FROM experiment_items WHERE experiment_id = ?",
+            " AS target_failed FROM experiment_items WHERE experiment_id = ?",
             [eid],
         )[0]
-        histograms = _histograms(con, eid)
         groups = _failure_groups(con, eid)
-        siblings = rows(
-            con,
-            "SELECT id, status, started_at FROM experiments WHERE name = ? AND id <> ?"
-            " ORDER BY started_at DESC LIMIT 50",
-            [run["name"], eid],
-        )
-    for scorer in scorers:
-        scorer["histogram"] = histograms.get(scorer["scorer_id"])
+    siblings = [r for r in runs if r["name"] == run["name"] and r["id"] != eid][:50]
     return {
         "run": run,
         "scorers": scorers,
@@ -142,33 +176,71 @@ def experiment(store: str | os.PathLike[str], ref: str) -> dict[str, Any]:
     }
 
 
-def _histograms(con: duckdb.DuckDBPyConnection, eid: str) -> dict[str, dict[str, Any]]:
-    """Per scorer, :data:`BINS` equal bins over [0, 1] (or the scores' own range when they
-    leave it) with their counts."""
+def _scorer_stats(con: duckdb.DuckDBPyConnection, eid: str) -> list[dict[str, Any]]:
+    """Per scorer of the run, in one scan of its scores: n, failures, mean, stddev, the 95%
+    t interval, min, max, pass rate, and :data:`BINS` equal bins over [0, 1] (over the
+    scores' own range when they leave it)."""
     found = rows(
         con,
         f"""
-        WITH s AS (SELECT scorer_id, score FROM scores WHERE experiment_id = ?),
-        r AS (SELECT scorer_id, least(min(score), 0.0) AS lo,
-                     CASE WHEN max(score) <= 1.0 THEN 1.0
-                          WHEN max(score) = least(min(score), 0.0) THEN max(score) + 1
-                          ELSE max(score) END AS hi
-              FROM s GROUP BY ALL)
-        SELECT scorer_id, lo, hi,
-               least(CAST(floor((score - lo) / (hi - lo) * {BINS}) AS INTEGER), {BINS - 1})
-                   AS bin,
-               count(*) AS n
-        FROM s JOIN r USING (scorer_id) GROUP BY ALL
-        """,
-        [eid],
-    )
-    out: dict[str, dict[str, Any]] = {}
-    for row in found:
-        entry = out.setdefault(
-            row["scorer_id"], {"lo": row["lo"], "hi": row["hi"], "counts": [0] * BINS}
+        WITH s AS (
+            SELECT scorer_id, count(*) AS n, avg(score) AS mean, stddev_samp(score) AS stddev,
+                   min(score) AS min, max(score) AS max,
+                   histogram(least(CAST(floor(score * {BINS}) AS INTEGER), {BINS - 1}))
+                       FILTER (WHERE score BETWEEN 0 AND 1) AS bins
+            FROM scores WHERE experiment_id = ? GROUP BY scorer_id
+        ), e AS (
+            SELECT scorer_id, count(*) AS errors FROM scorer_errors
+            WHERE experiment_id = ? GROUP BY scorer_id
         )
-        entry["counts"][row["bin"]] += row["n"]
-    return out
+        SELECT es.scorer_id, es.scorer_name, es.description, es.threshold_min,
+               es.threshold_max, coalesce(es.higher_is_better, true) AS higher_is_better,
+               coalesce(s.n, 0) AS n, coalesce(e.errors, 0) AS errors, s.mean, s.stddev,
+               s.mean - evalkit_t975(s.n - 1) * s.stddev / sqrt(s.n) AS ci95_low,
+               s.mean + evalkit_t975(s.n - 1) * s.stddev / sqrt(s.n) AS ci95_high,
+               s.min, s.max, s.bins
+        FROM experiment_scorers es
+        LEFT JOIN s USING (scorer_id) LEFT JOIN e USING (scorer_id)
+        WHERE es.experiment_id = ? ORDER BY es.position
+        """,
+        [eid, eid, eid],
+    )
+    for scorer in found:
+        scorer["pass_rate"] = None
+        bins = scorer.pop("bins") or {}
+        if not scorer["n"]:
+            scorer["histogram"] = None
+        elif scorer["min"] >= 0 and scorer["max"] <= 1:
+            counts = [int(bins.get(i, 0)) for i in range(BINS)]
+            scorer["histogram"] = {"lo": 0.0, "hi": 1.0, "counts": counts}
+        else:
+            scorer["histogram"] = _histogram_outside(con, eid, scorer)
+        low, high = scorer["threshold_min"], scorer["threshold_max"]
+        if scorer["n"] and (low is not None or high is not None):
+            passed = con.execute(
+                "SELECT count(*) FROM scores WHERE experiment_id = ? AND scorer_id = ?"
+                " AND (? IS NULL OR score >= ?) AND (? IS NULL OR score <= ?)",
+                [eid, scorer["scorer_id"], low, low, high, high],
+            ).fetchone()
+            scorer["pass_rate"] = (passed[0] if passed else 0) / scorer["n"]
+    return found
+
+
+def _histogram_outside(
+    con: duckdb.DuckDBPyConnection, eid: str, scorer: dict[str, Any]
+) -> dict[str, Any]:
+    """Bins over the scores' own range, for a scorer whose scores leave [0, 1]."""
+    lo = min(scorer["min"], 0.0)
+    hi = scorer["max"] if scorer["max"] > lo else lo + 1.0
+    found = con.execute(
+        f"SELECT least(CAST(floor((score - ?) / ? * {BINS}) AS INTEGER), {BINS - 1}), count(*)"
+        " FROM scores WHERE experiment_id = ? AND scorer_id = ? GROUP BY ALL",
+        [lo, hi - lo, eid, scorer["scorer_id"]],
+    ).fetchall()
+    counts = [0] * BINS
+    for index, count in found:
+        counts[index] += count
+    return {"lo": lo, "hi": hi, "counts": counts}
 
 
 def _failure_groups(con: duckdb.DuckDBPyConnection, eid: str) -> list[dict[str, Any]]:
@@ -207,18 +279,17 @@ def _failure_groups(con: duckdb.DuckDBPyConnection, eid: str) -> list[dict[str, 
     return sorted(groups.values(), key=lambda g: -g["count"])[:100]
 
 
-def item(
-    store: str | os.PathLike[str], ref: str, item_id: str, *, baseline: str | None = None
-) -> dict[str, Any]:
+def item(store: Source, ref: str, item_id: str, *, baseline: str | None = None) -> dict[str, Any]:
     """One item of one run: its row, each scorer's score or error, every judge execution, and
     the same item in ``baseline`` (a run id) when given.
 
     Raises:
         StoreError: No run has this id.
     """
-    run = read_experiment(store, ref)
-    base = read_experiment(store, baseline) if baseline else None
     with reading(store) as con:
+        runs = all_runs(con)
+        run = find_run(runs, ref, name_of(store))
+        base = find_run(runs, baseline, name_of(store)) if baseline else None
         found = _item_in(con, run["id"], item_id)
         judged = rows(
             con,
