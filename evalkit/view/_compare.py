@@ -5,6 +5,7 @@ rows (see docs/pages/design/viewer-stack.md).
 
 from __future__ import annotations
 
+import json
 import math
 from dataclasses import dataclass, replace
 from typing import Any
@@ -102,6 +103,19 @@ def _pair(con: Any, base: str, cand: str) -> None:
     )
 
 
+def _labels(metadata: str | None) -> list[tuple[str, str]]:
+    """An item's metadata as ``(key, value)`` labels: its text and number values, at most 3
+    (each a link to the slice filter)."""
+    try:
+        found = json.loads(metadata) if metadata else None
+    except ValueError:  # cut at SNIPPET characters
+        return []
+    if not isinstance(found, dict):
+        return []
+    shown = [(str(k), str(v)) for k, v in found.items() if isinstance(v, str | int | float)]
+    return shown[:3]
+
+
 def _summary(con: Any, cand: str) -> list[dict[str, Any]]:
     """Per scorer of the candidate: pairs, items of one run only, means, the mean change with
     a 95% t interval over the pairs, and how many pairs went down or up."""
@@ -195,7 +209,8 @@ def _grid(con: Any, p: Params, base: str, cand: str) -> tuple[int, list[dict[str
         for row in rows(
             con,
             f"SELECT experiment_id, item_id, {_snippet('output')} AS output,"
-            f" {_snippet('ground_truth')} AS ground_truth FROM experiment_items"
+            f" {_snippet('ground_truth')} AS ground_truth, left(CAST(metadata AS VARCHAR),"
+            f" {SNIPPET}) AS metadata FROM experiment_items"
             " WHERE experiment_id IN (?, ?) AND item_id IN (SELECT unnest(?))",
             [base, cand, ids],
         )
@@ -215,6 +230,7 @@ def _grid(con: Any, p: Params, base: str, cand: str) -> tuple[int, list[dict[str
         row["candidate_output"] = mine.get("output")
         row["baseline_output"] = theirs.get("output")
         row["ground_truth"] = mine.get("ground_truth", theirs.get("ground_truth"))
+        row["slices"] = _labels(mine.get("metadata"))
         row["candidate_reason"] = reasons.get((cand, item_id, scorer_id))
         row["baseline_reason"] = reasons.get((base, item_id, scorer_id))
     return total, found

@@ -39,7 +39,7 @@ def test_list_experiment_compare_item(page: Any, viewer: str, store: Store) -> N
     assert summary.startswith("exact")
     assert "63 worse" in summary
     first = _rows(page)[0]
-    assert first[2:5] == ["1.000", "0.000", "\u22121.000"]  # largest drop first
+    assert first[3:6] == ["1.000", "0.000", "\u22121.000"]  # largest drop first
 
     page.locator("table.diff tbody tr td.item a").first.click()
     page.wait_for_url(re.compile(r"/item\?"))
@@ -98,6 +98,11 @@ def test_compare_grid_filters_sorts_and_pages(page: Any, viewer: str, store: Sto
     page.wait_for_url(re.compile(r"q=q03"))
     assert sorted(r[0] for r in _rows(page)) == [f"q03{i}" for i in range(10)]
 
+    page.goto(base)
+    # Each row's slices link to the slice filter.
+    page.locator("td.slices a.chip", has_text="billing").first.click()
+    page.wait_for_url(re.compile(r"slice=category%3Dbilling"))
+    assert {r[2] for r in _rows(page)} == {"billing"}
     page.goto(base + "&slice=category%3Dshipping")
     # Shipping questions kept their answers but one: the hostile q101 (101 % 3 == 2).
     assert {r[0] for r in _rows(page)} == {"q101"}
@@ -106,7 +111,7 @@ def test_compare_grid_filters_sorts_and_pages(page: Any, viewer: str, store: Sto
     ids = [r[0] for r in _rows(page)]
     assert ids == sorted(ids)
     page.goto(base + "&sort=best&scorer=exact")
-    assert _rows(page)[0][4] == "\u22121.000"  # nothing improved: the smallest drop is a drop
+    assert _rows(page)[0][5] == "\u22121.000"  # nothing improved: the smallest drop is a drop
     assert page.errors == []
 
 
