@@ -5,7 +5,8 @@ Each handler runs its queries in a worker thread (DuckDB blocks), on the store o
 read-only and shared by the requests for a bounded time (see ``_reader.py``). Responses
 forbid every script but the viewer's own file and every remote resource
 (``Content-Security-Policy``), so text from a model that slipped past escaping still could
-not run; they carry the server time as ``Server-Timing``.
+not run; they carry the server time as ``Server-Timing``. Why aiohttp and Jinja2:
+docs/pages/design/viewer-stack.md.
 """
 
 from __future__ import annotations

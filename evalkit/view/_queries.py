@@ -3,6 +3,7 @@ connection (the :class:`~evalkit.view._reader.Reader` shares one between request
 bounded time, so a run can write the store meanwhile).
 
 Each function takes the store as a :class:`Reader` or a path (then opened for that call).
+See docs/pages/design/viewer-stack.md.
 """
 
 from __future__ import annotations

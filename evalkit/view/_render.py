@@ -4,7 +4,7 @@ that make stored text safe and readable.
 Every value reaches the page through autoescaping; on top of it, :func:`shown` turns control
 and bidi-override characters into visible escapes (a ``U+202E`` in a model's output would
 otherwise reverse what the reader sees) and cuts very long text, so one 1 MB output does not
-make a page of a megabyte.
+make a page of a megabyte (docs/pages/design/viewer-stack.md).
 """
 
 from __future__ import annotations

@@ -112,7 +112,7 @@ async def measure(
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--items", type=int, default=125_000, help="items per run")
+    parser.add_argument("--items", type=int, default=250_000, help="items per run")
     parser.add_argument("--repeat", type=int, default=7)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as folder:
