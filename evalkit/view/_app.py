@@ -143,7 +143,7 @@ async def compare(request: web.Request) -> web.Response:
     params = _compare.Params.from_query(request.query)
     data = await _read(_compare.page, request.app[_READER], params)
     if request.path.startswith("/api/"):
-        return _json(data)
+        return _json({k: v for k, v in data.items() if k != "filters"})
     return _page(request, "compare.html", **data)
 
 

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import tempfile
 from pathlib import Path
 
@@ -132,6 +133,7 @@ def test_an_unwritable_report_dir_is_refused_before_the_run(cli: Cli, tmp_path: 
 
 SABOTAGE = """
 import os
+import socket
 import shutil
 from pathlib import Path
 
@@ -214,3 +216,19 @@ def test_cache_clear_older_than_more_days_than_a_date_holds_deletes_nothing(
         assert done.code == 0, done.stderr
         assert done.stdout == "deleted 0 cached judge replies\n"
     assert JudgeCache(path).stats().entries == 1
+
+
+def test_view_of_a_store_that_does_not_exist_names_it(cli: Cli) -> None:
+    done = cli("view", "--store", "nowhere.duckdb", "--no-browser", "--port", "0")
+    assert_clean_usage_error(done, "nowhere.duckdb: no such score store")
+
+
+def test_view_on_a_port_in_use_names_the_port(cli: Cli, tmp_path: Path) -> None:
+    write_dataset(tmp_path / "data.parquet", rows=3)
+    assert cli("run", write_experiment(tmp_path).name, "--no-progress").code == 0
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = str(taken.getsockname()[1])
+        done = cli("view", "--store", "evalkit.duckdb", "--no-browser", "--port", port)
+    assert_clean_usage_error(done, f"cannot listen on 127.0.0.1:{port}")
