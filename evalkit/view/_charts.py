@@ -40,8 +40,9 @@ def trend(
     for index, (scorer_id, points) in enumerate(series.items()):
         # Right-aligned: a scorer added later starts at its first run, not at the left edge.
         offset = runs - len(points)
+        at = (lambda i: (left + right) / 2) if runs == 1 else (lambda i: left + i * step)
         dots = [
-            {"x": left + (offset + i) * step, "y": y(mean), "run_id": run_id, "mean": mean}
+            {"x": at(offset + i), "y": y(mean), "run_id": run_id, "mean": mean}
             for i, (run_id, mean) in enumerate(points)
         ]
         lines.append(
