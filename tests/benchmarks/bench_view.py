@@ -7,8 +7,10 @@ B6's subject, not this one's): the candidate run drops one item in ten on each s
 every item carries a ``category`` in its metadata. Pages are requested over real HTTP from the
 viewer's aiohttp application, one after another; each figure is the median of ``--repeat``
 requests of the server's own time (its ``Server-Timing`` header: the store read, the page
-rendered), with the first request of each page (``cold``: for the first page, the store
-just opened) and the wall time the client saw beside it.
+rendered), with the first request of each page (for the first page, the store just opened)
+and the CPU time the process spent on a request, in all its threads: other load on the
+machine barely changes it, and on an idle machine the server time is at most about it (two
+cores, DuckDB's threads running side by side).
 
 Run: ``python -m tests.benchmarks.bench_view [--items N] [--repeat R]``. Target: every page
 ≤ 300 ms on the 2-core CI machine.
@@ -18,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import statistics
 import tempfile
 import time
@@ -90,21 +93,23 @@ def build(path: Path, items: int) -> tuple[str, str]:
 async def measure(
     path: Path, pages: dict[str, str], repeat: int
 ) -> dict[str, tuple[float, float, float]]:
-    """Per page, the median server time, the first request's, and the median wall time (ms)."""
+    """Per page, the median server time, the first request's, and the median CPU time of the
+    process over a request (all threads: DuckDB's, the server's and the client's), in ms."""
     client = TestClient(TestServer(create_app(path)))
     await client.start_server()
     out = {}
     try:
         for label, url in pages.items():
-            server, wall = [], []
+            server, wall, cpu = [], [], []
             for _ in range(repeat):
-                started = time.perf_counter()
+                started, used = time.perf_counter(), time.process_time()
                 response = await client.get(url)
                 await response.read()
                 wall.append((time.perf_counter() - started) * 1000)
+                cpu.append((time.process_time() - used) * 1000)
                 assert response.status == 200, (url, response.status, await response.text())
                 server.append(float(response.headers["Server-Timing"].split("dur=")[1]))
-            out[label] = (statistics.median(server), server[0], statistics.median(wall))
+            out[label] = (statistics.median(server), server[0], statistics.median(cpu))
     finally:
         await client.close()
     return out
@@ -136,14 +141,13 @@ def main() -> None:
         }
         results = asyncio.run(measure(path, pages, args.repeat))
     worst = max(server for server, _, _ in results.values())
-    for label, (server, cold, wall) in results.items():
-        print(
-            f"  {label:<48} {server:6.1f} ms server (first {cold:6.1f} ms;"
-            f" {wall:6.1f} ms seen by the client)"
-        )
+    worst_cpu = max(cpu for _, _, cpu in results.values())
+    for label, (server, cold, cpu) in results.items():
+        print(f"  {label:<48} {server:6.1f} ms server (first {cold:6.1f} ms), {cpu:6.1f} ms CPU")
     print(
         f"B-view: slowest page {worst:.0f} ms server time over {rows:,} score rows"
-        f" ({worst / TARGET_MS:.2f}x the {TARGET_MS:.0f} ms budget)"
+        f" ({worst / TARGET_MS:.2f}x the {TARGET_MS:.0f} ms budget); slowest in CPU time"
+        f" {worst_cpu:.0f} ms; load average {os.getloadavg()[0]:.1f}"
     )
 
 
