@@ -102,3 +102,15 @@ def test_diff_unknown_run(demo: tuple[Path, Completed]) -> None:
     assert done.code == 2
     assert "no-such-run" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_the_html_report_shows_the_dropped_slices_and_pairs(demo: tuple[Path, Completed]) -> None:
+    folder, done = demo
+    html = Path(folder, json.loads(done.stdout)["reports"]["html"]).read_text(encoding="utf-8")
+    assert "Slices that regressed" in html
+    assert "category=billing" in html
+    assert "category=account" in html
+    assert "Regressed items" in html
+    assert "evalkit diff" in html
+    markdown = Path(folder, json.loads(done.stdout)["reports"]["markdown"]).read_text("utf-8")
+    assert "category=billing" in markdown
