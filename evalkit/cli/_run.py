@@ -17,8 +17,9 @@ from evalkit.cli._build import (
 )
 from evalkit.cli._format import json_text, one_line
 from evalkit.cli._main import EXIT_FAILED_GATE, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
-from evalkit.cli._reports import check_report_dir, write_reports
-from evalkit.compare import Comparison, compare_experiments
+from evalkit.cli._reports import check_report_dir, explain_from_store, write_reports
+from evalkit.cli._slices import slices_table, stored_slices
+from evalkit.compare import Comparison, SliceComparison, compare_experiments
 from evalkit.errors import BaselineError, ConfigError, StoreError
 from evalkit.experiment_file import RegressionSection, load_experiment_file
 from evalkit.report import (
@@ -147,6 +148,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         regenerate=args.regenerate,
         force=args.force,
         preflight=not args.no_preflight,
+        slices=config.experiment.slices,
         **_sharding(args),
     )
     baseline, comparison, error = Baseline(None), None, None
@@ -156,12 +158,25 @@ def cmd_run(args: argparse.Namespace) -> int:
         except BaselineError as exc:
             error = exc
     label = f"{baseline.run['name']} ({baseline.run['id']})" if baseline.run else None
+    slices: tuple[SliceComparison, ...] = ()
+    explain: dict[str, Any] = {}
+    if baseline.run is not None and comparison is not None:
+        slices = stored_slices(
+            store, baseline.run["id"], result.experiment_id, result.slices,
+            directions=directions, max_drop=gate.max_drop, confidence=gate.confidence,
+            resamples=gate.resamples, overall=comparison,
+        )  # fmt: skip
+        explain = explain_from_store(
+            store, baseline.run["id"], result.experiment_id, slices=list(result.slices)
+        )
     report = build_report(
         result,
         comparison=comparison,
         baseline=label,
         baseline_note=baseline.note,
         directions=directions,
+        slices=slices,
+        **explain,
     )
     paths: dict[str, Path] | None = None
     report_error: str | None = None
@@ -201,6 +216,14 @@ def cmd_run(args: argparse.Namespace) -> int:
         )
     else:
         print(console_table(report))
+        if report.slices and (args.slices or any(r.flagged for r in report.slices)):
+            print(slices_table(report.slices))
+        elif report.slices:
+            regressed = sorted({f"{r.key}={r.value}" for r in report.slices
+                                if r.verdict == "regressed"})  # fmt: skip
+            if regressed:
+                print("slices that regressed: " + ", ".join(one_line(s) for s in regressed)
+                      + " (--slices for the table)")  # fmt: skip
         if report.failure_groups:
             print(console_failure_groups(report))
         if paths is not None:

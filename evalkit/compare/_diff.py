@@ -4,6 +4,7 @@
 id in DuckDB, filters and orders them there, and reads inputs, outputs and reasons only for the
 page asked for, so a page over a million score rows costs one pass over the two runs' scores.
 Every value reaches DuckDB as a parameter; only fixed SQL fragments are put together here.
+Why the join is on a hash of the pair: docs/pages/design/diff-joins-on-a-hash.md.
 """
 
 from __future__ import annotations

@@ -52,6 +52,7 @@ async def run_evals(
     shard: str | tuple[int, int] | None = None,
     ray_address: str | None = None,
     preflight: bool = True,
+    slices: Sequence[str] = (),
 ) -> ExperimentResult:
     """Run scorers over every item of a dataset and record the results.
 
@@ -115,6 +116,10 @@ async def run_evals(
         preflight: Before the first item, check every judge's API key and endpoint, and an
             OpenAI target's, with one ``GET /models`` per distinct endpoint and key (see
             :func:`evalkit.judge.preflight`); False skips the check.
+        slices: Item metadata keys (``"category"``, or ``"a.b"`` for a nested key) whose
+            values split the items into slices: the comparison with a baseline is then also
+            made per slice and scorer (``evalkit run --slices``, the reports, ``--json``),
+            with a Holm correction over the slices. Recorded in the run's config.
 
     Returns:
         The :class:`ExperimentResult`.
@@ -136,6 +141,7 @@ async def run_evals(
         flush_interval=flush_interval, cache=cache, resume=resume, retry_errors=retry_errors,
         force=force, regenerate=regenerate, executor=executor, workers=workers, shard=shard,
         ray_address=ray_address, preflight=preflight,
+        slices=tuple(slices) if isinstance(slices, list | tuple) else slices,  # type: ignore[arg-type]
     )  # fmt: skip
     spec = await prepare(data, scorers, options)
     writer: StoreWriter | None
