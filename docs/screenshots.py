@@ -54,7 +54,7 @@ def main() -> None:
             url = viewer.stdout.readline().split(" at ", 1)[1].split()[0]
             compare = f"{url}compare?baseline={baseline}&candidate={candidate}"
             shots = {
-                "compare.png": (compare + "&scorer=exact", 1000),
+                "compare.png": (compare + "&scorer=exact", 1250),
                 "runs.png": (url, 640),
                 "item.png": (None, 1100),
             }

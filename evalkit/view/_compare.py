@@ -14,7 +14,7 @@ from typing import Any, cast
 
 from multidict import MultiMapping
 
-from evalkit.compare import DiffOrder, diff_items
+from evalkit.compare import DiffOrder, changes_by_slice, diff_items
 from evalkit.view import _queries
 from evalkit.view._queries import reading, rows
 
@@ -119,23 +119,59 @@ _SUMMARIES: OrderedDict[tuple[Any, ...], list[dict[str, Any]]] = OrderedDict()
 _KEPT = 16
 
 
-def _summary(con: Any, where: str, base: str, cand: str) -> list[dict[str, Any]]:
-    """Per scorer of the candidate, over the pairs both runs scored: n, both means, the mean
-    change with a 95% t interval, and how many pairs went down or up."""
+def _kept(where: str, *key: Any, compute: Any) -> Any:
+    """``compute()``, kept while the store file keeps its size and modification time."""
     try:
         stat = os.stat(where)
-        key: tuple[Any, ...] | None = (where, stat.st_size, stat.st_mtime_ns, base, cand)
+        full: tuple[Any, ...] | None = (where, stat.st_size, stat.st_mtime_ns, *key)
     except OSError:
-        key = None
-    if key is not None and key in _SUMMARIES:
-        _SUMMARIES.move_to_end(key)
-        return _SUMMARIES[key]
-    found = rows(con, _SUMMARY, [base, cand, cand])
-    if key is not None:
-        _SUMMARIES[key] = found
+        full = None
+    if full is not None and full in _SUMMARIES:
+        _SUMMARIES.move_to_end(full)
+        return _SUMMARIES[full]
+    found = compute()
+    if full is not None:
+        _SUMMARIES[full] = found
         while len(_SUMMARIES) > _KEPT:
             _SUMMARIES.popitem(last=False)
     return found
+
+
+def _summary(con: Any, where: str, base: str, cand: str) -> list[dict[str, Any]]:
+    """Per scorer of the candidate, over the pairs both runs scored: n, both means, the mean
+    change with a 95% t interval, and how many pairs went down or up."""
+    return cast(
+        list[dict[str, Any]],
+        _kept(
+            where, "summary", base, cand, compute=lambda: rows(con, _SUMMARY, [base, cand, cand])
+        ),
+    )
+
+
+#: Declared slice keys of the candidate shown on the page, at most.
+SLICE_KEYS = 3
+
+
+def _by_slice(con: Any, where: str, base: str, cand: str, scorer: str) -> list[dict[str, Any]]:
+    """Per slice key the candidate run declared (``slices = [...]``) and value: pairs,
+    dropped and improved pairs (:func:`evalkit.compare.changes_by_slice`), most drops first."""
+    found = con.execute(
+        "SELECT CAST(config->'$.slices' AS VARCHAR) FROM experiments WHERE id = ?", [cand]
+    ).fetchone()
+    try:
+        keys = json.loads(found[0]) if found and found[0] else []
+    except ValueError:
+        keys = []
+    out = []
+    for key in [k for k in keys if isinstance(k, str)][:SLICE_KEYS]:
+
+        def compute(key: str = key) -> list[dict[str, Any]]:
+            frame = changes_by_slice(con, base, cand, key, scorer=scorer or None)
+            return cast(list[dict[str, Any]], frame.to_dict("records"))
+
+        values = _kept(where, "slices", base, cand, key, scorer, compute=compute)
+        out.append({"key": key, "values": values})
+    return out
 
 
 def _grid(con: Any, p: Params, base: str, cand: str) -> tuple[int, list[dict[str, Any]], Any]:
@@ -181,7 +217,9 @@ def page(store: _queries.Source, p: Params) -> dict[str, Any]:
             p = replace(p, page=last)
             total, grid, diff = _grid(con, p, base["id"], cand["id"])
         keys = _queries.metadata_keys(con, cand["id"])
+        by_slice = _by_slice(con, where, base["id"], cand["id"], p.scorer)
     return {
+        "by_slice": by_slice,
         "baseline": base,
         "candidate": cand,
         "summary": summary,

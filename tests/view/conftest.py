@@ -60,6 +60,7 @@ name = "{name}"
 dataset = "{dataset}"
 store = "evalkit.duckdb"
 concurrency = 8
+slices = ["category"]
 
 [judge]
 model = "fake-judge"
@@ -161,9 +162,12 @@ def chromium_executable() -> str | None:
     return None
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser() -> Iterator[object]:
-    """Headless Chromium (the system's executable; Playwright downloads no browser)."""
+    """Headless Chromium (the system's executable; Playwright downloads no browser).
+
+    Per module: Playwright's synchronous API runs an event loop of its own while it is
+    started, so it is stopped before any later test runs an event loop of its own."""
     executable = chromium_executable()
     if executable is None:
         pytest.skip(

@@ -38,6 +38,17 @@ def test_list_experiment_compare_item(page: Any, viewer: str, store: Store) -> N
     summary = page.locator("table.summary tbody tr").first.inner_text()
     assert summary.startswith("exact")
     assert "63 worse" in summary
+    # The declared slice: billing and account dropped (31 items x 2 code scorers), shipping
+    # only by its one hostile item.
+    by_slice = [
+        [cell.strip() for cell in row.locator("td").all_inner_texts()][:4]
+        for row in page.locator("table.by-slice tbody tr").all()
+    ]
+    assert sorted(by_slice) == [
+        ["account", "150", "62", "0"],
+        ["billing", "150", "62", "0"],
+        ["shipping", "150", "2", "0"],
+    ]
     first = _rows(page)[0]
     assert first[3:6] == ["1.000", "0.000", "\u22121.000"]  # largest drop first
 
