@@ -40,6 +40,7 @@ def reading(source: Source) -> Iterator[duckdb.DuckDBPyConnection]:
 
 
 def name_of(source: Source) -> str:
+    """The store's path, for messages."""
     return source.store if isinstance(source, Reader) else str(source)
 
 
@@ -91,6 +92,29 @@ def find_run(runs: list[dict[str, Any]], ref: str, where: str) -> dict[str, Any]
     return found[0]
 
 
+def _means(
+    con: duckdb.DuckDBPyConnection, ids: list[str]
+) -> tuple[dict[str, list[str]], dict[str, dict[str, float]]]:
+    """Per run, its scorer ids in their order, and the mean of each scorer that has scores."""
+    order: dict[str, list[str]] = defaultdict(list)
+    means: dict[str, dict[str, float]] = defaultdict(dict)
+    if not ids:
+        return order, means
+    found = rows(
+        con,
+        "SELECT es.experiment_id, es.scorer_id, m.mean FROM experiment_scorers es"
+        " LEFT JOIN (SELECT experiment_id, scorer_id, avg(score) AS mean FROM scores"
+        " WHERE list_contains(?, experiment_id) GROUP BY ALL) m USING (experiment_id, scorer_id)"
+        " WHERE list_contains(?, es.experiment_id) ORDER BY es.position",
+        [ids, ids],
+    )
+    for row in found:
+        order[row["experiment_id"]].append(row["scorer_id"])
+        if row["mean"] is not None:
+            means[row["experiment_id"]][row["scorer_id"]] = row["mean"]
+    return order, means
+
+
 def experiments(store: Source, *, name: str = "", status: str = "") -> dict[str, Any]:
     """The runs of the store (newest first), filtered by a name substring and a status, with
     each run's mean per scorer and, per run name, the means over its runs (oldest first).
@@ -109,25 +133,7 @@ def experiments(store: Source, *, name: str = "", status: str = "") -> dict[str,
             for r in table
             if (not needle or needle in r["name"].lower()) and (not status or r["status"] == status)
         ]
-        means: dict[str, dict[str, float]] = defaultdict(dict)
-        order: dict[str, list[str]] = defaultdict(list)
-        ids = [r["id"] for r in runs]
-        for row in (
-            rows(
-                con,
-                "SELECT es.experiment_id, es.scorer_id, m.mean FROM experiment_scorers es"
-                " LEFT JOIN (SELECT experiment_id, scorer_id, avg(score) AS mean FROM scores"
-                " WHERE list_contains(?, experiment_id) GROUP BY ALL) m"
-                " USING (experiment_id, scorer_id)"
-                " WHERE list_contains(?, es.experiment_id) ORDER BY es.position",
-                [ids, ids],
-            )
-            if ids
-            else []
-        ):
-            order[row["experiment_id"]].append(row["scorer_id"])
-            if row["mean"] is not None:
-                means[row["experiment_id"]][row["scorer_id"]] = row["mean"]
+        order, means = _means(con, [r["id"] for r in runs])
     trends: dict[str, dict[str, list[tuple[str, float]]]] = defaultdict(lambda: defaultdict(list))
     previous: dict[str, str] = {}
     for run in reversed(runs):  # oldest first
