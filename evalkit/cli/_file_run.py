@@ -25,8 +25,9 @@ from evalkit.cli._build import (
     build_thresholds,
 )
 from evalkit.cli._dataset import open_dataset
-from evalkit.cli._reports import check_report_dir
-from evalkit.compare import Comparison, compare_experiments
+from evalkit.cli._reports import check_report_dir, explain_from_store
+from evalkit.cli._slices import stored_slices
+from evalkit.compare import Comparison, SliceComparison, compare_experiments
 from evalkit.errors import BaselineError, ConfigError, StoreError
 from evalkit.experiment_file import RegressionSection, load_experiment_file
 from evalkit.report import ReportData, build_report
@@ -218,6 +219,7 @@ def run_experiment_file(
         force=force,
         preflight=preflight,
         lock_timeout=lock_timeout,
+        slices=config.experiment.slices,
         **executor,
     )
     return _judged(result, where, ref, runs, directions, gate)
@@ -238,12 +240,25 @@ def _judged(
         except BaselineError as exc:
             error = exc
     label = f"{chosen.run['name']} ({chosen.run['id']})" if chosen.run else None
+    slices: tuple[SliceComparison, ...] = ()
+    explain: dict[str, Any] = {}
+    if chosen.run is not None and comparison is not None:
+        slices = stored_slices(
+            store, chosen.run["id"], result.experiment_id, result.slices,
+            directions=directions, max_drop=gate.max_drop, confidence=gate.confidence,
+            resamples=gate.resamples, overall=comparison,
+        )  # fmt: skip
+        explain = explain_from_store(
+            store, chosen.run["id"], result.experiment_id, slices=list(result.slices)
+        )
     report = build_report(
         result,
         comparison=comparison,
         baseline=label,
         baseline_note=chosen.note,
         directions=directions,
+        slices=slices,
+        **explain,
     )
     return JudgedRun(
         result=result,

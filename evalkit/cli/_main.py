@@ -49,7 +49,9 @@ def _later(module: str, name: str) -> Handler:
 def build_parser() -> argparse.ArgumentParser:
     """The ``evalkit`` argument parser with every subcommand."""
     from evalkit.cli._cache import add_cache_commands
+    from evalkit.cli._diff import add_diff_command
     from evalkit.cli._export import add_export_command
+    from evalkit.cli._view import add_view_command
 
     parser = argparse.ArgumentParser(
         prog="evalkit",
@@ -96,6 +98,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--ray-address", metavar="ADDR", help="an existing Ray cluster to use")
     run.add_argument("--shard", metavar="I/N", help="run only slice I of N (CI matrix jobs)")
     run.add_argument("--json", action="store_true", help="print a machine-readable summary")
+    run.add_argument("--slices", action="store_true", help="print the per-slice comparison table")
     run.add_argument(
         "--resume",
         nargs="?",
@@ -153,6 +156,8 @@ def build_parser() -> argparse.ArgumentParser:
     compare.add_argument("--json", action="store_true", help="print JSON")
     compare.set_defaults(handler=_later("_inspect", "cmd_compare"))
 
+    add_diff_command(commands, _add_store)
+
     sql = commands.add_parser(
         "sql",
         help="run SQL against the store (read-only by default)",
@@ -181,6 +186,7 @@ def build_parser() -> argparse.ArgumentParser:
     merge.set_defaults(handler=_later("_merge", "cmd_merge"))
 
     add_cache_commands(commands)
+    add_view_command(commands)
     return parser
 
 

@@ -7,13 +7,18 @@ exit code stays what the gates say: the run is in the store either way.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import tempfile
 from pathlib import Path
+from typing import Any
 
 from evalkit.errors import ConfigError
-from evalkit.report import ReportData, html_report, junit_xml, markdown_summary
+from evalkit.report import PairView, ReportData, html_report, junit_xml, markdown_summary
+
+#: Dropped pairs listed per scorer in a report; the rest are one ``evalkit diff`` away.
+REGRESSED_SHOWN = 20
 
 # The run's name in a report's file name is cut to this many characters: with the id and the
 # longest suffix (".junit.xml") the name stays far below the 255 bytes file systems allow.
@@ -66,3 +71,53 @@ def write_reports(report: ReportData, folder: Path) -> dict[str, Path]:
     paths["markdown"].write_text(markdown_summary(report), encoding="utf-8")
     paths["junit"].write_text(junit_xml(report), encoding="utf-8")
     return paths
+
+
+def _decoded(text: Any) -> Any:
+    if not isinstance(text, str):
+        return text
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
+
+
+def explain_from_store(
+    store: str | os.PathLike[str], baseline_id: str, candidate_id: str, *, slices: list[str]
+) -> dict[str, Any]:
+    """What a report needs from the store to explain a comparison: per scorer the pairs that
+    dropped (the first :data:`REGRESSED_SHOWN`, largest drop first) and their count, and the
+    baseline's scores for the histograms."""
+    from evalkit.compare import diff_items
+    from evalkit.store import connection
+
+    items: dict[str, list[PairView]] = {}
+    totals: dict[str, int] = {}
+    with connection(store, read_only=True) as con:
+        scorers = [row[0] for row in con.execute(
+            "SELECT scorer_id FROM experiment_scorers WHERE experiment_id = ? ORDER BY position",
+            [candidate_id]).fetchall()]  # fmt: skip
+        for scorer in scorers:
+            diff = diff_items(con, baseline_id, candidate_id, scorer=scorer, dropped=True,
+                              limit=REGRESSED_SHOWN, slices=slices)  # fmt: skip
+            totals[scorer] = diff.total
+            items[scorer] = [
+                PairView(
+                    p["item_id"], p["scorer_id"], p["baseline_score"], p["candidate_score"],
+                    p["delta"], _decoded(p["input"]), _decoded(p["ground_truth"]),
+                    _decoded(p["baseline_output"]), _decoded(p["candidate_output"]),
+                    p["baseline_reason"], p["candidate_reason"],
+                    tuple((k, p[f"slice:{k}"]) for k in slices),
+                )
+                for p in diff.pairs.to_dict(orient="records")
+            ]  # fmt: skip
+        rows = con.execute(
+            "SELECT scorer_id, list(score) FROM scores WHERE experiment_id = ? GROUP BY ALL",
+            [baseline_id],
+        ).fetchall()
+    return {
+        "regressed_items": items,
+        "regressed_totals": totals,
+        "baseline_distributions": {sid: list(values) for sid, values in rows},
+        "baseline_id": baseline_id,
+    }

@@ -11,6 +11,7 @@ from evalkit.cli._file_run import run_experiment_file
 from evalkit.cli._format import json_text, one_line
 from evalkit.cli._main import EXIT_FAILED_GATE, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
 from evalkit.cli._reports import write_reports
+from evalkit.cli._slices import slices_table
 from evalkit.errors import ConfigError
 from evalkit.report import console_failure_groups, console_table
 
@@ -92,6 +93,14 @@ def cmd_run(args: argparse.Namespace) -> int:
         )
     else:
         print(console_table(report))
+        if report.slices and (args.slices or any(r.flagged for r in report.slices)):
+            print(slices_table(report.slices))
+        elif report.slices:
+            regressed = sorted({f"{r.key}={r.value}" for r in report.slices
+                                if r.verdict == "regressed"})  # fmt: skip
+            if regressed:
+                print("slices that regressed: " + ", ".join(one_line(s) for s in regressed)
+                      + " (--slices for the table)")  # fmt: skip
         if report.failure_groups:
             print(console_failure_groups(report))
         if paths is not None:

@@ -3,6 +3,9 @@
 :func:`compare_experiments` pairs the items of a baseline and a candidate experiment by id and,
 per scorer, judges the mean difference with a paired bootstrap confidence interval and a paired
 sign-flip test. The two statistics are public too, for use on any paired differences.
+:func:`diff_items` lists the paired items of two stored runs whose score changed, filtered and
+paginated in the store; :func:`compare_slices` judges each slice (a metadata key's value) with a
+Holm correction over the slices.
 """
 
 from __future__ import annotations
@@ -14,19 +17,35 @@ from evalkit.compare._compare import (
     ScorerComparison,
     compare_experiments,
 )
+from evalkit.compare._diff import DiffOrder, ItemDiff, diff_items
 from evalkit.compare._inputs import ScoreTable
+from evalkit.compare._slices import (
+    SliceComparison,
+    changes_by_slice,
+    compare_slices,
+    holm,
+    slice_values,
+)
 from evalkit.compare._stats import SeedLike, paired_bootstrap_ci, sign_flip_test
 
 __all__ = [
     "Comparison",
     "ComparisonVerdict",
+    "DiffOrder",
     "Direction",
+    "ItemDiff",
     "ScoreTable",
     "ScorerComparison",
     "SeedLike",
+    "SliceComparison",
+    "changes_by_slice",
     "compare_experiments",
+    "compare_slices",
+    "diff_items",
+    "holm",
     "paired_bootstrap_ci",
     "sign_flip_test",
+    "slice_values",
 ]
 
 

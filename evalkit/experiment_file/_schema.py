@@ -54,6 +54,8 @@ class ExperimentSection(Table):
         max_error_rate: The share of a scorer's pairs (0 to 1) that may end without a score
             before it fails the run, for every scorer without its own; None means
             ``run_evals``' default (0.05).
+        slices: Item metadata keys whose values split the items into slices (``["category"]``):
+            the comparison with the baseline is also made per slice and scorer.
     """
 
     name: Text
@@ -65,6 +67,14 @@ class ExperimentSection(Table):
     store: Annotated[Path, Field(strict=False)]
     concurrency: Annotated[int, Field(ge=1, le=MAX_CONCURRENCY)] | None = None
     max_error_rate: Share | None = None
+    slices: list[Text] = Field(default_factory=list)
+
+    @field_validator("slices")
+    @classmethod
+    def _distinct_slices(cls, value: list[str]) -> list[str]:
+        if len(set(value)) != len(value):
+            raise problem(f"a key appears twice in {value!r}")
+        return value
 
     @model_validator(mode="before")
     @classmethod

@@ -8,13 +8,14 @@ from evalkit.report._counts import items_done
 from evalkit.report._groups import FailureGroup, error_pattern, failure_groups
 from evalkit.report._html import html_report
 from evalkit.report._junit import junit_xml
-from evalkit.report._model import ItemView, ReportData, ScorerRow
+from evalkit.report._model import ItemView, PairView, ReportData, ScorerRow
 from evalkit.report._safe import visible, visible_json
 from evalkit.report._text import console_failure_groups, console_table, markdown_summary
 
 __all__ = [
     "FailureGroup",
     "ItemView",
+    "PairView",
     "ReportData",
     "ScorerRow",
     "build_report",

@@ -8,10 +8,10 @@ from typing import TYPE_CHECKING
 
 from evalkit._tdist import t975
 from evalkit.report._groups import failure_groups
-from evalkit.report._model import ItemView, ReportData, ScorerRow, fmt_signed
+from evalkit.report._model import ItemView, PairView, ReportData, ScorerRow, fmt_signed
 
 if TYPE_CHECKING:
-    from evalkit.compare import Comparison, ScorerComparison
+    from evalkit.compare import Comparison, ScorerComparison, SliceComparison
     from evalkit.run import ExperimentResult
 
 
@@ -41,6 +41,11 @@ def build_report(
     baseline_note: str | None = None,
     directions: Mapping[str, str] | None = None,
     worst: int = 5,
+    slices: tuple[SliceComparison, ...] = (),
+    regressed_items: Mapping[str, list[PairView]] | None = None,
+    regressed_totals: Mapping[str, int] | None = None,
+    baseline_distributions: Mapping[str, list[float]] | None = None,
+    baseline_id: str | None = None,
 ) -> ReportData:
     """What the console table, HTML, Markdown and JUnit reports of ``result`` show.
 
@@ -52,6 +57,11 @@ def build_report(
         baseline_note: Why there is no baseline, when there is none (one line).
         directions: ``"higher"`` or ``"lower"`` per scorer id (default higher).
         worst: How many of the worst-scored items to show per scorer.
+        slices: The per-slice comparison (:func:`evalkit.compare.compare_slices`).
+        regressed_items: Per scorer, the pairs that dropped most against the baseline.
+        regressed_totals: Per scorer, how many pairs dropped in all.
+        baseline_distributions: Per scorer, the baseline's scores (overlaid on histograms).
+        baseline_id: The baseline's id, for the report's ``evalkit diff`` pointer.
     """
     directions = directions or {}
     compared = {c.scorer_id: c for c in comparison} if comparison is not None else {}
@@ -132,4 +142,9 @@ def build_report(
         baseline=baseline,
         baseline_note=baseline_note,
         failure_groups=failure_groups(result.items, scorer_ids=result.scorer_ids),
+        slices=tuple(slices),
+        regressed_items=dict(regressed_items or {}),
+        regressed_totals=dict(regressed_totals or {}),
+        baseline_distributions=dict(baseline_distributions or {}),
+        baseline_id=baseline_id,
     )

@@ -31,6 +31,14 @@ def junit_xml(report: ReportData) -> str:
             f"mean {mean_text(s)} over {s.n} scores, {s.failures} failed, {s.not_run} not run, "
             f"threshold {visible(s.threshold or 'none')}, delta vs baseline {delta_text(s)}"
         )
+        dropped = [x for x in report.slices if x.scorer_id == s.scorer_id
+                   and x.verdict == "regressed"]  # fmt: skip
+        if dropped:
+            detail += "; slices that regressed: " + ", ".join(
+                visible(f"{x.key}={x.value} (Δ {x.delta:+.3f}, Holm p {x.p_adjusted:.3g}"
+                        + (", hidden by the total)" if x.flagged else ")"))
+                for x in dropped
+            )  # fmt: skip
         if s.gate_failed:
             message = visible(f"{s.verdict}: {'; '.join(s.reasons)}")
             ET.SubElement(case, "failure", message=message).text = detail

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from evalkit.report._groups import FailureGroup
+
+if TYPE_CHECKING:
+    from evalkit.compare import SliceComparison
 
 ReportVerdict = Literal["passed", "failed", "regressed"]
 
@@ -105,6 +108,24 @@ class ItemView:
 
 
 @dataclass(frozen=True, slots=True)
+class PairView:
+    """A pair whose score dropped from the baseline to this run, both sides shown."""
+
+    item_id: str
+    scorer_id: str
+    baseline_score: float
+    score: float
+    delta: float
+    input: Any
+    ground_truth: Any
+    baseline_output: Any
+    output: Any
+    baseline_reason: str | None = None
+    reason: str | None = None
+    slices: tuple[tuple[str, str | None], ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
 class ReportData:
     """Everything a report of one experiment shows.
 
@@ -128,6 +149,16 @@ class ReportData:
     baseline: str | None = None
     baseline_note: str | None = None
     failure_groups: tuple[FailureGroup, ...] = ()
+    #: Per slice and scorer, the comparison with the baseline (Holm-corrected verdicts).
+    slices: tuple[SliceComparison, ...] = ()
+    #: Per scorer, the pairs that dropped most against the baseline (capped).
+    regressed_items: dict[str, list[PairView]] = field(default_factory=dict)
+    #: Per scorer, how many pairs dropped in all (the list above shows the first few).
+    regressed_totals: dict[str, int] = field(default_factory=dict)
+    #: Per scorer, the baseline's scores, overlaid on this run's histogram.
+    baseline_distributions: dict[str, list[float]] = field(default_factory=dict)
+    #: The baseline's experiment id, for the ``evalkit diff`` pointer.
+    baseline_id: str | None = None
 
     @property
     def passed(self) -> bool:
@@ -154,7 +185,14 @@ class ReportData:
             "baseline": self.baseline,
             "baseline_note": self.baseline_note,
             "scorers": [s.to_dict() for s in self.scorers],
+            "slices": [row.to_dict() for row in self.slices],
+            "regressed_slices": self.regressed_slices,
         }
+
+    @property
+    def regressed_slices(self) -> list[str]:
+        """``key=value`` of every slice that regressed for some scorer, sorted."""
+        return sorted({f"{r.key}={r.value}" for r in self.slices if r.verdict == "regressed"})
 
 
 def fmt(value: float | None, digits: int = 3) -> str:

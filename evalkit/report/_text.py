@@ -140,6 +140,8 @@ def markdown_summary(report: ReportData) -> str:
         out += [
             f"- {_md_escape(s.scorer_id)}: {_md_escape(s.comparison_note or '')}" for s in notes
         ]
+    if report.slices:
+        out += _markdown_slices(report)
     if report.failure_groups:
         out += _markdown_groups(report)
     if report.failures:
@@ -152,3 +154,22 @@ def markdown_summary(report: ReportData) -> str:
         if len(report.failures) > 50:
             out.append(f"- … {len(report.failures) - 50} more in the HTML report")
     return "\n".join(out) + "\n"
+
+
+def _markdown_slices(report: ReportData) -> list[str]:
+    """The slices that regressed (Holm-corrected), one table row per slice and scorer."""
+    regressed = report.regressed_slices
+    out = ["", "## Slices", ""]
+    out.append("Slices that regressed: " + (", ".join(_md_code(x) for x in regressed)
+                                            if regressed else "none"))  # fmt: skip
+    rows = [x for x in report.slices if x.verdict == "regressed"]
+    if rows:
+        out += ["", "| slice | scorer | n | Δ [95% CI] | p (Holm) | hidden by the total |",
+                "|---|---|---|---|---|---|"]  # fmt: skip
+        out += [
+            f"| {_md_escape(f'{x.key}={x.value}')} | {_md_escape(x.scorer_id)} | {x.n} | "
+            f"{x.delta:+.3f} [{x.ci_low:+.3f}, {x.ci_high:+.3f}] | {x.p_adjusted:.3g} | "
+            f"{'yes' if x.flagged else 'no'} |"
+            for x in rows
+        ]
+    return out

@@ -54,6 +54,7 @@ async def run_evals(
     ray_address: str | None = None,
     preflight: bool = True,
     lock_timeout: float = DEFAULT_LOCK_TIMEOUT,
+    slices: Sequence[str] = (),
 ) -> ExperimentResult:
     """Run scorers over every item of a dataset and record the results.
 
@@ -128,6 +129,10 @@ async def run_evals(
             spilled to ``<store>.recovery/<experiment id>/`` and :class:`StoreError` says so.
             A resume of the experiment (or the next run writing the store, or
             :func:`evalkit.store.recover`) loads them.
+        slices: Item metadata keys (``"category"``, or ``"a.b"`` for a nested key) whose
+            values split the items into slices: the comparison with a baseline is then also
+            made per slice and scorer (``evalkit run --slices``, the reports, ``--json``),
+            with a Holm correction over the slices. Recorded in the run's config.
 
     Returns:
         The :class:`ExperimentResult`.
@@ -149,6 +154,7 @@ async def run_evals(
         flush_interval=flush_interval, cache=cache, resume=resume, retry_errors=retry_errors,
         force=force, regenerate=regenerate, executor=executor, workers=workers, shard=shard,
         ray_address=ray_address, preflight=preflight, lock_timeout=lock_timeout,
+        slices=tuple(slices) if isinstance(slices, list | tuple) else slices,  # type: ignore[arg-type]
     )  # fmt: skip
     spec = await prepare(data, scorers, options)
     writer: StoreWriter | None

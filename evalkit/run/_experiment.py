@@ -23,6 +23,8 @@ if TYPE_CHECKING:
     import pandas as pd
     import pyarrow as pa
 
+    from evalkit.compare import ItemDiff
+
 ExperimentStatus = Literal[
     "running", "completed", "completed_with_errors", "failed", "cancelled", "interrupted"
 ]
@@ -159,6 +161,33 @@ class ExperimentResult:
         of every value, typed ``arrow.json`` (``pa.json_()``).
         """
         return _frame.to_arrow(self._require_items())
+
+    @property
+    def slices(self) -> tuple[str, ...]:
+        """The metadata keys declared as slices for this run (``slices=`` of run_evals)."""
+        return tuple(self.config.get("slices") or ())
+
+    def diff(self, baseline: str | ExperimentResult, **filters: Any) -> ItemDiff:
+        """The pairs whose score changed from ``baseline`` to this run, largest drop first.
+
+        Reads this run's store (both runs must be stored there): see
+        :func:`evalkit.compare.diff_items` for the ``filters`` (``scorer``, ``slice_key``,
+        ``slice_value``, ``changed_only``, ``improved``, ``dropped``, ``search``, ``order``,
+        ``offset``, ``limit``, ``slices``). The run's declared slices are returned as
+        ``slice:KEY`` columns unless ``slices`` is given.
+
+        Raises:
+            ConfigError: This run has no store.
+        """
+        from evalkit.compare import diff_items
+
+        if self.store is None:
+            raise ConfigError(
+                f"experiment {self.experiment_id} has no store (store=None): nothing to diff"
+            )
+        ref = baseline.experiment_id if isinstance(baseline, ExperimentResult) else baseline
+        filters.setdefault("slices", self.slices)
+        return diff_items(self.store, ref, self.experiment_id, **filters)
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready summary of the experiment (no per-item results)."""

@@ -97,6 +97,7 @@ class RunOptions:
     ray_address: str | None
     preflight: bool
     lock_timeout: float = 300.0
+    slices: tuple[str, ...] = ()
 
     @property
     def sharded(self) -> bool:
@@ -243,8 +244,24 @@ async def prepare(data: Any, scorers: Sequence[Scorer] | Scorer, options: RunOpt
                    error_rates, config, record, records, total, plan, sharding)  # fmt: skip
 
 
+def check_slices(slices: object) -> None:
+    """Slices are distinct, non-empty metadata keys.
+
+    Raises:
+        ConfigError: Anything else, named.
+    """
+    if isinstance(slices, str) or not isinstance(slices, tuple | list):
+        raise ConfigError(f"slices must be a list of metadata keys, got {slices!r}")
+    for key in slices:
+        if not isinstance(key, str) or not key.strip():
+            raise ConfigError(f"slices: each slice is a metadata key (non-empty text), got {key!r}")
+    if len(set(slices)) != len(slices):
+        raise ConfigError(f"slices: a key appears twice in {list(slices)!r}")
+
+
 def _check_options(options: RunOptions) -> None:
     """Check the options that need neither the scorers nor the data."""
+    check_slices(options.slices)
     check_resume_options(options.resume, options.store, retry_errors=options.retry_errors,
                          force=options.force, regenerate=options.regenerate)  # fmt: skip
     if options.sharded:
@@ -269,6 +286,8 @@ def _recorded_options(
     if sharding is not None:
         recorded.update(executor=sharding.executor, workers=sharding.workers)
     recorded["max_error_rate"] = error_rates
+    if options.slices:
+        recorded["slices"] = list(options.slices)
     if sharding is not None and sharding.slice is not None:
         # The group lets `evalkit merge` find the slices of one matrix run.
         index, count = sharding.slice

@@ -18,7 +18,7 @@ from evalkit._lazy import exports as _exports
 if TYPE_CHECKING:
     from evalkit.store._connect import DEFAULT_STORE, connection, open_connection, quote_ident
     from evalkit.store._export import EXPORT_FORMATS, ExportFormat, export_experiment
-    from evalkit.store._liveness import process_alive, this_host
+    from evalkit.store._liveness import effective_status, process_alive, this_host
     from evalkit.store._merge import merge_stores
     from evalkit.store._migrate import migrate, schema_version
     from evalkit.store._prices import PRICES_AS_OF, SEED_PRICES
@@ -62,6 +62,7 @@ __getattr__, __dir__ = _exports(
             "export_experiment",
         ),
         "evalkit.store._liveness": (
+            "effective_status",
             "process_alive",
             "this_host",
         ),
@@ -136,6 +137,7 @@ __all__ = [
     "StoredExperiment",
     "StoredOutput",
     "connection",
+    "effective_status",
     "export_experiment",
     "latest_resumable",
     "list_experiments",

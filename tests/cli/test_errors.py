@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import tempfile
 from pathlib import Path
 
@@ -147,6 +148,7 @@ def test_an_unwritable_report_dir_is_refused_before_the_run(cli: Cli, tmp_path: 
 
 SABOTAGE = """
 import os
+import socket
 import shutil
 from pathlib import Path
 
@@ -362,3 +364,19 @@ def test_export_refuses_a_missing_store_and_an_output_that_is_a_folder(
     assert cli("run", "nightly.toml", "--no-progress").code == 0
     (tmp_path / "out").mkdir()
     assert_clean_usage_error(cli("export", "nightly", "--output", "out"), "out", "cannot write")
+
+
+def test_view_of_a_store_that_does_not_exist_names_it(cli: Cli) -> None:
+    done = cli("view", "--store", "nowhere.duckdb", "--no-browser", "--port", "0")
+    assert_clean_usage_error(done, "nowhere.duckdb: no such score store")
+
+
+def test_view_on_a_port_in_use_names_the_port(cli: Cli, tmp_path: Path) -> None:
+    write_dataset(tmp_path / "data.parquet", rows=3)
+    assert cli("run", write_experiment(tmp_path).name, "--no-progress").code == 0
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = str(taken.getsockname()[1])
+        done = cli("view", "--store", "evalkit.duckdb", "--no-browser", "--port", port)
+    assert_clean_usage_error(done, f"cannot listen on 127.0.0.1:{port}")

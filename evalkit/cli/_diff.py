@@ -1,0 +1,146 @@
+"""``evalkit diff BASELINE CANDIDATE``: the items whose score changed, largest drop first."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from evalkit.cli._format import cell, json_text, one_line, text_table
+from evalkit.cli._main import EXIT_OK
+from evalkit.cli._refs import find_experiment
+from evalkit.compare import changes_by_slice, diff_items
+from evalkit.errors import ConfigError, StoreError
+from evalkit.store import DEFAULT_STORE
+
+
+def add_diff_command(commands: Any, add_store: Any) -> None:
+    """Register ``evalkit diff``."""
+    diff = commands.add_parser(
+        "diff", help="list the items whose score changed between two runs, largest drop first"
+    )
+    diff.add_argument("baseline", help="the baseline run: id, prefix or name")
+    diff.add_argument("candidate", help="the candidate run: id, prefix or name")
+    add_store(diff)
+    diff.add_argument("--scorer", metavar="ID", help="only this scorer's pairs")
+    diff.add_argument(
+        "--slice", metavar="KEY=VALUE", help="only items whose metadata KEY has this VALUE"
+    )
+    diff.add_argument("--search", metavar="TEXT", help="only items whose text contains TEXT")
+    diff.add_argument("--limit", type=int, default=20, help="pairs to list (20; 0 for none)")
+    diff.add_argument("--offset", type=int, default=0, help="skip this many pairs first")
+    diff.add_argument("--improved", action="store_true", help="list the improvements instead")
+    diff.add_argument("--json", action="store_true", help="print JSON")
+    diff.set_defaults(handler=cmd_diff)
+
+
+def _slice(text: str | None) -> tuple[str | None, str | None]:
+    if text is None:
+        return None, None
+    key, sep, value = text.partition("=")
+    if not sep or not key.strip():
+        raise ConfigError(f"--slice must be KEY=VALUE (a metadata key and its value), got {text!r}")
+    return key.strip(), value
+
+
+def cmd_diff(args: argparse.Namespace) -> int:
+    """Print the changed pairs of two stored runs; always exits 0 (a listing, not a gate)."""
+    store = args.store or DEFAULT_STORE
+    if args.limit < 0:
+        raise ConfigError(f"--limit must be zero or more, got {args.limit}")
+    if args.offset < 0:
+        raise ConfigError(f"--offset must be zero or more, got {args.offset}")
+    key, value = _slice(args.slice)
+    baseline = find_experiment(store, args.baseline)
+    candidate = find_experiment(
+        store, args.candidate, exclude=baseline["id"] if baseline is not None else None
+    )
+    if baseline is None or candidate is None:
+        raise StoreError(f"{store}: no finished experiment to diff")
+    slices = _declared(candidate)
+    diff = diff_items(
+        store, baseline["id"], candidate["id"], scorer=args.scorer, slice_key=key,
+        slice_value=value, improved=args.improved, search=args.search, offset=args.offset,
+        limit=args.limit, slices=slices,
+    )  # fmt: skip
+    everything = diff_items(store, baseline["id"], candidate["id"], scorer=args.scorer, limit=0)
+    dropped = diff_items(store, baseline["id"], candidate["id"], scorer=args.scorer,
+                         dropped=True, limit=0).total  # fmt: skip
+    by_slice = {
+        k: changes_by_slice(store, baseline["id"], candidate["id"], k, scorer=args.scorer)
+        for k in slices
+    }
+    if args.json:
+        print(json_text({
+            "baseline": baseline["id"], "candidate": candidate["id"], "total": diff.total,
+            "changed": everything.total, "dropped": dropped,
+            "improved": everything.total - dropped,
+            "only_in_baseline": diff.only_in_baseline,
+            "only_in_candidate": diff.only_in_candidate,
+            "by_slice": {k: frame.to_dict(orient="records") for k, frame in by_slice.items()},
+            "pairs": diff.pairs.to_dict(orient="records"),
+        }))  # fmt: skip
+        return EXIT_OK
+    print(
+        f"baseline {one_line(baseline['name'])} ({one_line(baseline['id'])}) → "
+        f"candidate {one_line(candidate['name'])} ({one_line(candidate['id'])})"
+    )
+    scope = f" for {one_line(args.scorer)}" if args.scorer else ""
+    print(
+        f"{everything.total} pairs changed{scope}: {dropped} dropped, "
+        f"{everything.total - dropped} improved; items only in the baseline: "
+        f"{diff.only_in_baseline}, only in the candidate: {diff.only_in_candidate}"
+    )
+    for k, frame in by_slice.items():
+        parts = [
+            f"{cell(row['value']) or '(none)'} {int(row['dropped'])}"
+            for row in frame.to_dict(orient="records")
+            if row["dropped"]
+        ]
+        print(f"dropped pairs by {one_line(k)}: " + (", ".join(parts) if parts else "none"))
+    if args.limit == 0:
+        return EXIT_OK
+    what = "improved" if args.improved else "changed"
+    if diff.pairs.empty:
+        print(f"no {what} pair matches")
+        return EXIT_OK
+    columns = ["item", "scorer", "baseline", "candidate", "Δ", *slices,
+               "baseline output", "candidate output"]  # fmt: skip
+    rows = [
+        [p["item_id"], p["scorer_id"], p["baseline_score"], p["candidate_score"],
+         f"{p['delta']:+.3f}", *(p[f"slice:{k}"] for k in slices),
+         _text(p["baseline_output"]), _text(p["candidate_output"])]
+        for p in diff.pairs.to_dict(orient="records")
+    ]  # fmt: skip
+    print(text_table(columns, rows))
+    shown = len(diff.pairs)
+    if args.offset + shown < diff.total:
+        print(
+            f"{args.offset + 1}-{args.offset + shown} of {diff.total} {what} pairs; "
+            f"--offset {args.offset + shown} for the next, or evalkit view to browse them all"
+        )
+    return EXIT_OK
+
+
+def _declared(run: dict[str, Any]) -> list[str]:
+    import json
+
+    config = run.get("config")
+    try:
+        parsed = json.loads(config) if isinstance(config, str) else (config or {})
+    except ValueError:
+        return []
+    slices = parsed.get("slices") if isinstance(parsed, dict) else None
+    return [s for s in slices if isinstance(s, str)] if isinstance(slices, list) else []
+
+
+def _text(value: Any) -> Any:
+    """A stored JSON output as its text when it is a string."""
+    import json
+
+    if isinstance(value, str):
+        try:
+            decoded = json.loads(value)
+        except ValueError:
+            return value
+        return decoded if isinstance(decoded, str) else value
+    return value

@@ -1,0 +1,59 @@
+"""Slices in the CLI: the per-slice comparison of two stored runs, and its console table."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from evalkit.cli._format import one_line, text_table
+from evalkit.compare import Comparison, SliceComparison, compare_slices, slice_values
+from evalkit.store import read_item_scores
+
+
+def stored_slices(
+    store: str | os.PathLike[str],
+    baseline_id: str,
+    candidate_id: str,
+    keys: Sequence[str],
+    *,
+    directions: Mapping[str, Any],
+    max_drop: float,
+    confidence: float,
+    resamples: int,
+    overall: Comparison | None,
+) -> tuple[SliceComparison, ...]:
+    """Each slice of the candidate's ``keys`` compared with the baseline (Holm-corrected)."""
+    if not keys:
+        return ()
+    return compare_slices(
+        read_item_scores(store, baseline_id).to_pandas(),
+        read_item_scores(store, candidate_id).to_pandas(),
+        slice_values(store, candidate_id, keys),
+        directions=directions, max_drop=max_drop, confidence=confidence,
+        resamples=resamples, overall=overall,
+    )  # fmt: skip
+
+
+def _signed(value: float | None) -> str:
+    return "-" if value is None else f"{value:+.3f}"
+
+
+def slices_table(rows: Sequence[SliceComparison]) -> str:
+    """One line per slice and scorer; ``FLAGGED`` marks a drop the total does not show."""
+    columns = ["slice", "scorer", "n", "mean", "Δ vs baseline [CI]", "p (Holm)", "verdict"]
+    lines = [
+        [
+            f"{one_line(r.key)}={one_line(r.value) if r.value is not None else '(none)'}",
+            r.scorer_id,
+            r.n,
+            "-" if r.mean is None else f"{r.mean:.3f}",
+            f"{_signed(r.delta)} [{_signed(r.ci_low)}, {_signed(r.ci_high)}]",
+            "-" if r.p_adjusted is None else f"{r.p_adjusted:.3g}",
+            r.verdict + (" FLAGGED" if r.flagged else ""),
+        ]
+        for r in rows
+    ]
+    regressed = sorted({f"{r.key}={r.value}" for r in rows if r.verdict == "regressed"})
+    tail = "slices that regressed: " + (", ".join(one_line(s) for s in regressed) or "none")
+    return text_table(columns, lines) + "\n" + tail

@@ -1,0 +1,93 @@
+"""Inline SVG histograms with axes and counts, the baseline's distribution overlaid.
+
+Only numbers are written into the SVG (see docs/pages/design/report-templates.md).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from markupsafe import Markup
+
+
+def _axis(values: Sequence[float]) -> tuple[float, float]:
+    """The x range: [0, 1] for scores within it (an all-1.0 scorer included), else the data's
+    range, widened by 0.5 on each side when every value is the same."""
+    low, high = min(values), max(values)
+    if low >= 0.0 and high <= 1.0:
+        return 0.0, 1.0
+    if high == low:
+        return low - 0.5, high + 0.5
+    return low, high
+
+
+def _counts(scores: Sequence[float], low: float, high: float, bins: int) -> list[int]:
+    counts = [0] * bins
+    for s in scores:
+        counts[max(0, min(int((s - low) / (high - low) * bins), bins - 1))] += 1
+    return counts
+
+
+def histogram_svg(
+    scores: list[float],
+    baseline: Sequence[float] | None = None,
+    *,
+    bins: int = 10,
+    width: int = 300,
+    height: int = 150,
+) -> str:
+    """An SVG bar chart of ``scores`` in ``bins`` equal-width bins, with an x axis (range and
+    midpoint), a y axis (the largest count), each bar's count, and ``baseline``'s counts as
+    outlined steps when given. Only numbers are written: no caller text reaches the SVG."""
+    if not scores:
+        return "<p>no scores</p>"
+    low, high = _axis([*scores, *(baseline or ())])
+    counts = _counts(scores, low, high, bins)
+    before = _counts(baseline, low, high, bins) if baseline else None
+    top = max([*counts, *(before or [])])
+    left, bottom, plot_h = 28, height - 18, height - 34
+    bar_w = (width - left) / bins
+    parts = []
+    for i, c in enumerate(counts):
+        h = plot_h * c / top
+        x = left + i * bar_w
+        parts.append(
+            f'<rect x="{x + 1:.1f}" y="{bottom - h:.1f}" width="{bar_w - 2:.1f}" '
+            f'height="{h:.1f}" fill="#4a7bd0"><title>{c}</title></rect>'
+        )
+        if c:
+            parts.append(
+                f'<text x="{x + bar_w / 2:.1f}" y="{bottom - h - 2:.1f}" font-size="9" '
+                f'text-anchor="middle">{c}</text>'
+            )
+    if before is not None:
+        path = []
+        for i, c in enumerate(before):
+            y = bottom - plot_h * c / top
+            path.append(f"{'M' if i == 0 else 'L'}{left + i * bar_w:.1f},{y:.1f}")
+            path.append(f"L{left + (i + 1) * bar_w:.1f},{y:.1f}")
+        parts.append(
+            f'<path d="{" ".join(path)}" fill="none" stroke="#d0704a" stroke-width="1.5">'
+            f"<title>baseline: {', '.join(map(str, before))}</title></path>"
+        )
+    mid = (low + high) / 2
+    parts.append(
+        f'<line x1="{left}" y1="{bottom}" x2="{width}" y2="{bottom}" stroke="#555"/>'
+        f'<line x1="{left}" y1="{bottom}" x2="{left}" y2="{bottom - plot_h}" stroke="#555"/>'
+        f'<text x="{left}" y="{height - 4}" font-size="10">{low:.2f}</text>'
+        f'<text x="{(left + width) / 2:.1f}" y="{height - 4}" font-size="10" '
+        f'text-anchor="middle">{mid:.2f}</text>'
+        f'<text x="{width}" y="{height - 4}" font-size="10" text-anchor="end">{high:.2f}</text>'
+        f'<text x="{left - 3}" y="{bottom - plot_h + 8}" font-size="10" '
+        f'text-anchor="end">{top}</text>'
+        f'<text x="{left - 3}" y="{bottom}" font-size="10" text-anchor="end">0</text>'
+    )
+    return (
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+        f'role="img">{"".join(parts)}</svg>'
+    )
+
+
+def histogram_markup(scores: list[float], baseline: Sequence[float] | None = None) -> Markup:
+    """:func:`histogram_svg` for the template (built from numbers only, so markup-safe)."""
+    return Markup(histogram_svg(scores, baseline))

@@ -1,0 +1,113 @@
+"""Geometry of the inline SVG charts: the templates draw what these functions place.
+
+Charts are inline SVG written by the server (no chart library, no script): they render offline,
+print, and need nothing from the page's script.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+#: Line colours of the scorers of a trend chart, in order (readable on white, distinct in
+#: the common forms of colour blindness).
+PALETTE = ("#2563eb", "#d97706", "#059669", "#db2777", "#7c3aed", "#0891b2", "#65a30d")
+
+
+def _scale(lo: float, hi: float, top: float, bottom: float) -> Any:
+    span = (hi - lo) or 1.0
+    return lambda v: bottom - (v - lo) / span * (bottom - top)
+
+
+def trend(
+    series: dict[str, list[tuple[str, float]]], *, width: int = 360, height: int = 120
+) -> dict[str, Any]:
+    """A line per scorer over the runs of one name (oldest left), y over [0, 1] unless the
+    means leave it.
+
+    Returns:
+        ``width``, ``height``, ``lines`` (``scorer_id``, ``colour``, ``points`` as an SVG
+        points string, ``dots``: ``x``, ``y``, ``run_id``, ``mean``), the axis labels ``lo``
+        and ``hi``, and ``runs`` (the most runs of one scorer).
+    """
+    values = [m for points in series.values() for _, m in points]
+    lo = min([0.0, *values])
+    hi = max([1.0, *values])
+    left, right, top, bottom = 34, width - 8, 8, height - 18
+    y = _scale(lo, hi, top, bottom)
+    runs = max((len(p) for p in series.values()), default=0)
+    step = (right - left) / max(runs - 1, 1)
+    lines = []
+    for index, (scorer_id, points) in enumerate(series.items()):
+        # Right-aligned: a scorer added later starts at its first run, not at the left edge.
+        offset = runs - len(points)
+        at = (lambda i: (left + right) / 2) if runs == 1 else (lambda i: left + i * step)
+        dots = [
+            {"x": at(offset + i), "y": y(mean), "run_id": run_id, "mean": mean}
+            for i, (run_id, mean) in enumerate(points)
+        ]
+        lines.append(
+            {
+                "scorer_id": scorer_id,
+                "colour": PALETTE[index % len(PALETTE)],
+                "points": " ".join(f"{d['x']:.1f},{d['y']:.1f}" for d in dots),
+                "dots": dots,
+            }
+        )
+    return {
+        "width": width,
+        "height": height,
+        "left": left,
+        "right": right,
+        "top": top,
+        "bottom": bottom,
+        "lo": lo,
+        "hi": hi,
+        "runs": runs,
+        "lines": lines,
+    }
+
+
+def histogram(
+    lo: float, hi: float, counts: list[int], *, width: int = 300, height: int = 130
+) -> dict[str, Any]:
+    """Bars of a score distribution with both axes: the score range below, counts above each
+    non-empty bar and the largest count on the left.
+
+    Returns:
+        ``width``, ``height``, ``bars`` (``x``, ``y``, ``w``, ``h``, ``count``, ``from``,
+        ``to``), ``ticks`` (``x``, ``label``), ``max``, ``total`` and the plot's edges.
+    """
+    left, right, top, bottom = 36, width - 8, 16, height - 22
+    most = max(counts, default=0) or 1
+    span = (hi - lo) / len(counts)
+    w = (right - left) / len(counts)
+    bars = []
+    for i, count in enumerate(counts):
+        h = count / most * (bottom - top)
+        bars.append(
+            {
+                "x": left + i * w + 1,
+                "y": bottom - h,
+                "w": max(w - 2, 1),
+                "h": h,
+                "count": count,
+                "from": lo + i * span,
+                "to": lo + (i + 1) * span,
+            }
+        )
+    ticks = [
+        {"x": left + (right - left) * f, "label": f"{lo + (hi - lo) * f:g}"}
+        for f in (0.0, 0.5, 1.0)
+    ]
+    return {
+        "width": width,
+        "height": height,
+        "left": left,
+        "right": right,
+        "top": top,
+        "bottom": bottom,
+        "bars": bars,
+        "ticks": ticks,
+        "max": max(counts, default=0),
+        "total": sum(counts),
+    }

@@ -1,0 +1,351 @@
+"""What the viewer's pages read from the store: every query parameterised, on a read-only
+connection (the :class:`~evalkit.view._reader.Reader` shares one between requests for a
+bounded time, so a run can write the store meanwhile).
+
+Each function takes the store as a :class:`Reader` or a path (then opened for that call).
+See docs/pages/design/viewer-stack.md.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import defaultdict
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import duckdb
+
+from evalkit.errors import StoreError
+from evalkit.report import error_pattern
+from evalkit.store import connection, effective_status
+from evalkit.view._reader import LOCK_TIMEOUT, Reader
+
+#: Bins of a score distribution.
+BINS = 10
+
+
+Source = Reader | str | os.PathLike[str]
+
+
+@contextmanager
+def reading(source: Source) -> Iterator[duckdb.DuckDBPyConnection]:
+    """A read-only connection to the store for one page."""
+    if isinstance(source, Reader):
+        with source.cursor() as con:
+            yield con
+    else:
+        with connection(source, read_only=True, lock_timeout=LOCK_TIMEOUT) as con:
+            yield con
+
+
+def name_of(source: Source) -> str:
+    """The store's path, for messages."""
+    return source.store if isinstance(source, Reader) else str(source)
+
+
+def rows(con: duckdb.DuckDBPyConnection, sql: str, params: list[Any]) -> list[dict[str, Any]]:
+    """``sql``'s result as dicts."""
+    cursor = con.execute(sql, params)
+    names = [d[0] for d in cursor.description]
+    return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
+
+
+def _with_status(run: dict[str, Any]) -> dict[str, Any]:
+    """A run's row with its effective status (a dead writer's ``running`` is ``interrupted``)."""
+    pid, host = run.pop("writer_pid", None), run.pop("writer_host", None)
+    run["status"] = effective_status(run["status"], pid, host)
+    run.setdefault("partial", False)
+    return run
+
+
+def all_runs(con: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
+    """Every run of the store, newest first (none in a store whose creation was cut short)."""
+    tables = con.execute(
+        "SELECT count(*) FROM duckdb_tables() WHERE table_name = 'experiments'"
+        " AND database_name = current_database()"
+    ).fetchone()
+    if not tables or not tables[0]:
+        return []
+    found = rows(
+        con,
+        "SELECT * EXCLUDE (config, metadata) FROM experiments ORDER BY started_at DESC, id",
+        [],
+    )
+    return [_with_status(run) for run in found]
+
+
+def find_run(runs: list[dict[str, Any]], ref: str, where: str) -> dict[str, Any]:
+    """The run of ``runs`` with id ``ref`` or whose id alone starts with it.
+
+    Raises:
+        StoreError: No run matches, or a prefix matches several.
+    """
+    found = [r for r in runs if r["id"].startswith(ref)] if ref else []
+    exact = [r for r in found if r["id"] == ref]
+    if exact:
+        return exact[0]
+    if not found:
+        raise StoreError(f"{where}: no experiment with id {ref!r}")
+    if len(found) > 1:
+        raise StoreError(f"{where}: id prefix {ref!r} matches several experiments")
+    return found[0]
+
+
+def _means(
+    con: duckdb.DuckDBPyConnection, ids: list[str]
+) -> tuple[dict[str, list[str]], dict[str, dict[str, float]]]:
+    """Per run, its scorer ids in their order, and the mean of each scorer that has scores."""
+    order: dict[str, list[str]] = defaultdict(list)
+    means: dict[str, dict[str, float]] = defaultdict(dict)
+    if not ids:
+        return order, means
+    found = rows(
+        con,
+        "SELECT es.experiment_id, es.scorer_id, m.mean FROM experiment_scorers es"
+        " LEFT JOIN (SELECT experiment_id, scorer_id, avg(score) AS mean FROM scores"
+        " WHERE list_contains(?, experiment_id) GROUP BY ALL) m USING (experiment_id, scorer_id)"
+        " WHERE list_contains(?, es.experiment_id) ORDER BY es.position",
+        [ids, ids],
+    )
+    for row in found:
+        order[row["experiment_id"]].append(row["scorer_id"])
+        if row["mean"] is not None:
+            means[row["experiment_id"]][row["scorer_id"]] = row["mean"]
+    return order, means
+
+
+def experiments(store: Source, *, name: str = "", status: str = "") -> dict[str, Any]:
+    """The runs of the store (newest first), filtered by a name substring and a status, with
+    each run's mean per scorer and, per run name, the means over its runs (oldest first).
+
+    Returns:
+        ``runs`` (dicts with ``means``: scorer id → mean), ``trends`` (run name → scorer id →
+        list of ``(run id, mean)``), ``statuses`` (every status in the store) and ``names``.
+    """
+    with reading(store) as con:
+        table = all_runs(con)
+        statuses = sorted({r["status"] for r in table})
+        names = sorted({r["name"] for r in table})
+        needle = name.strip().lower()
+        runs = [
+            r
+            for r in table
+            if (not needle or needle in r["name"].lower()) and (not status or r["status"] == status)
+        ]
+        order, means = _means(con, [r["id"] for r in runs])
+    trends: dict[str, dict[str, list[tuple[str, float]]]] = defaultdict(lambda: defaultdict(list))
+    previous: dict[str, str] = {}
+    for run in reversed(runs):  # oldest first
+        run["previous"] = previous.get(run["name"])
+        previous[run["name"]] = run["id"]
+        run["scorers"] = order.get(run["id"], [])
+        run["means"] = means.get(run["id"], {})
+        for scorer_id, mean in run["means"].items():
+            trends[run["name"]][scorer_id].append((run["id"], mean))
+    return {
+        "runs": runs,
+        "trends": {k: dict(v) for k, v in trends.items()},
+        "statuses": statuses,
+        "names": names,
+    }
+
+
+def experiment(store: Source, ref: str) -> dict[str, Any]:
+    """One run: its row, scorers with their statistics and distribution, coverage, failure
+    groups, and the other runs of its name (to compare with).
+
+    Raises:
+        StoreError: No run has this id (or id prefix).
+    """
+    with reading(store) as con:
+        runs = all_runs(con)
+        run = find_run(runs, ref, name_of(store))
+        eid = run["id"]
+        scorers = _scorer_stats(con, eid)
+        coverage = rows(
+            con,
+            "SELECT count(*) AS processed, count(*) FILTER (WHERE error IS NOT NULL)"
+            " AS target_failed FROM experiment_items WHERE experiment_id = ?",
+            [eid],
+        )[0]
+        groups = _failure_groups(con, eid)
+    siblings = [r for r in runs if r["name"] == run["name"] and r["id"] != eid][:50]
+    return {
+        "run": run,
+        "scorers": scorers,
+        "coverage": coverage,
+        "failure_groups": groups,
+        "siblings": siblings,
+        # Per slice and scorer: n, mean and the change against a baseline. Filled by the
+        # slices of issue 16 (item 2) once the store can compute them; None shows no section.
+        "slices": None,
+    }
+
+
+def _scorer_stats(con: duckdb.DuckDBPyConnection, eid: str) -> list[dict[str, Any]]:
+    """Per scorer of the run, in one scan of its scores: n, failures, mean, stddev, the 95%
+    t interval, min, max, pass rate, and :data:`BINS` equal bins over [0, 1] (over the
+    scores' own range when they leave it)."""
+    found = rows(
+        con,
+        f"""
+        WITH s AS (
+            SELECT scorer_id, count(*) AS n, avg(score) AS mean, stddev_samp(score) AS stddev,
+                   min(score) AS min, max(score) AS max,
+                   histogram(least(CAST(floor(score * {BINS}) AS INTEGER), {BINS - 1}))
+                       FILTER (WHERE score BETWEEN 0 AND 1) AS bins
+            FROM scores WHERE experiment_id = ? GROUP BY scorer_id
+        ), e AS (
+            SELECT scorer_id, count(*) AS errors FROM scorer_errors
+            WHERE experiment_id = ? GROUP BY scorer_id
+        )
+        SELECT es.scorer_id, es.scorer_name, es.description, es.threshold_min,
+               es.threshold_max, coalesce(es.higher_is_better, true) AS higher_is_better,
+               coalesce(s.n, 0) AS n, coalesce(e.errors, 0) AS errors, s.mean, s.stddev,
+               s.mean - evalkit_t975(s.n - 1) * s.stddev / sqrt(s.n) AS ci95_low,
+               s.mean + evalkit_t975(s.n - 1) * s.stddev / sqrt(s.n) AS ci95_high,
+               s.min, s.max, s.bins
+        FROM experiment_scorers es
+        LEFT JOIN s USING (scorer_id) LEFT JOIN e USING (scorer_id)
+        WHERE es.experiment_id = ? ORDER BY es.position
+        """,
+        [eid, eid, eid],
+    )
+    for scorer in found:
+        scorer["pass_rate"] = None
+        bins = scorer.pop("bins") or {}
+        if not scorer["n"]:
+            scorer["histogram"] = None
+        elif scorer["min"] >= 0 and scorer["max"] <= 1:
+            counts = [int(bins.get(i, 0)) for i in range(BINS)]
+            scorer["histogram"] = {"lo": 0.0, "hi": 1.0, "counts": counts}
+        else:
+            scorer["histogram"] = _histogram_outside(con, eid, scorer)
+        low, high = scorer["threshold_min"], scorer["threshold_max"]
+        if scorer["n"] and (low is not None or high is not None):
+            passed = con.execute(
+                "SELECT count(*) FROM scores WHERE experiment_id = ? AND scorer_id = ?"
+                " AND (? IS NULL OR score >= ?) AND (? IS NULL OR score <= ?)",
+                [eid, scorer["scorer_id"], low, low, high, high],
+            ).fetchone()
+            scorer["pass_rate"] = (passed[0] if passed else 0) / scorer["n"]
+    return found
+
+
+def _histogram_outside(
+    con: duckdb.DuckDBPyConnection, eid: str, scorer: dict[str, Any]
+) -> dict[str, Any]:
+    """Bins over the scores' own range, for a scorer whose scores leave [0, 1]."""
+    lo = min(scorer["min"], 0.0)
+    hi = scorer["max"] if scorer["max"] > lo else lo + 1.0
+    found = con.execute(
+        f"SELECT least(CAST(floor((score - ?) / ? * {BINS}) AS INTEGER), {BINS - 1}), count(*)"
+        " FROM scores WHERE experiment_id = ? AND scorer_id = ? GROUP BY ALL",
+        [lo, hi - lo, eid, scorer["scorer_id"]],
+    ).fetchall()
+    counts = [0] * BINS
+    for index, count in found:
+        counts[index] += count
+    return {"lo": lo, "hi": hi, "counts": counts}
+
+
+def _failure_groups(con: duckdb.DuckDBPyConnection, eid: str) -> list[dict[str, Any]]:
+    """The run's failures as distinct errors (scorer, type, step, message pattern) with counts
+    and one example, largest first; target failures under ``(target)``."""
+    found = rows(
+        con,
+        """
+        SELECT scorer_id, error_name, failed_step, error_message, count(*) AS n,
+               min(item_id) AS item_id
+        FROM scorer_errors WHERE experiment_id = ? GROUP BY ALL
+        UNION ALL
+        SELECT '(target)', error->>'$.name', NULL, error->>'$.message', count(*), min(item_id)
+        FROM experiment_items WHERE experiment_id = ? AND error IS NOT NULL GROUP BY ALL
+        ORDER BY n DESC LIMIT 5000
+        """,
+        [eid, eid],
+    )
+    groups: dict[tuple[Any, ...], dict[str, Any]] = {}
+    for row in found:
+        message = row["error_message"] or ""
+        key = (row["scorer_id"], row["error_name"], row["failed_step"], error_pattern(message))
+        group = groups.get(key)
+        if group is None:
+            groups[key] = {
+                "scorer_id": key[0],
+                "error_name": key[1],
+                "failed_step": key[2],
+                "pattern": key[3],
+                "count": row["n"],
+                "example_item_id": row["item_id"],
+                "example_message": message,
+            }
+        else:
+            group["count"] += row["n"]
+    return sorted(groups.values(), key=lambda g: -g["count"])[:100]
+
+
+def item(store: Source, ref: str, item_id: str, *, baseline: str | None = None) -> dict[str, Any]:
+    """One item of one run: its row, each scorer's score or error, every judge execution, and
+    the same item in ``baseline`` (a run id) when given.
+
+    Raises:
+        StoreError: No run has this id.
+    """
+    with reading(store) as con:
+        runs = all_runs(con)
+        run = find_run(runs, ref, name_of(store))
+        base = find_run(runs, baseline, name_of(store)) if baseline else None
+        found = _item_in(con, run["id"], item_id)
+        judged = rows(
+            con,
+            "SELECT j.* EXCLUDE (experiment_id, run_id, item_id) FROM judge_executions j"
+            " LEFT JOIN experiment_scorers es ON es.experiment_id = j.experiment_id"
+            " AND es.scorer_id = j.scorer_id"
+            " WHERE j.experiment_id = ? AND j.item_id = ?"
+            " ORDER BY es.position, list_position(['preprocess', 'analyze', 'generate_score',"
+            " 'generate_reason'], j.step), j.execution_index",
+            [run["id"], item_id],
+        )
+        before = _item_in(con, base["id"], item_id) if base else None
+    return {"run": run, "baseline": base, "item": found, "before": before, "judge": judged}
+
+
+def _item_in(con: duckdb.DuckDBPyConnection, eid: str, item_id: str) -> dict[str, Any] | None:
+    """The item's row and per scorer (in the run's order) its score row or error row."""
+    head = rows(
+        con,
+        "SELECT * EXCLUDE (experiment_id) FROM experiment_items"
+        " WHERE experiment_id = ? AND item_id = ? ORDER BY completed_at DESC LIMIT 1",
+        [eid, item_id],
+    )
+    if not head:
+        return None
+    scorers = rows(
+        con,
+        "SELECT es.scorer_id, s.score, s.reason, s.preprocess_step_result,"
+        " s.analyze_step_result, s.preprocess_prompt, s.analyze_prompt,"
+        " s.generate_score_prompt, s.generate_reason_prompt, s.duration_ms,"
+        " e.failed_step, e.completed_steps, e.error_name, e.error_message"
+        " FROM experiment_scorers es"
+        " LEFT JOIN scores s ON s.experiment_id = es.experiment_id"
+        " AND s.scorer_id = es.scorer_id AND s.item_id = ?"
+        " LEFT JOIN scorer_errors e ON e.experiment_id = es.experiment_id"
+        " AND e.scorer_id = es.scorer_id AND e.item_id = ?"
+        " WHERE es.experiment_id = ? ORDER BY es.position",
+        [item_id, item_id, eid],
+    )
+    by_scorer = {s["scorer_id"]: s for s in scorers}
+    return {**head[0], "scorers": scorers, "by_scorer": by_scorer}
+
+
+def metadata_keys(con: duckdb.DuckDBPyConnection, eid: str) -> list[str]:
+    """The metadata keys of a run's first items: what the slice filter can name."""
+    found = con.execute(
+        "SELECT DISTINCT unnest(json_keys(metadata)) FROM (SELECT metadata FROM"
+        " experiment_items WHERE experiment_id = ? AND json_type(metadata) = 'OBJECT'"
+        " LIMIT 1000) ORDER BY 1",
+        [eid],
+    ).fetchall()
+    return [row[0] for row in found]

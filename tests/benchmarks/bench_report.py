@@ -1,0 +1,88 @@
+"""B-report — the reports of a 100,000-item run compared with its baseline.
+
+Run: ``python -m tests.benchmarks.bench_report [--items N]``. Two runs of N items (three
+code scorers, ten categories declared as slices) go into a store; then what ``evalkit run``
+does after the run is timed: the per-slice comparison, the regressed pairs read from the store,
+the report model, and the HTML, Markdown and JUnit files written. Target: at most 5 s, and an
+HTML file under 5 MB (item lists are capped; ``evalkit diff``/``evalkit view`` list the rest).
+"""
+
+from __future__ import annotations
+
+import argparse
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from evalkit import run_evals_sync
+from evalkit.cli._reports import explain_from_store, write_reports
+from evalkit.cli._slices import stored_slices
+from evalkit.compare import compare_experiments
+from evalkit.report import build_report
+from evalkit.scorers import get_scorer
+from evalkit.store import read_item_scores
+
+TARGET_SECONDS = 5.0
+TARGET_BYTES = 5_000_000
+
+
+def dataset(items: int, version: int) -> pd.DataFrame:
+    rng = np.random.default_rng(version)
+    cats = [f"cat{i % 10}" for i in range(items)]
+    truth = [f"answer {i}" for i in range(items)]
+    out = [t if rng.uniform() < 0.8 else "something else entirely" for t in truth]
+    if version == 2:  # cat3 loses a third of its answers
+        out = [o if c != "cat3" or rng.uniform() < 0.66 else "I don't know" for o, c in
+               zip(out, cats, strict=True)]  # fmt: skip
+    return pd.DataFrame({
+        "id": [f"q{i:07d}" for i in range(items)], "input": [f"question {i}" for i in range(items)],
+        "groundTruth": truth, "output": out, "metadata": [{"category": c} for c in cats],
+    })  # fmt: skip
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--items", type=int, default=100_000)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        store = Path(tmp) / "evalkit.duckdb"
+        scorers = [get_scorer("exact_match", id="exact"), get_scorer("contains", id="contains"),
+                   get_scorer("token_f1", id="token_f1")]  # fmt: skip
+        runs = []
+        for version in (1, 2):
+            started = time.perf_counter()
+            runs.append(run_evals_sync(dataset(args.items, version), scorers, store=store,
+                                       experiment=f"v{version}", progress=False,
+                                       slices=["category"]))  # fmt: skip
+            print(f"  run v{version}: {time.perf_counter() - started:.1f} s")
+        base, cand = runs
+        started = time.perf_counter()
+        comparison = compare_experiments(read_item_scores(store, base.experiment_id),
+                                         read_item_scores(store, cand.experiment_id),
+                                         max_drop=0.02)  # fmt: skip
+        compared = time.perf_counter() - started
+        started = time.perf_counter()
+        slices = stored_slices(store, base.experiment_id, cand.experiment_id, cand.slices,
+                               directions={}, max_drop=0.02, confidence=0.95, resamples=10_000,
+                               overall=comparison)  # fmt: skip
+        explain = explain_from_store(store, base.experiment_id, cand.experiment_id,
+                                     slices=list(cand.slices))  # fmt: skip
+        report = build_report(cand, comparison=comparison, baseline="v1", slices=slices,
+                              **explain)  # fmt: skip
+        paths = write_reports(report, Path(tmp) / "reports")
+        elapsed = time.perf_counter() - started
+        size = paths["html"].stat().st_size
+        print(f"  whole-run comparison (not part of the report): {compared:.2f} s")
+        print(f"  regressed slices: {report.regressed_slices}")
+        print(
+            f"B-report {args.items:,}-item run: slices, regressed pairs and three reports in "
+            f"{elapsed:.2f} s ({elapsed / TARGET_SECONDS:.2f}x the {TARGET_SECONDS:.0f} s budget),"
+            f" HTML {size / 1e6:.2f} MB ({size / TARGET_BYTES:.2f}x the 5 MB budget)"
+        )
+
+
+if __name__ == "__main__":
+    main()

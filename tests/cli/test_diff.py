@@ -1,0 +1,116 @@
+"""The shipped regression demo explains itself: ``evalkit run --slices``, ``--json``, the
+reports and ``evalkit diff`` all name billing and account as the slices that dropped."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from tests.cli.conftest import Completed, run_cli
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Completed]:
+    """quickstart (v1), then the regression demo (v2) against it, in a copy of the repo's
+    experiments and datasets."""
+    folder = tmp_path_factory.mktemp("demo")
+    shutil.copytree(ROOT / "experiments", folder / "experiments")
+    shutil.copytree(ROOT / "datasets", folder / "datasets")
+    first = run_cli("run", "experiments/quickstart.toml", "--no-progress", cwd=folder)
+    assert first.code == 0, first.stderr
+    done = run_cli("run", "experiments/regression-demo.toml", "--no-progress", "--json",
+                   cwd=folder)  # fmt: skip
+    assert done.code == 1, done.stderr
+    return folder, done
+
+
+def test_json_names_billing_and_account(demo: tuple[Path, Completed]) -> None:
+    _, done = demo
+    verdict = json.loads(done.stdout)
+    assert verdict["regressed_slices"] == ["category=account", "category=billing"]
+    regressed = {
+        (r["value"], r["scorer_id"]) for r in verdict["slices"] if r["verdict"] == "regressed"
+    }
+    assert {value for value, _ in regressed} == {"account", "billing"}
+    assert all(
+        r["p_adjusted"] >= r["p_value"] for r in verdict["slices"] if r["p_value"] is not None
+    )
+    # Every scorer regressed as a whole, so no slice is a hidden drop.
+    assert not any(r["flagged"] for r in verdict["slices"])
+
+
+def test_console_slices_table(demo: tuple[Path, Completed]) -> None:
+    folder, _ = demo
+    done = run_cli("run", "experiments/regression-demo.toml", "--no-progress", "--slices",
+                   cwd=folder)  # fmt: skip
+    assert done.code == 1, done.stderr
+    assert "p (Holm)" in done.stdout
+    assert "slices that regressed: category=account, category=billing" in done.stdout
+
+
+def test_diff_lists_the_drops_by_slice(demo: tuple[Path, Completed]) -> None:
+    folder, _ = demo
+    done = run_cli("diff", "quickstart", "regression-demo", "--limit", "5", cwd=folder)
+    assert done.code == 0, done.stderr
+    line = next(x for x in done.stdout.splitlines() if x.startswith("dropped pairs by category"))
+    counts = dict(part.rsplit(" ", 1) for part in line.split(": ", 1)[1].split(", "))
+    assert set(counts) == {"billing", "account"}
+    assert "of 1" in done.stdout or "of " in done.stdout  # the pointer to the rest
+    assert "evalkit view" in done.stdout
+
+
+def test_diff_json_and_filters(demo: tuple[Path, Completed]) -> None:
+    folder, _ = demo
+    done = run_cli("diff", "quickstart", "regression-demo", "--json", "--scorer", "exact",
+                   "--slice", "category=billing", "--limit", "100", cwd=folder)  # fmt: skip
+    assert done.code == 0, done.stderr
+    diff = json.loads(done.stdout)
+    assert diff["pairs"]
+    assert {p["scorer_id"] for p in diff["pairs"]} == {"exact"}
+    assert {p["slice:category"] for p in diff["pairs"]} == {"billing"}
+    assert [p["delta"] for p in diff["pairs"]] == sorted(p["delta"] for p in diff["pairs"])
+    assert {r["value"] for r in diff["by_slice"]["category"] if r["dropped"]} == {
+        "billing", "account"}  # fmt: skip
+    improved = json.loads(run_cli("diff", "quickstart", "regression-demo", "--json",
+                                  "--improved", cwd=folder).stdout)  # fmt: skip
+    assert all(p["delta"] > 0 for p in improved["pairs"])
+
+
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (["--slice", "category"], "--slice must be KEY=VALUE"),
+        (["--limit", "-1"], "--limit must be zero or more"),
+    ],
+)
+def test_diff_bad_options(demo: tuple[Path, Completed], args: list[str], needle: str) -> None:
+    folder, _ = demo
+    done = run_cli("diff", "quickstart", "regression-demo", *args, cwd=folder)
+    assert done.code == 2
+    assert needle in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_diff_unknown_run(demo: tuple[Path, Completed]) -> None:
+    folder, _ = demo
+    done = run_cli("diff", "quickstart", "no-such-run", cwd=folder)
+    assert done.code == 2
+    assert "no-such-run" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_the_html_report_shows_the_dropped_slices_and_pairs(demo: tuple[Path, Completed]) -> None:
+    folder, done = demo
+    html = Path(folder, json.loads(done.stdout)["reports"]["html"]).read_text(encoding="utf-8")
+    assert "Slices that regressed" in html
+    assert "category=billing" in html
+    assert "category=account" in html
+    assert "Regressed items" in html
+    assert "evalkit diff" in html
+    markdown = Path(folder, json.loads(done.stdout)["reports"]["markdown"]).read_text("utf-8")
+    assert "category=billing" in markdown

@@ -1,0 +1,70 @@
+"""Per-slice comparison with a Holm correction."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from evalkit.compare import compare_slices, holm
+from evalkit.errors import ConfigError
+from evalkit.run._spec import check_slices
+
+
+def test_holm_matches_the_textbook_example() -> None:
+    # Holm (1979) style: sorted p 0.01, 0.02, 0.03, 0.04 with m = 4 -> 0.04, 0.06, 0.06, 0.06.
+    assert holm([0.03, 0.01, 0.04, 0.02]) == pytest.approx([0.06, 0.04, 0.06, 0.06])
+    assert holm([0.5, 0.9]) == [1.0, 1.0]
+    assert holm([]) == []
+
+
+def _runs(items: int, drop_in: str, *, drop: float) -> tuple[pd.DataFrame, pd.DataFrame, dict]:
+    rng = np.random.default_rng(1)
+    ids = [f"i{i}" for i in range(items)]
+    cats = [f"c{i % 10}" for i in range(items)]
+    before = (rng.uniform(size=items) < 0.8).astype(float)
+    after = before.copy()
+    for i, cat in enumerate(cats):
+        if cat == drop_in and before[i] == 1.0 and rng.uniform() < drop:
+            after[i] = 0.0
+    frame = lambda s: pd.DataFrame({"item_id": ids, "scorer_id": "s", "score": s})  # noqa: E731
+    return frame(before), frame(after), {"cat": dict(zip(ids, cats, strict=True))}
+
+
+def test_a_slice_that_drops_while_the_total_does_not_is_flagged() -> None:
+    base, cand, values = _runs(2000, "c3", drop=0.5)
+    # The run's mean drops by about 0.045, within max_drop; slice c3's by about 0.45.
+    rows = compare_slices(base, cand, values, max_drop=0.05, resamples=2000)
+    by = {r.value: r for r in rows}
+    assert by["c3"].verdict == "regressed"
+    assert by["c3"].flagged
+    assert all(r.verdict == "unchanged" for v, r in by.items() if v != "c3")
+
+
+def test_no_slice_is_flagged_by_chance() -> None:
+    # Thirty slices of pure noise (each item's score redrawn): without a correction some
+    # would look significant; after Holm none is.
+    rng = np.random.default_rng(7)
+    items = 3000
+    ids = [f"i{i}" for i in range(items)]
+    values = {"cat": {i: f"c{n % 30}" for n, i in enumerate(ids)}}
+    frame = lambda s: pd.DataFrame({"item_id": ids, "scorer_id": "s", "score": s})  # noqa: E731
+    base = frame(rng.uniform(size=items))
+    cand = frame(rng.uniform(size=items))
+    rows = compare_slices(base, cand, values, resamples=2000)
+    assert len(rows) == 30
+    assert min(r.p_value for r in rows if r.p_value is not None) < 0.2
+    assert not any(r.verdict == "regressed" or r.flagged for r in rows)
+
+
+def test_items_without_the_key_form_their_own_slice() -> None:
+    base, cand, values = _runs(200, "c3", drop=0.0)
+    values["cat"] = {k: v for k, v in values["cat"].items() if v != "c0"}
+    rows = compare_slices(base, cand, values, resamples=200)
+    assert None in {r.value for r in rows}
+
+
+@pytest.mark.parametrize("bad", ["category", ["category", "category"], [""], [3]])
+def test_bad_slices_are_refused(bad: object) -> None:
+    with pytest.raises(ConfigError, match="slices"):
+        check_slices(bad)

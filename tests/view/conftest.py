@@ -1,0 +1,198 @@
+"""The viewer's fixtures: a real store written by real ``evalkit run``s (code scorers and an
+LLM judge on the shipped test server), the viewer as ``evalkit view`` in its own process, and
+the system's Chromium driven by Playwright."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from evalkit.testing import server_process
+from tests.cli.conftest import run_cli
+
+KEY_ENV = "EVALKIT_VIEW_TEST_KEY"
+ROWS = 150
+CATEGORIES = ("billing", "account", "shipping")
+#: Outputs of the candidate that must render inert.
+SCRIPT = '<script>window.__pwned = 1</script><img src=x onerror="window.__pwned = 2">'
+BIDI = "refund \u202eevil.exe\u202c approved"
+HUGE = "lorem ipsum " * 87_382  # just over 1 MB
+HOSTILE = {"q100": SCRIPT, "q101": BIDI, "q102": HUGE}
+
+
+def candidate_wrong(i: int) -> bool:
+    """The candidate answers billing and account questions of the first 90 rows wrongly."""
+    return i < 90 and CATEGORIES[i % 3] != "shipping"
+
+
+def write_rows(path: Path, *, candidate: bool, rows: int = ROWS) -> Path:
+    outputs = []
+    for i in range(rows):
+        answer = str(2 * i + 1) if candidate and candidate_wrong(i) else str(2 * i)
+        outputs.append(HOSTILE.get(f"q{i:03d}", answer) if candidate else answer)
+    pd.DataFrame(
+        {
+            "id": [f"q{i:03d}" for i in range(rows)],
+            "input": [f"What is {i} + {i}?" for i in range(rows)],
+            "groundTruth": [str(2 * i) for i in range(rows)],
+            "output": outputs,
+            "metadata": [json.dumps({"category": CATEGORIES[i % 3]}) for i in range(rows)],
+        }
+    ).to_parquet(path)
+    return path
+
+
+def write_file(folder: Path, name: str, dataset: str, judge_url: str) -> Path:
+    path = folder / f"{name}.toml"
+    path.write_text(
+        f"""
+[experiment]
+name = "{name}"
+dataset = "{dataset}"
+store = "evalkit.duckdb"
+concurrency = 8
+slices = ["category"]
+
+[judge]
+model = "fake-judge"
+base_url = "{judge_url}"
+api_key_env = "{KEY_ENV}"
+
+[[scorers]]
+use = "exact_match"
+id = "exact"
+
+[[scorers]]
+use = "token_f1"
+
+[[scorers]]
+use = "llm_rubric"
+id = "rubric"
+params = {{ rubric = "The answer is a single number.", scale = 1.0 }}
+""",
+        encoding="utf-8",
+    )
+    return path
+
+
+@dataclass(frozen=True)
+class Store:
+    path: Path
+    baseline: str
+    candidate: str
+    smoke: str
+
+
+def _run(folder: Path, file: str) -> str:
+    done = run_cli("run", file, "--no-progress", "--json", cwd=folder, env_extra={KEY_ENV: "k"})
+    assert done.code in (0, 1), done.stderr
+    return str(json.loads(done.stdout)["experiment_id"])
+
+
+@pytest.fixture(scope="session")
+def store(tmp_path_factory: pytest.TempPathFactory) -> Store:
+    """``nightly`` twice (the second regressed on billing and account, with hostile outputs)
+    and one ``smoke`` run, each with exact, token-f1 and an LLM rubric."""
+    folder = tmp_path_factory.mktemp("view-store")
+    with server_process() as url:
+        write_rows(folder / "v1.parquet", candidate=False)
+        write_rows(folder / "v2.parquet", candidate=True)
+        write_rows(folder / "smoke.parquet", candidate=False, rows=10)
+        write_file(folder, "nightly", "v1.parquet", url)
+        baseline = _run(folder, "nightly.toml")
+        write_file(folder, "nightly", "v2.parquet", url)
+        candidate = _run(folder, "nightly.toml")
+        write_file(folder, "smoke", "smoke.parquet", url)
+        smoke = _run(folder, "smoke.toml")
+    return Store(folder / "evalkit.duckdb", baseline, candidate, smoke)
+
+
+def start_viewer(store: Path, *extra: str) -> tuple[subprocess.Popen[str], str]:
+    """``evalkit view --store STORE --port 0 --no-browser`` in its own process, and its URL."""
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "evalkit", "view", "--store", str(store), "--port", "0",
+         "--no-browser", *extra],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )  # fmt: skip
+    assert proc.stdout is not None
+    line = proc.stdout.readline()
+    if " at http://" not in line:
+        proc.kill()
+        raise RuntimeError(f"evalkit view did not start: {line!r} {proc.stderr.read()!r}")
+    return proc, line.split(" at ", 1)[1].split()[0]
+
+
+def stop(proc: subprocess.Popen[str]) -> None:
+    proc.terminate()
+    proc.wait(timeout=10)
+    for stream in (proc.stdout, proc.stderr):
+        if stream is not None:
+            stream.close()
+
+
+@pytest.fixture(scope="session")
+def viewer(store: Store) -> Iterator[str]:
+    """The base URL of ``evalkit view`` over :func:`store`."""
+    proc, url = start_viewer(store.path)
+    try:
+        yield url
+    finally:
+        stop(proc)
+
+
+def chromium_executable() -> str | None:
+    """The system's Chromium (Debian's package), or None."""
+    for name in ("chromium", "chromium-browser", "google-chrome"):
+        found = shutil.which(name)
+        if found:
+            return found
+    return None
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[object]:
+    """Headless Chromium (the system's executable; Playwright downloads no browser).
+
+    Per module: Playwright's synchronous API runs an event loop of its own while it is
+    started, so it is stopped before any later test runs an event loop of its own."""
+    executable = chromium_executable()
+    if executable is None:
+        pytest.skip(
+            "no Chromium executable on this machine: the viewer's browser tests need one"
+            " (apt-get install -y chromium; .ci/run installs it)"
+        )
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=executable, headless=True)
+        try:
+            yield launched
+        finally:
+            launched.close()
+
+
+@pytest.fixture
+def page(browser: object) -> Iterator[object]:
+    """A fresh page; console errors and page errors collected in ``page.errors``."""
+    context = browser.new_context(viewport={"width": 1400, "height": 900})  # type: ignore[attr-defined]
+    opened = context.new_page()
+    opened.set_default_timeout(15_000)
+    opened.errors = []
+    opened.on("pageerror", lambda exc: opened.errors.append(str(exc)))
+    try:
+        yield opened
+    finally:
+        context.close()

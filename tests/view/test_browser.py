@@ -1,0 +1,160 @@
+"""The viewer in a real browser: headless Chromium (the system's) through every page, the
+filters and the pagination, and hostile outputs that must render inert."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from tests.view.conftest import BIDI, Store
+
+
+def _rows(page: Any) -> list[list[str]]:
+    return [
+        [cell.strip() for cell in row.locator("td").all_inner_texts()]
+        for row in page.locator("table.diff tbody tr").all()
+    ]
+
+
+def test_list_experiment_compare_item(page: Any, viewer: str, store: Store) -> None:
+    page.goto(viewer)
+    assert page.locator("table.runs tbody tr").count() == 3
+    # A trend chart per run name, one line per scorer.
+    assert page.locator(".trend-card h2").all_inner_texts() == ["nightly", "smoke"]
+    assert page.locator(".trend-card").first.locator("polyline").count() == 3
+
+    page.locator(f"a.run-link[href='/experiments/{store.candidate}']").click()
+    page.wait_for_url(f"**/experiments/{store.candidate}")
+    scorers = page.locator("table.scorers tbody tr td:first-child b").all_inner_texts()
+    assert scorers == ["exact", "token-f1", "rubric"]
+    assert page.locator("svg.histogram").count() == 3
+    # 60 of 150 answers are wrong (and three hostile ones): exact's bar at 0 counts them.
+    counts = page.locator("svg.histogram").first.locator("text.count").all_text_contents()
+    assert "87" in counts  # 150 - 60 - 3 right answers at 1
+    assert "63" in counts
+
+    page.get_by_role("button", name="Compare").click()
+    page.wait_for_url(re.compile(r"/compare\?"))
+    summary = page.locator("table.summary tbody tr").first.inner_text()
+    assert summary.startswith("exact")
+    assert "63 worse" in summary
+    # The declared slice: billing and account dropped (31 items x 2 code scorers), shipping
+    # only by its one hostile item.
+    by_slice = [
+        [cell.strip() for cell in row.locator("td").all_inner_texts()][:4]
+        for row in page.locator("table.by-slice tbody tr").all()
+    ]
+    assert sorted(by_slice) == [
+        ["account", "150", "62", "0"],
+        ["billing", "150", "62", "0"],
+        ["shipping", "150", "2", "0"],
+    ]
+    first = _rows(page)[0]
+    assert first[3:6] == ["1.000", "0.000", "\u22121.000"]  # largest drop first
+
+    page.locator("table.diff tbody tr td.item a").first.click()
+    page.wait_for_url(re.compile(r"/item\?"))
+    assert page.locator("h2", has_text="Baseline output").count() == 1
+    assert page.locator("pre.candidate-output").count() == 1
+    # The LLM rubric's judge executions, with the prompt the judge was sent.
+    executions = page.locator("details.execution")
+    assert executions.count() >= 1
+    executions.first.locator("summary").click()
+    assert "The answer is a single number." in executions.first.locator("pre.prompt").inner_text()
+    usage = executions.first.locator("dl.usage").inner_text()
+    assert re.search(r"input tokens\s+[1-9]\d*", usage, re.IGNORECASE), usage
+    assert page.errors == []
+
+
+def test_list_filters_by_name_and_status(page: Any, viewer: str) -> None:
+    page.goto(viewer)
+    page.fill("input[name=name]", "smok")
+    page.get_by_role("button", name="Filter").click()
+    page.wait_for_url(re.compile(r"name=smok"))
+    names = page.locator("table.runs tbody tr td:first-child b").all_inner_texts()
+    assert names == ["smoke"]
+    page.goto(viewer)
+    page.select_option("select[name=status]", "completed")  # submits on change
+    page.wait_for_url(re.compile(r"status=completed"))
+    assert page.locator("table.runs tbody tr").count() == 3
+    page.goto(viewer + "?name=nothing-like-this")
+    assert "No run matches these filters" in page.locator("main").inner_text()
+
+
+def test_compare_grid_filters_sorts_and_pages(page: Any, viewer: str, store: Store) -> None:
+    base = f"{viewer}compare?baseline={store.baseline}&candidate={store.candidate}"
+    page.goto(base)
+    # 63 changed items x 2 code scorers = 126 changed pairs: three pages of 50.
+    assert "page 1 of 3 · 126 rows" in page.locator(".pager").inner_text()
+    first_page = {(r[0], r[1]) for r in _rows(page)}
+    page.locator("a[rel=next]").click()
+    page.wait_for_url(re.compile(r"page=2"))
+    assert "page 2 of 3" in page.locator(".pager").inner_text()
+    second_page = {(r[0], r[1]) for r in _rows(page)}
+    assert len(second_page) == 50
+    assert first_page.isdisjoint(second_page)
+
+    page.select_option("select[name=scorer]", "exact")
+    page.wait_for_url(re.compile(r"scorer=exact"))
+    rows = _rows(page)
+    assert {r[1] for r in rows} == {"exact"}
+    assert "63 rows" in page.locator(".pager").inner_text()
+
+    page.locator("input[name=changed][type=checkbox]").uncheck()  # submits on change
+    page.wait_for_url(re.compile(r"changed=0(?!.*changed=1)"))
+    assert "150 rows" in page.locator(".pager").inner_text()
+
+    page.fill("input[name=q]", "what IS 3")  # in the input, whatever the case
+    page.get_by_role("button", name="Apply").click()
+    page.wait_for_url(re.compile(r"q=what"))
+    assert sorted(r[0] for r in _rows(page)) == ["q003", *(f"q03{i}" for i in range(10))]
+
+    page.goto(base)
+    # Each row's slices link to the slice filter.
+    page.locator("td.slices a.chip", has_text="billing").first.click()
+    page.wait_for_url(re.compile(r"slice=category%3Dbilling"))
+    assert {r[2] for r in _rows(page)} == {"billing"}
+    page.goto(base + "&slice=category%3Dshipping")
+    # Shipping questions kept their answers but one: the hostile q101 (101 % 3 == 2).
+    assert {r[0] for r in _rows(page)} == {"q101"}
+
+    page.goto(base + "&sort=item&scorer=exact")
+    ids = [r[0] for r in _rows(page)]
+    assert ids == sorted(ids)
+    page.goto(base + "&sort=best&scorer=exact")
+    assert _rows(page)[0][5] == "\u22121.000"  # nothing improved: the smallest drop is a drop
+    assert page.errors == []
+
+
+def test_hostile_outputs_render_inert(page: Any, viewer: str, store: Store) -> None:
+    item = f"{viewer}experiments/{store.candidate}/item?baseline={store.baseline}&id="
+    page.goto(item + "q100")
+    assert page.evaluate("window.__pwned") is None
+    shown = page.locator("pre.candidate-output").inner_text()
+    assert "<script>window.__pwned = 1</script>" in shown
+    assert page.locator("main img").count() == 0
+
+    page.goto(item + "q101")
+    text = page.locator("pre.candidate-output").inner_text()
+    assert "\u202e" not in text  # the override is shown as an escape, never applied
+    assert text == BIDI.replace("\u202e", "\\u202e").replace("\u202c", "\\u202c")
+    assert (
+        page.evaluate(
+            "getComputedStyle(document.querySelector('pre.candidate-output')).unicodeBidi"
+        )
+        == "isolate"
+    )
+
+    page.goto(item + "q102")
+    huge = page.locator("pre.candidate-output").inner_text()
+    assert len(huge) < 25_000
+    assert "more characters of 1,048,584" in huge
+
+    page.goto(f"{viewer}compare?baseline={store.baseline}&candidate={store.candidate}&q=pwned")
+    assert "<script>" in page.locator("table.diff").inner_text()
+    assert page.evaluate("window.__pwned") is None
+    page.goto(f"{viewer}compare?baseline={store.baseline}&candidate={store.candidate}&q=lorem")
+    cell = page.locator("table.diff td.out").nth(1).inner_text()  # the 1 MB output, cut
+    assert cell.startswith("lorem ipsum")
+    assert len(cell) < 1_000
+    assert page.errors == []
