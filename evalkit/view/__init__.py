@@ -9,7 +9,23 @@ opened read-only for each request only, so a run can write it while the viewer r
 
 from __future__ import annotations
 
-from evalkit.view._app import create_app
-from evalkit.view._serve import DEFAULT_PORT, serve
+from typing import TYPE_CHECKING
+
+from evalkit._lazy import exports as _exports
+
+if TYPE_CHECKING:
+    from evalkit.view._app import create_app
+    from evalkit.view._port import DEFAULT_PORT
+    from evalkit.view._serve import serve
+
+# Lazy: ``evalkit view --help`` reads DEFAULT_PORT without importing aiohttp, DuckDB or pandas.
+__getattr__, __dir__ = _exports(
+    globals(),
+    {
+        "evalkit.view._app": ("create_app",),
+        "evalkit.view._port": ("DEFAULT_PORT",),
+        "evalkit.view._serve": ("serve",),
+    },
+)
 
 __all__ = ["DEFAULT_PORT", "create_app", "serve"]

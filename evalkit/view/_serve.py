@@ -13,9 +13,9 @@ from aiohttp import web
 from evalkit.errors import StoreError
 from evalkit.store import DEFAULT_STORE
 from evalkit.view._app import create_app, is_loopback
+from evalkit.view._port import DEFAULT_PORT
 
 #: The port ``evalkit view`` listens on when none is given.
-DEFAULT_PORT = 8765
 
 
 def _say(line: str) -> None:

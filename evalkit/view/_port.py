@@ -1,0 +1,5 @@
+"""The viewer's default port, apart so ``evalkit view --help`` imports nothing of the app."""
+
+from __future__ import annotations
+
+DEFAULT_PORT = 8765
