@@ -10,13 +10,7 @@ from typing import Any
 
 from evalkit._ceilings import check_concurrency_ceiling
 from evalkit.cli._baseline import Baseline, candidates, choose
-from evalkit.cli._build import (
-    build_directions,
-    build_error_rates,
-    build_scorers,
-    build_target,
-    build_thresholds,
-)
+from evalkit.cli._build import FileBuilder, build_directions, build_error_rates
 from evalkit.cli._format import json_text, one_line
 from evalkit.cli._main import EXIT_FAILED_GATE, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
 from evalkit.cli._reports import check_report_dir, write_reports
@@ -113,7 +107,9 @@ def _sharding(args: argparse.Namespace) -> dict[str, Any]:
 
 def cmd_run(args: argparse.Namespace) -> int:
     """Run the experiment; 0 when every gate passed, 1 when a threshold or regression failed."""
-    file = load_experiment_file(args.file)
+    built = FileBuilder()
+    # Scorer names, imports and thresholds are checked with the schema: one error lists all.
+    file = load_experiment_file(args.file, check=built)
     config = file.config
     if args.limit is not None and args.limit < 0:
         raise ConfigError(f"--limit must be zero or more, got {args.limit}")
@@ -126,7 +122,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.concurrency is not None:
         check_concurrency_ceiling("--concurrency", args.concurrency)
     store = Path(args.store) if args.store else config.experiment.store
-    scorers = build_scorers(file)
+    scorers = built.scorers
     directions = build_directions(file, scorers)
     gate = config.regression or RegressionSection()
     ref = args.baseline or (config.regression.baseline if config.regression else None)
@@ -139,12 +135,12 @@ def cmd_run(args: argparse.Namespace) -> int:
     result = run_evals_sync(
         config.experiment.dataset,
         scorers,
-        target=build_target(file),
+        target=built.target,
         concurrency=args.concurrency or config.experiment.concurrency or 8,
         store=store,
         experiment=config.experiment.name,
         description=config.experiment.description,
-        thresholds=build_thresholds(file, scorers),
+        thresholds=built.thresholds,
         max_error_rate=build_error_rates(file, scorers),
         progress=not args.no_progress,
         limit=args.limit,
