@@ -17,13 +17,7 @@ from typing import Any
 
 from evalkit._ceilings import check_concurrency_ceiling
 from evalkit.cli._baseline import Baseline, candidates, choose
-from evalkit.cli._build import (
-    build_directions,
-    build_error_rates,
-    build_scorers,
-    build_target,
-    build_thresholds,
-)
+from evalkit.cli._build import FileBuilder, build_directions, build_error_rates
 from evalkit.cli._dataset import open_dataset
 from evalkit.cli._reports import check_report_dir, explain_from_store
 from evalkit.cli._slices import stored_slices
@@ -171,7 +165,9 @@ def run_experiment_file(
         ExperimentFileError: The file is not a valid experiment.
         EvalkitError: The run could not start (data, store, preflight, a missing baseline).
     """
-    file = load_experiment_file(path)
+    built = FileBuilder()
+    # Scorer names, imports and thresholds are checked with the schema: one error lists all.
+    file = load_experiment_file(path, check=built)
     config = file.config
     if limit is not None and limit < 0:
         raise ConfigError(f"--limit must be zero or more, got {limit}")
@@ -182,7 +178,7 @@ def run_experiment_file(
     if not math.isfinite(lock_timeout) or lock_timeout < 0:
         raise ConfigError(f"--lock-timeout must be a number of seconds >= 0, got {lock_timeout}")
     where = Path(store) if store is not None else config.experiment.store
-    scorers = build_scorers(file)
+    scorers = built.scorers
     directions = build_directions(file, scorers)
     gate = config.regression or RegressionSection()
     ref = baseline or (config.regression.baseline if config.regression else None)
@@ -202,12 +198,12 @@ def run_experiment_file(
         data,
         scorers,
         columns=columns,
-        target=build_target(file),
+        target=built.target,
         concurrency=concurrency or config.experiment.concurrency or 8,
         store=where,
         experiment=config.experiment.name,
         description=config.experiment.description,
-        thresholds=build_thresholds(file, scorers),
+        thresholds=built.thresholds,
         max_error_rate=build_error_rates(file, scorers),
         progress=progress,
         limit=limit,

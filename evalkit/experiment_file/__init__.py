@@ -4,7 +4,9 @@
 every problem as ``FILE:LINE: key: problem`` in one :class:`~evalkit.errors.ExperimentFileError`.
 :meth:`ExperimentFile.import_object` imports ``"module:attribute"`` references with the file's
 folder on ``sys.path`` while they load, and :meth:`ExperimentFile.error` builds located
-errors for later checks.
+errors for later checks; a ``check`` passed to :func:`load_experiment_file` runs on the file's
+:class:`FileParts` (the valid parts even of a file that breaks the schema) and its problems
+are reported with the schema's, in one error.
 """
 
 from __future__ import annotations
@@ -12,8 +14,9 @@ from __future__ import annotations
 from evalkit.experiment_file._columns import ColumnsSection
 from evalkit.experiment_file._imports import import_reference
 from evalkit.experiment_file._judge import JudgeOverride, JudgeSection
-from evalkit.experiment_file._load import ExperimentFile, format_key, load_experiment_file
+from evalkit.experiment_file._load import ExperimentFile, load_experiment_file
 from evalkit.experiment_file._locate import KeyLocator, KeyPath
+from evalkit.experiment_file._parts import FileCheck, FileParts, format_key
 from evalkit.experiment_file._regression import RegressionSection
 from evalkit.experiment_file._schema import ExperimentConfig, ExperimentSection
 from evalkit.experiment_file._scorers import ScorerEntry, Threshold
@@ -24,6 +27,8 @@ __all__ = [
     "ExperimentConfig",
     "ExperimentFile",
     "ExperimentSection",
+    "FileCheck",
+    "FileParts",
     "JudgeOverride",
     "JudgeSection",
     "KeyLocator",

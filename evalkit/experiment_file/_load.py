@@ -1,9 +1,12 @@
-"""Loading an experiment file: read, parse TOML, validate, and locate every problem by line."""
+"""Loading an experiment file: read, parse TOML, validate, and locate every problem by line.
+
+A ``check`` given to :func:`load_experiment_file` is reported with the schema's problems
+(docs/pages/design/file-checked-in-one-pass.md).
+"""
 
 from __future__ import annotations
 
 import difflib
-import json
 import os
 import re
 import tomllib
@@ -16,7 +19,7 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 from pydantic_core import ErrorDetails
 
-from evalkit.errors import ConfigError, ExperimentFileError, ExperimentFileIssue
+from evalkit.errors import ExperimentFileError, ExperimentFileIssue
 from evalkit.experiment_file._guard import (
     MAX_FILE_BYTES,
     MAX_ISSUES,
@@ -24,25 +27,12 @@ from evalkit.experiment_file._guard import (
     check_shape,
     check_size,
 )
-from evalkit.experiment_file._imports import import_reference
 from evalkit.experiment_file._locate import KeyLocator, KeyPath
+from evalkit.experiment_file._parts import FileCheck, FileParts, format_key, salvage
 from evalkit.experiment_file._schema import ExperimentConfig
 from evalkit.experiment_file._table import describe
 
 _TOML_POSITION = re.compile(r"\s*\(at line (\d+), column (\d+)\)$")
-_BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
-
-
-def format_key(path: Sequence[str | int]) -> str:
-    """``("scorers", 1, "threshold")`` → ``"scorers[1].threshold"``; odd keys are quoted."""
-    text = ""
-    for part in path:
-        if isinstance(part, int):
-            text += f"[{part}]"
-        else:
-            name = part if _BARE_KEY.fullmatch(part) else json.dumps(part, ensure_ascii=False)
-            text += f".{name}" if text else name
-    return text
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,6 +55,19 @@ class ExperimentFile:
         """The folder holding the file: relative paths and ``module:attribute`` start here."""
         return self.path.parent
 
+    @property
+    def parts(self) -> FileParts:
+        """The judge, target and every scorer entry, as a ``check`` sees them."""
+        config = self.config
+        return FileParts(
+            self.display_path,
+            self.folder,
+            config.judge,
+            config.target,
+            tuple(enumerate(config.scorers)),
+            self._locator,
+        )
+
     def line_of(self, key: Sequence[str | int]) -> int | None:
         """The line of ``key`` (``("scorers", 0, "use")``), or of its nearest written parent."""
         return self._locator.line_of(tuple(key))
@@ -75,7 +78,7 @@ class ExperimentFile:
         For example, the CLI reports a prebuilt scorer name it does not know with
         ``raise experiment_file.error(("scorers", 2, "use"), "unknown scorer 'exact_mach'")``.
         """
-        return ExperimentFileError(self.display_path, self.line_of(key), format_key(key), problem)
+        return self.parts.error(key, problem)
 
     def import_object(self, key: Sequence[str | int], reference: str) -> object:
         """Import ``reference`` (``"module:attribute"``), this file's folder first on ``sys.path``.
@@ -87,13 +90,12 @@ class ExperimentFile:
             ExperimentFileError: The module or attribute is missing or fails to import; the
                 message names ``key`` and its line.
         """
-        try:
-            return import_reference(reference, folder=self.folder)
-        except ConfigError as exc:
-            raise self.error(key, f"cannot import {reference!r}: {exc}") from exc
+        return self.parts.import_object(key, reference)
 
 
-def load_experiment_file(path: str | os.PathLike[str]) -> ExperimentFile:
+def load_experiment_file(
+    path: str | os.PathLike[str], *, check: FileCheck | None = None
+) -> ExperimentFile:
     """Read and validate an experiment file.
 
     Relative paths in the file resolve against the file's folder; the store defaults to
@@ -101,14 +103,18 @@ def load_experiment_file(path: str | os.PathLike[str]) -> ExperimentFile:
 
     Args:
         path: The TOML file.
+        check: Checks beyond the schema (the CLI's: scorer names, imports, thresholds), run
+            on the file's :class:`~evalkit.experiment_file.FileParts` — all of them, or the
+            parts that validate when another part breaks the schema — whose problems are
+            reported with the schema's, in the same error.
 
     Returns:
         The validated :class:`ExperimentFile`.
 
     Raises:
-        ExperimentFileError: The file cannot be read, is not valid TOML, or breaks the
-            schema. Each problem is reported as ``FILE:LINE: key: problem``, all of them at
-            once, in file order.
+        ExperimentFileError: The file cannot be read, is not valid TOML, breaks the schema
+            or fails ``check``. Each problem is reported as ``FILE:LINE: key: problem``, all
+            of them at once, in file order.
     """
     display = os.fspath(path)
     file = Path(display).resolve()
@@ -144,17 +150,36 @@ def load_experiment_file(path: str | os.PathLike[str]) -> ExperimentFile:
             format_key(deep),
             f"nested too deeply (keep arrays and tables under {MAX_NESTING} levels)",
         )
+    config: ExperimentConfig | None = None
+    issues: list[ExperimentFileIssue] = []
+    unlisted = 0  # schema problems past MAX_ISSUES: counted, not located
+    schema_error: ValidationError | None = None
     try:
         config = ExperimentConfig.model_validate(data, context={"folder": file.parent})
     except ValidationError as exc:
+        schema_error = exc
         errors = exc.errors()
         issues = [_issue(error, data, locator, display) for error in errors[:MAX_ISSUES]]
-        issues.sort(key=lambda issue: (issue.line or 0, issue.key or ""))
-        if len(errors) > MAX_ISSUES:
-            more = f"and {len(errors) - MAX_ISSUES:,} more problems like these"
-            issues.append(ExperimentFileIssue(display, None, None, more))
-        raise ExperimentFileError.from_issues(issues) from exc
-    return ExperimentFile(file, display, config, locator)
+        unlisted = max(0, len(errors) - MAX_ISSUES)
+    loaded = ExperimentFile(file, display, config, locator) if config is not None else None
+    if check is not None:
+        parts = loaded.parts if loaded is not None else salvage(display, file.parent, data, locator)
+        issues.extend(check(parts))
+    if not issues:
+        assert loaded is not None
+        return loaded
+    raise _all_of(display, issues, unlisted) from schema_error
+
+
+def _all_of(display: str, issues: list[ExperimentFileIssue], unlisted: int) -> ExperimentFileError:
+    """One error listing ``issues`` in file order, at most ``MAX_ISSUES`` of them."""
+    issues = sorted(issues, key=lambda issue: (issue.line or 0, issue.key or ""))
+    unlisted += max(0, len(issues) - MAX_ISSUES)
+    shown = issues[:MAX_ISSUES]
+    if unlisted:
+        more = f"and {unlisted:,} more problems like these"
+        shown.append(ExperimentFileIssue(display, None, None, more))
+    return ExperimentFileError.from_issues(shown)
 
 
 def _too_deep_key(data: dict[str, Any]) -> tuple[str | int, ...] | None:

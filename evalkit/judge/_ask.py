@@ -19,7 +19,7 @@ from typing import Any
 import openai
 
 from evalkit._secrets import mask_secrets
-from evalkit.errors import JudgeError
+from evalkit.errors import ConfigError, JudgeError
 from evalkit.judge._batch import batch_collector
 from evalkit.judge._cache import JudgeCache
 from evalkit.judge._cache_use import active_judge_cache
@@ -35,15 +35,21 @@ _NO_USAGE = JudgeUsage()
 
 @dataclass(frozen=True, slots=True)
 class Asked:
-    """The outcome of :func:`ask`: the record, and the value or the error to raise."""
+    """The outcome of :func:`ask`: the record, and the value or the error to raise (a
+    :class:`~evalkit.errors.JudgeError`, or the ConfigError of a missing API key)."""
 
     execution: JudgeExecution
     value: Any = None
-    error: JudgeError | None = None
+    error: JudgeError | ConfigError | None = None
 
 
 async def ask(request: PreparedRequest, prompt: str, spec: OutputSpec, started: float) -> Asked:
     """Ask ``request.judge`` for ``spec``'s output to ``prompt``; never raises a JudgeError.
+
+    A missing API key (the variable ``api_key_env`` names is not set) is no exception either:
+    it gives a failed execution with ``attempt_count`` 0, error ``ConfigError`` and code
+    ``missing_key``, and the ConfigError as the error to raise, so the store's
+    ``judge_executions`` shows which judge could not be asked and why.
 
     Args:
         request: The judge's prepared request.
@@ -52,7 +58,6 @@ async def ask(request: PreparedRequest, prompt: str, spec: OutputSpec, started: 
         started: ``time.perf_counter()`` when the step started (for ``duration_ms``).
 
     Raises:
-        ConfigError: The judge's API key is missing (before any call is attempted).
         StoreError: The active judge cache cannot be read.
     """
     cache = active_judge_cache() if request.caches else None
@@ -93,12 +98,15 @@ async def _ask(
     key: bytes,
 ) -> Asked:
     judge = request.judge
-    client = await openai_client_for(
-        client=judge.client,
-        base_url=judge.base_url,
-        api_key_env=judge.api_key_env,
-        user=request.label,
-    )
+    try:
+        client = await openai_client_for(
+            client=judge.client,
+            base_url=judge.base_url,
+            api_key_env=judge.api_key_env,
+            user=request.label,
+        )
+    except ConfigError as exc:  # the API key is missing: no call was attempted
+        return Asked(_not_asked(request, prompt, started, exc), error=exc)
     breaker = request.breaker()
     policy = request.policy
     collector = None
@@ -196,6 +204,21 @@ def _unexpected(exc: Exception, label: str) -> JudgeError:
     error = JudgeError(mask_secrets(f"{label}: {type(exc).__name__}: {exc}"))
     error.__cause__ = exc
     return error
+
+
+def _not_asked(
+    request: PreparedRequest, prompt: str, started: float, error: ConfigError
+) -> JudgeExecution:
+    return JudgeExecution(
+        status="failed",
+        prompt=prompt,
+        judge_model_id=request.judge.model or "",
+        judge_provider=request.judge.provider,
+        attempt_count=0,
+        model_call_count=0,
+        duration_ms=(time.perf_counter() - started) * 1000,
+        error=JudgeErrorInfo(type(error).__name__, str(error), "missing_key"),
+    )
 
 
 def _failed(

@@ -380,3 +380,48 @@ def test_view_on_a_port_in_use_names_the_port(cli: Cli, tmp_path: Path) -> None:
         port = str(taken.getsockname()[1])
         done = cli("view", "--store", "evalkit.duckdb", "--no-browser", "--port", port)
     assert_clean_usage_error(done, f"cannot listen on 127.0.0.1:{port}")
+
+
+def test_every_kind_of_experiment_file_problem_is_reported_in_one_run(
+    cli: Cli, tmp_path: Path
+) -> None:
+    # Issue 15 item 14f: a schema error, an unknown scorer, a failing import and a bad
+    # threshold, all in one error, each at its own line, in file order.
+    write_dataset(tmp_path / "data.parquet")
+    (tmp_path / "all_wrong.toml").write_text(
+        """[experiment]
+name = "x"
+dataset = "data.parquet"
+concurrency = "four"
+
+[[scorers]]
+use = "exact_mach"
+
+[[scorers]]
+use = "no_such_module_evalkit:scorer"
+
+[[scorers]]
+use = "toxicity"
+threshold = 0.1
+
+[target]
+type = "python"
+callable = "no_such_module_evalkit:answer"
+""",
+        encoding="utf-8",
+    )
+    done = cli("run", "all_wrong.toml")
+    assert_clean_usage_error(done)
+    lines = [line for line in done.stderr.splitlines() if line.startswith("all_wrong.toml:")]
+    assert [line.split(": ")[0:2] for line in lines] == [
+        ["all_wrong.toml:4", "experiment.concurrency"],
+        ["all_wrong.toml:7", "scorers[0].use"],
+        ["all_wrong.toml:10", "scorers[1].use"],
+        ["all_wrong.toml:14", "scorers[2].threshold"],
+        ["all_wrong.toml:18", "target.callable"],
+    ], done.stderr
+    assert "expected an integer" in lines[0]
+    assert "exact_match" in lines[1]  # the suggestion for the unknown scorer
+    assert "cannot import 'no_such_module_evalkit:scorer'" in lines[2]
+    assert "threshold = { max = 0.1 }" in lines[3]
+    assert "cannot import 'no_such_module_evalkit:answer'" in lines[4]

@@ -91,3 +91,46 @@ params = {{ rubric = "Numbers only." }}
         errors = con.execute("SELECT DISTINCT error_message FROM scorer_errors").fetchall()
     assert len(errors) == 1
     assert KEY_ENV in errors[0][0]
+
+
+def test_a_missing_judge_key_records_a_judge_execution_per_failed_step(
+    cli: Cli, tmp_path: Path, judge_url: str
+) -> None:
+    # Issue 15 item 14e: the store shows which judge failed and why, not only scorer_errors.
+    write_dataset(tmp_path / "data.parquet", rows=3)
+    (tmp_path / "llm.toml").write_text(
+        f"""
+[experiment]
+name = "llm"
+dataset = "data.parquet"
+
+[judge]
+model = "fake-judge"
+base_url = "{judge_url}"
+api_key_env = "{KEY_ENV}"
+
+[[scorers]]
+use = "llm_rubric"
+id = "rubric"
+params = {{ rubric = "Numbers only." }}
+""",
+        encoding="utf-8",
+    )
+    done = cli("run", "llm.toml", "--no-progress", "--json", "--no-preflight")
+    assert "Traceback" not in done.stderr
+    with duckdb.connect(str(tmp_path / "evalkit.duckdb"), read_only=True) as con:
+        rows = con.execute(
+            "SELECT item_id, scorer_id, scorer_status, step, status, judge_model_id,"
+            " attempt_count, model_call_count, error_name, error_code, error_message"
+            " FROM judge_executions ORDER BY item_id"
+        ).fetchall()
+        failed = con.execute(
+            "SELECT item_id, failed_step FROM scorer_errors ORDER BY item_id"
+        ).fetchall()
+    assert failed == [("q000", "analyze"), ("q001", "analyze"), ("q002", "analyze")]
+    assert [r[:10] for r in rows] == [
+        (item, "rubric", "failed", "analyze", "failed", "fake-judge", 0, 0, "ConfigError",
+         "missing_key")
+        for item in ("q000", "q001", "q002")
+    ]  # fmt: skip
+    assert all(KEY_ENV in r[10] and "is not set" in r[10] for r in rows)
