@@ -29,6 +29,9 @@ from evalkit.compare._compare import (
 )
 from evalkit.compare._inputs import ScoreTable
 
+#: Values of one key compared at most (the largest slices); the rest are left out.
+MAX_VALUES = 100
+
 
 @dataclass(frozen=True, slots=True)
 class SliceComparison:
@@ -101,7 +104,7 @@ def compare_slices(
             table with ``item_id``, ``scorer_id``, ``score`` and optionally ``status``).
         candidate: The candidate's.
         values: Per slice key, each item id's value (items without one form the ``None``
-            slice).
+            slice). Only the :data:`MAX_VALUES` largest slices of a key are compared.
         directions: As for :func:`compare_experiments`.
         max_drop: As for :func:`compare_experiments`.
         confidence: As for :func:`compare_experiments`; also the family-wise level.
@@ -121,7 +124,9 @@ def compare_slices(
     for key, by_item in values.items():
         labels = pd.Series({str(k): v for k, v in by_item.items()}, dtype=object)
         b_val, c_val = base["item_id"].map(labels), cand["item_id"].map(labels)
-        seen = sorted({v for v in pd.concat([b_val, c_val]) if isinstance(v, str)})
+        # The MAX_VALUES largest slices of a key (a key with an id per item is no slice).
+        sizes = c_val[c_val.notna()].value_counts()
+        seen = sorted(str(v) for v in sizes.index[:MAX_VALUES])
         for value in [*seen, None] if (b_val.isna().any() or c_val.isna().any()) else seen:
             b_in = b_val.isna() if value is None else b_val == value
             c_in = c_val.isna() if value is None else c_val == value

@@ -10,6 +10,8 @@ HTML file under 5 MB (item lists are capped; ``evalkit diff``/``evalkit view`` l
 from __future__ import annotations
 
 import argparse
+import cProfile
+import pstats
 import tempfile
 import time
 from pathlib import Path
@@ -46,6 +48,7 @@ def dataset(items: int, version: int) -> pd.DataFrame:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--items", type=int, default=100_000)
+    parser.add_argument("--profile", action="store_true", help="print the report's hot spots")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         store = Path(tmp) / "evalkit.duckdb"
@@ -64,6 +67,9 @@ def main() -> None:
                                          read_item_scores(store, cand.experiment_id),
                                          max_drop=0.02)  # fmt: skip
         compared = time.perf_counter() - started
+        profile = cProfile.Profile() if args.profile else None
+        if profile is not None:
+            profile.enable()
         started = time.perf_counter()
         slices = stored_slices(store, base.experiment_id, cand.experiment_id, cand.slices,
                                directions={}, max_drop=0.02, confidence=0.95, resamples=10_000,
@@ -74,6 +80,9 @@ def main() -> None:
                               **explain)  # fmt: skip
         paths = write_reports(report, Path(tmp) / "reports")
         elapsed = time.perf_counter() - started
+        if profile is not None:
+            profile.disable()
+            pstats.Stats(profile).sort_stats("cumulative").print_stats(25)
         size = paths["html"].stat().st_size
         print(f"  whole-run comparison (not part of the report): {compared:.2f} s")
         print(f"  regressed slices: {report.regressed_slices}")

@@ -214,3 +214,16 @@ def test_cache_clear_older_than_more_days_than_a_date_holds_deletes_nothing(
         assert done.code == 0, done.stderr
         assert done.stdout == "deleted 0 cached judge replies\n"
     assert JudgeCache(path).stats().entries == 1
+
+
+def test_diff_needs_two_stored_runs(cli: Cli, tmp_path: Path) -> None:
+    assert_clean_usage_error(cli("diff", "a", "b"), "no such score store")
+
+
+def test_diff_refuses_a_slice_without_a_value(cli: Cli, tmp_path: Path) -> None:
+    write_dataset(tmp_path / "data.parquet")
+    write_experiment(tmp_path)
+    assert cli("run", "nightly.toml", "--no-progress").code == 0
+    assert cli("run", "nightly.toml", "--no-progress").code == 0
+    done = cli("diff", "latest", "nightly", "--slice", "=x")
+    assert_clean_usage_error(done, "--slice must be KEY=VALUE")
