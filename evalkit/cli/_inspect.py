@@ -128,9 +128,9 @@ def cmd_compare(args: argparse.Namespace) -> int:
     reason = pairs_with(store, baseline, candidate, min_paired=args.min_paired)
     if reason is not None:
         raise BaselineError(args.baseline, reason)
+    scores = read_item_scores(store, baseline["id"]), read_item_scores(store, candidate["id"])
     comparison = compare_experiments(
-        read_item_scores(store, baseline["id"]),
-        read_item_scores(store, candidate["id"]),
+        *scores,
         directions=directions_of(store, candidate["id"]),  # type: ignore[arg-type]
         max_drop=args.max_drop,
         confidence=args.confidence,
@@ -145,7 +145,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     slices = stored_slices(
         store, baseline["id"], candidate["id"], keys, directions=directions,
         max_drop=args.max_drop, confidence=args.confidence, resamples=args.resamples,
-        overall=comparison,
+        overall=comparison, scores=scores,
     )  # fmt: skip
     if args.json:
         print(

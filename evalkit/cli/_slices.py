@@ -7,7 +7,13 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from evalkit.cli._format import one_line, text_table
-from evalkit.compare import Comparison, SliceComparison, compare_slices, slice_values
+from evalkit.compare import (
+    Comparison,
+    ScoreTable,
+    SliceComparison,
+    compare_slices,
+    slice_values,
+)
 from evalkit.store import read_item_scores
 
 
@@ -22,13 +28,19 @@ def stored_slices(
     confidence: float,
     resamples: int,
     overall: Comparison | None,
+    scores: tuple[ScoreTable, ScoreTable] | None = None,
 ) -> tuple[SliceComparison, ...]:
-    """Each slice of the candidate's ``keys`` compared with the baseline (Holm-corrected)."""
+    """Each slice of the candidate's ``keys`` compared with the baseline (Holm-corrected).
+
+    ``scores`` are the two runs' scores when already read (for the whole-run comparison), so
+    the store is not read twice.
+    """
     if not keys:
         return ()
+    if scores is None:
+        scores = read_item_scores(store, baseline_id), read_item_scores(store, candidate_id)
     return compare_slices(
-        read_item_scores(store, baseline_id).to_pandas(),
-        read_item_scores(store, candidate_id).to_pandas(),
+        *scores,
         slice_values(store, candidate_id, keys),
         directions=directions, max_drop=max_drop, confidence=confidence,
         resamples=resamples, overall=overall,
