@@ -15,6 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
+
 from evalkit._ceilings import check_concurrency_ceiling
 from evalkit.cli._baseline import Baseline, candidates, choose
 from evalkit.cli._build import FileBuilder, build_directions, build_error_rates
@@ -64,15 +66,16 @@ def _compare(
     result: ExperimentResult,
     directions: dict[str, Any],
     gate: RegressionSection,
-) -> Comparison:
+) -> tuple[Comparison, tuple[pa.Table, pa.Table]]:
+    """The comparison, and the two runs' scores it read (the slices reuse them)."""
+    scores = read_item_scores(store, baseline["id"]), read_item_scores(store, result.experiment_id)
     return compare_experiments(
-        read_item_scores(store, baseline["id"]),
-        read_item_scores(store, result.experiment_id),
+        *scores,
         directions=directions,
         max_drop=gate.max_drop,
         confidence=gate.confidence,
         resamples=gate.resamples,
-    )
+    ), scores
 
 
 def _judge_against(
@@ -82,8 +85,8 @@ def _judge_against(
     result: ExperimentResult,
     directions: dict[str, Any],
     gate: RegressionSection,
-) -> tuple[Baseline, Comparison | None]:
-    """The baseline this run pairs with and the comparison with it.
+) -> tuple[Baseline, Comparison | None, tuple[pa.Table, pa.Table] | None]:
+    """The baseline this run pairs with, the comparison with it and the scores it read.
 
     Raises:
         BaselineError: The baseline was named explicitly and cannot be compared.
@@ -96,14 +99,14 @@ def _judge_against(
     others = [r for r in runs if r["id"] != result.experiment_id]
     baseline = choose(store, others, ref=ref, candidate=candidate, min_paired=gate.min_paired)
     if baseline.run is None:
-        return baseline, None
-    comparison = _compare(store, baseline.run, result, directions, gate)
+        return baseline, None, None
+    comparison, scores = _compare(store, baseline.run, result, directions, gate)
     if all(c.verdict == "not_comparable" for c in comparison):
         reason = f"run {baseline.run['id']} has no item scored by the same scorer in both runs"
         if ref != "latest":
             raise BaselineError(ref, reason)
-        return Baseline(None, f"no baseline: {reason}; judged on its own gates only"), None
-    return baseline, comparison
+        return Baseline(None, f"no baseline: {reason}; judged on its own gates only"), None, None
+    return baseline, comparison, scores
 
 
 def _resume_id(
@@ -230,9 +233,10 @@ def _judged(
     gate: RegressionSection,
 ) -> JudgedRun:
     chosen, comparison, error = Baseline(None), None, None
+    scores: tuple[pa.Table, pa.Table] | None = None
     if ref is not None and result.status != "cancelled":
         try:
-            chosen, comparison = _judge_against(store, ref, runs, result, directions, gate)
+            chosen, comparison, scores = _judge_against(store, ref, runs, result, directions, gate)
         except BaselineError as exc:
             error = exc
     label = f"{chosen.run['name']} ({chosen.run['id']})" if chosen.run else None
@@ -242,7 +246,7 @@ def _judged(
         slices = stored_slices(
             store, chosen.run["id"], result.experiment_id, result.slices,
             directions=directions, max_drop=gate.max_drop, confidence=gate.confidence,
-            resamples=gate.resamples, overall=comparison,
+            resamples=gate.resamples, overall=comparison, scores=scores,
         )  # fmt: skip
         explain = explain_from_store(
             store, chosen.run["id"], result.experiment_id, slices=list(result.slices)

@@ -9,6 +9,7 @@ from evalkit.cli._baseline import pairs_with
 from evalkit.cli._format import json_text, one_line, records, text_table
 from evalkit.cli._main import EXIT_FAILED_GATE, EXIT_OK
 from evalkit.cli._refs import find_experiment
+from evalkit.cli._slices import declared_slices, slices_table, stored_slices
 from evalkit.compare import Comparison, compare_experiments
 from evalkit.errors import BaselineError, StoreError
 from evalkit.report import items_done
@@ -127,9 +128,9 @@ def cmd_compare(args: argparse.Namespace) -> int:
     reason = pairs_with(store, baseline, candidate, min_paired=args.min_paired)
     if reason is not None:
         raise BaselineError(args.baseline, reason)
+    scores = read_item_scores(store, baseline["id"]), read_item_scores(store, candidate["id"])
     comparison = compare_experiments(
-        read_item_scores(store, baseline["id"]),
-        read_item_scores(store, candidate["id"]),
+        *scores,
         directions=directions_of(store, candidate["id"]),  # type: ignore[arg-type]
         max_drop=args.max_drop,
         confidence=args.confidence,
@@ -139,10 +140,22 @@ def cmd_compare(args: argparse.Namespace) -> int:
         raise BaselineError(
             args.baseline, "no item is scored by the same scorer in both runs (not comparable)"
         )
+    keys = args.slices or declared_slices(candidate)
+    directions = directions_of(store, candidate["id"])
+    slices = stored_slices(
+        store, baseline["id"], candidate["id"], keys, directions=directions,
+        max_drop=args.max_drop, confidence=args.confidence, resamples=args.resamples,
+        overall=comparison, scores=scores,
+    )  # fmt: skip
     if args.json:
         print(
             json_text(
-                {"baseline": baseline["id"], "candidate": candidate["id"], **comparison.to_dict()}
+                {
+                    "baseline": baseline["id"],
+                    "candidate": candidate["id"],
+                    **comparison.to_dict(),
+                    "slices": [row.to_dict() for row in slices],
+                }
             )
         )
     else:
@@ -151,6 +164,10 @@ def cmd_compare(args: argparse.Namespace) -> int:
             f"candidate {one_line(candidate['name'])} ({one_line(candidate['id'])})"
         )
         print(comparison_table(comparison))
+        if slices and (args.slices or args.slices_table):
+            print(slices_table(slices))
+        elif slices:
+            print(slices_table(slices).splitlines()[-1])
     return EXIT_FAILED_GATE if comparison.regressed else EXIT_OK
 
 

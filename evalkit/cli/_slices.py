@@ -7,7 +7,13 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from evalkit.cli._format import one_line, text_table
-from evalkit.compare import Comparison, SliceComparison, compare_slices, slice_values
+from evalkit.compare import (
+    Comparison,
+    ScoreTable,
+    SliceComparison,
+    compare_slices,
+    slice_values,
+)
 from evalkit.store import read_item_scores
 
 
@@ -22,13 +28,19 @@ def stored_slices(
     confidence: float,
     resamples: int,
     overall: Comparison | None,
+    scores: tuple[ScoreTable, ScoreTable] | None = None,
 ) -> tuple[SliceComparison, ...]:
-    """Each slice of the candidate's ``keys`` compared with the baseline (Holm-corrected)."""
+    """Each slice of the candidate's ``keys`` compared with the baseline (Holm-corrected).
+
+    ``scores`` are the two runs' scores when already read (for the whole-run comparison), so
+    the store is not read twice.
+    """
     if not keys:
         return ()
+    if scores is None:
+        scores = read_item_scores(store, baseline_id), read_item_scores(store, candidate_id)
     return compare_slices(
-        read_item_scores(store, baseline_id).to_pandas(),
-        read_item_scores(store, candidate_id).to_pandas(),
+        *scores,
         slice_values(store, candidate_id, keys),
         directions=directions, max_drop=max_drop, confidence=confidence,
         resamples=resamples, overall=overall,
@@ -57,3 +69,16 @@ def slices_table(rows: Sequence[SliceComparison]) -> str:
     regressed = sorted({f"{r.key}={r.value}" for r in rows if r.verdict == "regressed"})
     tail = "slices that regressed: " + (", ".join(one_line(s) for s in regressed) or "none")
     return text_table(columns, lines) + "\n" + tail
+
+
+def declared_slices(run: Mapping[str, Any]) -> list[str]:
+    """The slice keys a stored run declared (its config's ``slices``), or none."""
+    import json
+
+    config = run.get("config")
+    try:
+        parsed = json.loads(config) if isinstance(config, str) else (config or {})
+    except ValueError:
+        return []
+    slices = parsed.get("slices") if isinstance(parsed, dict) else None
+    return [s for s in slices if isinstance(s, str)] if isinstance(slices, list) else []

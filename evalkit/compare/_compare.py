@@ -189,20 +189,9 @@ def compare_experiments(
         ConfigError: An invalid option or direction.
         DatasetError: Malformed scores (see :data:`ScoreTable`).
     """
-    check_confidence(confidence)
-    check_resamples(resamples)
-    if isinstance(max_drop, bool) or not isinstance(max_drop, int | float):
-        raise ConfigError(f"max_drop must be a number, got {max_drop!r}")
-    if not (math.isfinite(max_drop) and max_drop >= 0):
-        raise ConfigError(f"max_drop must be a finite number >= 0, got {max_drop!r}")
-    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
-        raise ConfigError(f"seed must be a non-negative integer, got {seed!r}")
+    check_options(directions, max_drop=max_drop, confidence=confidence, resamples=resamples,
+                  seed=seed)  # fmt: skip
     directions = dict(directions or {})
-    for scorer_id, direction in directions.items():
-        if direction not in ("higher", "lower"):
-            raise ConfigError(
-                f"direction of scorer {scorer_id!r} must be 'higher' or 'lower', got {direction!r}"
-            )
     before = scores_by_scorer(baseline, label="baseline")
     after = scores_by_scorer(candidate, label="candidate")
     results = tuple(
@@ -225,6 +214,30 @@ def compare_experiments(
         resamples=resamples,
         seed=seed,
     )
+
+
+def check_options(
+    directions: Mapping[str, Direction] | None,
+    *,
+    max_drop: float,
+    confidence: float,
+    resamples: int,
+    seed: int,
+) -> None:
+    """Raise :class:`ConfigError` for an option :func:`compare_experiments` refuses."""
+    check_confidence(confidence)
+    check_resamples(resamples)
+    if isinstance(max_drop, bool) or not isinstance(max_drop, int | float):
+        raise ConfigError(f"max_drop must be a number, got {max_drop!r}")
+    if not (math.isfinite(max_drop) and max_drop >= 0):
+        raise ConfigError(f"max_drop must be a finite number >= 0, got {max_drop!r}")
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        raise ConfigError(f"seed must be a non-negative integer, got {seed!r}")
+    for scorer_id, direction in (directions or {}).items():
+        if direction not in ("higher", "lower"):
+            raise ConfigError(
+                f"direction of scorer {scorer_id!r} must be 'higher' or 'lower', got {direction!r}"
+            )
 
 
 def _compare_scorer(

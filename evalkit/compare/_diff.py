@@ -156,13 +156,29 @@ def diff_items(
 def _diff(
     con: duckdb.DuckDBPyConnection, baseline: str, candidate: str, opts: dict[str, Any]
 ) -> ItemDiff:
+    # One transaction, so the row ids the page carries from the pairing query still name the
+    # same rows when its texts are read (a connection already in one keeps its own).
+    try:
+        con.begin()
+    except duckdb.TransactionException:
+        return _diff_in(con, baseline, candidate, opts)
+    try:
+        return _diff_in(con, baseline, candidate, opts)
+    finally:
+        con.rollback()
+
+
+def _diff_in(
+    con: duckdb.DuckDBPyConnection, baseline: str, candidate: str, opts: dict[str, Any]
+) -> ItemDiff:
     for ref in (baseline, candidate):
         if con.execute("SELECT 1 FROM experiments WHERE id = ?", [ref]).fetchone() is None:
             raise StoreError(f"no experiment has the id {ref!r}")
     # Pairs are joined on a 64-bit hash of (item id, scorer id), several times faster than on
     # the two strings, and the strings are compared too so a hash collision cannot pair two
     # different items. A resumed run replaces older rows, so a pair has one row per run.
-    run = "SELECT hash(item_id, scorer_id) AS h, item_id, scorer_id, score FROM scores"
+    run = "SELECT hash(item_id, scorer_id) AS h, item_id, scorer_id, score, rowid AS r"
+    run += " FROM scores"
     run += " WHERE experiment_id = ?"
     run_params: list[Any] = []
     if opts["scorer"] is not None:
@@ -197,11 +213,13 @@ def _diff(
     if opts["dropped"]:
         where.append(f"(c.score - b.score) * {sign} < 0")
     window = " LIMIT ? OFFSET ?" if opts["limit"] is not None else " OFFSET ?"
+    # The pairs are kept narrow (ids are read for the page's rows only) unless ordered by id.
+    ids = "b.item_id, b.scorer_id, " if opts["order"] == "item" else ""
     sql = f"""
         WITH {f"chosen AS MATERIALIZED ({chosen})," if chosen else ""}
         b AS ({run}), c AS ({run}),
         p AS MATERIALIZED (
-            SELECT b.h, b.item_id, b.scorer_id, b.score AS baseline_score,
+            SELECT b.h, b.r AS b_row, c.r AS c_row, {ids}b.score AS baseline_score,
                    c.score AS candidate_score, c.score - b.score AS delta,
                    (c.score - b.score) * {sign} AS improvement
             FROM b JOIN c ON c.h = b.h
@@ -218,7 +236,22 @@ def _diff(
     params += [opts["limit"], opts["offset"]] if opts["limit"] is not None else [opts["offset"]]
     head = con.execute(sql, params).df()
     total = int(head["total"].iloc[0]) if len(head) else 0
-    page = head[head["item_id"].notna()].drop(columns=["total", "h"]).reset_index(drop=True)
+    page = head[head["h"].notna()].drop(columns=["total", "h"]).reset_index(drop=True)
+    page = page.astype({"b_row": "int64", "c_row": "int64"})
+    if not ids:
+        keys = (
+            con.execute(
+                "SELECT rowid AS r, item_id, scorer_id FROM scores"
+                " WHERE rowid IN (SELECT unnest(?::BIGINT[]))",
+                [page["c_row"].tolist()],
+            )
+            .df()
+            .set_index("r")
+        )
+        page = page.assign(
+            item_id=page["c_row"].map(keys["item_id"]).astype(object),
+            scorer_id=page["c_row"].map(keys["scorer_id"]).astype(object),
+        )
     only = con.execute(_ONLY_IN, [baseline, candidate]).fetchone()
     only_b, only_c = (int(only[0]), int(only[1])) if only else (0, 0)
     pairs = _details(con, page, baseline, candidate, list(opts["slices"]))
@@ -240,23 +273,39 @@ def _details(
     candidate: str,
     slices: list[str],
 ) -> pd.DataFrame:
-    """The page's pairs with inputs, outputs, reasons and slice values (one lookup each)."""
+    """The page's pairs with inputs, outputs, reasons and slice values.
+
+    Texts are read by row id: the page's item rows are found on the narrow ``item_id``
+    column first, then only those rows are read; reasons come by the score rows' ids the
+    pairing query carried. Both are several times cheaper than filtering the wide rows.
+    """
     ids = sorted(set(page["item_id"]))
     slice_cols = "".join(
         f", json_extract_string(metadata, ?) AS {_alias(i)}" for i in range(len(slices))
     )
+    rows = [
+        row[0]
+        for row in con.execute(
+            "SELECT rowid FROM experiment_items WHERE experiment_id IN (?, ?)"
+            " AND item_id IN (SELECT unnest(?::VARCHAR[]))",
+            [baseline, candidate, ids],
+        ).fetchall()
+    ] if ids else []  # fmt: skip
     items = con.execute(
         "SELECT experiment_id, item_id, CAST(input AS VARCHAR) AS input,"
         " CAST(ground_truth AS VARCHAR) AS ground_truth, CAST(output AS VARCHAR) AS output,"
         f" CAST(metadata AS VARCHAR) AS metadata{slice_cols} FROM experiment_items"
-        " WHERE experiment_id IN (?, ?) AND item_id IN (SELECT unnest(?::VARCHAR[]))",
-        [*(_pointer(key) for key in slices), baseline, candidate, ids],
+        " WHERE rowid IN (SELECT unnest(?::BIGINT[]))",
+        [*(_pointer(key) for key in slices), rows],
     ).df()
-    reasons = con.execute(
-        "SELECT experiment_id, item_id, scorer_id, reason FROM scores"
-        " WHERE experiment_id IN (?, ?) AND item_id IN (SELECT unnest(?::VARCHAR[]))",
-        [baseline, candidate, ids],
+    by_row = con.execute(
+        "SELECT rowid AS r, reason FROM scores WHERE rowid IN (SELECT unnest(?::BIGINT[]))",
+        [[*page["b_row"].tolist(), *page["c_row"].tolist()]],
     ).df()
+    reason = by_row.set_index("r")["reason"]
+    page = page.assign(
+        baseline_reason=page["b_row"].map(reason), candidate_reason=page["c_row"].map(reason)
+    ).drop(columns=["b_row", "c_row"])
     c_items = items[items["experiment_id"] == candidate].drop(columns="experiment_id")
     b_items = items[items["experiment_id"] == baseline].drop(columns="experiment_id")
     frame = page.merge(c_items, on="item_id", how="left").merge(
@@ -265,10 +314,6 @@ def _details(
         how="left",
     )
     frame = frame.rename(columns={"output": "candidate_output"})
-    for ref, name in ((baseline, "baseline_reason"), (candidate, "candidate_reason")):
-        mine = reasons[reasons["experiment_id"] == ref].drop(columns="experiment_id")
-        frame = frame.merge(mine.rename(columns={"reason": name}), on=["item_id", "scorer_id"],
-                            how="left")  # fmt: skip
     frame = frame.rename(columns={_alias(i): f"slice:{key}" for i, key in enumerate(slices)})
     columns = [*PAIR_COLUMNS, *(f"slice:{key}" for key in slices)]
     frame = frame[columns]

@@ -11,6 +11,7 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from evalkit.errors import DatasetError
 
@@ -58,18 +59,20 @@ def scores_by_scorer(data: ScoreTable, *, label: str) -> dict[str, ScorerScores]
             status, or a successful row without a finite score.
     """
     if isinstance(data, pd.DataFrame | pa.Table | pa.RecordBatch):
+        # Sorted by scorer and item id in Arrow (byte order of UTF-8 is code-point order,
+        # as for Python strings), several times faster than numpy's lexsort of objects.
         items, scorers, scores, ok = _from_table(_score_columns(data, label=label), label=label)
-    elif isinstance(data, Mapping):
-        items, scorers, scores, ok = _from_mapping(data, label=label)
-    else:
+    elif not isinstance(data, Mapping):
         raise DatasetError(
             label,
             f"expected a DataFrame, an Arrow table or a {{scorer_id: {{item_id: score}}}} "
             f"mapping, got {type(data).__name__}",
         )
+    else:
+        items, scorers, scores, ok = _from_mapping(data, label=label)
+        order = np.lexsort((items, scorers))
+        items, scorers, scores, ok = items[order], scorers[order], scores[order], ok[order]
     result: dict[str, ScorerScores] = {}
-    order = np.lexsort((items, scorers))
-    items, scorers, scores, ok = items[order], scorers[order], scores[order], ok[order]
     boundaries = np.flatnonzero(scorers[1:] != scorers[:-1]) + 1
     for chunk in np.split(np.arange(items.size), boundaries):
         if chunk.size == 0:
@@ -123,47 +126,60 @@ def _score_columns(data: pd.DataFrame | pa.Table | pa.RecordBatch, *, label: str
 
 
 def _from_table(table: pa.Table, *, label: str) -> _Columns:
+    """The table's columns checked, then sorted by scorer id and item id."""
     ids = {name: _strings(table[name], label=label, column_name=name) for name in _REQUIRED[:2]}
     try:
-        scores = table["score"].cast(pa.float64()).to_numpy(zero_copy_only=False)
+        score_column = table["score"].cast(pa.float64())
     except pa.ArrowException as exc:
         raise DatasetError(label, f"scores must be numbers: {exc}", column="score") from exc
-    scores = np.asarray(scores, dtype=np.float64)
+    scores = np.asarray(score_column.to_numpy(zero_copy_only=False), dtype=np.float64)
     finite = np.isfinite(scores)
     if "status" in table.column_names:
-        status = table["status"].to_pylist()
-        unknown = {value for value in status if value not in _STATUSES}
+        status = table["status"]
+        unknown = {value for value in pc.unique(status).to_pylist() if value not in _STATUSES}
         if unknown:
             raise DatasetError(
                 label,
                 f"status must be 'success' or 'failed', got {sorted(map(repr, unknown))[0]}",
                 column="status",
             )
-        ok = np.array([value == "success" for value in status], dtype=np.bool_)
+        ok = np.asarray(pc.equal(status, "success").to_numpy(zero_copy_only=False), np.bool_)
         broken = np.flatnonzero(ok & ~finite)
         if broken.size:
-            row = broken[0]
+            row = int(broken[0])
             raise DatasetError(
                 label,
-                f"item {ids['item_id'][row]!r} of scorer {ids['scorer_id'][row]!r} succeeded "
-                f"without a finite score ({scores[row]!r})",
+                f"item {ids['item_id'][row].as_py()!r} of scorer "
+                f"{ids['scorer_id'][row].as_py()!r} succeeded without a finite score "
+                f"({scores[row]!r})",
                 column="score",
             )
     else:
         ok = finite
-    return ids["item_id"], ids["scorer_id"], scores, ok
+    keys = pa.table({"s": ids["scorer_id"], "i": ids["item_id"]})
+    order = pc.sort_indices(keys, sort_keys=[("s", "ascending"), ("i", "ascending")])
+    numpy_order = order.to_numpy()
+    return (
+        _objects(ids["item_id"].take(order)),
+        _objects(ids["scorer_id"].take(order)),
+        scores[numpy_order],
+        ok[numpy_order],
+    )
 
 
-def _strings(column: pa.ChunkedArray, *, label: str, column_name: str) -> npt.NDArray[np.object_]:
+def _objects(column: pa.ChunkedArray) -> npt.NDArray[np.object_]:
+    return np.asarray(column.to_numpy(zero_copy_only=False), dtype=np.object_)
+
+
+def _strings(column: pa.ChunkedArray, *, label: str, column_name: str) -> pa.ChunkedArray:
     if column.null_count:
         raise DatasetError(label, "ids must not be null", column=column_name)
     try:
-        strings = column.cast(pa.string())
+        return column.cast(pa.string())
     except pa.ArrowException as exc:
         raise DatasetError(
             label, f"ids must be text or numbers: {exc}", column=column_name
         ) from exc
-    return np.asarray(strings.to_pylist(), dtype=np.object_)
 
 
 def _from_mapping(data: Mapping[str, Mapping[str, float | None]], *, label: str) -> _Columns:

@@ -15,19 +15,28 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeAlias
 
 import duckdb
 import numpy as np
+import numpy.typing as npt
 import pandas as pd
+import pyarrow as pa
 
 from evalkit.compare._compare import (
+    _EMPTY,
     Comparison,
     ComparisonVerdict,
     Direction,
+    ScorerComparison,
+    _compare_scorer,
+    check_options,
     compare_experiments,
 )
-from evalkit.compare._inputs import ScoreTable
+from evalkit.compare._inputs import ScorerScores, ScoreTable, scores_by_scorer
+
+#: Values of one key compared at most (the largest slices); the rest are left out.
+MAX_VALUES = 100
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,7 +110,7 @@ def compare_slices(
             table with ``item_id``, ``scorer_id``, ``score`` and optionally ``status``).
         candidate: The candidate's.
         values: Per slice key, each item id's value (items without one form the ``None``
-            slice).
+            slice). Only the :data:`MAX_VALUES` largest slices of a key are compared.
         directions: As for :func:`compare_experiments`.
         max_drop: As for :func:`compare_experiments`.
         confidence: As for :func:`compare_experiments`; also the family-wise level.
@@ -110,6 +119,8 @@ def compare_slices(
         overall: The whole-run comparison, to flag slices that regressed while it did not
             (computed here when not given).
     """
+    check_options(directions, max_drop=max_drop, confidence=confidence, resamples=resamples,
+                  seed=seed)  # fmt: skip
     base, cand = _frame(baseline), _frame(candidate)
     if overall is None:
         overall = compare_experiments(
@@ -117,23 +128,43 @@ def compare_slices(
             resamples=resamples, seed=seed,
         )  # fmt: skip
     total = {c.scorer_id: c.verdict for c in overall}
-    raw: list[tuple[str, str | None, Any]] = []
+    # Each run is split by scorer (and checked) once; a slice is then a mask over each
+    # scorer's sorted items, so its comparison is exactly compare_experiments on its rows.
+    before = scores_by_scorer(base, label="baseline")
+    after = scores_by_scorer(cand, label="candidate")
+    scorer_ids = sorted(before.keys() | after.keys())
+    options: dict[str, Any] = {
+        "max_drop": float(max_drop), "confidence": float(confidence),
+        "resamples": resamples, "seed": seed,
+    }  # fmt: skip
+    raw: list[tuple[str, str | None, ScorerComparison]] = []
     for key, by_item in values.items():
-        labels = pd.Series({str(k): v for k, v in by_item.items()}, dtype=object)
-        b_val, c_val = base["item_id"].map(labels), cand["item_id"].map(labels)
-        seen = sorted({v for v in pd.concat([b_val, c_val]) if isinstance(v, str)})
-        for value in [*seen, None] if (b_val.isna().any() or c_val.isna().any()) else seen:
-            b_in = b_val.isna() if value is None else b_val == value
-            c_in = c_val.isna() if value is None else c_val == value
-            if not c_in.any():
+        codes, names = _codes(by_item)
+        b_codes = {s: _lookup(codes, before[s].item_ids) for s in before}
+        c_codes = {s: _lookup(codes, after[s].item_ids) for s in after}
+        # The MAX_VALUES largest slices of a key, counted over the candidate's rows (a key
+        # with an id per item is no slice), ties broken by value; compared in value order.
+        sizes = np.bincount(np.concatenate([np.empty(0, np.int64), *c_codes.values()]) + 1,
+                            minlength=len(names) + 1)[1:]  # fmt: skip
+        largest = sorted((-int(sizes[i]), names[i], i) for i in range(len(names)) if sizes[i])
+        chosen = [i for _, _, i in sorted(largest[:MAX_VALUES], key=lambda row: row[1])]
+        missing = any((a < 0).any() for a in [*b_codes.values(), *c_codes.values()])
+        for code in [*chosen, -1] if missing else chosen:
+            if not any((a == code).any() for a in c_codes.values()):
                 continue
-            comparison = compare_experiments(
-                base[b_in], cand[c_in], directions=directions, max_drop=max_drop,
-                confidence=confidence, resamples=resamples, seed=seed,
-            )  # fmt: skip
-            raw += [(key, value, c) for c in comparison]
+            value = None if code < 0 else names[code]
+            for scorer_id in scorer_ids:
+                b_in = _subset(before.get(scorer_id), b_codes.get(scorer_id), code)
+                a_in = _subset(after.get(scorer_id), c_codes.get(scorer_id), code)
+                if b_in.item_ids.size == 0 and a_in.item_ids.size == 0:
+                    continue
+                comparison = _compare_scorer(
+                    scorer_id, b_in, a_in,
+                    direction=(directions or {}).get(scorer_id, "higher"), **options,
+                )  # fmt: skip
+                raw.append((key, value, comparison))
     tested = [i for i, (_, _, c) in enumerate(raw) if c.p_value is not None]
-    adjusted = dict(zip(tested, holm([raw[i][2].p_value for i in tested]), strict=True))
+    adjusted = dict(zip(tested, holm([raw[i][2].p_value or 0.0 for i in tested]), strict=True))
     alpha = 1.0 - confidence
     rows = []
     for i, (key, value, c) in enumerate(raw):
@@ -153,7 +184,37 @@ def compare_slices(
     return tuple(rows)
 
 
-def _frame(data: ScoreTable) -> pd.DataFrame:
+def _codes(by_item: Mapping[str, str | None]) -> tuple[_Labels, list[str]]:
+    """Each item id's slice as a code into the list of values (-1: no value)."""
+    labels = pd.Series({str(k): v for k, v in by_item.items()}, dtype=object)
+    labels = labels[labels.notna()].astype(str)
+    codes, names = pd.factorize(labels)
+    return (pd.Index(labels.index), codes.astype(np.int64)), [str(n) for n in names]
+
+
+_Labels: TypeAlias = tuple[pd.Index, npt.NDArray[np.int64]]
+
+
+def _lookup(labels: _Labels, item_ids: npt.NDArray[np.object_]) -> npt.NDArray[np.int64]:
+    index, codes = labels
+    where = index.get_indexer(pd.Index(item_ids))
+    return np.where(where >= 0, codes[where], -1)
+
+
+def _subset(scores: ScorerScores | None, codes: Any, code: int) -> ScorerScores:
+    if scores is None:
+        return _EMPTY
+    keep = codes == code
+    return ScorerScores(scores.item_ids[keep], scores.scores[keep], scores.ok[keep])
+
+
+_COLUMNS = ("item_id", "scorer_id", "score", "status")
+
+
+def _frame(data: ScoreTable) -> pd.DataFrame | pa.Table:
+    """The score columns, item ids as text (an Arrow table of text ids is kept as it is)."""
+    if isinstance(data, pa.Table) and pa.types.is_string(data.schema.field("item_id").type):
+        return data.select([c for c in _COLUMNS if c in data.column_names])
     if isinstance(data, pd.DataFrame):
         frame = data
     elif isinstance(data, Mapping):
@@ -163,7 +224,7 @@ def _frame(data: ScoreTable) -> pd.DataFrame:
         )
     else:
         frame = data.to_pandas()
-    keep = [c for c in ("item_id", "scorer_id", "score", "status") if c in frame.columns]
+    keep = [c for c in _COLUMNS if c in frame.columns]
     frame = frame[keep].copy()
     frame["item_id"] = frame["item_id"].astype(str)
     return frame
@@ -185,11 +246,15 @@ def slice_values(
         with connection(store, read_only=True) as con:
             return slice_values(con, experiment_id, keys)
     columns = ", ".join("json_extract_string(metadata, ?)" for _ in keys)
-    rows = store.execute(
+    relation = store.sql(
         f"SELECT item_id, {columns} FROM experiment_items WHERE experiment_id = ?",
-        [*(_pointer(k) for k in keys), experiment_id],
-    ).fetchall()
-    return {key: {row[0]: row[i + 1] for row in rows} for i, key in enumerate(keys)}
+        params=[*(_pointer(k) for k in keys), experiment_id],
+    )
+    assert relation is not None
+    table = relation.to_arrow_table()
+    ids = table.column(0).to_pylist()
+    return {key: dict(zip(ids, table.column(i + 1).to_pylist(), strict=True))
+            for i, key in enumerate(keys)}  # fmt: skip
 
 
 def changes_by_slice(

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import heapq
 import math
 from collections.abc import Mapping
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from evalkit._tdist import t975
 from evalkit.report._groups import failure_groups
@@ -31,6 +32,15 @@ def _regression_reason(c: ScorerComparison) -> str:
         f"[{fmt_signed(c.ci_low)}, {fmt_signed(c.ci_high)}] over {c.n_paired} paired items, "
         f"beyond max_drop {c.max_drop:g} (p = {c.p_value:.3g})"
     )
+
+
+def _view(item: Any, o: Any) -> ItemView:
+    row = item.item
+    return ItemView(
+        row.id, o.scorer_id, o.score, row.input, item.output, row.ground_truth,
+        reason=o.reason, failed_step=o.failed_step,
+        error=o.error.message if o.error is not None else None,
+    )  # fmt: skip
 
 
 def build_report(
@@ -98,31 +108,30 @@ def build_report(
         )
 
     distributions: dict[str, list[float]] = {sid: [] for sid in result.scorer_ids}
-    successes: dict[str, list[ItemView]] = {sid: [] for sid in result.scorer_ids}
+    # Per scorer, (score, item position, outcome position) of every success: only the worst
+    # few become ItemViews (a 100,000-item run would otherwise build 100,000 per scorer).
+    successes: dict[str, list[tuple[float, int, int]]] = {sid: [] for sid in result.scorer_ids}
     failures: list[ItemView] = []
-    for item in result.items:
+    items = result.items
+    for n, item in enumerate(items):
         row = item.item
         if item.error is not None:
             failures.append(
                 ItemView(row.id, "(target)", None, row.input, None, row.ground_truth,
                          error=f"{item.error.name}: {item.error.message}")
             )  # fmt: skip
-        for o in item.outcomes:
-            view = ItemView(
-                row.id, o.scorer_id, o.score, row.input, item.output, row.ground_truth,
-                reason=o.reason, failed_step=o.failed_step,
-                error=o.error.message if o.error is not None else None,
-            )  # fmt: skip
+        for k, o in enumerate(item.outcomes):
             if o.status == "success" and o.score is not None:
                 distributions[o.scorer_id].append(o.score)
-                successes[o.scorer_id].append(view)
+                successes[o.scorer_id].append((o.score, n, k))
             else:
-                failures.append(view)
+                failures.append(_view(item, o))
     worst_items = {}
-    for sid, views in successes.items():
+    for sid, found in successes.items():
         lower_better = directions.get(sid, "higher") == "lower"
-        views.sort(key=lambda v: v.score or 0.0, reverse=lower_better)
-        worst_items[sid] = views[:worst]
+        picked = heapq.nlargest(worst, found, key=lambda t: (t[0] or 0.0, -t[1])) if lower_better \
+            else heapq.nsmallest(worst, found, key=lambda t: (t[0] or 0.0, t[1]))  # fmt: skip
+        worst_items[sid] = [_view(items[n], items[n].outcomes[k]) for _, n, k in picked]
 
     summary = result.summary
     return ReportData(

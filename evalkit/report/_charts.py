@@ -6,14 +6,16 @@ Only numbers are written into the SVG (see docs/pages/design/report-templates.md
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
+import numpy as np
 from markupsafe import Markup
 
 
-def _axis(values: Sequence[float]) -> tuple[float, float]:
+def _axis(values: Any) -> tuple[float, float]:
     """The x range: [0, 1] for scores within it (an all-1.0 scorer included), else the data's
     range, widened by 0.5 on each side when every value is the same."""
-    low, high = min(values), max(values)
+    low, high = float(np.min(values)), float(np.max(values))
     if low >= 0.0 and high <= 1.0:
         return 0.0, 1.0
     if high == low:
@@ -22,10 +24,9 @@ def _axis(values: Sequence[float]) -> tuple[float, float]:
 
 
 def _counts(scores: Sequence[float], low: float, high: float, bins: int) -> list[int]:
-    counts = [0] * bins
-    for s in scores:
-        counts[max(0, min(int((s - low) / (high - low) * bins), bins - 1))] += 1
-    return counts
+    at = np.clip(((np.asarray(scores, dtype=np.float64) - low) / (high - low) * bins)
+                 .astype(np.int64), 0, bins - 1)  # fmt: skip
+    return [int(c) for c in np.bincount(at, minlength=bins)]
 
 
 def histogram_svg(
@@ -41,7 +42,8 @@ def histogram_svg(
     outlined steps when given. Only numbers are written: no caller text reaches the SVG."""
     if not scores:
         return "<p>no scores</p>"
-    low, high = _axis([*scores, *(baseline or ())])
+    low, high = _axis(np.concatenate([np.asarray(scores, dtype=np.float64),
+                                      np.asarray(baseline or [], dtype=np.float64)]))  # fmt: skip
     counts = _counts(scores, low, high, bins)
     before = _counts(baseline, low, high, bins) if baseline else None
     top = max([*counts, *(before or [])])

@@ -141,3 +141,25 @@ def test_unknown_experiment(store: tuple[Path, str, str]) -> None:
     path, base, _ = store
     with pytest.raises(StoreError, match="nope"):
         diff_items(path, base, "nope")
+
+
+async def test_experiment_result_diff_uses_the_declared_slices(tmp_path: Path) -> None:
+    path = tmp_path / "evalkit.duckdb"
+    scorer = [get_scorer("exact_match", id="exact")]
+    base = await run_evals(_rows(1), scorer, store=path, progress=False, slices=["category"])
+    cand = await run_evals(_rows(2), scorer, store=path, progress=False, slices=["category"])
+    assert cand.slices == ("category",)
+    assert cand.config["slices"] == ["category"]
+    diff = cand.diff(base)
+    assert diff.total == 10
+    assert "slice:category" in diff.pairs.columns
+    assert cand.diff(base.experiment_id, improved=True).total == 1
+    memory = await run_evals(_rows(2), scorer, store=None, progress=False)
+    with pytest.raises(ConfigError, match="no store"):
+        memory.diff(base)
+
+
+async def test_bad_slices_fail_before_the_run(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="slices"):
+        await run_evals(_rows(1), [get_scorer("exact_match")], store=None, progress=False,
+                        slices="category")  # type: ignore[arg-type]  # fmt: skip

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 import pytest
 
-from evalkit.compare import compare_slices, holm
+from evalkit.compare import compare_experiments, compare_slices, holm
 from evalkit.errors import ConfigError
 from evalkit.run._spec import check_slices
 
@@ -68,3 +69,40 @@ def test_items_without_the_key_form_their_own_slice() -> None:
 def test_bad_slices_are_refused(bad: object) -> None:
     with pytest.raises(ConfigError, match="slices"):
         check_slices(bad)
+
+
+def test_each_slice_is_the_comparison_of_its_own_items() -> None:
+    # compare_slices splits each run by scorer once and masks it per slice; that must give
+    # exactly what compare_experiments gives on the slice's rows (same draws, same figures),
+    # for two scorers of opposite directions, a failed run, and items without the key.
+    base, cand, values = _runs(600, "c3", drop=0.5)
+    lower = lambda f: f.assign(scorer_id="t", score=1.0 - f["score"])  # noqa: E731
+    base, cand = pd.concat([base, lower(base)]), pd.concat([cand, lower(cand)])
+    cand = cand.assign(status="success")
+    cand.iloc[5, cand.columns.get_loc("status")] = "failed"
+    values["cat"] = {k: v for k, v in values["cat"].items() if v != "c0"}
+    directions = {"t": "lower"}
+    rows = compare_slices(base, cand, values, directions=directions, resamples=500, seed=3)
+    assert {r.value for r in rows} == {*(f"c{i}" for i in range(1, 10)), None}
+    for row in rows:
+        label = lambda f: f["item_id"].map(values["cat"])  # noqa: E731
+        b_in = label(base).isna() if row.value is None else label(base) == row.value
+        c_in = label(cand).isna() if row.value is None else label(cand) == row.value
+        expected = compare_experiments(
+            base[b_in], cand[c_in], directions=directions, resamples=500, seed=3
+        )[row.scorer_id]
+        assert (row.n, row.baseline_mean, row.mean, row.delta) == (
+            expected.n_paired, expected.baseline_mean, expected.candidate_mean,
+            expected.difference,
+        )  # fmt: skip
+        assert (row.ci_low, row.ci_high, row.p_value) == (
+            expected.ci_low, expected.ci_high, expected.p_value,
+        )  # fmt: skip
+
+
+def test_slices_reuse_an_arrow_table() -> None:
+    base, cand, values = _runs(300, "c3", drop=0.5)
+    as_arrow = compare_slices(
+        pa.Table.from_pandas(base), pa.Table.from_pandas(cand), values, resamples=300
+    )
+    assert as_arrow == compare_slices(base, cand, values, resamples=300)
