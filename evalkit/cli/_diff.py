@@ -8,6 +8,7 @@ from typing import Any
 from evalkit.cli._format import cell, json_text, one_line, text_table
 from evalkit.cli._main import EXIT_OK
 from evalkit.cli._refs import find_experiment
+from evalkit.cli._slices import declared_slices
 from evalkit.errors import ConfigError, StoreError
 from evalkit.store import DEFAULT_STORE
 
@@ -57,7 +58,7 @@ def cmd_diff(args: argparse.Namespace) -> int:
     )
     if baseline is None or candidate is None:
         raise StoreError(f"{store}: no finished experiment to diff")
-    slices = _declared(candidate)
+    slices = declared_slices(candidate)
     diff = diff_items(
         store, baseline["id"], candidate["id"], scorer=args.scorer, slice_key=key,
         slice_value=value, improved=args.improved, search=args.search, offset=args.offset,
@@ -120,18 +121,6 @@ def cmd_diff(args: argparse.Namespace) -> int:
             f"--offset {args.offset + shown} for the next, or evalkit view to browse them all"
         )
     return EXIT_OK
-
-
-def _declared(run: dict[str, Any]) -> list[str]:
-    import json
-
-    config = run.get("config")
-    try:
-        parsed = json.loads(config) if isinstance(config, str) else (config or {})
-    except ValueError:
-        return []
-    slices = parsed.get("slices") if isinstance(parsed, dict) else None
-    return [s for s in slices if isinstance(s, str)] if isinstance(slices, list) else []
 
 
 def _text(value: Any) -> Any:

@@ -154,6 +154,16 @@ def build_parser() -> argparse.ArgumentParser:
         " same dataset (0.9)",
     )
     compare.add_argument("--json", action="store_true", help="print JSON")
+    compare.add_argument(
+        "--slices",
+        action="append",
+        metavar="KEY",
+        help="also compare per value of this metadata key (repeatable; default: the"
+        " candidate's declared slices, printed with --slices-table)",
+    )
+    compare.add_argument(
+        "--slices-table", action="store_true", help="print the per-slice comparison table"
+    )
     compare.set_defaults(handler=_later("_inspect", "cmd_compare"))
 
     add_diff_command(commands, _add_store)

@@ -425,3 +425,16 @@ callable = "no_such_module_evalkit:answer"
     assert "cannot import 'no_such_module_evalkit:scorer'" in lines[2]
     assert "threshold = { max = 0.1 }" in lines[3]
     assert "cannot import 'no_such_module_evalkit:answer'" in lines[4]
+
+
+def test_diff_needs_two_stored_runs(cli: Cli, tmp_path: Path) -> None:
+    assert_clean_usage_error(cli("diff", "a", "b"), "no such score store")
+
+
+def test_diff_refuses_a_slice_without_a_value(cli: Cli, tmp_path: Path) -> None:
+    write_dataset(tmp_path / "data.parquet")
+    write_experiment(tmp_path)
+    assert cli("run", "nightly.toml", "--no-progress").code == 0
+    assert cli("run", "nightly.toml", "--no-progress").code == 0
+    done = cli("diff", "latest", "nightly", "--slice", "=x")
+    assert_clean_usage_error(done, "--slice must be KEY=VALUE")
