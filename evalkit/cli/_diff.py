@@ -8,7 +8,6 @@ from typing import Any
 from evalkit.cli._format import cell, json_text, one_line, text_table
 from evalkit.cli._main import EXIT_OK
 from evalkit.cli._refs import find_experiment
-from evalkit.cli._slices import declared_slices
 from evalkit.errors import ConfigError, StoreError
 from evalkit.store import DEFAULT_STORE
 
@@ -44,7 +43,8 @@ def _slice(text: str | None) -> tuple[str | None, str | None]:
 
 def cmd_diff(args: argparse.Namespace) -> int:
     """Print the changed pairs of two stored runs; always exits 0 (a listing, not a gate)."""
-    from evalkit.compare import changes_by_slice, diff_items  # not at --help: pandas
+    from evalkit.cli._slices import declared_slices  # not at --help: they import pandas
+    from evalkit.compare import changes_by_slice, diff_items
 
     store = args.store or DEFAULT_STORE
     if args.limit < 0:
