@@ -94,7 +94,7 @@ async def submit(
             file=("evalkit-batch.jsonl", data, "application/jsonl"), purpose="batch"
         )
     except openai.OpenAIError as exc:
-        raise translate_error(exc, what, timeout, max_retries) from exc
+        raise translate_error(exc, what, timeout, max_retries, known=[client.api_key]) from exc
     once = client.with_options(timeout=timeout, max_retries=0)
     what = f"creating a batch from {uploaded.id}"
     attempt = 0
@@ -108,12 +108,12 @@ async def submit(
             )
         except openai.APIStatusError as exc:
             if attempt >= max_retries or not (exc.status_code == 429 or exc.status_code >= 500):
-                raise translate_error(exc, what, timeout, attempt) from exc
+                raise translate_error(exc, what, timeout, attempt, known=[client.api_key]) from exc
             attempt += 1
             hint = retry_after(exc.response.headers)
             await anyio.sleep(min(hint if hint is not None else 0.5 * 2 ** (attempt - 1), 60.0))
         except openai.OpenAIError as exc:
-            raise translate_error(exc, what, timeout, attempt) from exc
+            raise translate_error(exc, what, timeout, attempt, known=[client.api_key]) from exc
         else:
             return batch.id, uploaded.id
 
@@ -130,7 +130,9 @@ async def retrieve(
     try:
         batch = await calls.batches.retrieve(batch_id)
     except openai.OpenAIError as exc:
-        raise translate_error(exc, f"polling batch {batch_id}", timeout, max_retries) from exc
+        raise translate_error(
+            exc, f"polling batch {batch_id}", timeout, max_retries, known=[client.api_key]
+        ) from exc
     problem = None
     errors = batch.errors.data if batch.errors is not None else None
     if errors:
@@ -152,7 +154,11 @@ async def download(client: AsyncOpenAI, file_id: str, *, timeout: float, max_ret
         content = await calls.files.content(file_id)
     except openai.OpenAIError as exc:
         raise translate_error(
-            exc, f"downloading batch file {file_id}", timeout, max_retries
+            exc,
+            f"downloading batch file {file_id}",
+            timeout,
+            max_retries,
+            known=[client.api_key],
         ) from exc
     return content.content
 

@@ -140,16 +140,16 @@ async def chat_completion(
                 limiter.release(permit)
         if _is_rate_limit(error):
             if limited >= rate_limit_retries or _quota_exhausted(error):
-                raise _give_up(error, label, timeout, failures, breaker)
+                raise _give_up(error, label, timeout, failures, breaker, client.api_key)
             limited += 1
             wait = _backoff(limited, hint, first=1.0, cap=60.0)
         else:
             if failures >= max_retries or not _retryable(error):
-                raise _give_up(error, label, timeout, failures, breaker)
+                raise _give_up(error, label, timeout, failures, breaker, client.api_key)
             failures += 1
             wait = _backoff(failures, hint, first=0.5, cap=8.0)
         if wait is None:
-            raise _give_up(error, label, timeout, failures, breaker)
+            raise _give_up(error, label, timeout, failures, breaker, client.api_key)
         if limiter is not None:
             limiter.retried()
         await anyio.sleep(wait)
@@ -161,8 +161,9 @@ def _give_up(
     timeout: float,
     retries: int,
     breaker: CircuitBreaker | None,
+    api_key: str | None,
 ) -> JudgeError:
-    translated = translate_error(error, label, timeout, retries)
+    translated = translate_error(error, label, timeout, retries, known=[api_key])
     if breaker is not None:
         breaker.observe(translated)  # before raising: calls queued behind this one stop
     return translated

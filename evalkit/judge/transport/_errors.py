@@ -11,7 +11,7 @@ breaker's "unreachable" rule counts).
 from __future__ import annotations
 
 import socket
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 
 import aiohttp
 import httpx2
@@ -26,14 +26,24 @@ _SECRET_HEADERS = ("authorization", "api-key", "x-api-key", "x-goog-api-key")
 
 
 def translate_error(
-    error: openai.OpenAIError, label: str, timeout: float, retries: int
+    error: openai.OpenAIError,
+    label: str,
+    timeout: float,
+    retries: int,
+    *,
+    known: Iterable[str | None] = (),
 ) -> JudgeError:
     """``error`` as a :class:`JudgeError` whose ``code`` is the HTTP status, ``"timeout"`` or
-    ``"connection"``, chained from it; ``retries`` is how many retries were made."""
+    ``"connection"``, chained from it; ``retries`` is how many retries were made.
+
+    ``known`` are the credentials the caller sent (the client's ``api_key``): they are masked
+    even when the error's request no longer carries them (recent ``openai`` releases strip the
+    ``Authorization`` header from the request an error keeps).
+    """
     translated = _translated(error, label, timeout, retries)
     # A provider may echo the key it refused, and an endpoint URL may carry credentials
     # (docs/pages/design/masking-at-the-boundary.md).
-    masked = mask_secrets(str(translated), _sent_secrets(error))
+    masked = mask_secrets(str(translated), [*known, *_sent_secrets(error)])
     if masked != str(translated):
         translated = JudgeError(masked, code=translated.code)
     translated.__cause__ = error
