@@ -111,8 +111,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument(
         "--retry-errors",
         action="store_true",
-        help="with --resume: re-run only the failed (item, scorer) pairs (single-process"
-        " runs only)",
+        help="with --resume: re-run only the failed (item, scorer) pairs (a sharded run's with"
+        " the same --executor/--shard, in the finished shards that hold them)",
     )
     run.add_argument(
         "--regenerate",

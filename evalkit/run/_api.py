@@ -101,9 +101,10 @@ async def run_evals(
             versions, judges, target, limit) must match this call's. A failed pair of an
             item whose target succeeded is scored on the item's stored output (the target
             is not called again); an item whose target failed is evaluated afresh.
-        retry_errors: With ``resume`` of a single-process run, run only the failed pairs
-            (items never evaluated stay so); also allows resuming a
-            ``completed_with_errors`` experiment. Refused for a sharded run.
+        retry_errors: With ``resume``, run only the failed pairs (items never evaluated
+            stay so); also allows resuming a ``completed_with_errors`` experiment. A sharded
+            experiment's are run by a sharded call (same ``executor=``/``shard=``), in the
+            finished shards that hold them.
         force: With ``resume``, resume even when the fingerprint differs (a sharded
             experiment's scorers still cannot change).
         regenerate: With ``resume`` of a single-process run, give every evaluated item that

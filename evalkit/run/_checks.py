@@ -81,14 +81,14 @@ def check_resume_options(
         raise ConfigError("resume needs the store that holds the experiment (store=None given)")
 
 
-def refuse_for_sharded(reruns_pairs: bool, on_item_complete: object) -> None:
+def refuse_for_sharded(regenerate: bool, on_item_complete: object) -> None:
     """Refuse the options only an in-process run can honour."""
-    if reruns_pairs:
+    if regenerate:
         raise ConfigError(
-            "retry_errors (--retry-errors) and regenerate (--regenerate) re-run the failed"
-            " pairs of a single-process run; a sharded run (executor=/shard=,"
-            " --executor/--shard) resumes by skipping its finished shards and cannot"
-            " re-run failed pairs"
+            "regenerate (--regenerate) gives the failed items of a single-process run new"
+            " outputs; a sharded run (executor=/shard=, --executor/--shard) re-runs its failed"
+            " pairs on their stored outputs (retry_errors, --retry-errors) and cannot"
+            " regenerate them"
         )
     if on_item_complete is not None:
         raise ConfigError(

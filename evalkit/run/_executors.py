@@ -17,7 +17,7 @@ import multiprocessing
 import os
 import tempfile
 import threading
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -25,14 +25,16 @@ from typing import Any, Literal
 import anyio
 import pyarrow as pa
 
-from evalkit.dataset import ColumnMap, Dataset
+from evalkit.dataset import ColumnMap, Dataset, ItemBatches
 from evalkit.errors import ConfigError, EvalkitError
 from evalkit.judge import WorkerCache, use_judge_cache, use_rate_share
 from evalkit.run._feed import ItemFeed
 from evalkit.run._item import ItemEvaluator
 from evalkit.run._progress import Progress
+from evalkit.run._resume_plan import ResumeBatches
 from evalkit.run._rows import RowBuffer
 from evalkit.run._runner import Runner
+from evalkit.run._shard_retry import ShardRetry
 from evalkit.run._shards import RowGroupSource, Shard
 from evalkit.run._summary import SummaryBuilder
 from evalkit.run._worker import start_worker
@@ -113,40 +115,56 @@ def pack(target: Target, scorers: Sequence[Scorer]) -> bytes:
     return data
 
 
-def run_shard(shard: Shard, config: ShardConfig) -> ShardResult:
-    """Evaluate one shard in this process with the single-machine pipeline."""
+def run_shard(shard: Shard, config: ShardConfig, retry: ShardRetry | None = None) -> ShardResult:
+    """Evaluate one shard in this process with the single-machine pipeline (with ``retry``,
+    only its failed pairs)."""
     import cloudpickle
 
     target, scorers = cloudpickle.loads(config.payload)
     with use_rate_share(config.rate_share):
-        return anyio.run(_run_shard, shard, config, target, scorers)
+        return anyio.run(_run_shard, shard, config, target, scorers, retry)
 
 
 async def _run_shard(
-    shard: Shard, config: ShardConfig, target: Target, scorers: Sequence[Scorer]
+    shard: Shard,
+    config: ShardConfig,
+    target: Target,
+    scorers: Sequence[Scorer],
+    retry: ShardRetry | None = None,
 ) -> ShardResult:
     dataset = Dataset(RowGroupSource(shard), config.columns, batch_size=config.batch_size)
-    summary = SummaryBuilder(config.scorer_ids, shard.rows)
+    rows = dataset.batches(limit=shard.rows, first_index=shard.offset)
+    batches: ItemBatches | ResumeBatches = rows
+    items = shard.rows
+    if retry is not None:
+        batches, items = ResumeBatches(rows, retry.wanted), retry.items
+    summary = SummaryBuilder(config.scorer_ids, items)
     buffer = RowBuffer(config.experiment_id, config.scorer_names)
     cache = None if config.cache_path is None else WorkerCache(config.cache_path)
     runner = Runner(
         experiment_id=config.experiment_id,
-        feed=ItemFeed(dataset.batches(limit=shard.rows, first_index=shard.offset)),
-        evaluator=ItemEvaluator(target, scorers, run_prefix=config.experiment_id),
+        feed=ItemFeed(batches),
+        evaluator=ItemEvaluator(
+            target,
+            scorers,
+            run_prefix=config.experiment_id,
+            skip=retry.skip if retry is not None else None,
+            outputs=retry.outputs if retry is not None else None,
+        ),
         summary=summary,
-        progress=Progress(shard.rows, name=f"shard {shard.index}", enabled=False),
+        progress=Progress(items, name=f"shard {shard.index}", enabled=False),
         writer=None,
         scorer_names=config.scorer_names,
         concurrency=config.concurrency,
-        max_items=shard.rows,
+        max_items=items,
         keep_results=False,
         on_item_complete=buffer.add,
         flush_interval=3600.0,
     )
     async with use_judge_cache(cache):
         await runner.run()
-    rows = cache.collected if cache is not None else []
-    return ShardResult(shard, buffer.tables(), summary, rows)
+    collected = cache.collected if cache is not None else []
+    return ShardResult(shard, buffer.tables(), summary, collected)
 
 
 def execute(
@@ -159,30 +177,37 @@ def execute(
     scorers: Sequence[Scorer],
     ray_address: str | None = None,
     stop: threading.Event | None = None,
+    retries: Mapping[int, ShardRetry] | None = None,
 ) -> Iterator[ShardResult]:
     """Run every shard on ``executor``; yield the results in the order they finish.
 
     Setting ``stop`` ends it within a moment (it raises :class:`Stopped`): pending shards
-    are cancelled and running workers are ended, their shards left for a resume.
+    are cancelled and running workers are ended, their shards left for a resume. With
+    ``retries`` (a ``retry_errors`` pass), each shard runs only its failed pairs.
     """
     if not shards:
         return
     stop = stop if stop is not None else threading.Event()
+    retries = retries or {}
     if executor == "local":
         for shard in shards:
             if stop.is_set():
                 raise Stopped
-            yield anyio.run(_run_shard, shard, config, target, scorers)
+            yield anyio.run(_run_shard, shard, config, target, scorers, retries.get(shard.index))
     elif executor == "process":
-        yield from _process(shards, config, workers, stop)
+        yield from _process(shards, config, workers, stop, retries)
     elif executor == "ray":
-        yield from _ray(shards, config, workers, ray_address, stop)
+        yield from _ray(shards, config, workers, ray_address, stop, retries)
     else:
         raise ConfigError(f"executor must be one of {', '.join(EXECUTORS)}, got {executor!r}")
 
 
 def _process(
-    shards: Sequence[Shard], config: ShardConfig, workers: int, stop: threading.Event
+    shards: Sequence[Shard],
+    config: ShardConfig,
+    workers: int,
+    stop: threading.Event,
+    retries: Mapping[int, ShardRetry],
 ) -> Iterator[ShardResult]:
     pending = {s.index: s for s in shards}
     deaths = 0
@@ -195,7 +220,9 @@ def _process(
         )
         with contextlib.ExitStack() as leaving:
             leaving.callback(_end_pool, pool, stop)
-            futures = {pool.submit(run_shard, s, config): s for s in pending.values()}
+            futures = {
+                pool.submit(run_shard, s, config, retries.get(s.index)): s for s in pending.values()
+            }
             try:
                 for future in _as_completed(futures, stop):
                     result: ShardResult = future.result()
@@ -317,6 +344,7 @@ def _ray(
     workers: int,
     address: str | None,
     stop: threading.Event,
+    retries: Mapping[int, ShardRetry],
 ) -> Iterator[ShardResult]:
     ray = _import_ray()
     started = False
@@ -335,7 +363,8 @@ def _ray(
         # A bounded number of tasks in flight, so millions of shards never queue at once.
         while queue or running:
             while queue and len(running) < 2 * workers:
-                running.append(task.remote(queue.pop(0), shared))
+                shard = queue.pop(0)
+                running.append(task.remote(shard, shared, retries.get(shard.index)))
             done, running = ray.wait(running, num_returns=1, timeout=_STOP_POLL)
             if stop.is_set():
                 for ref in running:

@@ -35,7 +35,13 @@ async def drive_local(spec: RunSpec, writer: StoreWriter | None) -> Driven:
     """
     plan, options = spec.plan, spec.options
     rows = spec.dataset.batches(limit=options.limit)
-    batches = rows if plan is None else ResumeBatches(rows, plan, frozenset(spec.scorer_ids))
+    batches = (
+        rows
+        if plan is None
+        else ResumeBatches(
+            rows, functools.partial(plan.wanted, scorer_ids=frozenset(spec.scorer_ids))
+        )
+    )
     summary = SummaryBuilder(spec.scorer_ids, spec.to_run)
     runner = Runner(
         experiment_id=spec.experiment_id,

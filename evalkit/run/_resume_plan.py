@@ -13,17 +13,19 @@ target call, then every scorer. ``regenerate`` treats every item with a failed p
 
 An experiment resumes the way it was run. A sharded one (``executor=`` or ``shard=``; its
 config records the executor) is finished by a sharded run that skips its finished shards
-(:func:`check_shard_resume`); a single-process one by a single-process run, pair by pair
-(:func:`plan_resume`). Crossing over is refused: a single-process pass over a sharded
-experiment would write rows without ``shards_done`` records (a later sharded resume would run
-those shards again), and a sharded pass over a single-process one would run again the items
-already scored. See docs/pages/design/resume-the-way-it-ran.md.
+(:func:`check_shard_resume`), and its failed pairs are re-run by a sharded ``retry_errors``
+pass over the finished shards that hold them (``_shard_retry.py``); a single-process one by a
+single-process run, pair by pair (:func:`plan_resume`). Crossing over is refused: a
+single-process pass over a sharded experiment would write rows without ``shards_done``
+records (a later sharded resume would run those shards again), and a sharded pass over a
+single-process one would run again the items already scored.
+See docs/pages/design/resume-the-way-it-ran.md.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -156,9 +158,7 @@ def _check_status(stored: StoredExperiment, *, retry_errors: bool, force: bool) 
     if stored.status == "completed" or (
         stored.status == "completed_with_errors" and not retry_errors
     ):
-        if ran_sharded(stored):
-            hint = " (every shard is finished; a sharded run has no --retry-errors)"
-        elif retry_errors:
+        if retry_errors:
             hint = ""
         else:
             hint = " (use --retry-errors / retry_errors=True to re-run failures)"
@@ -170,9 +170,9 @@ def _refuse_sharded(stored: StoredExperiment, *, retry_errors: bool, force: bool
     api, cli = _sharded_options(stored)
     if retry_errors:
         raise ConfigError(
-            f"experiment {stored.id} ({stored.name}) was run sharded, and retry_errors"
-            " (--retry-errors) only re-runs the failed pairs of a single-process run; a sharded"
-            f" resume ({api}; {cli}) runs the unfinished shards"
+            f"experiment {stored.id} ({stored.name}) was run sharded: re-run its failed pairs"
+            f" with {api}, retry_errors=True (evalkit run --resume {stored.id} {cli}"
+            " --retry-errors), which runs them in the finished shards that hold them"
         )
     _check_status(stored, retry_errors=False, force=force)  # a finished one: nothing to do
     raise ConfigError(
@@ -198,12 +198,15 @@ def check_shard_resume(
     dataset: Dataset,
     limit: int | None,
     force: bool,
+    retry_errors: bool = False,
 ) -> StoredExperiment:
-    """Check a sharded run can finish the stored experiment (it then skips finished shards).
+    """Check a sharded run can finish the stored experiment (it then skips finished shards),
+    or with ``retry_errors`` re-run its failed pairs.
 
     The stored experiment must have been run sharded, over the same slice of the shards
-    (``config["shard"]``), and be unfinished; its fingerprint must match unless ``force``,
-    which never allows another set of scorers (finished shards are not run again).
+    (``config["shard"]``), and be unfinished (with ``retry_errors``, ``completed_with_errors``
+    will do); its fingerprint must match unless ``force``, which never allows another set of
+    scorers (finished shards are not run again).
 
     Raises:
         ConfigError: One of these does not hold; the message says which option to use.
@@ -226,7 +229,7 @@ def check_shard_resume(
             else f"shard='{before[0]}/{before[1]}' (--shard {before[0]}/{before[1]})"
         )
         raise ConfigError(f"experiment {stored.id} ({stored.name}) ran {ran}: resume it with {use}")
-    _check_status(stored, retry_errors=False, force=force)
+    _check_status(stored, retry_errors=retry_errors, force=force)
     old_ids = {s.get("id") for s in stored.config.get("scorers", [])}
     new_ids = {s.get("id") for s in config.get("scorers", [])}
     if old_ids != new_ids:
@@ -295,12 +298,12 @@ def plan_resume(
 
 
 class ResumeBatches:
-    """The dataset's item batches without the items that have nothing left to run."""
+    """The dataset's item batches without the items that have nothing left to run
+    (``wanted`` says which items to keep)."""
 
-    def __init__(self, batches: ItemBatches, plan: ResumePlan, scorer_ids: frozenset[str]) -> None:
+    def __init__(self, batches: ItemBatches, wanted: Callable[[Item], bool]) -> None:
         self.batches = batches
-        self.plan = plan
-        self.scorer_ids = scorer_ids
+        self.wanted = wanted
 
     @property
     def fingerprint(self) -> str | None:
@@ -313,6 +316,6 @@ class ResumeBatches:
     def __next__(self) -> list[Item]:
         while True:
             batch = next(self.batches)
-            kept = [item for item in batch if self.plan.wanted(item, self.scorer_ids)]
+            kept = [item for item in batch if self.wanted(item)]
             if kept:
                 return kept

@@ -1,5 +1,7 @@
 """The sharded driver: hand the spec's shards to an executor, record each finished shard
-(rows + ``shards_done``) in one transaction, and skip finished shards on resume.
+(rows + ``shards_done``) in one transaction, and skip finished shards on resume. A
+``retry_errors`` pass runs the failed pairs of the finished shards holding them, and each
+rewritten shard replaces their older rows (``_shard_retry.py``).
 
 Only the driver opens the store, so DuckDB's single-writer rule holds however many workers
 run. Items are not kept in memory (``results_kept`` is False); the store has every row. See
@@ -25,7 +27,7 @@ from evalkit.run._progress import Progress
 from evalkit.run._result import Driven
 from evalkit.run._shards import Shard
 from evalkit.run._spec import RunSpec, Sharding
-from evalkit.run._summary import SummaryBuilder
+from evalkit.run._summary import SummaryBuilder, state_from_counts
 from evalkit.store import ShardRecord, ShardWriter
 
 
@@ -36,19 +38,31 @@ async def drive_sharded(spec: RunSpec, sharding: Sharding, writer: ShardWriter |
         BaseException: Whatever stopped the run, after it was recorded ``cancelled`` or
             ``failed``.
     """
+    retries = sharding.retries
     summary = SummaryBuilder(spec.scorer_ids, spec.total_items)
     done: dict[int, str] = {}
-    if writer is not None and spec.options.resume is not None:
-        resumed = functools.partial(
-            writer.resume, spec.experiment_id, config=spec.config if spec.options.force else None
-        )
+    config = spec.config if spec.options.force else None
+    if writer is not None and retries is not None:
+        assert spec.plan is not None  # planned with the retries
+        claim = functools.partial(
+            writer.reopen, spec.experiment_id, total_items=spec.total_items,
+            scorers=spec.scorer_records, config=config, expected=spec.plan.stored.claim_state,
+        )  # fmt: skip
+        await anyio.to_thread.run_sync(claim)
+    elif writer is not None and spec.options.resume is not None:
+        resumed = functools.partial(writer.resume, spec.experiment_id, config=config)
         done = await anyio.to_thread.run_sync(resumed)
         for state in done.values():
             summary.merge(state)
     elif writer is not None:
         await anyio.to_thread.run_sync(writer.begin, spec.record, spec.scorer_records)
 
-    todo = [s for s in sharding.shards if s.index not in done]
+    if retries is not None:
+        todo = [s for s in sharding.shards if s.index in retries]
+        rows = sum(retries[s.index].items for s in todo)
+    else:
+        todo = [s for s in sharding.shards if s.index not in done]
+        rows = sum(s.rows for s in todo)
     shard_config = ShardConfig(
         experiment_id=spec.experiment_id,
         columns=spec.dataset.columns,
@@ -61,7 +75,7 @@ async def drive_sharded(spec: RunSpec, sharding: Sharding, writer: ShardWriter |
         cache_path=_cache_path(spec),
     )
     entries: list[Any] = []
-    bar = Progress(sum(s.rows for s in todo), name=spec.name, enabled=spec.options.progress)
+    bar = Progress(rows, name=spec.name, enabled=spec.options.progress)
     status: ExperimentStatus
 
     stop, ended, lock = threading.Event(), threading.Event(), threading.Lock()
@@ -77,11 +91,11 @@ async def drive_sharded(spec: RunSpec, sharding: Sharding, writer: ShardWriter |
             for result in execute(
                 todo, shard_config, executor=sharding.executor, workers=sharding.workers,
                 target=spec.target, scorers=spec.scorers, ray_address=sharding.ray_address,
-                stop=stop,
+                stop=stop, retries=retries,
             ):  # fmt: skip
                 state = result.summary.state()
                 entries.extend(result.cache_rows)
-                _record(writer, result, state)
+                _record(writer, result, state, rewrite=retries is not None, ids=spec.scorer_ids)
                 summary.merge(state)
                 for _ in range(result.summary.processed):
                     bar.item_done(False)
@@ -134,19 +148,24 @@ def _cache_path(spec: RunSpec) -> str | None:
     return str(cache)
 
 
-def _record(writer: ShardWriter | None, result: ShardResult, state: str) -> None:
+def _record(
+    writer: ShardWriter | None,
+    result: ShardResult,
+    state: str,
+    *,
+    rewrite: bool,
+    ids: tuple[str, ...],
+) -> None:
     if writer is None:
         return
     shard: Shard = result.shard
     summary = result.summary
-    writer.write_shard(
-        result.tables,
-        ShardRecord(
-            shard.index, shard.file, shard.row_group, shard.offset, shard.rows, state,
-        ),
-        succeeded=summary.succeeded,
-        failed=summary.failed,
-    )  # fmt: skip
+    record = ShardRecord(shard.index, shard.file, shard.row_group, shard.offset, shard.rows, state)
+    if rewrite:
+        # A retried shard's summary is what its rows now hold, over every pass.
+        writer.rewrite_shard(result.tables, record, lambda counts: state_from_counts(counts, ids))
+        return
+    writer.write_shard(result.tables, record, succeeded=summary.succeeded, failed=summary.failed)
 
 
 def _finish(writer: ShardWriter, status: str) -> None:

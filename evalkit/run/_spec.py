@@ -8,6 +8,7 @@ Why: docs/pages/design/one-run-pipeline.md.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import functools
 import os
@@ -35,6 +36,7 @@ from evalkit.run._executors import EXECUTORS, ExecutorName, pack
 from evalkit.run._preflight import check_endpoints
 from evalkit.run._resume_plan import ResumePlan, check_shard_resume, plan_resume
 from evalkit.run._runner import ItemCallback
+from evalkit.run._shard_retry import ShardRetry, plan_shard_retry
 from evalkit.run._shards import Shard, parse_shard_spec, plan_shards, select_shards
 from evalkit.run._thresholds import Threshold, parse_error_rates, parse_thresholds
 from evalkit.scorer import Scorer
@@ -58,6 +60,8 @@ class Sharding:
         shards: The shards of this run (the slice's, after any ``limit``).
         ray_address: An existing Ray cluster's address, or None.
         payload: The target and scorers cloudpickled for the workers (empty for ``local``).
+        retries: With ``retry_errors``, per shard index the failed pairs a retry pass runs
+            again in that finished shard (see ``_shard_retry.py``); None otherwise.
     """
 
     executor: ExecutorName
@@ -66,6 +70,7 @@ class Sharding:
     shards: tuple[Shard, ...]
     ray_address: str | None
     payload: bytes
+    retries: Mapping[int, ShardRetry] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,7 +127,8 @@ class RunSpec:
         record: The experiment row a new run begins with (unused when resuming).
         scorer_records: The ``experiment_scorers`` rows.
         total_items: The experiment's items (all of its shards' rows, when sharded).
-        plan: The pairs an in-process resume runs, or None.
+        plan: The pairs a pair-by-pair resume runs (an in-process resume, or a sharded
+            ``retry_errors`` pass), or None.
         sharding: How a sharded run splits the dataset, or None for an in-process run.
     """
 
@@ -164,7 +170,7 @@ class RunSpec:
 
     @property
     def to_run(self) -> int:
-        """Items this pass of an in-process run evaluates."""
+        """Items this pass evaluates (a resume's, or a sharded retry pass's, remaining ones)."""
         return self.plan.to_run if self.plan is not None else self.total_items
 
 
@@ -221,12 +227,14 @@ async def prepare(data: Any, scorers: Sequence[Scorer] | Scorer, options: RunOpt
     experiment_id, plan = new_experiment_id(), None
     resume, store = options.resume, options.store
     if resume is not None and store is not None:  # _check_options: a resume has a store
-        if sharding is not None:
-            await _check_shard_resume(str(store), resume, options, config, checked, dataset)
-            experiment_id = resume
-        else:
-            plan = await _plan_resume(str(store), resume, options, config, checked, dataset, total)
+        plan, retries = await _plan_any_resume(
+            str(store), options, config, checked, dataset, total=total, sharded=bool(sharding)
+        )
+        experiment_id = resume
+        if plan is not None:
             experiment_id, name = plan.stored.id, plan.stored.name
+        if sharding is not None and retries is not None:
+            sharding = dataclasses.replace(sharding, retries=retries)
     record = ExperimentRecord(
         id=experiment_id,
         name=name,
@@ -265,7 +273,7 @@ def _check_options(options: RunOptions) -> None:
     check_resume_options(options.resume, options.store, retry_errors=options.retry_errors,
                          force=options.force, regenerate=options.regenerate)  # fmt: skip
     if options.sharded:
-        refuse_for_sharded(options.retry_errors or options.regenerate, options.on_item_complete)
+        refuse_for_sharded(options.regenerate, options.on_item_complete)
     check_run_options(options.concurrency, options.limit, options.flush_interval)
     check_lock_timeout(options.lock_timeout)
 
@@ -295,40 +303,39 @@ def _recorded_options(
     return recorded
 
 
-async def _check_shard_resume(
+async def _plan_any_resume(
     store: str,
-    resume: str,
     options: RunOptions,
     config: dict[str, Any],
     scorers: Sequence[Scorer],
     dataset: Dataset,
-) -> None:
-    """Check a sharded run can finish the stored experiment ``resume``."""
-    await anyio.to_thread.run_sync(
-        functools.partial(
-            check_shard_resume, store, resume, config=config, scorers=scorers, dataset=dataset,
-            limit=options.limit, force=options.force,
-        )
-    )  # fmt: skip
-
-
-async def _plan_resume(
-    store: str,
-    resume: str,
-    options: RunOptions,
-    config: dict[str, Any],
-    scorers: Sequence[Scorer],
-    dataset: Dataset,
+    *,
     total: int,
-) -> ResumePlan:
-    """Check an in-process run can finish the stored experiment ``resume``; plan its pass."""
-    return await anyio.to_thread.run_sync(
-        functools.partial(
-            plan_resume, store, resume, config=config, scorers=scorers,
-            dataset=dataset, total=total, limit=options.limit, retry_errors=options.retry_errors,
-            force=options.force, regenerate=options.regenerate,
+    sharded: bool,
+) -> tuple[ResumePlan | None, dict[int, ShardRetry] | None]:
+    """Check this run can finish the stored experiment ``options.resume`` and plan its pass.
+
+    Returns:
+        An in-process resume's plan (no retries); a sharded retry pass's plan and per-shard
+        retries; or neither for a sharded resume (it skips the finished shards).
+    """
+    assert options.resume is not None
+    common: dict[str, Any] = {"config": config, "scorers": scorers, "dataset": dataset,
+              "limit": options.limit, "force": options.force}  # fmt: skip
+    if sharded and options.retry_errors:
+        retry = functools.partial(plan_shard_retry, store, options.resume, **common)
+        plan, retries = await anyio.to_thread.run_sync(retry)
+        return plan, retries
+    if sharded:
+        await anyio.to_thread.run_sync(
+            functools.partial(check_shard_resume, store, options.resume, **common)
         )
+        return None, None
+    call = functools.partial(
+        plan_resume, store, options.resume, total=total, retry_errors=options.retry_errors,
+        regenerate=options.regenerate, **common,
     )  # fmt: skip
+    return await anyio.to_thread.run_sync(call), None
 
 
 def _check_sharding(

@@ -232,3 +232,28 @@ def summary_from_counts(counts: Mapping[str, Any], scorer_ids: Sequence[str]) ->
         target_failed=counts["target_failed"],
         scorers=scorers,
     )
+
+
+def state_from_counts(counts: Mapping[str, Any], scorer_ids: Sequence[str]) -> str:
+    """A :meth:`SummaryBuilder.state` of stored rows, from their counts (``shard_counts`` of
+    ``evalkit.store``): a retried shard's summary, recomputed from what it now holds."""
+    stats = {}
+    for sid in scorer_ids:
+        row = counts["scorers"].get(sid, {})
+        n = int(row.get("n") or 0)
+        stats[sid] = [
+            n,
+            int(row.get("errors") or 0),
+            float(row["mean"]) if n else 0.0,
+            float(row.get("m2") or 0.0) if n else 0.0,
+            row.get("min") if n else None,
+            row.get("max") if n else None,
+        ]
+    return dumps(
+        {
+            "processed": counts["processed"],
+            "succeeded": counts["succeeded"],
+            "target_failed": counts["target_failed"],
+            "stats": stats,
+        }
+    )

@@ -38,6 +38,7 @@ if TYPE_CHECKING:
         latest_resumable,
         read_for_resume,
         read_outputs,
+        read_shard_failures,
     )
     from evalkit.store._writer import (
         DEFAULT_LOCK_TIMEOUT,
@@ -103,6 +104,7 @@ __getattr__, __dir__ = _exports(
             "latest_resumable",
             "read_for_resume",
             "read_outputs",
+            "read_shard_failures",
         ),
         "evalkit.store._writer": (
             "DEFAULT_LOCK_TIMEOUT",
@@ -151,6 +153,7 @@ __all__ = [
     "read_item_scores",
     "read_outputs",
     "read_run_counts",
+    "read_shard_failures",
     "recover",
     "recovery_dir",
     "redact",

@@ -1,15 +1,20 @@
 """Recording a sharded run: each finished shard's rows and its ``shards_done`` record in one
 transaction, so a resumed run knows exactly which shards are finished.
+
+A ``retry_errors`` pass rewrites finished shards instead (:meth:`ShardWriter.rewrite_shard`):
+its rows replace the failed pairs' older ones, as an in-process resume's do, and the shard's
+summary is recomputed from the rows it now has.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+import duckdb
 import pyarrow as pa
 
 from evalkit._json import json_text
@@ -18,6 +23,7 @@ from evalkit.store._connect import connection
 from evalkit.store._liveness import this_host
 from evalkit.store._migrate import migrate
 from evalkit.store._redact import redact
+from evalkit.store._replace import recount_experiment, recount_items, replace_older_rows
 from evalkit.store._writer import StoreWriter
 
 
@@ -76,6 +82,45 @@ class ShardWriter(StoreWriter):
             )
         self.succeeded, self.failed = total_succeeded, total_failed
 
+    def rewrite_shard(
+        self,
+        tables: dict[str, pa.Table],
+        record: ShardRecord,
+        summarize: Callable[[Mapping[str, Any]], str],
+    ) -> None:
+        """Write a ``retry_errors`` pass's rows of a finished shard, atomically.
+
+        Each (item, scorer) pair's older row is replaced and the counts are recomputed from
+        the store (as a resumed in-process run's batch is, see :meth:`StoreWriter.reopen`);
+        the shard's ``shards_done`` summary becomes ``summarize`` of the counts of the rows it
+        now holds (:func:`shard_counts`). ``record.summary`` is not used.
+        """
+        assert self.experiment_id is not None
+        assert self.resuming, "rewrite_shard() needs reopen() first"
+        experiment_id = self.experiment_id
+        config = writer_config(sum(t.nbytes for t in tables.values()))
+        with (
+            connection(self.path, lock_timeout=self.lock_timeout, config=config) as con,
+            self._transaction(con),
+        ):
+            with registered(con, tables) as views:
+                replace_older_rows(con, experiment_id, views)
+                insert_views(con, views)
+                if "experiment_items" in views:
+                    recount_items(con, experiment_id, views["experiment_items"])
+            self.succeeded, self.failed = recount_experiment(con, experiment_id)
+            counts = shard_counts(con, experiment_id, record.item_offset, record.rows)
+            con.execute(
+                "UPDATE shards_done SET summary = ?, completed_at = ?"
+                " WHERE experiment_id = ? AND shard_index = ?",
+                [
+                    summarize(counts),
+                    dt.datetime.now(dt.UTC).replace(tzinfo=None),
+                    experiment_id,
+                    record.shard_index,
+                ],
+            )
+
     def resume(
         self, experiment_id: str, *, config: Mapping[str, Any] | None = None
     ) -> dict[int, str]:
@@ -116,3 +161,52 @@ class ShardWriter(StoreWriter):
         self.experiment_id = experiment_id
         self.succeeded, self.failed = int(row[0]), int(row[1])
         return {int(index): str(summary) for index, summary in done}
+
+
+def shard_counts(
+    con: duckdb.DuckDBPyConnection, experiment_id: str, offset: int, rows: int
+) -> dict[str, Any]:
+    """Counts over the stored rows of the items ``offset .. offset + rows - 1`` (by
+    ``item_index``) of an experiment.
+
+    Returns:
+        ``processed``, ``succeeded`` and ``target_failed`` items, and ``scorers``: per scorer
+        id, ``n``, ``errors``, ``mean``, ``m2`` (the sum of squared deviations), ``min`` and
+        ``max`` of its successful scores.
+    """
+    window = (
+        "FROM experiment_items i WHERE i.experiment_id = ? AND i.item_index >= ?"
+        " AND i.item_index < ?"
+    )
+    params = [experiment_id, offset, offset + rows]
+    head = con.execute(
+        "SELECT count(*), count(*) FILTER (WHERE i.status = 'success'),"
+        f" count(*) FILTER (WHERE i.error IS NOT NULL) {window}",
+        params,
+    ).fetchone()
+    assert head is not None
+    scored = con.execute(
+        "SELECT s.scorer_id, count(*), avg(s.score), coalesce(var_samp(s.score), 0) *"
+        " (count(*) - 1), min(s.score), max(s.score) FROM scores s"
+        f" WHERE s.experiment_id = ? AND s.item_id IN (SELECT i.item_id {window})"
+        " GROUP BY s.scorer_id",
+        [experiment_id, *params],
+    ).fetchall()
+    failed = con.execute(
+        "SELECT e.scorer_id, count(*) FROM scorer_errors e"
+        f" WHERE e.experiment_id = ? AND e.item_id IN (SELECT i.item_id {window})"
+        " GROUP BY e.scorer_id",
+        [experiment_id, *params],
+    ).fetchall()
+    scorers: dict[str, dict[str, Any]] = {}
+    for sid, n, mean, m2, low, high in scored:
+        scorers[sid] = {"n": int(n), "errors": 0, "mean": mean, "m2": m2, "min": low, "max": high}
+    for sid, errors in failed:
+        empty = {"n": 0, "errors": 0, "mean": None, "m2": 0.0, "min": None, "max": None}
+        scorers.setdefault(sid, empty)["errors"] = int(errors)
+    return {
+        "processed": int(head[0]),
+        "succeeded": int(head[1]),
+        "target_failed": int(head[2]),
+        "scorers": scorers,
+    }

@@ -186,3 +186,19 @@ def latest_resumable(
         raise StoreError(f"{store}: no run named {name!r} to resume (looked for: {kinds})")
     found: str = ids["id"][0].as_py()
     return found
+
+
+def read_shard_failures(store: str | os.PathLike[str], experiment_id: str) -> dict[int, list[str]]:
+    """Per finished shard of a sharded experiment, the ids of its items that did not fully
+    succeed (a target failure or a failed scorer), by ``item_index``; shards without one are
+    left out."""
+    with connection(store, read_only=True) as con:
+        rows = con.execute(
+            "SELECT d.shard_index, list(i.item_id ORDER BY i.item_index) FROM shards_done d"
+            " JOIN experiment_items i ON i.experiment_id = d.experiment_id"
+            " AND i.item_index >= d.item_offset AND i.item_index < d.item_offset + d.rows"
+            " WHERE d.experiment_id = ? AND i.status <> 'success'"
+            " GROUP BY d.shard_index ORDER BY d.shard_index",
+            [experiment_id],
+        ).fetchall()
+    return {int(index): list(items) for index, items in rows}

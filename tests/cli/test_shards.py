@@ -2,16 +2,21 @@
 
 from __future__ import annotations
 
+import functools
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
 
+import anyio.to_thread
 import duckdb
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from .conftest import Cli, write_experiment
+from evalkit.testing import FakeOpenAIServer, Fault, Rule
+
+from .conftest import Cli, Completed, write_experiment
 
 
 def write_grouped(path: Path, rows: int = 60) -> None:
@@ -91,7 +96,7 @@ def test_resume_with_the_process_executor_skips_finished_shards(cli: Cli, tmp_pa
     assert f"--resume {run['experiment_id']} --executor process" in plain.stderr
     retry = cli("run", "nightly.toml", "--no-progress", "--resume", "--retry-errors", *sharded)
     assert retry.code == 2
-    assert "cannot re-run failed pairs" in retry.stderr
+    assert "no failed pair in a finished shard: nothing to retry" in retry.stderr
 
     again = cli("run", "nightly.toml", "--no-progress", "--json", "--resume", *sharded)
     assert again.code == 0, again.stderr
@@ -120,3 +125,62 @@ def test_a_shard_job_resumes_its_own_slice(cli: Cli, tmp_path: Path) -> None:
         done = con.execute("SELECT list(shard_index ORDER BY shard_index) FROM shards_done")
         assert done.fetchall() == [([1, 3],)]
         assert con.execute("SELECT count(*) FROM experiment_items").fetchall() == [(30,)]
+
+
+JUDGED = """
+[experiment]
+name = "judged"
+dataset = "data.parquet"
+store = "evalkit.duckdb"
+concurrency = 4
+
+[judge]
+model = "fake-judge"
+base_url = "{base_url}"
+api_key_env = "EVALKIT_SHARDS_KEY"
+max_retries = 0
+
+[[scorers]]
+use = "llm_rubric"
+id = "rubric"
+params = {{ rubric = "The answer is a single number." }}
+
+[[scorers]]
+use = "exact_match"
+"""
+
+
+async def test_retry_errors_reruns_a_sharded_runs_failed_judge_calls(
+    cli: Cli, tmp_path: Path
+) -> None:
+    write_grouped(tmp_path / "data.parquet")
+    # The judge is down for the first night's calls about questions 10-19 (shards 0 and 1).
+    down = Rule(match=re.compile(r"What is 1\d \+"), fault=Fault.http(503, "down"), times=10)
+    async with FakeOpenAIServer([down]) as server:
+        (tmp_path / "judged.toml").write_text(JUDGED.format(base_url=server.base_url))
+
+        async def run(*args: str) -> Completed:
+            call = functools.partial(
+                cli, "run", "judged.toml", "--no-progress", "--json", "--executor", "process",
+                "--workers", "2", *args, env_extra={"EVALKIT_SHARDS_KEY": "k"},
+            )  # fmt: skip
+            return await anyio.to_thread.run_sync(call)
+
+        first = await run()
+        assert first.code == 1, first.stderr  # the judge's failures fail the night
+        assert json.loads(first.stdout)["status"] == "completed_with_errors"
+        judged = server.stats.requests
+        assert judged == 60
+        again = await run("--resume", "--retry-errors")
+        assert again.code == 0, again.stderr
+        retried = json.loads(again.stdout)
+        assert retried["experiment_id"] == json.loads(first.stdout)["experiment_id"]
+        assert retried["status"] == "completed"
+        # Only the ten failed pairs asked the judge again; the rest stayed as scored.
+        assert server.stats.requests - judged == 10
+    with duckdb.connect(str(tmp_path / "evalkit.duckdb"), read_only=True) as con:
+        assert con.execute("SELECT count(*) FROM scorer_errors").fetchall() == [(0,)]
+        assert con.execute(
+            "SELECT count(*), count(DISTINCT item_id) FROM scores WHERE scorer_id = 'rubric'"
+        ).fetchall() == [(60, 60)]
+        assert con.execute("SELECT count(*) FROM shards_done").fetchall() == [(4,)]

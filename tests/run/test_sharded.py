@@ -225,7 +225,9 @@ async def test_a_sharded_experiment_is_not_resumed_in_a_single_process(
     crash_after(store, 2)
     with pytest.raises(ConfigError, match="was run sharded: resume it with executor='process'"):
         await run_evals(data, scorers(), store=store, resume=first.experiment_id, progress=False)
-    with pytest.raises(ConfigError, match=r"retry_errors .* only re-runs the failed pairs"):
+    with pytest.raises(
+        ConfigError, match=r"re-run its failed pairs with executor='process', retry_errors=True"
+    ):
         await run_evals(
             data, scorers(), store=store, resume=first.experiment_id, retry_errors=True,
             progress=False,
@@ -300,17 +302,14 @@ async def test_a_sharded_resume_checks_status_and_fingerprint(data: Path, tmp_pa
     assert table(store, "SELECT count(*) FROM shards_done") == [(6,)]
 
 
-async def test_retry_errors_is_refused_for_a_sharded_run(data: Path, tmp_path: Path) -> None:
-    with pytest.raises(ConfigError, match=r"retry_errors .*cannot re-run failed pairs"):
-        await run_evals(data, scorers(), store=tmp_path / "s.duckdb", resume="abc",
-                        retry_errors=True, executor="process", progress=False)  # fmt: skip
-    assert not (tmp_path / "s.duckdb").exists()
-
-
 @pytest.mark.parametrize(
     ("option", "message"),
     [
         ({"on_item_complete": print}, "on_item_complete is not available"),
+        (
+            {"resume": "abc", "retry_errors": True, "regenerate": True},
+            "a sharded run .* cannot regenerate them",
+        ),
     ],
 )
 async def test_options_a_sharded_run_cannot_honour_are_refused(

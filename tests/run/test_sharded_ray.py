@@ -13,6 +13,7 @@ from evalkit.run import run_evals
 from evalkit.run._executors import start_local_ray
 
 from .test_sharded import ROWS, data, errors_of, exiting_scorer, scorers, scores_of
+from .test_sharded_retry import SEVENS, flaky_scorers
 
 __all__ = ["data"]  # the fixture, imported for the tests below
 
@@ -52,3 +53,22 @@ async def test_a_killed_ray_worker_is_retried(
     assert marker.read_text() == "died"
     assert scores_of(store) == scores_of(full)
     assert result.summary.processed == ROWS
+
+
+async def test_retry_errors_reruns_the_failed_pairs_on_ray(
+    data: Path, tmp_path: Path, ray_cluster: None
+) -> None:
+    flag, seen = tmp_path / "flag", tmp_path / "seen.txt"
+    flag.touch()
+    store = tmp_path / "ray.duckdb"
+    first = await run_evals(data, flaky_scorers(flag, seen), store=store, executor="ray",
+                            workers=2, progress=False)  # fmt: skip
+    flag.unlink()
+    seen.unlink()
+    retried = await run_evals(
+        data, flaky_scorers(flag, seen), store=store, resume=first.experiment_id,
+        retry_errors=True, executor="ray", workers=2, progress=False,
+    )  # fmt: skip
+    assert sorted(seen.read_text().splitlines()) == SEVENS
+    assert retried.status == "completed"
+    assert retried.summary.scorers["flaky"].n == ROWS
