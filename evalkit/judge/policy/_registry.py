@@ -149,5 +149,15 @@ def shared_breaker(
 
 def rate_limiter_stats() -> tuple[RateLimiterStats, ...]:
     """A snapshot of every rate limiter of the running event loop (for a progress bar):
-    current concurrency, in flight, waits, 429s and retries per model."""
-    return tuple(limiter.stats for limiter in _state().rate_limiters.values())
+    current concurrency, in flight, waits, 429s and retries per model.
+
+    Outside an event loop (a sharded run's driver thread, whose judges run in the workers)
+    there is none: the snapshot is empty.
+    """
+    try:
+        state = _STATE.get()
+    except LookupError:
+        return ()
+    except RuntimeError:  # anyio's NoEventLoopError: no loop runs in this thread
+        return ()
+    return tuple(limiter.stats for limiter in state.rate_limiters.values())
