@@ -64,9 +64,15 @@ def cmd_diff(args: argparse.Namespace) -> int:
         slice_value=value, improved=args.improved, search=args.search, offset=args.offset,
         limit=args.limit, slices=slices,
     )  # fmt: skip
-    everything = diff_items(store, baseline["id"], candidate["id"], scorer=args.scorer, limit=0)
-    dropped = diff_items(store, baseline["id"], candidate["id"], scorer=args.scorer,
-                         dropped=True, limit=0).total  # fmt: skip
+    # The summary line counts every changed pair of the scorer: the page's own counts when
+    # no other filter narrowed it, else one count-only query.
+    narrowed = key is not None or args.search is not None or args.improved
+    everything = (
+        diff_items(store, baseline["id"], candidate["id"], scorer=args.scorer, limit=0)
+        if narrowed
+        else diff
+    )
+    dropped = everything.dropped
     by_slice = {
         k: changes_by_slice(store, baseline["id"], candidate["id"], k, scorer=args.scorer)
         for k in slices
@@ -75,7 +81,7 @@ def cmd_diff(args: argparse.Namespace) -> int:
         print(json_text({
             "baseline": baseline["id"], "candidate": candidate["id"], "total": diff.total,
             "changed": everything.total, "dropped": dropped,
-            "improved": everything.total - dropped,
+            "improved": everything.improved,
             "only_in_baseline": diff.only_in_baseline,
             "only_in_candidate": diff.only_in_candidate,
             "by_slice": {k: frame.to_dict(orient="records") for k, frame in by_slice.items()},
@@ -89,7 +95,7 @@ def cmd_diff(args: argparse.Namespace) -> int:
     scope = f" for {one_line(args.scorer)}" if args.scorer else ""
     print(
         f"{everything.total} pairs changed{scope}: {dropped} dropped, "
-        f"{everything.total - dropped} improved; items only in the baseline: "
+        f"{everything.improved} improved; items only in the baseline: "
         f"{diff.only_in_baseline}, only in the candidate: {diff.only_in_candidate}"
     )
     for k, frame in by_slice.items():

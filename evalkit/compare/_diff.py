@@ -63,10 +63,12 @@ class ItemDiff:
             ``candidate - baseline``, ``improvement`` the change signed by the scorer's
             direction, negative when worse), then one ``slice:KEY`` column per slice key.
         total: Pairs matching the filters, over every page.
-        only_in_baseline: Items scored in the baseline only (by the scorer filter, if any).
-        only_in_candidate: Items scored in the candidate only.
+        only_in_baseline: Items evaluated in the baseline only (whatever the filters).
+        only_in_candidate: Items evaluated in the candidate only.
         offset: The first pair's position in the whole result.
         limit: The page size asked for.
+        dropped: Of the ``total`` pairs, those that got worse (by the scorer's direction).
+        improved: Of the ``total`` pairs, those that got better.
     """
 
     pairs: pd.DataFrame
@@ -75,6 +77,8 @@ class ItemDiff:
     only_in_candidate: int
     offset: int
     limit: int | None
+    dropped: int = 0
+    improved: int = 0
 
 
 def _pointer(key: str) -> str:
@@ -230,13 +234,17 @@ def _diff_in(
         page AS (
             SELECT * FROM p ORDER BY {_ORDERS[opts["order"]]}, h{window}
         )
-        SELECT t.total, page.* FROM (SELECT count(*) AS total FROM p) t LEFT JOIN page ON true
+        SELECT t.*, page.* FROM (
+            SELECT count(*) AS total, count(*) FILTER (WHERE improvement < 0) AS n_dropped,
+                   count(*) FILTER (WHERE improvement > 0) AS n_improved FROM p
+        ) t LEFT JOIN page ON true
     """
     params = [*chosen_params, baseline, *run_params, candidate, *run_params, candidate]
     params += [opts["limit"], opts["offset"]] if opts["limit"] is not None else [opts["offset"]]
     head = con.execute(sql, params).df()
-    total = int(head["total"].iloc[0]) if len(head) else 0
-    page = head[head["h"].notna()].drop(columns=["total", "h"]).reset_index(drop=True)
+    counts = head[["total", "n_dropped", "n_improved"]]
+    total, dropped, improved = (int(v) for v in counts.iloc[0]) if len(head) else (0, 0, 0)
+    page = head[head["h"].notna()].drop(columns=[*counts.columns, "h"]).reset_index(drop=True)
     page = page.astype({"b_row": "int64", "c_row": "int64"})
     if not ids:
         keys = (
@@ -255,7 +263,7 @@ def _diff_in(
     only = con.execute(_ONLY_IN, [baseline, candidate]).fetchone()
     only_b, only_c = (int(only[0]), int(only[1])) if only else (0, 0)
     pairs = _details(con, page, baseline, candidate, list(opts["slices"]))
-    return ItemDiff(pairs, total, only_b, only_c, opts["offset"], opts["limit"])
+    return ItemDiff(pairs, total, only_b, only_c, opts["offset"], opts["limit"], dropped, improved)
 
 
 _ONLY_IN = """

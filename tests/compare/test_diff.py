@@ -60,6 +60,8 @@ def test_drops_come_first_with_both_outputs(store: tuple[Path, str, str]) -> Non
     # 10 billing items minus q03 (unchanged) -> 9 items x 2 scorers drop; q05 improves for
     # both scorers; q29 is in v1 only, "new" in v2 only.
     assert diff.total == 20
+    assert (diff.dropped, diff.improved) == (18, 2)  # over every page, not just this one
+    assert diff_items(path, base, cand, scorer="exact", limit=1).dropped == 9
     assert diff.only_in_baseline == 1
     assert diff.only_in_candidate == 1
     first = diff.pairs.iloc[0]
