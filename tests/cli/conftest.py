@@ -37,6 +37,24 @@ def run_cli(*args: str, cwd: Path, env_extra: dict[str, str] | None = None) -> C
     return Completed(done.returncode, done.stdout, done.stderr)
 
 
+def start_cli(
+    *args: str, cwd: Path, env_extra: dict[str, str] | None = None
+) -> subprocess.Popen[str]:
+    """Start the real ``python -m evalkit`` without OpenAI keys, in a session of its own (so
+    a signal can be sent to its whole process group), its output piped."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OPENAI")}
+    env.update(env_extra or {})
+    return subprocess.Popen(
+        [sys.executable, "-m", "evalkit", *args],
+        cwd=cwd,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+
+
 @pytest.fixture
 def cli(tmp_path: Path) -> Cli:
     """Run the real ``python -m evalkit`` in a subprocess, in ``tmp_path``."""

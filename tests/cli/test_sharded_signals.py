@@ -8,7 +8,6 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
-import sys
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -20,6 +19,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from evalkit.testing import server_process
+
+from .conftest import start_cli
 
 KEY_ENV = "EVALKIT_SIGNALS_TEST_KEY"
 SHARDS, ROWS_PER_SHARD = 12, 3
@@ -69,16 +70,8 @@ use = "exact_match"
 
 
 def start(folder: Path, *options: str) -> subprocess.Popen[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("OPENAI")}
-    env[KEY_ENV] = "test-key"
-    return subprocess.Popen(
-        [sys.executable, "-m", "evalkit", "run", "slow.toml", "--no-progress", *options],
-        cwd=folder,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        start_new_session=True,
+    return start_cli(
+        "run", "slow.toml", "--no-progress", *options, cwd=folder, env_extra={KEY_ENV: "test-key"}
     )
 
 

@@ -14,7 +14,6 @@ import os
 import random
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -22,7 +21,7 @@ from typing import Any
 import duckdb
 
 from evalkit.testing import server_process
-from tests.cli.conftest import write_dataset
+from tests.cli.conftest import start_cli, write_dataset
 
 NIGHTS = 20
 ROWS = 60
@@ -63,17 +62,7 @@ use = "exact_match"
 
 
 def _start(folder: Path, *args: str) -> subprocess.Popen[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("OPENAI")}
-    env[KEY_ENV] = "sk-soak"
-    return subprocess.Popen(
-        [sys.executable, "-m", "evalkit", "run", *args],
-        cwd=folder,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        start_new_session=True,
-    )
+    return start_cli("run", *args, cwd=folder, env_extra={KEY_ENV: "sk-soak"})
 
 
 def _finish(proc: subprocess.Popen[str]) -> tuple[int, str]:
