@@ -87,8 +87,8 @@ def refuse_for_sharded(regenerate: bool, on_item_complete: object) -> None:
         raise ConfigError(
             "regenerate (--regenerate) gives the failed items of a single-process run new"
             " outputs; a sharded run (executor=/shard=, --executor/--shard) re-runs its failed"
-            " pairs on their stored outputs (retry_errors, --retry-errors) and cannot"
-            " regenerate them"
+            " pairs (retry_errors, --retry-errors), on their stored outputs where the target"
+            " succeeded, and cannot regenerate them"
         )
     if on_item_complete is not None:
         raise ConfigError(

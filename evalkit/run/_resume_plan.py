@@ -27,16 +27,19 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from evalkit._json import to_jsonable
 from evalkit.dataset import Dataset, Item, ItemBatches
 from evalkit.errors import ConfigError
+from evalkit.run._shards import Shard
 from evalkit.scorer import Scorer
 from evalkit.store import (
     StoredExperiment,
     StoredOutput,
     process_alive,
+    read_done_shards,
     read_for_resume,
     read_outputs,
     recover,
@@ -169,6 +172,7 @@ def _refuse_sharded(stored: StoredExperiment, *, retry_errors: bool, force: bool
     """Refuse a single-process resume of a sharded experiment, saying what to use instead."""
     api, cli = _sharded_options(stored)
     if retry_errors:
+        _check_status(stored, retry_errors=True, force=force)  # a completed one: nothing to do
         raise ConfigError(
             f"experiment {stored.id} ({stored.name}) was run sharded: re-run its failed pairs"
             f" with {api}, retry_errors=True (evalkit run --resume {stored.id} {cli}"
@@ -198,6 +202,7 @@ def check_shard_resume(
     dataset: Dataset,
     limit: int | None,
     force: bool,
+    shards: Sequence[Shard],
     retry_errors: bool = False,
 ) -> StoredExperiment:
     """Check a sharded run can finish the stored experiment (it then skips finished shards),
@@ -206,7 +211,10 @@ def check_shard_resume(
     The stored experiment must have been run sharded, over the same slice of the shards
     (``config["shard"]``), and be unfinished (with ``retry_errors``, ``completed_with_errors``
     will do); its fingerprint must match unless ``force``, which never allows another set of
-    scorers (finished shards are not run again).
+    scorers (finished shards are not run again). Its finished shards must be the row groups
+    ``shards`` (this run's plan) gives the same index: shards are skipped, and retried, by
+    index, so a dataset rewritten with other row groups (the same rows, so the same
+    fingerprint) is refused, even with ``force``.
 
     Raises:
         ConfigError: One of these does not hold; the message says which option to use.
@@ -238,12 +246,43 @@ def check_shard_resume(
             " run again, so a resume cannot change its scorers (not even with --force):"
             f" {sorted(map(str, old_ids))} -> {sorted(map(str, new_ids))}"
         )
+    _check_layout(stored, read_done_shards(store, experiment_id), shards)
     changes = fingerprint_changes(
         stored, config=config, scorers=scorers, dataset=dataset, limit=limit
     )
     if changes and not force:
         _refuse_changes(stored, changes)
     return stored
+
+
+def _check_layout(
+    stored: StoredExperiment,
+    done: Sequence[tuple[int, str, int, int, int]],
+    shards: Sequence[Shard],
+) -> None:
+    """Refuse a resume whose planned shards are not the recorded finished ones, index by index."""
+    planned = {s.index: s for s in shards}
+    for index, file, group, offset, rows in done:
+        shard = planned.get(index)
+        if shard is not None and (
+            Path(shard.file).name,
+            shard.row_group,
+            shard.offset,
+            shard.rows,
+        ) == (Path(file).name, group, offset, rows):
+            continue
+        now = (
+            "no such shard now"
+            if shard is None
+            else f"now {Path(shard.file).name} row group {shard.row_group}, rows"
+            f" {shard.offset}-{shard.offset + shard.rows - 1}"
+        )
+        raise ConfigError(
+            f"experiment {stored.id} ({stored.name}): the dataset's row groups changed since"
+            f" it ran (finished shard {index} was {Path(file).name} row group {group}, rows"
+            f" {offset}-{offset + rows - 1}; {now}). A sharded run is resumed shard by shard,"
+            " so its files must keep their row groups: restore them, or start a new run"
+        )
 
 
 def plan_resume(

@@ -21,6 +21,7 @@ from typing import Any
 from evalkit.dataset import Dataset, Item
 from evalkit.errors import ConfigError
 from evalkit.run._resume_plan import ResumePlan, check_shard_resume
+from evalkit.run._shards import Shard
 from evalkit.scorer import Scorer
 from evalkit.store import StoredOutput, read_for_resume, read_outputs, read_shard_failures
 
@@ -57,6 +58,7 @@ def plan_shard_retry(
     dataset: Dataset,
     limit: int | None,
     force: bool,
+    shards: Sequence[Shard],
 ) -> tuple[ResumePlan, dict[int, ShardRetry]]:
     """Check the stored sharded experiment can re-run its failed pairs; plan them per shard.
 
@@ -66,12 +68,13 @@ def plan_shard_retry(
 
     Raises:
         ConfigError: The experiment was run in a single process or over another slice, is
-            still running or ``completed``, or its fingerprint differs (without ``force``).
+            still running or ``completed``, its finished shards are not ``shards`` (the
+            dataset's row groups changed), or its fingerprint differs (without ``force``).
         StoreError: The store or the experiment does not exist.
     """
     check_shard_resume(
         store, experiment_id, config=config, scorers=scorers, dataset=dataset, limit=limit,
-        force=force, retry_errors=True,
+        force=force, shards=shards, retry_errors=True,
     )  # fmt: skip
     stored = read_for_resume(store, experiment_id)
     failures = read_shard_failures(store, experiment_id)

@@ -228,7 +228,7 @@ async def prepare(data: Any, scorers: Sequence[Scorer] | Scorer, options: RunOpt
     resume, store = options.resume, options.store
     if resume is not None and store is not None:  # _check_options: a resume has a store
         plan, retries = await _plan_any_resume(
-            str(store), options, config, checked, dataset, total=total, sharded=bool(sharding)
+            str(store), options, config, checked, dataset, total=total, sharding=sharding
         )
         experiment_id = resume
         if plan is not None:
@@ -311,7 +311,7 @@ async def _plan_any_resume(
     dataset: Dataset,
     *,
     total: int,
-    sharded: bool,
+    sharding: Sharding | None,
 ) -> tuple[ResumePlan | None, dict[int, ShardRetry] | None]:
     """Check this run can finish the stored experiment ``options.resume`` and plan its pass.
 
@@ -322,11 +322,13 @@ async def _plan_any_resume(
     assert options.resume is not None
     common: dict[str, Any] = {"config": config, "scorers": scorers, "dataset": dataset,
               "limit": options.limit, "force": options.force}  # fmt: skip
-    if sharded and options.retry_errors:
+    if sharding is not None:
+        common["shards"] = sharding.shards
+    if sharding is not None and options.retry_errors:
         retry = functools.partial(plan_shard_retry, store, options.resume, **common)
         plan, retries = await anyio.to_thread.run_sync(retry)
         return plan, retries
-    if sharded:
+    if sharding is not None:
         await anyio.to_thread.run_sync(
             functools.partial(check_shard_resume, store, options.resume, **common)
         )

@@ -202,3 +202,17 @@ def read_shard_failures(store: str | os.PathLike[str], experiment_id: str) -> di
             [experiment_id],
         ).fetchall()
     return {int(index): list(items) for index, items in rows}
+
+
+def read_done_shards(
+    store: str | os.PathLike[str], experiment_id: str
+) -> list[tuple[int, str, int, int, int]]:
+    """The finished shards of a sharded experiment as recorded: ``(shard_index, file,
+    row_group, item_offset, rows)``, by index."""
+    with connection(store, read_only=True) as con:
+        rows = con.execute(
+            "SELECT shard_index, file, row_group, item_offset, rows FROM shards_done"
+            " WHERE experiment_id = ? ORDER BY shard_index",
+            [experiment_id],
+        ).fetchall()
+    return [(int(i), str(f), int(g), int(o), int(n)) for i, f, g, o, n in rows]

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import duckdb
+import pyarrow.parquet as pq
 import pytest
 
 from evalkit import Scorer, create_scorer
@@ -165,3 +166,39 @@ async def test_what_a_sharded_retry_cannot_do_is_refused_before_writing(
         (config,) = con.execute("SELECT config FROM experiments").fetchone()  # type: ignore[misc]
     assert json.loads(config)["executor"] == "local"
     assert table(store, "SELECT count(*) FROM shards_done") == [(3,)]  # nothing ran
+
+
+@pytest.mark.parametrize("retry_errors", [False, True])
+async def test_a_dataset_rewritten_with_other_row_groups_is_not_resumed_by_index(
+    data: Path, tmp_path: Path, retry_errors: bool
+) -> None:
+    flag, seen = tmp_path / "flag", tmp_path / "seen.txt"
+    flag.touch()
+    store = tmp_path / "s.duckdb"
+    first = await run_evals(data, flaky_scorers(flag, seen), store=store, shard="0/1",
+                            progress=False)  # fmt: skip
+    if not retry_errors:
+        crash_after(store, 2)
+    # The same rows (so the same fingerprint), cut into row groups of 30 instead of 40.
+    rows = pq.read_table(data / "a.parquet")
+    pq.write_table(rows, data / "a.parquet", row_group_size=30)
+    before = table(store, "SELECT * FROM shards_done ORDER BY shard_index")
+    with pytest.raises(ConfigError, match=r"row groups changed since it ran \(finished shard 0"):
+        await run_evals(
+            data, flaky_scorers(flag, seen), store=store, resume=first.experiment_id,
+            retry_errors=retry_errors, shard="0/1", force=True, progress=False,
+        )  # fmt: skip
+    assert table(store, "SELECT * FROM shards_done ORDER BY shard_index") == before
+
+
+async def test_a_completed_sharded_run_has_nothing_to_retry_in_any_mode(
+    data: Path, tmp_path: Path
+) -> None:
+    flag, seen = tmp_path / "flag", tmp_path / "seen.txt"
+    store = tmp_path / "s.duckdb"
+    first = await run_evals(data, flaky_scorers(flag, seen), store=store, shard="0/1",
+                            progress=False)  # fmt: skip
+    # Without shard=, the hint to use it would only lead to "nothing to resume".
+    with pytest.raises(ConfigError, match="is completed: nothing to resume"):
+        await run_evals(data, flaky_scorers(flag, seen), store=store,
+                        resume=first.experiment_id, retry_errors=True, progress=False)  # fmt: skip
