@@ -23,14 +23,10 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.ipc
 
-from evalkit.store._batch_io import Transaction, insert_views, registered
+from evalkit.store._batch_io import Transaction
 from evalkit.store._connect import connection
 from evalkit.store._liveness import process_alive
-from evalkit.store._replace import (
-    recount_experiment,
-    recount_items,
-    replace_older_rows,
-)
+from evalkit.store._replace import write_replacing
 
 _BATCH = ".batch"
 _LOADING = ".loading-"
@@ -119,12 +115,7 @@ def _load(store: str | os.PathLike[str], experiment_id: str, batch: Path, wait: 
     if not tables:
         return
     with connection(store, lock_timeout=wait) as con, Transaction(con):
-        with registered(con, tables) as views:
-            replace_older_rows(con, experiment_id, views)
-            insert_views(con, views)
-            if "experiment_items" in views:
-                recount_items(con, experiment_id, views["experiment_items"])
-        recount_experiment(con, experiment_id)
+        write_replacing(con, experiment_id, tables)
 
 
 def _tidy(root: Path) -> None:

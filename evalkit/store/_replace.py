@@ -12,8 +12,24 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 import duckdb
+import pyarrow as pa
 
+from evalkit.store._batch_io import insert_views, registered
 from evalkit.store._connect import quote_ident
+
+
+def write_replacing(
+    con: duckdb.DuckDBPyConnection, experiment_id: str, tables: Mapping[str, pa.Table]
+) -> tuple[int, int]:
+    """Insert a resumed pass's ``tables`` over the older rows of their items and pairs, then
+    recount the items and the experiment; returns the experiment's (succeeded, failed).
+    Runs in the caller's transaction."""
+    with registered(con, tables) as views:
+        replace_older_rows(con, experiment_id, views)
+        insert_views(con, views)
+        if "experiment_items" in views:
+            recount_items(con, experiment_id, views["experiment_items"])
+    return recount_experiment(con, experiment_id)
 
 
 def replace_older_rows(

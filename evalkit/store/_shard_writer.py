@@ -23,7 +23,7 @@ from evalkit.store._connect import connection
 from evalkit.store._liveness import this_host
 from evalkit.store._migrate import migrate
 from evalkit.store._redact import redact
-from evalkit.store._replace import recount_experiment, recount_items, replace_older_rows
+from evalkit.store._replace import write_replacing
 from evalkit.store._writer import StoreWriter
 
 
@@ -103,12 +103,7 @@ class ShardWriter(StoreWriter):
             connection(self.path, lock_timeout=self.lock_timeout, config=config) as con,
             self._transaction(con),
         ):
-            with registered(con, tables) as views:
-                replace_older_rows(con, experiment_id, views)
-                insert_views(con, views)
-                if "experiment_items" in views:
-                    recount_items(con, experiment_id, views["experiment_items"])
-            self.succeeded, self.failed = recount_experiment(con, experiment_id)
+            self.succeeded, self.failed = write_replacing(con, experiment_id, tables)
             counts = shard_counts(con, experiment_id, record.item_offset, record.rows)
             con.execute(
                 "UPDATE shards_done SET summary = ?, completed_at = ?"

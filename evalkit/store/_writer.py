@@ -38,12 +38,7 @@ from evalkit.store._migrate import migrate
 from evalkit.store._pending import Kept, PendingWrites
 from evalkit.store._recovery import recover, spill
 from evalkit.store._redact import redact
-from evalkit.store._replace import (
-    final_status,
-    recount_experiment,
-    recount_items,
-    replace_older_rows,
-)
+from evalkit.store._replace import final_status, recount_experiment, write_replacing
 
 #: Seconds a writer waits for a store locked by another process before it gives up (and
 #: spills the finished rows it could not write to the recovery folder).
@@ -256,15 +251,11 @@ class StoreWriter:
             connection(self.path, lock_timeout=0.0, config=config) as con,
             self._transaction(con),
         ):
-            with registered(con, tables) as views:
-                if self.resuming:
-                    replace_older_rows(con, experiment_id, views)
-                insert_views(con, views)
-                if self.resuming and "experiment_items" in views:
-                    recount_items(con, experiment_id, views["experiment_items"])
             if self.resuming:
-                self.succeeded, self.failed = recount_experiment(con, experiment_id)
+                self.succeeded, self.failed = write_replacing(con, experiment_id, tables)
                 return
+            with registered(con, tables) as views:
+                insert_views(con, views)
             succeeded, failed = self.succeeded + kept.succeeded, self.failed + kept.failed
             con.execute(
                 "UPDATE experiments SET succeeded_count = ?, failed_count = ?, heartbeat_at = ?"
