@@ -217,9 +217,19 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"evalkit: error: {exc}", file=sys.stderr)
             return EXIT_USAGE
         except KeyboardInterrupt:
-            # Absorb the Ctrl-Cs still coming until the process has exited (a burst of them
-            # must not kill the shutdown by signal; docs/pages/design/ctrl-c-once.md).
-            with contextlib.suppress(ValueError):  # not the main thread: nothing to absorb
-                signal.signal(signal.SIGINT, signal.SIG_IGN)
-            print("evalkit: interrupted", file=sys.stderr)
-            return EXIT_INTERRUPTED
+            return _interrupted()
+        except RuntimeError as exc:
+            from evalkit.store import interrupted_query
+
+            if not interrupted_query(exc):  # a Ctrl-C inside a DuckDB query (sql, a lookup)
+                raise
+            return _interrupted()
+
+
+def _interrupted() -> int:
+    # Absorb the Ctrl-Cs still coming until the process has exited (a burst of them must not
+    # kill the shutdown by signal; docs/pages/design/ctrl-c-once.md).
+    with contextlib.suppress(ValueError):  # not the main thread: nothing to absorb
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+    print("evalkit: interrupted", file=sys.stderr)
+    return EXIT_INTERRUPTED

@@ -16,7 +16,13 @@ from typing import TYPE_CHECKING
 from evalkit._lazy import exports as _exports
 
 if TYPE_CHECKING:
-    from evalkit.store._connect import DEFAULT_STORE, connection, open_connection, quote_ident
+    from evalkit.store._connect import (
+        DEFAULT_STORE,
+        connection,
+        interrupted_query,
+        open_connection,
+        quote_ident,
+    )
     from evalkit.store._export import EXPORT_FORMATS, ExportFormat, export_experiment
     from evalkit.store._liveness import effective_status, process_alive, this_host
     from evalkit.store._merge import merge_stores
@@ -55,6 +61,7 @@ __getattr__, __dir__ = _exports(
         "evalkit.store._connect": (
             "DEFAULT_STORE",
             "connection",
+            "interrupted_query",
             "open_connection",
             "quote_ident",
         ),
@@ -143,6 +150,7 @@ __all__ = [
     "connection",
     "effective_status",
     "export_experiment",
+    "interrupted_query",
     "latest_resumable",
     "list_experiments",
     "merge_stores",

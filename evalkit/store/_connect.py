@@ -45,6 +45,19 @@ def quote_ident(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
 
 
+def interrupted_query(exc: BaseException) -> bool:
+    """Whether ``exc`` is DuckDB's answer to a Ctrl-C that landed inside a query.
+
+    DuckDB checks for signals while a query runs on the main thread and then raises
+    ``RuntimeError("Query interrupted")``, not ``KeyboardInterrupt`` (and
+    ``duckdb.InterruptException`` for ``connection.interrupt()``): both mean "stopped on
+    request", never a failure of the store.
+    """
+    if isinstance(exc, duckdb.InterruptException):
+        return True
+    return type(exc) is RuntimeError and str(exc) == "Query interrupted"
+
+
 def _is_lock_conflict(exc: duckdb.Error) -> bool:
     return "lock" in str(exc).lower()
 

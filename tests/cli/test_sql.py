@@ -5,13 +5,16 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import shutil
+import signal
+import time
 from pathlib import Path
 
 import pytest
 
 from evalkit.judge import JudgeCache, default_cache_path
-from tests.cli.conftest import Cli, run_cli, write_dataset, write_experiment
+from tests.cli.conftest import Cli, run_cli, start_cli, write_dataset, write_experiment
 
 
 @pytest.fixture(scope="module")
@@ -142,3 +145,21 @@ def test_sql_help_says_what_read_only_allows(cli: Cli) -> None:
     text = " ".join(done.stdout.split())
     for needle in ("read-only", "tables and views", "COPY", "ATTACH", "INSTALL", "--write"):
         assert needle in text, text
+
+
+def test_ctrl_c_during_a_slow_query_is_an_interruption_not_a_traceback(folder: Path) -> None:
+    # DuckDB answers a SIGINT that lands inside a query with RuntimeError("Query interrupted"),
+    # not KeyboardInterrupt: the command line must still say "interrupted" and exit 130.
+    slow = "SELECT count(*) FROM range(100000000000) t(x) WHERE x % 7 = 3"
+    proc = start_cli("sql", slow, cwd=folder)
+    try:
+        time.sleep(2.0)  # the query runs for minutes: the signal lands inside it
+        assert proc.poll() is None, proc.communicate()
+        os.killpg(proc.pid, signal.SIGINT)
+        _, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.communicate()
+    assert proc.returncode == 130, err
+    assert err.strip() == "evalkit: interrupted", err

@@ -1,11 +1,15 @@
 from __future__ import annotations
 
+import subprocess
+import sys
+import threading
 from pathlib import Path
 
 import duckdb
 import pytest
 
 from evalkit import StoreError
+from evalkit.store import interrupted_query
 from evalkit.store._connect import WRITE_ROW_GROUP_SIZE, connection, open_connection
 
 from .conftest import held_by_another_process
@@ -92,3 +96,38 @@ def test_a_writing_connection_waits_for_and_gives_up_on_another_process_lock(
         pytest.raises(StoreError, match=r"locked by another process \(waited 0\.3 s"),
     ):
         open_connection(store, lock_timeout=0.3)
+
+
+_SLOW = "SELECT count(*) FROM range(100000000000) t(x) WHERE x % 7 = 3"
+
+# A Ctrl-C inside a query, in a process of its own: under pytest DuckDB sees the signal only when
+# the query ends, in a plain interpreter (the command line) at once.
+_CTRL_C_INSIDE_A_QUERY = f"""
+import os, signal, threading, duckdb
+from evalkit.store import interrupted_query
+threading.Timer(0.3, os.kill, [os.getpid(), signal.SIGINT]).start()
+try:
+    duckdb.connect().execute({_SLOW!r}).fetchall()
+except BaseException as exc:
+    print(repr(exc), interrupted_query(exc))
+"""
+
+
+def test_a_ctrl_c_inside_a_query_is_an_interruption() -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", _CTRL_C_INSIDE_A_QUERY],
+        capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert done.stdout.split()[-1] == "True", (done.stdout, done.stderr)
+
+
+def test_an_interrupted_connection_is_an_interruption_and_other_errors_are_not() -> None:
+    con = duckdb.connect()
+    timer = threading.Timer(0.3, con.interrupt)
+    timer.start()
+    with pytest.raises(duckdb.InterruptException) as raised:
+        con.execute(_SLOW).fetchall()
+    timer.join()
+    assert interrupted_query(raised.value)
+    assert not interrupted_query(RuntimeError("Query failed"))
+    assert not interrupted_query(KeyboardInterrupt())
