@@ -15,10 +15,12 @@ import random
 import signal
 import subprocess
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import duckdb
+import pytest
 
 from evalkit.testing import server_process
 from tests.cli.conftest import start_cli, write_dataset
@@ -61,8 +63,25 @@ use = "exact_match"
     return path
 
 
+#: Every night's process, so a failing night does not leave the others running (and warning
+#: in whatever test comes next).
+_STARTED: list[subprocess.Popen[str]] = []
+
+
+@pytest.fixture(autouse=True)
+def _end_every_night() -> Iterator[None]:
+    yield
+    while _STARTED:
+        proc = _STARTED.pop()
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.communicate()
+
+
 def _start(folder: Path, *args: str) -> subprocess.Popen[str]:
-    return start_cli("run", *args, cwd=folder, env_extra={KEY_ENV: "sk-soak"})
+    proc = start_cli("run", *args, cwd=folder, env_extra={KEY_ENV: "sk-soak"})
+    _STARTED.append(proc)
+    return proc
 
 
 def _finish(proc: subprocess.Popen[str]) -> tuple[int, str]:
