@@ -203,6 +203,15 @@ def build_error_rates(file: ExperimentFile, scorers: list[Scorer]) -> dict[str, 
     return rates
 
 
+def build_min_agreement(file: ExperimentFile, scorers: list[Scorer]) -> dict[str, dict[str, float]]:
+    """``run_evals(min_agreement=...)``: each entry's agreement gates, by scorer id."""
+    return {
+        scorer.id: dict(entry.min_agreement)
+        for scorer, entry in zip(scorers, file.config.scorers, strict=True)
+        if entry.min_agreement
+    }
+
+
 def build_directions(file: ExperimentFile, scorers: list[Scorer]) -> dict[str, Direction]:
     """Per scorer, which way is better: declared by the scorer, or a ``max``-only threshold."""
     return {

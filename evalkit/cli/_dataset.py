@@ -9,12 +9,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from evalkit.agreement import parse_labels, with_label_columns
 from evalkit.dataset import load_dataset, open_source
 from evalkit.errors import DatasetError
 from evalkit.experiment_file import ExperimentFile
 
 
-def open_dataset(file: ExperimentFile, *, sharded: bool) -> tuple[Any, dict[str, Any] | None]:
+def open_dataset(file: ExperimentFile, *, sharded: bool) -> tuple[Any, Any]:
     """What ``run_evals`` reads: ``(data, columns)``.
 
     A sharded run reads Parquet row groups, so it gets the path and the mapping; any other
@@ -26,7 +27,9 @@ def open_dataset(file: ExperimentFile, *, sharded: bool) -> tuple[Any, dict[str,
         DatasetError: The dataset cannot be read.
     """
     section = file.config.experiment
-    columns = section.columns.mapping() if section.columns is not None else None
+    mapped = section.columns.mapping() if section.columns is not None else None
+    # The label columns are kept as item metadata (checked with the file, so no error here).
+    columns = with_label_columns(mapped, parse_labels(section.labels or None, None))
     if sharded:
         if section.query is not None or section.format not in (None, "parquet"):
             setting = "query" if section.query is not None else "format"

@@ -19,7 +19,12 @@ import pyarrow as pa
 
 from evalkit._ceilings import check_concurrency_ceiling
 from evalkit.cli._baseline import Baseline, candidates, choose
-from evalkit.cli._build import FileBuilder, build_directions, build_error_rates
+from evalkit.cli._build import (
+    FileBuilder,
+    build_directions,
+    build_error_rates,
+    build_min_agreement,
+)
 from evalkit.cli._dataset import open_dataset
 from evalkit.cli._reports import check_report_dir, explain_from_store
 from evalkit.cli._slices import stored_slices
@@ -219,6 +224,8 @@ def run_experiment_file(
         preflight=preflight,
         lock_timeout=lock_timeout,
         slices=config.experiment.slices,
+        labels=config.experiment.labels or None,
+        min_agreement=build_min_agreement(file, scorers) or None,
         **executor,
     )
     return _judged(result, where, ref, runs, directions, gate)

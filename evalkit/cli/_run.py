@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from evalkit.cli._agreement import agreement_table
 from evalkit.cli._file_run import run_experiment_file
 from evalkit.cli._format import json_text, one_line
 from evalkit.cli._main import EXIT_FAILED_GATE, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
@@ -88,11 +89,14 @@ def cmd_run(args: argparse.Namespace) -> int:
                     else None,
                     "report_error": report_error,
                     "failure_groups": [group.to_dict() for group in report.failure_groups],
+                    "agreement": {sid: a.to_dict() for sid, a in result.agreement.items()},
                 }
             )
         )
     else:
         print(console_table(report))
+        if result.agreement:
+            print(agreement_table(result.agreement, result.min_agreement))
         if report.slices and (args.slices or any(r.flagged for r in report.slices)):
             print(slices_table(report.slices))
         elif report.slices:

@@ -112,7 +112,8 @@ def resolve_columns(
             if column not in present:
                 raise DatasetError(
                     source,
-                    f"no such column (listed in 'metadata'); columns: {_listing(present)}",
+                    "no such column (listed in 'metadata' or 'labels'); columns: "
+                    + _listing(present),
                     column=column,
                 )
         if mapped is not None:
@@ -139,7 +140,9 @@ def resolve_columns(
     overlap = sorted(used & set(kept))
     if overlap:
         raise DatasetError(
-            source, "listed in 'metadata' but also plays a role; keep it in one", column=overlap[0]
+            source,
+            "listed in 'metadata' or 'labels' but also plays a role; keep it in one",
+            column=overlap[0],
         )
     used |= set(kept)
     return ColumnMap(

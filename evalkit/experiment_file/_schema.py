@@ -14,6 +14,8 @@ from typing import Annotated, Any, Literal
 from pydantic import Field, ValidationInfo, field_validator, model_validator
 
 from evalkit._ceilings import MAX_CONCURRENCY
+from evalkit.agreement import parse_labels
+from evalkit.errors import ConfigError
 from evalkit.experiment_file._columns import ColumnsSection
 from evalkit.experiment_file._judge import JudgeSection
 from evalkit.experiment_file._regression import RegressionSection
@@ -56,6 +58,9 @@ class ExperimentSection(Table):
             ``run_evals``' default (0.05).
         slices: Item metadata keys whose values split the items into slices (``["category"]``):
             the comparison with the baseline is also made per slice and scorer.
+        labels: Human labels per scorer id (``{ rubric = "human_polite" }``, a list of
+            columns, or ``{ columns = [...], levels = [...], kind = "ordinal", scale = [0, 1]
+            }``): each scorer's agreement with them is measured (``run_evals(labels=)``).
     """
 
     name: Text
@@ -68,6 +73,16 @@ class ExperimentSection(Table):
     concurrency: Annotated[int, Field(ge=1, le=MAX_CONCURRENCY)] | None = None
     max_error_rate: Share | None = None
     slices: list[Text] = Field(default_factory=list)
+    labels: dict[Text, Any] = Field(default_factory=dict)
+
+    @field_validator("labels")
+    @classmethod
+    def _labels(cls, value: dict[str, Any]) -> dict[str, Any]:
+        try:
+            parse_labels(value, None)
+        except ConfigError as exc:
+            raise problem(str(exc)) from None
+        return value
 
     @field_validator("slices")
     @classmethod

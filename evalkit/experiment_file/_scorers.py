@@ -63,6 +63,8 @@ class ScorerEntry(Table):
         judge: Fields replacing the default judge's for this scorer.
         step_timeout: Seconds one sync step of this scorer may run before that item's pair
             fails; None keeps the scorer's own (60 s unless it sets one).
+        min_agreement: Agreement gates against the scorer's human labels (``[experiment]
+            labels``), ``{ kappa = 0.6 }``: see ``run_evals(min_agreement=)``.
     """
 
     use: str
@@ -72,6 +74,7 @@ class ScorerEntry(Table):
     params: dict[str, Any] = Field(default_factory=dict)
     judge: JudgeOverride | None = None
     step_timeout: PositiveFloat | None = None
+    min_agreement: dict[str, float] | None = None
 
     @field_validator("use")
     @classmethod

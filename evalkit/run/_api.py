@@ -55,6 +55,8 @@ async def run_evals(
     preflight: bool = True,
     lock_timeout: float = DEFAULT_LOCK_TIMEOUT,
     slices: Sequence[str] = (),
+    labels: Mapping[str, Any] | None = None,
+    min_agreement: Mapping[str, Mapping[str, float]] | None = None,
 ) -> ExperimentResult:
     """Run scorers over every item of a dataset and record the results.
 
@@ -134,6 +136,19 @@ async def run_evals(
             values split the items into slices: the comparison with a baseline is then also
             made per slice and scorer (``evalkit run --slices``, the reports, ``--json``),
             with a Holm correction over the slices. Recorded in the run's config.
+        labels: Human labels, per scorer id: the dataset column holding a person's score of
+            the pair on the scorer's scale (``{"rubric": "human_polite"}``), a list of columns
+            (several people), or ``{"columns": [...], "levels": ["bad", "ok", "good"],
+            "kind": "ordinal", "scale": [0, 1]}`` for a label set spread evenly over the
+            scale. The label columns are kept as item metadata; after the run each scorer's
+            agreement with them (accuracy and Cohen's kappa, quadratic-weighted kappa for
+            ordinal labels, Pearson and Spearman correlation and mean absolute error for
+            continuous ones, each with a bootstrap interval; Krippendorff's alpha among
+            several columns) is in ``ExperimentResult.agreement`` and the store's
+            ``scorer_agreement`` table. See docs/pages/how-to/judge-agreement.md.
+        min_agreement: Agreement gates per scorer id, ``{"rubric": {"kappa": 0.6}}``: the
+            scorer fails the run when a metric's point estimate is below its bound, is
+            undefined, or has no labelled pair to be measured on.
 
     Returns:
         The :class:`ExperimentResult`.
@@ -156,6 +171,7 @@ async def run_evals(
         force=force, regenerate=regenerate, executor=executor, workers=workers, shard=shard,
         ray_address=ray_address, preflight=preflight, lock_timeout=lock_timeout,
         slices=tuple(slices) if isinstance(slices, list | tuple) else slices,  # type: ignore[arg-type]
+        labels=labels, min_agreement=min_agreement,
     )  # fmt: skip
     spec = await prepare(data, scorers, options)
     writer: StoreWriter | None

@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
+from evalkit.agreement import ScorerAgreement, agreement_reasons
 from evalkit.errors import ConfigError
 from evalkit.run import _frame
 from evalkit.run._outcome import ItemResult, ScorerOutcome
@@ -53,6 +54,8 @@ class ExperimentResult:
         results_kept: Whether ``items`` holds the per-item results.
         max_error_rates: Per scorer id, the largest share of its pairs that may end without a
             score (default 5% for any scorer not listed).
+        agreement: Per scorer with human labels (``labels=``), its agreement with them.
+        min_agreement: The agreement gates, per scorer id (``min_agreement=``).
     """
 
     experiment_id: str
@@ -71,6 +74,8 @@ class ExperimentResult:
     store: str | None
     results_kept: bool = True
     max_error_rates: Mapping[str, float] = field(default_factory=dict)
+    agreement: Mapping[str, ScorerAgreement] = field(default_factory=dict)
+    min_agreement: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
 
     def __repr__(self) -> str:
         # Compact on purpose: asyncio formats the main task's repr (and so its result) at
@@ -88,8 +93,8 @@ class ExperimentResult:
 
     @property
     def verdict(self) -> Verdict:
-        """Pass/fail of every scorer on its gates (coverage, error rate, threshold), and
-        overall."""
+        """Pass/fail of every scorer on its gates (coverage, error rate, threshold, agreement
+        with its human labels), and overall."""
         total = self.summary.total_items
         return overall(
             {
@@ -101,6 +106,9 @@ class ExperimentResult:
                     failed=s.failed,
                     not_run=max(total - s.succeeded - s.failed, 0),
                     max_error_rate=self.max_error_rates.get(sid, DEFAULT_MAX_ERROR_RATE),
+                    more=agreement_reasons(
+                        self.agreement.get(sid), self.min_agreement.get(sid, {})
+                    ),
                 )
                 for sid, s in self.summary.scorers.items()
             }
@@ -210,4 +218,6 @@ class ExperimentResult:
                 "scorers": {sid: v.passed for sid, v in verdict.scorers.items()},
                 "reasons": {sid: list(v.reasons) for sid, v in verdict.scorers.items()},
             },
+            "agreement": {sid: a.to_dict() for sid, a in self.agreement.items()},
+            "min_agreement": {sid: dict(b) for sid, b in self.min_agreement.items()},
         }

@@ -6,16 +6,18 @@ See docs/pages/design/one-run-pipeline.md.
 from __future__ import annotations
 
 import datetime as dt
+import functools
 from dataclasses import dataclass
-from typing import cast
+from typing import Any, cast
 
 import anyio.to_thread
 
+from evalkit.agreement import LabelSpec, ScorerAgreement, measure_labels, measure_stored
 from evalkit.run._experiment import ExperimentResult, ExperimentStatus
 from evalkit.run._outcome import ItemResult
 from evalkit.run._spec import RunSpec
 from evalkit.run._summary import RunSummary, summary_from_counts
-from evalkit.store import StoreWriter, read_run_counts
+from evalkit.store import LabeledScores, StoreWriter, read_run_counts
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,6 +49,16 @@ async def build_result(
         status = cast(ExperimentStatus, writer.final_status)
         counts = await anyio.to_thread.run_sync(read_run_counts, writer.path, spec.experiment_id)
         summary = summary_from_counts(counts, spec.scorer_ids)
+    agreement: dict[str, ScorerAgreement] = {}
+    if spec.labels and status != "cancelled":
+        if writer is not None:
+            measure = functools.partial(measure_stored, source=spec.dataset.source)
+            agreement = await anyio.to_thread.run_sync(
+                measure, writer.path, spec.experiment_id, spec.labels
+            )
+        else:
+            read = functools.partial(_labeled, driven.items)
+            agreement = measure_labels(spec.labels, read, source=spec.dataset.source)
     return ExperimentResult(
         experiment_id=spec.experiment_id,
         name=spec.name,
@@ -64,4 +76,26 @@ async def build_result(
         store=spec.store,
         results_kept=spec.keep_results,
         max_error_rates=spec.max_error_rates,
+        agreement=agreement,
+        min_agreement=spec.min_agreement,
     )
+
+
+def _labeled(items: tuple[ItemResult, ...], spec: LabelSpec) -> LabeledScores:
+    """One scorer's successful scores beside each item's labels, from the kept results."""
+    ids, scores, reasons = [], [], []
+    labels: dict[str, list[Any]] = {column: [] for column in spec.columns}
+    for item in items:
+        for outcome in item.outcomes:
+            if outcome.scorer_id != spec.scorer_id or outcome.score is None:
+                continue
+            if outcome.status != "success":
+                continue
+            ids.append(item.item.id)
+            scores.append(outcome.score)
+            reasons.append(outcome.reason)
+            metadata = item.item.metadata if isinstance(item.item.metadata, dict) else {}
+            for column in spec.columns:
+                labels[column].append(metadata.get(column))
+    return LabeledScores(tuple(ids), tuple(scores), tuple(reasons),
+                         {c: tuple(v) for c, v in labels.items()})  # fmt: skip

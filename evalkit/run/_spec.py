@@ -20,6 +20,7 @@ from typing import Any
 
 import anyio.to_thread
 
+from evalkit import agreement
 from evalkit._json import dumps
 from evalkit.dataset import Dataset, load_dataset
 from evalkit.errors import ConfigError
@@ -103,6 +104,8 @@ class RunOptions:
     preflight: bool
     lock_timeout: float = 300.0
     slices: tuple[str, ...] = ()
+    labels: Mapping[str, Any] | None = None
+    min_agreement: Mapping[str, Mapping[str, float]] | None = None
 
     @property
     def sharded(self) -> bool:
@@ -130,6 +133,7 @@ class RunSpec:
         plan: The pairs a pair-by-pair resume runs (an in-process resume, or a sharded
             ``retry_errors`` pass), or None.
         sharding: How a sharded run splits the dataset, or None for an in-process run.
+        labels, min_agreement: The scorers' human labels and agreement gates, by scorer id.
     """
 
     options: RunOptions
@@ -146,6 +150,8 @@ class RunSpec:
     total_items: int
     plan: ResumePlan | None
     sharding: Sharding | None
+    labels: Mapping[str, agreement.LabelSpec] = dataclasses.field(default_factory=dict)
+    min_agreement: Mapping[str, Mapping[str, float]] = dataclasses.field(default_factory=dict)
 
     @property
     def scorer_ids(self) -> tuple[str, ...]:
@@ -198,7 +204,10 @@ async def prepare(data: Any, scorers: Sequence[Scorer] | Scorer, options: RunOpt
     scorer_ids = [s.id for s in checked]
     thresholds = parse_thresholds(options.thresholds, scorer_ids)
     error_rates = parse_error_rates(options.max_error_rate, scorer_ids)
-    dataset = load_dataset(data, columns=options.columns)
+    labels = agreement.parse_labels(options.labels, scorer_ids)
+    min_agreement = agreement.parse_min_agreement(options.min_agreement, labels)
+    dataset = load_dataset(data, columns=agreement.with_label_columns(options.columns, labels))
+    agreement.check_label_columns(dataset.columns.metadata_columns, labels, dataset.source)
     check_target(target, dataset)
     if options.regenerate and isinstance(target, DatasetOutput):
         raise ConfigError(
@@ -216,12 +225,15 @@ async def prepare(data: Any, scorers: Sequence[Scorer] | Scorer, options: RunOpt
         total = sum(s.rows for s in shards)
     else:
         total = dataset.num_rows if limit is None else min(limit, dataset.num_rows)
+    group = f"{name}|{dataset.source}"
     config = build_config(
         dataset=dataset,
         target=target,
         scorers=checked,
         thresholds=thresholds,
-        options=_recorded_options(options, sharding, error_rates, group=f"{name}|{dataset.source}"),
+        options=_recorded_options(
+            options, sharding, error_rates, agreement.config_of(labels, min_agreement), group=group
+        ),
         metadata=options.metadata,
     )
     experiment_id, plan = new_experiment_id(), None
@@ -249,7 +261,8 @@ async def prepare(data: Any, scorers: Sequence[Scorer] | Scorer, options: RunOpt
     )
     records = _scorer_records(checked, thresholds)
     return RunSpec(options, experiment_id, name, dataset, target, checked, thresholds,
-                   error_rates, config, record, records, total, plan, sharding)  # fmt: skip
+                   error_rates, config, record, records, total, plan, sharding, labels,
+                   min_agreement)  # fmt: skip
 
 
 def check_slices(slices: object) -> None:
@@ -282,6 +295,7 @@ def _recorded_options(
     options: RunOptions,
     sharding: Sharding | None,
     error_rates: Mapping[str, float],
+    labelled: Mapping[str, Any],
     *,
     group: str,
 ) -> dict[str, Any]:
@@ -296,6 +310,7 @@ def _recorded_options(
     recorded["max_error_rate"] = error_rates
     if options.slices:
         recorded["slices"] = list(options.slices)
+    recorded.update(labelled)
     if sharding is not None and sharding.slice is not None:
         # The group lets `evalkit merge` find the slices of one matrix run.
         index, count = sharding.slice

@@ -197,8 +197,10 @@ def scorer_verdict(
     failed: int,
     not_run: int,
     max_error_rate: float = DEFAULT_MAX_ERROR_RATE,
+    more: tuple[str, ...] = (),
 ) -> ScorerVerdict:
-    """One scorer judged on its gates, each failed gate giving one sentence of ``reasons``.
+    """One scorer judged on its gates, each failed gate giving one sentence of ``reasons``
+    (``more``: the reasons of gates judged elsewhere, such as the agreement gates).
 
     A scorer without a single successful score fails ("no data"), whatever its other gates.
     """
@@ -214,6 +216,7 @@ def scorer_verdict(
         )
     if threshold is not None and scored and not threshold.passes(mean):
         reasons.append(f"mean {mean:.3f} misses the threshold {threshold}")
+    reasons.extend(more)
     return ScorerVerdict(
         scorer_id, threshold, mean, not reasons, scored, failed, not_run, max_error_rate,
         tuple(reasons),

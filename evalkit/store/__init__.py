@@ -16,6 +16,13 @@ from typing import TYPE_CHECKING
 from evalkit._lazy import exports as _exports
 
 if TYPE_CHECKING:
+    from evalkit.store._agreement import (
+        AgreementRow,
+        LabeledScores,
+        read_agreement,
+        read_labeled_scores,
+        write_agreement,
+    )
     from evalkit.store._connect import (
         DEFAULT_STORE,
         connection,
@@ -58,6 +65,13 @@ if TYPE_CHECKING:
 __getattr__, __dir__ = _exports(
     globals(),
     {
+        "evalkit.store._agreement": (
+            "AgreementRow",
+            "LabeledScores",
+            "read_agreement",
+            "read_labeled_scores",
+            "write_agreement",
+        ),
         "evalkit.store._connect": (
             "DEFAULT_STORE",
             "connection",
@@ -137,8 +151,10 @@ __all__ = [
     "REDACTED",
     "SCHEMA_VERSION",
     "SEED_PRICES",
+    "AgreementRow",
     "ExperimentRecord",
     "ExportFormat",
+    "LabeledScores",
     "RowBatch",
     "RowBuffer",
     "ScorerRecord",
@@ -158,10 +174,12 @@ __all__ = [
     "open_connection",
     "process_alive",
     "quote_ident",
+    "read_agreement",
     "read_done_shards",
     "read_experiment",
     "read_for_resume",
     "read_item_scores",
+    "read_labeled_scores",
     "read_outputs",
     "read_run_counts",
     "read_shard_failures",
@@ -170,4 +188,5 @@ __all__ = [
     "redact",
     "schema_version",
     "this_host",
+    "write_agreement",
 ]

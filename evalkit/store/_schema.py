@@ -301,12 +301,43 @@ def _migrate_to_4(con: duckdb.DuckDBPyConnection) -> None:
     con.execute(_SHARDS_DONE)
 
 
+_AGREEMENT = """
+CREATE TABLE IF NOT EXISTS scorer_agreement (
+    experiment_id VARCHAR NOT NULL, scorer_id VARCHAR NOT NULL, compared_with VARCHAR NOT NULL,
+    kind VARCHAR NOT NULL, metric VARCHAR NOT NULL, value DOUBLE, ci_low DOUBLE, ci_high DOUBLE,
+    n BIGINT NOT NULL, missing BIGINT NOT NULL, levels JSON, confusion JSON,
+    computed_at TIMESTAMP NOT NULL
+);
+CREATE OR REPLACE VIEW agreement_summary AS
+SELECT x.id AS experiment_id, x.name AS experiment_name, x.started_at, a.scorer_id, a.kind,
+    any_value(a.n) AS n, any_value(a.missing) AS missing,
+    max(a.value) FILTER (WHERE a.metric = 'accuracy') AS accuracy,
+    max(a.value) FILTER (WHERE a.metric = 'kappa') AS kappa,
+    max(a.value) FILTER (WHERE a.metric = 'weighted_kappa') AS weighted_kappa,
+    max(a.value) FILTER (WHERE a.metric = 'pearson') AS pearson,
+    max(a.value) FILTER (WHERE a.metric = 'spearman') AS spearman,
+    max(a.value) FILTER (WHERE a.metric = 'mae') AS mae,
+    (SELECT max(r.value) FROM scorer_agreement r WHERE r.experiment_id = a.experiment_id
+     AND r.scorer_id = a.scorer_id AND r.compared_with = 'raters') AS raters_alpha
+FROM scorer_agreement a JOIN experiments x ON x.id = a.experiment_id
+WHERE a.compared_with = 'consensus' GROUP BY ALL;
+"""
+
+
+def _migrate_to_5(con: duckdb.DuckDBPyConnection) -> None:
+    # How far each scorer agrees with the human labels of its run (evalkit.agreement): one row
+    # per metric and what the scorer was compared with ('consensus' of the label columns, one
+    # label column, or 'raters' for the people's agreement among themselves).
+    con.execute(_AGREEMENT)
+
+
 #: Migrations in order: ``MIGRATIONS[i]`` brings a store from version i to i + 1.
 MIGRATIONS: tuple[Callable[[duckdb.DuckDBPyConnection], None], ...] = (
     _migrate_to_1,
     _migrate_to_2,
     _migrate_to_3,
     _migrate_to_4,
+    _migrate_to_5,
 )
 
 #: The schema version this evalkit writes.

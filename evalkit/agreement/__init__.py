@@ -1,0 +1,87 @@
+"""Agreement of scorers with human labels: is the LLM judge a judge people would agree with?
+
+:func:`agreement` compares a judge's scores with human labels of the same items: accuracy and
+Cohen's kappa (quadratic-weighted too for ordinal labels), or Pearson, Spearman and the mean
+absolute error for continuous ones, each with a percentile bootstrap interval.
+:func:`inter_rater_alpha` measures how far the people agree with each other (Krippendorff's
+alpha): a judge cannot be expected to agree with people better than they agree among
+themselves. :func:`disagreements` picks the pairs worth reading first.
+
+The labels of a run (:class:`LabelSpec`, :func:`parse_labels`), its agreement gates
+(:func:`parse_min_agreement`) and the measuring of a run's scorers (:class:`ScorerAgreement`,
+:func:`measure_stored`) build on these. Names are imported on first use (``evalkit._lazy``),
+so ``import evalkit.agreement`` loads neither scikit-learn, scipy nor the store.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from evalkit._lazy import exports as _exports
+
+if TYPE_CHECKING:
+    from evalkit.agreement._arguments import LabelKind
+    from evalkit.agreement._gate import agreement_reasons, parse_min_agreement
+    from evalkit.agreement._labels import (
+        LabelSpec,
+        check_label_columns,
+        config_of,
+        parse_labels,
+        with_label_columns,
+    )
+    from evalkit.agreement._measure import CONSENSUS, RATERS, Disagreement, ScorerAgreement
+    from evalkit.agreement._record import measure_labels, measure_stored
+    from evalkit.agreement._stats import (
+        Agreement,
+        Estimate,
+        agreement,
+        disagreements,
+        inter_rater_alpha,
+    )
+
+__getattr__, __dir__ = _exports(
+    globals(),
+    {
+        "evalkit.agreement._arguments": ("LabelKind",),
+        "evalkit.agreement._gate": ("agreement_reasons", "parse_min_agreement"),
+        "evalkit.agreement._labels": (
+            "LabelSpec",
+            "check_label_columns",
+            "config_of",
+            "config_of",
+            "parse_labels",
+            "with_label_columns",
+        ),
+        "evalkit.agreement._measure": ("CONSENSUS", "RATERS", "Disagreement", "ScorerAgreement"),
+        "evalkit.agreement._record": ("measure_labels", "measure_stored"),
+        "evalkit.agreement._stats": (
+            "Agreement",
+            "Estimate",
+            "agreement",
+            "disagreements",
+            "inter_rater_alpha",
+        ),
+    },
+)
+
+__all__ = [
+    "CONSENSUS",
+    "RATERS",
+    "Agreement",
+    "Disagreement",
+    "Estimate",
+    "LabelKind",
+    "LabelSpec",
+    "ScorerAgreement",
+    "agreement",
+    "agreement_reasons",
+    "check_label_columns",
+    "config_of",
+    "disagreements",
+    "inter_rater_alpha",
+    "measure_labels",
+    "measure_stored",
+    "parse_labels",
+    "parse_min_agreement",
+    "with_label_columns",
+]

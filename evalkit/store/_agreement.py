@@ -1,0 +1,126 @@
+"""The agreement of scorers with human labels in the store: what it is computed from, and
+where it is kept (``scorer_agreement``, and the ``agreement_summary`` view over it).
+
+The labels are item metadata (``experiment_items.metadata``); the scores are the successful
+scores of the item's last pass. The statistics themselves are evalkit.agreement's.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from evalkit.store._connect import connection
+from evalkit.store._migrate import migrate
+
+
+@dataclass(frozen=True, slots=True)
+class LabeledScores:
+    """One scorer's scored pairs with the item's label columns, in item order.
+
+    Attributes:
+        item_ids: The items with a successful score.
+        scores: Their scores.
+        reasons: The scorer's reasons (None where it gave none).
+        labels: Per label column, the label of each item as read from its metadata (None
+            where the item has none).
+    """
+
+    item_ids: tuple[str, ...]
+    scores: tuple[float, ...]
+    reasons: tuple[str | None, ...]
+    labels: Mapping[str, tuple[Any, ...]]
+
+
+def read_labeled_scores(
+    store: str | os.PathLike[str], experiment_id: str, scorer_id: str, columns: Sequence[str]
+) -> LabeledScores:
+    """The successful scores of ``scorer_id`` in one experiment beside each item's labels."""
+    picks = ", ".join(f"json_extract(i.metadata, ${n + 3})" for n in range(len(columns)))
+    sql = f"""
+        SELECT s.item_id, s.score, s.reason{", " + picks if picks else ""}
+        FROM scores s
+        JOIN experiment_items i ON i.experiment_id = s.experiment_id AND i.run_id = s.run_id
+             AND i.item_id = s.item_id
+        WHERE s.experiment_id = $1 AND s.scorer_id = $2
+        ORDER BY i.item_index, s.item_id
+    """
+    paths = [f"$.{json.dumps(column)}" for column in columns]
+    with connection(store, read_only=True) as con:
+        rows = con.execute(sql, [experiment_id, scorer_id, *paths]).fetchall()
+    labels = {
+        column: tuple(None if row[3 + k] is None else json.loads(row[3 + k]) for row in rows)
+        for k, column in enumerate(columns)
+    }
+    return LabeledScores(
+        tuple(row[0] for row in rows),
+        tuple(float(row[1]) for row in rows),
+        tuple(row[2] for row in rows),
+        labels,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class AgreementRow:
+    """One row of ``scorer_agreement``: one metric of one scorer against one set of labels."""
+
+    scorer_id: str
+    compared_with: str
+    kind: str
+    metric: str
+    value: float | None
+    ci_low: float | None
+    ci_high: float | None
+    n: int
+    missing: int
+    levels: Sequence[float] | None = None
+    confusion: Sequence[Sequence[int]] | None = None
+
+
+def write_agreement(
+    store: str | os.PathLike[str], experiment_id: str, rows: Sequence[AgreementRow]
+) -> None:
+    """Replace the experiment's agreement rows with ``rows`` (one transaction)."""
+    now = dt.datetime.now(dt.UTC).replace(tzinfo=None)
+    values = [
+        (experiment_id, r.scorer_id, r.compared_with, r.kind, r.metric, r.value, r.ci_low,
+         r.ci_high, r.n, r.missing, None if r.levels is None else json.dumps(list(r.levels)),
+         None if r.confusion is None else json.dumps([list(row) for row in r.confusion]), now)
+        for r in rows
+    ]  # fmt: skip
+    with connection(store) as con:
+        migrate(con, where=str(store))
+        con.execute("BEGIN TRANSACTION")
+        try:
+            con.execute("DELETE FROM scorer_agreement WHERE experiment_id = ?", [experiment_id])
+            if values:
+                con.executemany(
+                    "INSERT INTO scorer_agreement VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    values,
+                )
+            con.execute("COMMIT")
+        except BaseException:
+            con.execute("ROLLBACK")
+            raise
+
+
+def read_agreement(store: str | os.PathLike[str], experiment_id: str) -> list[dict[str, Any]]:
+    """The experiment's agreement rows, by scorer, comparison and metric."""
+    with connection(store, read_only=True) as con:
+        cursor = con.execute(
+            "SELECT scorer_id, compared_with, kind, metric, value, ci_low, ci_high, n, missing,"
+            " levels, confusion FROM scorer_agreement WHERE experiment_id = ?"
+            " ORDER BY scorer_id, compared_with <> 'consensus', compared_with, metric",
+            [experiment_id],
+        )
+        names = [d[0] for d in cursor.description or ()]
+        rows = cursor.fetchall()
+    found = [dict(zip(names, row, strict=True)) for row in rows]
+    for row in found:
+        for key in ("levels", "confusion"):
+            row[key] = None if row[key] is None else json.loads(row[key])
+    return found
