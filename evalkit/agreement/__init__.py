@@ -48,7 +48,6 @@ __getattr__, __dir__ = _exports(
             "LabelSpec",
             "check_label_columns",
             "config_of",
-            "config_of",
             "parse_labels",
             "with_label_columns",
         ),

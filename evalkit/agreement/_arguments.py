@@ -15,6 +15,7 @@ from evalkit.agreement._resample import FloatArray, IntArray
 from evalkit.errors import ConfigError
 
 LabelKind = Literal["binary", "categorical", "ordinal", "continuous"]
+"""What the labels are: two classes, unordered classes, ordered levels, or numbers."""
 
 _KINDS: tuple[LabelKind, ...] = get_args(LabelKind)
 

@@ -36,6 +36,7 @@ from evalkit.agreement._resample import (
     FloatArray,
     IntArray,
     KappaWeights,
+    PairDraws,
     accuracy_from_counts,
     alpha_from_coincidences,
     alpha_from_moments,
@@ -47,10 +48,9 @@ from evalkit.agreement._resample import (
     kappa_from_counts,
     percentile_interval,
     value_counts,
+    weighted_sums,
 )
 from evalkit.errors import ConfigError
-
-"""What the labels are: two classes, unordered classes, ordered levels, or numbers."""
 
 Confusion: TypeAlias = tuple[tuple[int, ...], ...]
 
@@ -228,7 +228,7 @@ def inter_rater_alpha(
         if items >= 2 and not math.isnan(value):
             for start, stop in chunks(resamples, items):
                 weights = copies(rng, stop - start, items).astype(np.float64)
-                boot[start:stop] = alpha_from_moments(weights @ moments)
+                boot[start:stop] = alpha_from_moments(weighted_sums(weights, moments))
         return _estimate(value, boot, items, confidence)
 
     present = ~np.isnan(r)
@@ -254,7 +254,7 @@ def inter_rater_alpha(
         for start, stop in chunks(resamples, patterns.shape[0] + grid.size**2):
             drawn = rng.multinomial(items, share, size=stop - start)
             boot[start:stop] = alpha_from_coincidences(
-                drawn @ contributions, drawn @ pattern_pairable, metric
+                weighted_sums(drawn, contributions), drawn @ pattern_pairable, metric
             )
     return _estimate(value, boot, items, confidence)
 
@@ -365,9 +365,10 @@ def _continuous(
     boot = np.full((3, resamples), math.nan)
     if n >= 2:
         rng = np.random.default_rng(seed)
-        for start, stop in chunks(resamples, n):
-            drawn = copies(rng, stop - start, n)
-            boot[:, start:stop] = continuous_resamples(judge, human, drawn)
+        pairs = PairDraws(judge, human)
+        for start, stop in chunks(resamples, pairs.width):
+            drawn = pairs.draw(rng, stop - start)
+            boot[:, start:stop] = continuous_resamples(pairs.judge, pairs.human, drawn)
     values = (pearson, spearman, mae)
     return {
         name: _estimate(value, boot[k], n, confidence)

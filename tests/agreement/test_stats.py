@@ -23,6 +23,7 @@ from evalkit.agreement import (
     inter_rater_alpha,
 )
 from evalkit.agreement._resample import (
+    PairDraws,
     alpha_from_coincidences,
     alpha_from_moments,
     coincidences,
@@ -244,6 +245,38 @@ def test_continuous_resamples_are_scipys_on_the_resampled_pairs(seed: int) -> No
         assert pearson[r] == pytest.approx(stats.pearsonr(j, h).statistic, abs=1e-12)
         assert spearman[r] == pytest.approx(stats.spearmanr(j, h).statistic, abs=1e-12)
         assert mae[r] == pytest.approx(np.mean(np.abs(j - h)), abs=1e-12)
+
+
+def test_continuous_resamples_of_distinct_pairs_equal_those_of_the_items() -> None:
+    # A 1-10 judge against 1-5 labels: 2,000 items but at most 50 distinct pairs.
+    rng = np.random.default_rng(3)
+    human = rng.integers(1, 6, size=2_000).astype(np.float64)
+    judge = np.clip(2 * human + rng.integers(-2, 3, size=2_000), 1, 10)
+    pairs = PairDraws(judge, human)
+    assert pairs.grouped
+    assert pairs.judge.size <= 50
+    drawn = copies(rng, 20, 2_000)
+    distinct, inverse = np.unique(np.column_stack((judge, human)), axis=0, return_inverse=True)
+    np.testing.assert_array_equal(distinct, np.column_stack((pairs.judge, pairs.human)))
+    per_pair = np.stack(
+        [np.bincount(inverse.ravel(), weights=row, minlength=len(distinct)) for row in drawn]
+    ).astype(np.int64)
+    item_wise = continuous_resamples(judge, human, drawn)
+    grouped = continuous_resamples(pairs.judge, pairs.human, per_pair)
+    np.testing.assert_allclose(grouped, item_wise, rtol=1e-10)
+
+
+def test_grouped_pair_draws_give_the_item_wise_interval() -> None:
+    rng = np.random.default_rng(4)
+    human = rng.integers(1, 6, size=1_000).astype(np.float64)
+    judge = np.clip(human + rng.integers(-1, 2, size=1_000), 1, 5)
+    found = agreement(judge, human, kind="continuous", resamples=4_000, seed=5)
+    item_wise = continuous_resamples(judge, human, copies(np.random.default_rng(6), 4_000, 1_000))
+    for name, statistics in zip(("pearson", "spearman", "mae"), item_wise, strict=True):
+        low, high = np.quantile(statistics, [0.025, 0.975])
+        e = found.metrics[name]
+        assert e.low == pytest.approx(low, abs=0.1 * (high - low)), name
+        assert e.high == pytest.approx(high, abs=0.1 * (high - low)), name
 
 
 def test_continuous_resamples_of_a_constant_side_are_undefined() -> None:
@@ -535,6 +568,7 @@ def test_to_dict_is_json_with_undefined_values_as_null() -> None:
     (lambda: agreement([1.0], [0.3], kind="ordinal", levels=(0, 1)), "human label 0.3 is not"),
     (lambda: agreement([1.0], [1.0], kind="continuous", levels=(0, 1)), "not continuous"),
     (lambda: agreement([math.inf], [1.0], kind="continuous"), "judge must hold finite"),
+    (lambda: agreement([1.0], [-math.inf], kind="continuous"), "human must hold finite"),
     (lambda: agreement([[1.0]], [1.0], kind="continuous"), "judge must be one-dimensional"),
     (lambda: agreement([1.0], [1.0], kind="continuous", confidence=1.0), "confidence.*1.0"),
     (lambda: agreement([1.0], [1.0], kind="continuous", confidence=0), "confidence.*0"),
