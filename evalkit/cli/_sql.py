@@ -19,7 +19,7 @@ import duckdb
 from evalkit.cli._format import csv_text, json_text, records, text_table
 from evalkit.cli._main import EXIT_OK
 from evalkit.errors import StoreError
-from evalkit.store import DEFAULT_STORE, connection
+from evalkit.store import DEFAULT_STORE, connection, execute_interruptibly
 
 # Order matters: the store is attached first (with external access off, DuckDB may refuse to
 # open a file), lock_configuration comes last, and after it nothing can be changed back.
@@ -103,7 +103,7 @@ def cmd_sql(args: argparse.Namespace) -> int:
         if not args.write:
             _lock_down(con, store)
         try:
-            cursor = con.execute(args.query)
+            cursor = execute_interruptibly(con, args.query)
         except duckdb.Error as exc:
             raise _query_failed(store, exc, write=args.write) from exc
         columns = [d[0] for d in cursor.description] if cursor.description else []

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from evalkit.store._connect import (
         DEFAULT_STORE,
         connection,
+        execute_interruptibly,
         interrupted_query,
         open_connection,
         quote_ident,
@@ -75,6 +76,7 @@ __getattr__, __dir__ = _exports(
         "evalkit.store._connect": (
             "DEFAULT_STORE",
             "connection",
+            "execute_interruptibly",
             "interrupted_query",
             "open_connection",
             "quote_ident",
@@ -165,6 +167,7 @@ __all__ = [
     "StoredOutput",
     "connection",
     "effective_status",
+    "execute_interruptibly",
     "export_experiment",
     "interrupted_query",
     "latest_resumable",
