@@ -14,6 +14,9 @@ from evalkit.errors import ConfigError
 #: and still starts in well under a second, while 10**6 took 4 GB and 90 s.
 MAX_CONCURRENCY = 10_000
 
+#: The most executions ``repeats`` may ask of each LLM-judged pair (each one is a judge call).
+MAX_REPEATS = 20
+
 
 def check_concurrency_ceiling(key: str, value: int) -> None:
     """Refuse a concurrency above :data:`MAX_CONCURRENCY`, naming ``key`` (option or flag).

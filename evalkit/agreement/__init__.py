@@ -5,7 +5,9 @@ Cohen's kappa (quadratic-weighted too for ordinal labels), or Pearson, Spearman 
 absolute error for continuous ones, each with a percentile bootstrap interval.
 :func:`inter_rater_alpha` measures how far the people agree with each other (Krippendorff's
 alpha): a judge cannot be expected to agree with people better than they agree among
-themselves. :func:`disagreements` picks the pairs worth reading first.
+themselves. :func:`disagreements` picks the pairs worth reading first. :func:`stability`
+measures a judge against itself over repeated executions (:class:`JudgeStability`), and
+:func:`noise_share` how much of a regression interval its noise explains.
 
 The labels of a run (:class:`LabelSpec`, :func:`parse_labels`), its agreement gates
 (:func:`parse_min_agreement`) and the measuring of a run's scorers (:class:`ScorerAgreement`,
@@ -30,7 +32,19 @@ if TYPE_CHECKING:
         with_label_columns,
     )
     from evalkit.agreement._measure import CONSENSUS, RATERS, Disagreement, ScorerAgreement
-    from evalkit.agreement._record import measure_labels, measure_stored
+    from evalkit.agreement._record import (
+        measure_labels,
+        measure_stability,
+        measure_stability_stored,
+        measure_stored,
+    )
+    from evalkit.agreement._stability import (
+        REPEATS,
+        STABLE_ALPHA,
+        JudgeStability,
+        noise_share,
+        stability,
+    )
     from evalkit.agreement._stats import (
         Agreement,
         Estimate,
@@ -52,7 +66,19 @@ __getattr__, __dir__ = _exports(
             "with_label_columns",
         ),
         "evalkit.agreement._measure": ("CONSENSUS", "RATERS", "Disagreement", "ScorerAgreement"),
-        "evalkit.agreement._record": ("measure_labels", "measure_stored"),
+        "evalkit.agreement._record": (
+            "measure_labels",
+            "measure_stability",
+            "measure_stability_stored",
+            "measure_stored",
+        ),
+        "evalkit.agreement._stability": (
+            "REPEATS",
+            "STABLE_ALPHA",
+            "JudgeStability",
+            "noise_share",
+            "stability",
+        ),
         "evalkit.agreement._stats": (
             "Agreement",
             "Estimate",
@@ -66,9 +92,12 @@ __getattr__, __dir__ = _exports(
 __all__ = [
     "CONSENSUS",
     "RATERS",
+    "REPEATS",
+    "STABLE_ALPHA",
     "Agreement",
     "Disagreement",
     "Estimate",
+    "JudgeStability",
     "LabelKind",
     "LabelSpec",
     "ScorerAgreement",
@@ -79,8 +108,12 @@ __all__ = [
     "disagreements",
     "inter_rater_alpha",
     "measure_labels",
+    "measure_stability",
+    "measure_stability_stored",
     "measure_stored",
+    "noise_share",
     "parse_labels",
     "parse_min_agreement",
+    "stability",
     "with_label_columns",
 ]

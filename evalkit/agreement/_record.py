@@ -1,16 +1,26 @@
 """Agreement after a run: measured from the store (every pass of the run, sharded or not) or
-from the scores held in memory, and kept in the store's ``scorer_agreement`` table."""
+from the scores held in memory, and kept in the store's ``scorer_agreement`` table; the same
+for the judges' agreement with themselves across repeats."""
 
 from __future__ import annotations
 
 import math
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
+
+import numpy as np
 
 from evalkit.agreement._labels import LabelSpec
 from evalkit.agreement._measure import CONSENSUS, RATERS, ScorerAgreement, measure
+from evalkit.agreement._stability import REPEATS, JudgeStability, stability_of
 from evalkit.agreement._stats import Agreement, Estimate
-from evalkit.store import AgreementRow, LabeledScores, read_labeled_scores, write_agreement
+from evalkit.store import (
+    AgreementRow,
+    LabeledScores,
+    read_labeled_scores,
+    read_repeats,
+    write_agreement,
+)
 
 Read = Callable[[LabelSpec], LabeledScores]
 
@@ -83,3 +93,46 @@ def _rows(scorer_id: str, compared_with: str, found: Agreement) -> list[Agreemen
 
 def _values(e: Estimate) -> tuple[float | None, float | None, float | None]:
     return tuple(None if math.isnan(v) else v for v in (e.value, e.low, e.high))  # type: ignore[return-value]
+
+
+def stability_rows(measured: Mapping[str, JudgeStability]) -> list[AgreementRow]:
+    """The ``scorer_agreement`` rows (``compared_with = 'repeats'``) of judges' stability."""
+    rows: list[AgreementRow] = []
+    for scorer_id, s in measured.items():
+        values: dict[str, tuple[float | None, float | None, float | None]] = {
+            "alpha": _values(s.alpha),
+            "repeats": (float(s.repeats), None, None),
+            "mean_spread": _values(Estimate(s.mean_spread, math.nan, math.nan)),
+            "unstable_share": _values(Estimate(s.unstable_share, math.nan, math.nan)),
+            "noise_variance": _values(Estimate(s.noise_variance, math.nan, math.nan)),
+        }
+        rows.extend(
+            AgreementRow(scorer_id, REPEATS, s.kind, metric, *v, n=s.pairs, missing=0)
+            for metric, v in values.items()
+        )
+    return rows
+
+
+def measure_stability(
+    executions: Mapping[str, Sequence[Sequence[float | None]]],
+    labels: Mapping[str, LabelSpec],
+) -> dict[str, JudgeStability]:
+    """Each repeated scorer's stability from its pairs' executions (per pair, the scores of
+    its executions in order; None where one failed)."""
+    matrices = {}
+    for scorer_id, pairs in executions.items():
+        width = max((len(p) for p in pairs), default=0)
+        r = np.full((width, len(pairs)), math.nan)
+        for j, scores in enumerate(pairs):
+            r[: len(scores), j] = [math.nan if v is None else v for v in scores]
+        matrices[scorer_id] = r
+    return stability_of(matrices, labels)
+
+
+def measure_stability_stored(
+    store: str | os.PathLike[str], experiment_id: str, labels: Mapping[str, LabelSpec]
+) -> dict[str, JudgeStability]:
+    """A stored run's judges' stability over every pass, kept in the store."""
+    measured = measure_stability(read_repeats(store, experiment_id), labels)
+    write_agreement(store, experiment_id, stability_rows(measured), repeats=True)
+    return measured

@@ -1,12 +1,14 @@
-"""The console table of how far each labelled scorer agrees with its human labels."""
+"""The console tables of how far each labelled scorer agrees with its human labels, and each
+repeated judge with itself."""
 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 
-from evalkit.agreement import RATERS, Estimate, ScorerAgreement
+from evalkit.agreement import RATERS, Estimate, JudgeStability, ScorerAgreement, noise_share
 from evalkit.cli._format import one_line, text_table
+from evalkit.compare import ScorerComparison
 
 
 def _value(e: Estimate) -> str:
@@ -41,3 +43,51 @@ def agreement_table(
             rows.append([scorer_id, f"{labels} ({RATERS})", m.kind, m.consensus.n, "alpha",
                          _value(m.raters), _gate(m.raters.value, bounds.get("alpha"))])  # fmt: skip
     return "agreement with human labels:\n" + text_table(columns, rows)
+
+
+def noise_shares(
+    stability: Mapping[str, JudgeStability],
+    comparison: Iterable[ScorerComparison] | None,
+    baseline_noise: Mapping[str, float],
+) -> dict[str, float | None]:
+    """Per repeated scorer compared with a baseline, the share of its regression interval's
+    variance that judge noise explains (``baseline_noise``: the baseline's own noise, for the
+    scorers it repeated)."""
+    shares: dict[str, float | None] = {}
+    for c in comparison or ():
+        found = stability.get(c.scorer_id)
+        if found is not None:
+            shares[c.scorer_id] = noise_share(
+                found.noise_variance, baseline_noise.get(c.scorer_id), n_paired=c.n_paired,
+                ci_low=c.ci_low, ci_high=c.ci_high, confidence=c.confidence,
+            )  # fmt: skip
+    return shares
+
+
+def stability_table(
+    stability: Mapping[str, JudgeStability], shares: Mapping[str, float | None]
+) -> str:
+    """One line per repeated scorer: its judge's agreement with itself, the share of the
+    regression interval its noise explains, and a flag when it is unstable."""
+    columns = ["scorer", "executions", "pairs", "self alpha [CI]", "mean spread", "changed",
+               "noise share", "flag"]  # fmt: skip
+    rows = []
+    notes = []
+    for scorer_id, s in stability.items():
+        share = shares.get(scorer_id)
+        rows.append([scorer_id, s.repeats, s.pairs, _value(s.alpha), _number(s.mean_spread),
+                     _share(s.unstable_share), "" if share is None else _share(share),
+                     "UNSTABLE" if s.flagged else ""])  # fmt: skip
+        note = s.note()
+        if note:
+            notes.append(f"{one_line(scorer_id)}: {note}")
+    text = "judge stability across repeated executions:\n" + text_table(columns, rows)
+    return "\n".join([text, *notes])
+
+
+def _number(value: float) -> str:
+    return "undefined" if math.isnan(value) else f"{value:.3f}"
+
+
+def _share(value: float) -> str:
+    return "undefined" if math.isnan(value) else f"{value:.0%}"

@@ -17,7 +17,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from evalkit._ceilings import check_concurrency_ceiling
+from evalkit._ceilings import MAX_REPEATS, check_concurrency_ceiling
 from evalkit.cli._baseline import Baseline, candidates, choose
 from evalkit.cli._build import (
     FileBuilder,
@@ -146,6 +146,7 @@ def run_experiment_file(
     force: bool = False,
     lock_timeout: float = 300.0,
     report_dir: str | os.PathLike[str] | None = None,
+    repeats: int | None = None,
     **executor: Any,
 ) -> JudgedRun:
     """Run an experiment file into its store and judge it on every gate of ``evalkit run``.
@@ -167,6 +168,7 @@ def run_experiment_file(
             unwritten rows are spilled to its recovery folder (``run_evals(lock_timeout=)``).
         report_dir: A folder the reports will be written to, checked before the run starts
             (the reports themselves are the caller's to write).
+        repeats: Executions of each LLM-judged pair (default: the file's, else 1).
         **executor: ``executor``, ``workers``, ``shard``, ``ray_address`` of ``run_evals``.
 
     Raises:
@@ -183,6 +185,8 @@ def run_experiment_file(
         raise ConfigError(f"--concurrency must be at least 1, got {concurrency}")
     if concurrency is not None:
         check_concurrency_ceiling("--concurrency", concurrency)
+    if repeats is not None and not 1 <= repeats <= MAX_REPEATS:
+        raise ConfigError(f"--repeat must be from 1 to {MAX_REPEATS}, got {repeats}")
     if not math.isfinite(lock_timeout) or lock_timeout < 0:
         raise ConfigError(f"--lock-timeout must be a number of seconds >= 0, got {lock_timeout}")
     where = Path(store) if store is not None else config.experiment.store
@@ -226,6 +230,7 @@ def run_experiment_file(
         slices=config.experiment.slices,
         labels=config.experiment.labels or None,
         min_agreement=build_min_agreement(file, scorers) or None,
+        repeats=repeats if repeats is not None else config.experiment.repeats or 1,
         **executor,
     )
     return _judged(result, where, ref, runs, directions, gate)

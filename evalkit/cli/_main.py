@@ -73,6 +73,13 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument(
         "--report-dir", metavar="DIR", default="reports", help="where reports go (reports/)"
     )
+    run.add_argument(
+        "--repeat",
+        type=int,
+        metavar="K",
+        help="judge each LLM-judged pair K times (1 to 20; repeats skip the judge cache) and"
+        " measure each judge's agreement with itself",
+    )
     run.add_argument("--no-progress", action="store_true", help="no progress bar")
     run.add_argument("--no-cache", action="store_true", help="do not use the judge call cache")
     run.add_argument(

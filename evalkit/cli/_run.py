@@ -7,7 +7,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from evalkit.cli._agreement import agreement_table
+from evalkit.agreement import REPEATS
+from evalkit.cli._agreement import agreement_table, noise_shares, stability_table
 from evalkit.cli._file_run import run_experiment_file
 from evalkit.cli._format import json_text, one_line
 from evalkit.cli._main import EXIT_FAILED_GATE, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
@@ -15,6 +16,7 @@ from evalkit.cli._reports import write_reports
 from evalkit.cli._slices import slices_table
 from evalkit.errors import ConfigError
 from evalkit.report import console_failure_groups, console_table
+from evalkit.store import read_agreement
 
 
 def _sharding(args: argparse.Namespace) -> dict[str, Any]:
@@ -52,6 +54,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         regenerate=args.regenerate,
         force=args.force,
         lock_timeout=args.lock_timeout,
+        repeats=args.repeat,
         **_sharding(args),
     )
     result, report, comparison, error = run.result, run.report, run.comparison, run.baseline_error
@@ -69,6 +72,9 @@ def cmd_run(args: argparse.Namespace) -> int:
         )
 
     compared = {c.scorer_id: c for c in comparison} if comparison is not None else {}
+    shares: dict[str, float | None] = {}
+    if result.stability:
+        shares = noise_shares(result.stability, comparison, _baseline_noise(store, baseline))
     if args.json:
         verdict = report.to_dict()
         verdict["scorers"] = [
@@ -90,6 +96,10 @@ def cmd_run(args: argparse.Namespace) -> int:
                     "report_error": report_error,
                     "failure_groups": [group.to_dict() for group in report.failure_groups],
                     "agreement": {sid: a.to_dict() for sid, a in result.agreement.items()},
+                    "stability": {
+                        sid: {**st.to_dict(), "noise_share": shares.get(sid)}
+                        for sid, st in result.stability.items()
+                    },
                 }
             )
         )
@@ -97,6 +107,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         print(console_table(report))
         if result.agreement:
             print(agreement_table(result.agreement, result.min_agreement))
+        if result.stability:
+            print(stability_table(result.stability, shares))
         if report.slices and (args.slices or any(r.flagged for r in report.slices)):
             print(slices_table(report.slices))
         elif report.slices:
@@ -120,3 +132,13 @@ def cmd_run(args: argparse.Namespace) -> int:
     if result.status == "failed":
         print(f"evalkit: every item of {result.name!r} failed", file=sys.stderr)
     return EXIT_OK if report.passed else EXIT_FAILED_GATE
+
+
+def _baseline_noise(store: Path, baseline: dict[str, Any] | None) -> dict[str, float]:
+    """The judge noise of the baseline's repeated scorers, from its stored stability."""
+    if baseline is None:
+        return {}
+    rows = read_agreement(store, baseline["id"])
+    return {r["scorer_id"]: r["value"] for r in rows
+            if r["compared_with"] == REPEATS and r["metric"] == "noise_variance"
+            and r["value"] is not None}  # fmt: skip

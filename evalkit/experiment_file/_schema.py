@@ -13,7 +13,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, ValidationInfo, field_validator, model_validator
 
-from evalkit._ceilings import MAX_CONCURRENCY
+from evalkit._ceilings import MAX_CONCURRENCY, MAX_REPEATS
 from evalkit.agreement import parse_labels
 from evalkit.errors import ConfigError
 from evalkit.experiment_file._columns import ColumnsSection
@@ -61,6 +61,9 @@ class ExperimentSection(Table):
         labels: Human labels per scorer id (``{ rubric = "human_polite" }``, a list of
             columns, or ``{ columns = [...], levels = [...], kind = "ordinal", scale = [0, 1]
             }``): each scorer's agreement with them is measured (``run_evals(labels=)``).
+        repeats: Executions of each LLM-judged pair, 1 to 20 (``run_evals(repeats=)``,
+            ``--repeat``): with more than one, the judges' agreement with themselves is
+            measured.
     """
 
     name: Text
@@ -74,6 +77,7 @@ class ExperimentSection(Table):
     max_error_rate: Share | None = None
     slices: list[Text] = Field(default_factory=list)
     labels: dict[Text, Any] = Field(default_factory=dict)
+    repeats: Annotated[int, Field(ge=1, le=MAX_REPEATS)] | None = None
 
     @field_validator("labels")
     @classmethod

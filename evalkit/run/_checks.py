@@ -8,7 +8,7 @@ import os
 from collections.abc import Sequence
 from typing import Any
 
-from evalkit._ceilings import check_concurrency_ceiling
+from evalkit._ceilings import MAX_REPEATS, check_concurrency_ceiling
 from evalkit.dataset import Dataset
 from evalkit.errors import ConfigError, DatasetError
 from evalkit.scorer import Scorer, Step
@@ -97,9 +97,11 @@ def refuse_for_sharded(regenerate: bool, on_item_complete: object) -> None:
         )
 
 
-def check_run_options(concurrency: Any, limit: Any, flush_interval: float) -> None:
+def check_run_options(
+    concurrency: Any, limit: Any, flush_interval: float, repeats: Any = 1
+) -> None:
     """A positive integer ``concurrency`` up to the ceiling, a non-negative ``limit``, a
-    positive interval."""
+    positive interval, ``repeats`` from 1 to :data:`MAX_REPEATS`."""
     if isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1:
         raise ConfigError(f"concurrency must be a positive integer, got {concurrency!r}")
     check_concurrency_ceiling("concurrency", concurrency)
@@ -107,6 +109,11 @@ def check_run_options(concurrency: Any, limit: Any, flush_interval: float) -> No
         raise ConfigError(f"limit must be a non-negative integer, got {limit!r}")
     if flush_interval <= 0:
         raise ConfigError(f"flush_interval must be positive, got {flush_interval!r}")
+    if isinstance(repeats, bool) or not isinstance(repeats, int) or not 1 <= repeats <= MAX_REPEATS:
+        raise ConfigError(
+            f"repeats must be an integer from 1 to {MAX_REPEATS} (executions of each LLM-judged"
+            f" pair), got {repeats!r}"
+        )
 
 
 def check_lock_timeout(lock_timeout: Any) -> None:

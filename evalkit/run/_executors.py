@@ -66,6 +66,7 @@ class ShardConfig:
         payload: The target and the scorers, cloudpickled (see :func:`pack`).
         cache_path: The judge cache file workers read (None: no cache); the driver writes
             the entries they collect.
+        repeats: Executions of each LLM-judged pair (``run_evals(repeats=)``).
     """
 
     experiment_id: str
@@ -77,6 +78,7 @@ class ShardConfig:
     rate_share: int
     payload: bytes
     cache_path: str | None = None
+    repeats: int = 1
 
 
 @dataclass(frozen=True, slots=True)
@@ -150,6 +152,7 @@ async def _run_shard(
             run_prefix=config.experiment_id,
             skip=retry.skip if retry is not None else None,
             outputs=retry.outputs if retry is not None else None,
+            repeats=config.repeats,
         ),
         summary=summary,
         progress=Progress(items, name=f"shard {shard.index}", enabled=False),

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
-from evalkit.agreement import ScorerAgreement, agreement_reasons
+from evalkit.agreement import JudgeStability, ScorerAgreement, agreement_reasons
 from evalkit.errors import ConfigError
 from evalkit.run import _frame
 from evalkit.run._outcome import ItemResult, ScorerOutcome
@@ -56,6 +56,8 @@ class ExperimentResult:
             score (default 5% for any scorer not listed).
         agreement: Per scorer with human labels (``labels=``), its agreement with them.
         min_agreement: The agreement gates, per scorer id (``min_agreement=``).
+        stability: With ``repeats=K`` (K > 1), per LLM-judged scorer its judge's agreement
+            with itself across the K executions of each pair.
     """
 
     experiment_id: str
@@ -76,6 +78,7 @@ class ExperimentResult:
     max_error_rates: Mapping[str, float] = field(default_factory=dict)
     agreement: Mapping[str, ScorerAgreement] = field(default_factory=dict)
     min_agreement: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
+    stability: Mapping[str, JudgeStability] = field(default_factory=dict)
 
     def __repr__(self) -> str:
         # Compact on purpose: asyncio formats the main task's repr (and so its result) at
@@ -220,4 +223,5 @@ class ExperimentResult:
             },
             "agreement": {sid: a.to_dict() for sid, a in self.agreement.items()},
             "min_agreement": {sid: dict(b) for sid, b in self.min_agreement.items()},
+            "stability": {sid: st.to_dict() for sid, st in self.stability.items()},
         }

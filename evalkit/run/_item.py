@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 import time
 from collections.abc import Mapping, Sequence
@@ -9,8 +10,9 @@ from collections.abc import Mapping, Sequence
 import anyio
 
 from evalkit.dataset import Item
-from evalkit.run._checks import may_suspend
-from evalkit.run._outcome import ErrorInfo, ItemResult, OutputSource, ScorerOutcome
+from evalkit.judge import use_judge_cache
+from evalkit.run._checks import asks_judge, may_suspend
+from evalkit.run._outcome import ErrorInfo, ItemResult, OutputSource, Repeat, ScorerOutcome
 from evalkit.scorer import STEP_ORDER, Scorer, StepName
 from evalkit.store import StoredOutput
 from evalkit.target import DatasetOutput, Target
@@ -24,7 +26,9 @@ class ItemEvaluator:
     output (``outputs``) is scored on it: the target is not called again. Scorers that never
     wait (sync function steps) run one after the other without a task; when two or more
     scorers can wait on I/O, those run concurrently in a task group so an item's judge calls
-    overlap (docs/pages/design/fixed-worker-pool.md).
+    overlap (docs/pages/design/fixed-worker-pool.md). With ``repeats`` K > 1, every scorer
+    that asks a judge runs K times on the pair at once, the K - 1 repeats with the judge
+    cache off (docs/pages/how-to/judge-agreement.md, "Judge stability").
     """
 
     def __init__(
@@ -35,6 +39,7 @@ class ItemEvaluator:
         run_prefix: str,
         skip: Mapping[str, frozenset[str]] | None = None,
         outputs: Mapping[str, StoredOutput] | None = None,
+        repeats: int = 1,
     ) -> None:
         self.target = target
         # Per item id, scorers not to run (pairs a resumed experiment already scored).
@@ -52,6 +57,8 @@ class ItemEvaluator:
         waiting = [i for i, s in enumerate(scorers) if may_suspend(s)]
         self.concurrent = tuple(waiting) if len(waiting) > 1 else ()
         self.inline = tuple(i for i in range(len(scorers)) if i not in self.concurrent)
+        self.repeats = repeats
+        self.repeated = frozenset(i for i, s in enumerate(scorers) if repeats > 1 and asks_judge(s))
 
     async def __call__(self, item: Item) -> ItemResult:
         """Evaluate ``item``; only cancellation escapes."""
@@ -108,6 +115,33 @@ class ItemEvaluator:
         slots[i] = await self._score(i, item, output, run_id)
 
     async def _score(self, i: int, item: Item, output: object, run_id: str) -> ScorerOutcome:
+        if i in self.repeated:
+            return await self._score_repeated(i, item, output, run_id)
+        return await self._score_once(i, item, output, run_id)
+
+    async def _score_repeated(
+        self, i: int, item: Item, output: object, run_id: str
+    ) -> ScorerOutcome:
+        """The pair's outcome (execution 0, through the judge cache) with its K - 1 repeats,
+        all run at once."""
+        runs: list[ScorerOutcome | None] = [None] * self.repeats
+
+        async def execute(k: int) -> None:
+            if k == 0:
+                runs[0] = await self._score_once(i, item, output, run_id)
+                return
+            async with use_judge_cache(None):  # a repeat asks the judge again
+                runs[k] = await self._score_once(i, item, output, run_id)
+
+        async with anyio.create_task_group() as tg:
+            for k in range(self.repeats):
+                tg.start_soon(execute, k)
+        first, *more = runs
+        assert first is not None
+        repeats = tuple(Repeat.of(k, o) for k, o in enumerate(more, 1) if o is not None)
+        return dataclasses.replace(first, repeats=repeats)
+
+    async def _score_once(self, i: int, item: Item, output: object, run_id: str) -> ScorerOutcome:
         scorer = self.scorers[i]
         start = time.perf_counter()
         try:

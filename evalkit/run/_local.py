@@ -52,6 +52,7 @@ async def drive_local(spec: RunSpec, writer: StoreWriter | None) -> Driven:
             run_prefix=spec.experiment_id,
             skip=plan.skip if plan is not None else None,
             outputs=plan.outputs if plan is not None else None,
+            repeats=options.repeats,
         ),
         summary=summary,
         progress=Progress(spec.to_run, name=spec.name, enabled=options.progress),

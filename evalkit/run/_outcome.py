@@ -66,6 +66,37 @@ class ErrorInfo:
 
 
 @dataclass(frozen=True, slots=True)
+class Repeat:
+    """One more execution of a repeated LLM-judged pair (``run_evals(repeats=K)``), made with
+    the judge cache off; the pair's own outcome is execution 0.
+
+    Attributes:
+        index: The execution's number, 1 to K - 1.
+        status: ``"success"`` or ``"failed"``.
+        score: Its score; None when it failed (a recovered score is never used).
+        reason: Its reason, if any.
+        error: Why it failed, or None.
+        result: Its :class:`~evalkit.scorer.ScorerRunResult` (its judge executions), or None.
+        duration_ms: Wall time of the execution.
+    """
+
+    index: int
+    status: OutcomeStatus
+    score: float | None
+    reason: str | None
+    error: ErrorInfo | None
+    result: ScorerRunResult | None
+    duration_ms: float
+
+    @classmethod
+    def of(cls, index: int, outcome: ScorerOutcome) -> Repeat:
+        """The execution ``index`` that ``outcome`` records."""
+        ok = outcome.status == "success"
+        return cls(index, outcome.status, outcome.score if ok else None, outcome.reason,
+                   outcome.error, outcome.result, outcome.duration_ms)  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
 class ScorerOutcome:
     """What one scorer made of one item.
 
@@ -85,6 +116,8 @@ class ScorerOutcome:
         result: The full :class:`~evalkit.scorer.ScorerRunResult` (for a failure, the snapshot;
             None when there was nothing to show).
         duration_ms: Wall time of the scorer run.
+        repeats: With ``run_evals(repeats=K)`` and an LLM-judged scorer, its K - 1 further
+            executions of the pair (empty otherwise).
     """
 
     item_id: str
@@ -97,6 +130,7 @@ class ScorerOutcome:
     completed_steps: tuple[StepName, ...]
     result: ScorerRunResult | None
     duration_ms: float
+    repeats: tuple[Repeat, ...] = ()
 
     @classmethod
     def success(

@@ -12,7 +12,15 @@ from typing import Any, cast
 
 import anyio.to_thread
 
-from evalkit.agreement import LabelSpec, ScorerAgreement, measure_labels, measure_stored
+from evalkit.agreement import (
+    JudgeStability,
+    LabelSpec,
+    ScorerAgreement,
+    measure_labels,
+    measure_stability,
+    measure_stability_stored,
+    measure_stored,
+)
 from evalkit.run._experiment import ExperimentResult, ExperimentStatus
 from evalkit.run._outcome import ItemResult
 from evalkit.run._spec import RunSpec
@@ -59,6 +67,14 @@ async def build_result(
         else:
             read = functools.partial(_labeled, driven.items)
             agreement = measure_labels(spec.labels, read, source=spec.dataset.source)
+    stability: dict[str, JudgeStability] = {}
+    if spec.options.repeats > 1 and status != "cancelled":
+        if writer is not None:
+            stability = await anyio.to_thread.run_sync(
+                measure_stability_stored, writer.path, spec.experiment_id, spec.labels
+            )
+        else:
+            stability = measure_stability(_executions(driven.items), spec.labels)
     return ExperimentResult(
         experiment_id=spec.experiment_id,
         name=spec.name,
@@ -78,7 +94,19 @@ async def build_result(
         max_error_rates=spec.max_error_rates,
         agreement=agreement,
         min_agreement=spec.min_agreement,
+        stability=stability,
     )
+
+
+def _executions(items: tuple[ItemResult, ...]) -> dict[str, list[list[float | None]]]:
+    """Per repeated scorer, each pair's executions' scores (None where one failed)."""
+    found: dict[str, list[list[float | None]]] = {}
+    for item in items:
+        for o in item.outcomes:
+            if o.repeats:
+                first = o.score if o.status == "success" else None
+                found.setdefault(o.scorer_id, []).append([first, *(r.score for r in o.repeats)])
+    return found
 
 
 def _labeled(items: tuple[ItemResult, ...], spec: LabelSpec) -> LabeledScores:

@@ -2,7 +2,8 @@
 
 A finished item becomes one ``experiment_items`` row, a ``scores`` row per successful scorer,
 a ``scorer_errors`` row per failed scorer (never with its recovered score) and a
-``judge_executions`` row per judge execution of any scorer, success or failed, each in the
+``judge_executions`` row per judge execution of any scorer, success or failed, and with
+``repeats`` a ``score_repeats`` row per execution of a repeated pair, each in the
 column order of the store's :data:`~evalkit.store.ARROW_SCHEMAS`. Rows are kept as tuples and
 transposed into Arrow columns once per batch. A ``scores`` row holds only what differs
 between an item's scorers, and the position of its item's row: the columns it shares with the
@@ -24,12 +25,14 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from evalkit._json import json_text
+from evalkit.run._outcome import Repeat
 from evalkit.scorer import STEP_ORDER
 from evalkit.store import ARROW_SCHEMAS
 
 if TYPE_CHECKING:
     from evalkit.judge import JudgeExecution
     from evalkit.run._outcome import ItemResult, ScorerOutcome
+    from evalkit.scorer import ScorerRunResult
 
 _S = pa.string()
 _F = pa.float64()
@@ -94,6 +97,7 @@ class RowBuffer:
         self.scores = _Rows(_SCORE_ROWS)
         self.errors = _Rows(ARROW_SCHEMAS["scorer_errors"])
         self.judge = _Rows(ARROW_SCHEMAS["judge_executions"])
+        self.repeats = _Rows(ARROW_SCHEMAS["score_repeats"])
         self.rows = 0
         self.succeeded = 0
         self.failed = 0
@@ -109,6 +113,8 @@ class RowBuffer:
             tables["scorer_errors"] = self.errors.table()
         if self.judge.rows:
             tables["judge_executions"] = self.judge.table()
+        if self.repeats.rows:
+            tables["score_repeats"] = self.repeats.table()
         return tables
 
     def _scores_table(self, items: pa.Table) -> pa.Table:
@@ -172,7 +178,9 @@ class RowBuffer:
                     )
                 )  # fmt: skip
             if run is not None and run.judge:
-                self._add_judge(result, o)
+                self._add_judge(result, o, run)
+            if o.repeats:
+                self._add_repeats(result, o)
         failed = len(result.outcomes) - ok
         self.items.rows.append(
             (
@@ -188,16 +196,37 @@ class RowBuffer:
         else:
             self.failed += 1
 
-    def _add_judge(self, result: ItemResult, outcome: ScorerOutcome) -> None:
-        assert outcome.result is not None
-        judge = outcome.result.judge
+    def _add_judge(
+        self, result: ItemResult, outcome: ScorerOutcome, run: ScorerRunResult, repeat: int = 0
+    ) -> None:
+        judge = run.judge
         for step in STEP_ORDER:
             record = judge.get(step)
             if record is None:
                 continue
             for index, execution in enumerate(record.executions):
-                self.judge.rows.append(self._execution_row(result, outcome, step, index, execution))
+                self.judge.rows.append(
+                    self._execution_row(result, outcome, step, index, execution, repeat)
+                )
                 self.rows += 1
+
+    def _add_repeats(self, result: ItemResult, o: ScorerOutcome) -> None:
+        """Every execution of a repeated pair, the pair's own (0) first; the judge calls of
+        the repeats (the pair's own are already in)."""
+        exp, run_id, when = self.experiment_id, result.run_id, result.completed_at_us
+        first = Repeat.of(0, o)
+        for r in (first, *o.repeats):
+            error = r.error
+            self.repeats.rows.append(
+                (
+                    exp, run_id, o.item_id, o.scorer_id, r.index, r.status, r.score, r.reason,
+                    error.name if error else None, error.message if error else None,
+                    r.duration_ms, when,
+                )
+            )  # fmt: skip
+            if r.index and r.result is not None and r.result.judge:
+                self._add_judge(result, o, r.result, r.index)
+        self.rows += 1 + len(o.repeats)
 
     def _execution_row(
         self,
@@ -206,6 +235,7 @@ class RowBuffer:
         step: str,
         index: int,
         ex: JudgeExecution,
+        repeat: int,
     ) -> tuple[Any, ...]:
         usage, cost, error = ex.usage, ex.cost, ex.error
         tokens = (
@@ -224,5 +254,5 @@ class RowBuffer:
             error.message if error is not None else None,
             error.code if error is not None else None, ex.finish_reason, ex.raw_output,
             ex.prompt, json_text(ex.output) if has_output else None, ex.cached,
-            result.completed_at_us,
+            result.completed_at_us, repeat,
         )  # fmt: skip

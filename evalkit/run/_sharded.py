@@ -73,6 +73,7 @@ async def drive_sharded(spec: RunSpec, sharding: Sharding, writer: ShardWriter |
         rate_share=sharding.workers,
         payload=sharding.payload,
         cache_path=_cache_path(spec),
+        repeats=spec.options.repeats,
     )
     entries: list[Any] = []
     bar = Progress(rows, name=spec.name, enabled=spec.options.progress)

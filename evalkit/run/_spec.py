@@ -106,6 +106,7 @@ class RunOptions:
     slices: tuple[str, ...] = ()
     labels: Mapping[str, Any] | None = None
     min_agreement: Mapping[str, Mapping[str, float]] | None = None
+    repeats: int = 1
 
     @property
     def sharded(self) -> bool:
@@ -287,7 +288,7 @@ def _check_options(options: RunOptions) -> None:
                          force=options.force, regenerate=options.regenerate)  # fmt: skip
     if options.sharded:
         refuse_for_sharded(options.regenerate, options.on_item_complete)
-    check_run_options(options.concurrency, options.limit, options.flush_interval)
+    check_run_options(options.concurrency, options.limit, options.flush_interval, options.repeats)
     check_lock_timeout(options.lock_timeout)
 
 
@@ -310,6 +311,8 @@ def _recorded_options(
     recorded["max_error_rate"] = error_rates
     if options.slices:
         recorded["slices"] = list(options.slices)
+    if options.repeats > 1:
+        recorded["repeats"] = options.repeats
     recorded.update(labelled)
     if sharding is not None and sharding.slice is not None:
         # The group lets `evalkit merge` find the slices of one matrix run.
@@ -382,17 +385,13 @@ def _scorer_records(
 ) -> tuple[ScorerRecord, ...]:
     return tuple(
         ScorerRecord(
-            s.id,
-            s.name,
-            s.description,
-            i,
+            s.id, s.name, s.description, i,
             thresholds[s.id].min if s.id in thresholds else None,
             thresholds[s.id].max if s.id in thresholds else None,
-            s.higher_is_better,
-            dumps(s.metadata) if s.metadata else None,
+            s.higher_is_better, dumps(s.metadata) if s.metadata else None,
         )
         for i, s in enumerate(scorers)
-    )
+    )  # fmt: skip
 
 
 def _cpus() -> int:

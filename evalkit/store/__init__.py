@@ -3,10 +3,10 @@
 Tables: ``experiments``, ``experiment_scorers``, ``experiment_items``, ``scores`` (successful
 scores only), ``scorer_errors`` (failures, without a score), ``judge_executions``,
 ``shards_done`` (finished shards of a sharded run), ``model_prices`` and ``schema_version``;
-views ``scorer_summary`` and ``judge_usage``. Their DDL and the Arrow schemas of the rows a
-writer appends (:data:`ARROW_SCHEMAS`) live in ``_schema.py``. Rows a run could not write to
-a locked store wait in ``<store>.recovery/`` until :func:`recover` (or the next writer) loads
-them.
+views ``scorer_summary`` and ``judge_usage``. Their DDL lives in ``_schema.py``, the Arrow
+schemas of the rows a writer appends (:data:`ARROW_SCHEMAS`) in ``_arrow.py``. Rows a run could
+not write to a locked store wait in ``<store>.recovery/`` until :func:`recover` (or the next
+writer) loads them.
 """
 
 from __future__ import annotations
@@ -21,8 +21,10 @@ if TYPE_CHECKING:
         LabeledScores,
         read_agreement,
         read_labeled_scores,
+        read_repeats,
         write_agreement,
     )
+    from evalkit.store._arrow import ARROW_SCHEMAS
     from evalkit.store._connect import (
         DEFAULT_STORE,
         connection,
@@ -44,7 +46,7 @@ if TYPE_CHECKING:
     )
     from evalkit.store._recovery import recover, recovery_dir
     from evalkit.store._redact import REDACTED, redact
-    from evalkit.store._schema import ARROW_SCHEMAS, SCHEMA_VERSION
+    from evalkit.store._schema import SCHEMA_VERSION
     from evalkit.store._shard_writer import ShardRecord, ShardWriter
     from evalkit.store._stored import (
         StoredExperiment,
@@ -71,6 +73,7 @@ __getattr__, __dir__ = _exports(
             "LabeledScores",
             "read_agreement",
             "read_labeled_scores",
+            "read_repeats",
             "write_agreement",
         ),
         "evalkit.store._connect": (
@@ -114,10 +117,8 @@ __getattr__, __dir__ = _exports(
             "REDACTED",
             "redact",
         ),
-        "evalkit.store._schema": (
-            "ARROW_SCHEMAS",
-            "SCHEMA_VERSION",
-        ),
+        "evalkit.store._arrow": ("ARROW_SCHEMAS",),
+        "evalkit.store._schema": ("SCHEMA_VERSION",),
         "evalkit.store._shard_writer": (
             "ShardRecord",
             "ShardWriter",
@@ -184,6 +185,7 @@ __all__ = [
     "read_item_scores",
     "read_labeled_scores",
     "read_outputs",
+    "read_repeats",
     "read_run_counts",
     "read_shard_failures",
     "recover",

@@ -82,9 +82,15 @@ class AgreementRow:
 
 
 def write_agreement(
-    store: str | os.PathLike[str], experiment_id: str, rows: Sequence[AgreementRow]
+    store: str | os.PathLike[str],
+    experiment_id: str,
+    rows: Sequence[AgreementRow],
+    *,
+    repeats: bool = False,
 ) -> None:
-    """Replace the experiment's agreement rows with ``rows`` (one transaction)."""
+    """Replace the experiment's agreement rows with ``rows`` (one transaction): its agreement
+    with labels, or with ``repeats`` its judges' agreement with themselves (the rows
+    ``compared_with = 'repeats'``)."""
     now = dt.datetime.now(dt.UTC).replace(tzinfo=None)
     values = [
         (experiment_id, r.scorer_id, r.compared_with, r.kind, r.metric, r.value, r.ci_low,
@@ -96,7 +102,11 @@ def write_agreement(
         migrate(con, where=str(store))
         con.execute("BEGIN TRANSACTION")
         try:
-            con.execute("DELETE FROM scorer_agreement WHERE experiment_id = ?", [experiment_id])
+            con.execute(
+                "DELETE FROM scorer_agreement WHERE experiment_id = ? AND"
+                f" (compared_with = 'repeats') = {'true' if repeats else 'false'}",
+                [experiment_id],
+            )
             if values:
                 con.executemany(
                     "INSERT INTO scorer_agreement VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -123,4 +133,24 @@ def read_agreement(store: str | os.PathLike[str], experiment_id: str) -> list[di
     for row in found:
         for key in ("levels", "confusion"):
             row[key] = None if row[key] is None else json.loads(row[key])
+    return found
+
+
+def read_repeats(
+    store: str | os.PathLike[str], experiment_id: str
+) -> dict[str, list[list[float | None]]]:
+    """Per repeated scorer, each pair's executions' scores in execution order (None where an
+    execution failed), pairs in item order (``score_repeats``)."""
+    with connection(store, read_only=True) as con:
+        rows = con.execute(
+            "SELECT r.scorer_id, list(r.score ORDER BY r.repeat_index)"
+            " FROM score_repeats r LEFT JOIN experiment_items i"
+            " ON i.experiment_id = r.experiment_id AND i.item_id = r.item_id"
+            " WHERE r.experiment_id = ? GROUP BY r.scorer_id, r.item_id"
+            " ORDER BY r.scorer_id, any_value(i.item_index), r.item_id",
+            [experiment_id],
+        ).fetchall()
+    found: dict[str, list[list[float | None]]] = {}
+    for scorer_id, scores in rows:
+        found.setdefault(scorer_id, []).append(list(scores))
     return found

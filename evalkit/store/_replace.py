@@ -2,7 +2,8 @@
 
 All of it runs inside the writer's batch transaction, so a kill leaves either the older rows or
 the newer ones, never both: an (experiment, item, scorer) pair has at most one ``scores`` or
-``scorer_errors`` row, and an item one ``experiment_items`` row. ``judge_executions`` rows of
+``scorer_errors`` row (and one set of ``score_repeats``), and an item one
+``experiment_items`` row. ``judge_executions`` rows of
 earlier attempts are kept: those calls were made and paid for. Why no unique index:
 docs/pages/design/resume-by-replacement.md.
 """
@@ -41,7 +42,8 @@ def replace_older_rows(
         pairs = " UNION ".join(
             f"SELECT item_id, scorer_id FROM {quote_ident(v)}" for v in pair_views
         )
-        for table in ("scores", "scorer_errors"):
+        # A pair run again replaces its earlier executions too (score_repeats, --repeat).
+        for table in ("scores", "scorer_errors", "score_repeats"):
             name = quote_ident(table)
             con.execute(
                 f"DELETE FROM {name} WHERE experiment_id = ? AND EXISTS (SELECT 1 FROM ({pairs})"

@@ -1,5 +1,5 @@
 """The score store's schema, in one place: every table's DDL, as the migrations that build it
-version by version, and the Arrow schemas of the rows a writer appends.
+version by version (the Arrow schemas of the rows a writer appends are in ``_arrow.py``).
 
 A store records its version in ``schema_version``; ``migrate`` (evalkit.store._migrate)
 applies every migration above it. Views are recreated by the migration that changes them.
@@ -8,10 +8,9 @@ Why the schema is in one place and writers take Arrow: docs/pages/design/store-t
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 
 import duckdb
-import pyarrow as pa
 
 from evalkit.store._prices import PRICES_AS_OF, SEED_PRICES
 
@@ -331,6 +330,42 @@ def _migrate_to_5(con: duckdb.DuckDBPyConnection) -> None:
     con.execute(_AGREEMENT)
 
 
+_REPEATS = """
+CREATE TABLE IF NOT EXISTS score_repeats (
+    experiment_id VARCHAR NOT NULL, run_id VARCHAR NOT NULL, item_id VARCHAR NOT NULL,
+    scorer_id VARCHAR NOT NULL, repeat_index INTEGER NOT NULL, status VARCHAR NOT NULL,
+    score DOUBLE, reason VARCHAR, error_name VARCHAR, error_message VARCHAR, duration_ms DOUBLE,
+    created_at TIMESTAMP NOT NULL
+);
+ALTER TABLE judge_executions ADD COLUMN repeat_index INTEGER DEFAULT 0;
+CREATE OR REPLACE VIEW pair_spread AS
+SELECT experiment_id, item_id, scorer_id, count(*) AS executions, count(score) AS scored,
+    avg(score) AS mean, stddev_samp(score) AS spread, min(score) AS min_score,
+    max(score) AS max_score, max(score) - min(score) AS score_range
+FROM score_repeats GROUP BY ALL;
+CREATE OR REPLACE VIEW judge_stability AS
+SELECT x.id AS experiment_id, x.name AS experiment_name, x.started_at, a.scorer_id, a.kind,
+    any_value(a.n) AS pairs,
+    max(a.value) FILTER (WHERE a.metric = 'repeats') AS repeats,
+    max(a.value) FILTER (WHERE a.metric = 'alpha') AS self_alpha,
+    max(a.ci_low) FILTER (WHERE a.metric = 'alpha') AS self_alpha_low,
+    max(a.ci_high) FILTER (WHERE a.metric = 'alpha') AS self_alpha_high,
+    max(a.value) FILTER (WHERE a.metric = 'mean_spread') AS mean_spread,
+    max(a.value) FILTER (WHERE a.metric = 'unstable_share') AS unstable_share,
+    max(a.value) FILTER (WHERE a.metric = 'noise_variance') AS noise_variance
+FROM scorer_agreement a JOIN experiments x ON x.id = a.experiment_id
+WHERE a.compared_with = 'repeats' GROUP BY ALL;
+"""
+
+
+def _migrate_to_6(con: duckdb.DuckDBPyConnection) -> None:
+    # Judge stability (run_evals(repeats=K)): every execution of a repeated LLM-judged pair
+    # (score_repeats, execution 0 being the pair's score), the judge calls of each execution
+    # (judge_executions.repeat_index), and the judge's self-agreement in scorer_agreement
+    # (compared_with = 'repeats'), shown by the judge_stability view.
+    con.execute(_REPEATS)
+
+
 #: Migrations in order: ``MIGRATIONS[i]`` brings a store from version i to i + 1.
 MIGRATIONS: tuple[Callable[[duckdb.DuckDBPyConnection], None], ...] = (
     _migrate_to_1,
@@ -338,58 +373,8 @@ MIGRATIONS: tuple[Callable[[duckdb.DuckDBPyConnection], None], ...] = (
     _migrate_to_3,
     _migrate_to_4,
     _migrate_to_5,
+    _migrate_to_6,
 )
 
 #: The schema version this evalkit writes.
 SCHEMA_VERSION = len(MIGRATIONS)
-
-_S = pa.string()
-_F = pa.float64()
-_I = pa.int64()
-_I32 = pa.int32()
-_TS = pa.timestamp("us")
-
-#: The Arrow schema of the rows a writer appends to each table, in the tables' column order
-#: (without the ``id`` columns the store fills in itself). A batch holds these columns.
-ARROW_SCHEMAS: Mapping[str, pa.Schema] = {
-    "experiment_items": pa.schema(
-        [
-            ("experiment_id", _S), ("item_id", _S), ("item_index", _I), ("run_id", _S),
-            ("status", _S), ("source", _S), ("input", _S), ("ground_truth", _S),
-            ("request_context", _S), ("metadata", _S), ("output", _S), ("error", _S),
-            ("scorers_succeeded", _I32), ("scorers_failed", _I32), ("target_ms", _F),
-            ("duration_ms", _F), ("completed_at", _TS),
-        ]
-    ),
-    "scores": pa.schema(
-        [
-            ("experiment_id", _S), ("run_id", _S), ("scorer_id", _S), ("scorer_name", _S),
-            ("item_id", _S), ("score", _F), ("reason", _S), ("input", _S), ("output", _S),
-            ("ground_truth", _S), ("request_context", _S), ("preprocess_step_result", _S),
-            ("analyze_step_result", _S), ("preprocess_prompt", _S), ("analyze_prompt", _S),
-            ("generate_score_prompt", _S), ("generate_reason_prompt", _S), ("source", _S),
-            ("duration_ms", _F), ("created_at", _TS),
-        ]
-    ),
-    "scorer_errors": pa.schema(
-        [
-            ("experiment_id", _S), ("run_id", _S), ("scorer_id", _S), ("scorer_name", _S),
-            ("item_id", _S), ("failed_step", _S), ("completed_steps", _S), ("error_name", _S),
-            ("error_message", _S), ("error", _S), ("duration_ms", _F), ("created_at", _TS),
-        ]
-    ),
-    "judge_executions": pa.schema(
-        [
-            ("experiment_id", _S), ("run_id", _S), ("item_id", _S), ("scorer_id", _S),
-            ("scorer_status", _S), ("step", _S), ("execution_index", _I32), ("status", _S),
-            ("judge_model_id", _S), ("judge_provider", _S), ("attempt_count", _I32),
-            ("model_call_count", _I32), ("duration_ms", _F), ("input_tokens", _I),
-            ("output_tokens", _I), ("total_tokens", _I), ("reasoning_tokens", _I),
-            ("cached_input_tokens", _I), ("cache_creation_input_tokens", _I),
-            ("cost_amount", _F), ("cost_unit", _S), ("cost_source", _S), ("error_name", _S),
-            ("error_message", _S), ("error_code", _S), ("finish_reason", _S),
-            ("raw_output", _S), ("prompt", _S), ("output", _S), ("cached", pa.bool_()),
-            ("created_at", _TS),
-        ]
-    ),
-}  # fmt: skip
