@@ -5,9 +5,12 @@ the people disagree most."""
 from __future__ import annotations
 
 import json
+import math
+import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
+import duckdb
 import pandas as pd
 import pytest
 
@@ -58,6 +61,24 @@ def test_the_agreement_rebuilt_from_the_store_is_the_runs_own(runs: Runs) -> Non
     assert html_report(from_store) == html_report(from_memory)
     assert markdown_summary(from_store) == markdown_summary(from_memory)
     assert [d.item_id for d in from_store.agreement[0].disagreements] == ["q03", "q05", "q07"]
+
+
+def test_the_figures_are_the_stores_record(runs: Runs, tmp_path: Path) -> None:
+    store = tmp_path / "copy.duckdb"
+    shutil.copy(runs.store, store)
+    with duckdb.connect(str(store)) as con:
+        con.execute(
+            "UPDATE scorer_agreement SET value = 0.125, ci_low = NULL WHERE metric = 'kappa'"
+            " AND compared_with = 'consensus' AND experiment_id = ?",
+            [runs.candidate.experiment_id],
+        )
+    measured, _ = agreement_from_store(store, read_experiment(store, runs.candidate.experiment_id))
+    kappa = measured["polite"].consensus.metrics["kappa"]
+    assert kappa.value == 0.125
+    assert math.isnan(kappa.low)  # NULL is NaN, as the statistics give an undefined end
+    assert list(measured["polite"].consensus.metrics) == ["accuracy", "kappa", "weighted_kappa"]
+    [view] = build_report(runs.candidate, agreement=measured).agreement
+    assert view.metrics[1].text == "0.125"
 
 
 def test_an_unlabelled_stored_run_has_no_agreement(tmp_path: Path) -> None:
