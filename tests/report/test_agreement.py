@@ -81,7 +81,7 @@ def _heat_cells(page: str) -> list[tuple[float, int]]:
     table = page.split("<table class='heat'>", 1)[1].split("</table>", 1)[0]
     return [
         (float(shade), int(count))
-        for shade, count in re.findall(r"rgba\(74,123,208,([0-9.]+)\)'[^>]*>(\d+)</td>", table)
+        for shade, count in re.findall(r"rgba\(29,78,166,([0-9.]+)\)'[^>]*>(\d+)</td>", table)
     ]
 
 
