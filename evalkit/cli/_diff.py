@@ -1,4 +1,5 @@
-"""``evalkit diff BASELINE CANDIDATE``: the items whose score changed, largest drop first."""
+"""``evalkit diff BASELINE CANDIDATE``: the items whose score changed, largest drop first, then
+(a candidate with human labels) the items where its judge and the people disagree most."""
 
 from __future__ import annotations
 
@@ -77,6 +78,7 @@ def cmd_diff(args: argparse.Namespace) -> int:
         k: changes_by_slice(store, baseline["id"], candidate["id"], k, scorer=args.scorer)
         for k in slices
     }
+    disagreeing = _disagreements(store, baseline["id"], candidate, scorer=args.scorer)
     if args.json:
         print(json_text({
             "baseline": baseline["id"], "candidate": candidate["id"], "total": diff.total,
@@ -86,6 +88,7 @@ def cmd_diff(args: argparse.Namespace) -> int:
             "only_in_candidate": diff.only_in_candidate,
             "by_slice": {k: frame.to_dict(orient="records") for k, frame in by_slice.items()},
             "pairs": diff.pairs.to_dict(orient="records"),
+            "disagreements": disagreeing,
         }))  # fmt: skip
         return EXIT_OK
     print(
@@ -105,12 +108,18 @@ def cmd_diff(args: argparse.Namespace) -> int:
             if row["dropped"]
         ]
         print(f"dropped pairs by {one_line(k)}: " + (", ".join(parts) if parts else "none"))
-    if args.limit == 0:
-        return EXIT_OK
+    if args.limit != 0:
+        _print_pairs(args, diff, slices)
+    if disagreeing:
+        _print_disagreements(disagreeing)
+    return EXIT_OK
+
+
+def _print_pairs(args: argparse.Namespace, diff: Any, slices: list[str]) -> None:
     what = "improved" if args.improved else "changed"
     if diff.pairs.empty:
         print(f"no {what} pair matches")
-        return EXIT_OK
+        return
     columns = ["item", "scorer", "baseline", "candidate", "Δ", *slices,
                "baseline output", "candidate output"]  # fmt: skip
     rows = [
@@ -126,7 +135,39 @@ def cmd_diff(args: argparse.Namespace) -> int:
             f"{args.offset + 1}-{args.offset + shown} of {diff.total} {what} pairs; "
             f"--offset {args.offset + shown} for the next, or evalkit view to browse them all"
         )
-    return EXIT_OK
+
+
+def _disagreements(
+    store: str, baseline_id: str, candidate: dict[str, Any], *, scorer: str | None
+) -> list[dict[str, Any]]:
+    """The pairs where the candidate's judge and its human labels differ most (those a report
+    lists), per labelled scorer (only ``scorer`` if given), with the baseline's score of the
+    item (None where it has none); none when the candidate has no labels."""
+    from evalkit.cli._reports import agreement_from_store
+    from evalkit.report import agreement_views
+    from evalkit.store import read_labeled_scores
+
+    measured, _ = agreement_from_store(store, candidate, scorer=scorer)
+    rows = []
+    for m, view in zip(measured.values(), agreement_views(measured, {}), strict=True):
+        before = read_labeled_scores(store, baseline_id, m.scorer_id, ())
+        scores = dict(zip(before.item_ids, before.scores, strict=True))
+        rows += [
+            {"scorer_id": m.scorer_id, "item_id": d.item_id, "label": d.label,
+             "label_text": shown.label_text, "baseline_score": scores.get(d.item_id),
+             "score": d.score, "reason": d.reason}
+            for d, shown in zip(m.disagreements, view.disagreements, strict=True)
+        ]  # fmt: skip
+    return rows
+
+
+def _print_disagreements(rows: list[dict[str, Any]]) -> None:
+    print("where the candidate's judge and the human labels disagree most:")
+    columns = ["scorer", "item", "human label", "baseline", "candidate", "judge's reason"]
+    print(text_table(columns, [
+        [r["scorer_id"], r["item_id"], r["label_text"], r["baseline_score"], r["score"],
+         r["reason"]] for r in rows
+    ]))  # fmt: skip
 
 
 def _text(value: Any) -> Any:

@@ -8,14 +8,19 @@ exit code stays what the gates say: the run is in the store either way.
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 import tempfile
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from evalkit.errors import ConfigError
 from evalkit.report import PairView, ReportData, html_report, junit_xml, markdown_summary
+
+if TYPE_CHECKING:
+    from evalkit.agreement import Agreement, LabelSpec, ScorerAgreement
 
 #: Dropped pairs listed per scorer in a report; the rest are one ``evalkit diff`` away.
 REGRESSED_SHOWN = 20
@@ -121,3 +126,83 @@ def explain_from_store(
         "baseline_distributions": {sid: list(values) for sid, values in rows},
         "baseline_id": baseline_id,
     }
+
+
+def _config(run: Mapping[str, Any]) -> dict[str, Any]:
+    config = run.get("config")
+    parsed = json.loads(config) if isinstance(config, str) else (config or {})
+    return parsed if isinstance(parsed, dict) else {}
+
+
+def agreement_from_store(
+    store: str | os.PathLike[str], run: Mapping[str, Any], *, scorer: str | None = None
+) -> tuple[dict[str, ScorerAgreement], dict[str, dict[str, float]]]:
+    """A stored run's agreement with its human labels, as the run itself held it, and its
+    ``min_agreement`` gates: per labelled scorer with stored figures, a ScorerAgreement.
+
+    The figures are the store's (``scorer_agreement``). The store does not keep the pairs
+    that disagree most; they are measured again from the stored scores and labels (the
+    labels' spec is in the run's config), by the code that measured the run.
+
+    Args:
+        store: The store.
+        run: The run's row with its config (``read_experiment``).
+        scorer: Only this scorer (None: every labelled scorer).
+    """
+    from evalkit.agreement import measure_labels, parse_labels
+    from evalkit.store import LabeledScores, read_agreement, read_labeled_scores
+
+    config = _config(run)
+    gates = {sid: {k: float(v) for k, v in bounds.items()}
+             for sid, bounds in (config.get("min_agreement") or {}).items()}  # fmt: skip
+    labels = {sid: spec for sid, spec in parse_labels(config.get("labels"), None).items()
+              if scorer is None or sid == scorer}  # fmt: skip
+    if not labels:  # also a run stored before the store had agreement figures
+        return {}, gates
+    rows = read_agreement(store, run["id"])
+    stored = {row["scorer_id"] for row in rows}
+    # A cancelled run was not measured: it has labels but no figures.
+    labels = {sid: spec for sid, spec in labels.items() if sid in stored}
+
+    def read(spec: LabelSpec) -> LabeledScores:
+        return read_labeled_scores(store, run["id"], spec.scorer_id, spec.columns)
+
+    source = str((config.get("dataset") or {}).get("source") or "labels")
+    measured = measure_labels(labels, read, source=source)
+    return {sid: _stored(m, [r for r in rows if r["scorer_id"] == sid])
+            for sid, m in measured.items()}, gates  # fmt: skip
+
+
+def _stored(measured: ScorerAgreement, rows: list[dict[str, Any]]) -> ScorerAgreement:
+    """``measured`` with the figures the store kept for it (the record of the run)."""
+    from dataclasses import replace
+
+    from evalkit.agreement import CONSENSUS, RATERS, Estimate
+
+    def estimate(row: dict[str, Any]) -> Estimate:
+        return Estimate(*(math.nan if row[k] is None else float(row[k])
+                          for k in ("value", "ci_low", "ci_high")))  # fmt: skip
+
+    def agreement(found: Agreement, compared_with: str) -> Agreement:
+        mine = {r["metric"]: r for r in rows if r["compared_with"] == compared_with}
+        if not mine:
+            return found
+        first = next(iter(mine.values()))
+        return replace(
+            found,
+            n=int(first["n"]),
+            missing=int(first["missing"]),
+            # In the order the statistics give them (the store sorts them by name).
+            metrics={name: estimate(mine[name]) if name in mine else e
+                     for name, e in found.metrics.items()},
+            levels=tuple(float(v) for v in first["levels"] or ()),
+            confusion=tuple(tuple(int(c) for c in row) for row in first["confusion"] or ()),
+        )  # fmt: skip
+
+    raters = [r for r in rows if r["compared_with"] == RATERS]
+    return replace(
+        measured,
+        consensus=agreement(measured.consensus, CONSENSUS),
+        columns={c: agreement(a, c) for c, a in measured.columns.items()},
+        raters=estimate(raters[0]) if raters else measured.raters,
+    )

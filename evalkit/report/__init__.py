@@ -1,8 +1,16 @@
-"""Reports of one experiment: console table, Markdown summary, HTML page, JUnit XML, and the
-failures grouped by error (:func:`failure_groups`)."""
+"""Reports of one experiment: console table, Markdown summary, HTML page, JUnit XML, the
+failures grouped by error (:func:`failure_groups`) and the agreement of scorers with human
+labels (:func:`agreement_views`)."""
 
 from __future__ import annotations
 
+from evalkit.report._agreement import (
+    AgreementView,
+    DisagreementView,
+    HeatCell,
+    MetricView,
+    agreement_views,
+)
 from evalkit.report._build import build_report
 from evalkit.report._counts import items_done
 from evalkit.report._groups import FailureGroup, error_pattern, failure_groups
@@ -13,11 +21,16 @@ from evalkit.report._safe import visible, visible_json
 from evalkit.report._text import console_failure_groups, console_table, markdown_summary
 
 __all__ = [
+    "AgreementView",
+    "DisagreementView",
     "FailureGroup",
+    "HeatCell",
     "ItemView",
+    "MetricView",
     "PairView",
     "ReportData",
     "ScorerRow",
+    "agreement_views",
     "build_report",
     "console_failure_groups",
     "console_table",

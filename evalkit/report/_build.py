@@ -8,10 +8,12 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from evalkit._tdist import t975
+from evalkit.report._agreement import agreement_views
 from evalkit.report._groups import failure_groups
 from evalkit.report._model import ItemView, PairView, ReportData, ScorerRow, fmt_signed
 
 if TYPE_CHECKING:
+    from evalkit.agreement import ScorerAgreement
     from evalkit.compare import Comparison, ScorerComparison, SliceComparison
     from evalkit.run import ExperimentResult
 
@@ -56,6 +58,7 @@ def build_report(
     regressed_totals: Mapping[str, int] | None = None,
     baseline_distributions: Mapping[str, list[float]] | None = None,
     baseline_id: str | None = None,
+    agreement: Mapping[str, ScorerAgreement] | None = None,
 ) -> ReportData:
     """What the console table, HTML, Markdown and JUnit reports of ``result`` show.
 
@@ -72,6 +75,9 @@ def build_report(
         regressed_totals: Per scorer, how many pairs dropped in all.
         baseline_distributions: Per scorer, the baseline's scores (overlaid on histograms).
         baseline_id: The baseline's id, for the report's ``evalkit diff`` pointer.
+        agreement: Per labelled scorer, its agreement with the human labels (default: the
+            run's own, ``result.agreement``; one rebuilt from the store by
+            ``evalkit.cli``'s reports shows the same), judged on ``result.min_agreement``.
     """
     directions = directions or {}
     compared = {c.scorer_id: c for c in comparison} if comparison is not None else {}
@@ -156,4 +162,7 @@ def build_report(
         regressed_totals=dict(regressed_totals or {}),
         baseline_distributions=dict(baseline_distributions or {}),
         baseline_id=baseline_id,
+        agreement=agreement_views(
+            result.agreement if agreement is None else agreement, result.min_agreement
+        ),
     )

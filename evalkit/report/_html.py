@@ -37,6 +37,9 @@ p.verdict{font-size:1.1rem} hr{border:0;border-top:1px dashed #ccc}
 .cell{max-width:24rem;white-space:pre-wrap;word-break:break-word;font-family:monospace;font-size:12px}
 del{background:#ffebe9;color:#82071e} ins{background:#dafbe1;color:#116329;text-decoration:none}
 .charts{display:flex;flex-wrap:wrap;gap:1.5rem} figure{margin:0} figcaption{font-weight:600}
+table.heat td{min-width:3.5rem;text-align:center;font-variant-numeric:tabular-nums}
+table.heat td.dark{color:#fff} table.heat td.diag{outline:2px solid #1a7f37;outline-offset:-2px}
+table.heat caption{text-align:left;font-weight:600;padding-bottom:.3rem}
 """
 
 _MAX_CELL = 600

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
+from evalkit.report._agreement import AgreementView
 from evalkit.report._groups import FailureGroup
 
 if TYPE_CHECKING:
@@ -159,6 +160,8 @@ class ReportData:
     baseline_distributions: dict[str, list[float]] = field(default_factory=dict)
     #: The baseline's experiment id, for the ``evalkit diff`` pointer.
     baseline_id: str | None = None
+    #: Per labelled scorer, its agreement with the human labels (none without labels).
+    agreement: tuple[AgreementView, ...] = ()
 
     @property
     def passed(self) -> bool:

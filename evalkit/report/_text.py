@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+from evalkit.report._agreement import AgreementView
 from evalkit.report._counts import items_done
 from evalkit.report._groups import group_text, per_scorer
 from evalkit.report._model import ReportData, ScorerRow, delta_text, mean_text
@@ -142,6 +143,8 @@ def markdown_summary(report: ReportData) -> str:
         ]
     if report.slices:
         out += _markdown_slices(report)
+    if report.agreement:
+        out += _markdown_agreement(report)
     if report.failure_groups:
         out += _markdown_groups(report)
     if report.failures:
@@ -172,4 +175,52 @@ def _markdown_slices(report: ReportData) -> list[str]:
             f"{'yes' if x.flagged else 'no'} |"
             for x in rows
         ]
+    return out
+
+
+def _markdown_agreement(report: ReportData) -> list[str]:
+    """Per labelled scorer: its metrics and gates, the raters' alpha, the confusion matrix
+    and the pairs where the judge and the people differ most."""
+    out = ["", "## Agreement with human labels"]
+    for a in report.agreement:
+        out += ["", f"### {_md_escape(a.scorer_id)}", ""]
+        missing = f", {a.missing} left out without a label or a score" if a.missing else ""
+        out.append(f"{a.kind} labels, compared with {_md_escape(a.compared_with)}: "
+                   f"{a.n} pairs{missing}.")  # fmt: skip
+        if a.reasons:
+            out += ["", "**" + _md_escape("; ".join(a.reasons)) + "**"]
+        out += ["", "| metric | value [95% CI] | gate |", "|---|---|---|"]
+        shown = [*a.metrics, *((a.raters,) if a.raters else ())]
+        out += [f"| {m.name}{' (raters)' if m is a.raters else ''} | {m.text} | {m.gate or '-'} |"
+                for m in shown]  # fmt: skip
+        if a.raters:
+            out += ["", f"Krippendorff's alpha among the {len(a.columns)} label columns is "
+                    f"{a.raters.text}: that bounds what a judge can reach — no judge can be "
+                    "expected to agree with the people better than they agree among "
+                    "themselves."]  # fmt: skip
+        out += _markdown_confusion(a)
+        out += _markdown_disagreements(a)
+    return out
+
+
+def _markdown_confusion(a: AgreementView) -> list[str]:
+    if not a.confusion:
+        return []
+    out = ["", "Confusion matrix (rows: the people's label; columns: the judge's score snapped "
+           "to the nearest level):", ""]  # fmt: skip
+    out.append("| human \\ judge | " + " | ".join(_md_escape(x) for x in a.levels) + " |")
+    out.append("|---|" + "---:|" * len(a.levels))
+    out += [f"| {_md_escape(level)} | " + " | ".join(str(c.count) for c in row) + " |"
+            for level, row in zip(a.levels, a.confusion, strict=True)]  # fmt: skip
+    return out
+
+
+def _markdown_disagreements(a: AgreementView) -> list[str]:
+    if not a.disagreements:
+        return ["", "No pair where the judge and the people differ."]
+    out = ["", "Where the judge and the people differ most:", "",
+           "| item | judge score | human label | judge's reason |",
+           "|---|---:|---|---|"]  # fmt: skip
+    out += [f"| {_md_escape(d.item_id)} | {d.score:.3f} | {_md_escape(d.label_text)} | "
+            f"{_md_escape(d.reason or '-')} |" for d in a.disagreements]  # fmt: skip
     return out
