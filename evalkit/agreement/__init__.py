@@ -29,7 +29,13 @@ if TYPE_CHECKING:
         parse_labels,
         with_label_columns,
     )
-    from evalkit.agreement._measure import CONSENSUS, RATERS, Disagreement, ScorerAgreement
+    from evalkit.agreement._measure import (
+        CONSENSUS,
+        RATERS,
+        Disagreement,
+        ScorerAgreement,
+        resolve_kind,
+    )
     from evalkit.agreement._record import measure_labels, measure_stored
     from evalkit.agreement._stats import (
         Agreement,
@@ -51,7 +57,13 @@ __getattr__, __dir__ = _exports(
             "parse_labels",
             "with_label_columns",
         ),
-        "evalkit.agreement._measure": ("CONSENSUS", "RATERS", "Disagreement", "ScorerAgreement"),
+        "evalkit.agreement._measure": (
+            "CONSENSUS",
+            "RATERS",
+            "Disagreement",
+            "ScorerAgreement",
+            "resolve_kind",
+        ),
         "evalkit.agreement._record": ("measure_labels", "measure_stored"),
         "evalkit.agreement._stats": (
             "Agreement",
@@ -82,5 +94,6 @@ __all__ = [
     "measure_stored",
     "parse_labels",
     "parse_min_agreement",
+    "resolve_kind",
     "with_label_columns",
 ]
