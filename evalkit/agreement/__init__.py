@@ -31,7 +31,13 @@ if TYPE_CHECKING:
         parse_labels,
         with_label_columns,
     )
-    from evalkit.agreement._measure import CONSENSUS, RATERS, Disagreement, ScorerAgreement
+    from evalkit.agreement._measure import (
+        CONSENSUS,
+        RATERS,
+        Disagreement,
+        ScorerAgreement,
+        resolve_kind,
+    )
     from evalkit.agreement._record import (
         measure_labels,
         measure_stability,
@@ -65,7 +71,13 @@ __getattr__, __dir__ = _exports(
             "parse_labels",
             "with_label_columns",
         ),
-        "evalkit.agreement._measure": ("CONSENSUS", "RATERS", "Disagreement", "ScorerAgreement"),
+        "evalkit.agreement._measure": (
+            "CONSENSUS",
+            "RATERS",
+            "Disagreement",
+            "ScorerAgreement",
+            "resolve_kind",
+        ),
         "evalkit.agreement._record": (
             "measure_labels",
             "measure_stability",
@@ -114,6 +126,7 @@ __all__ = [
     "noise_share",
     "parse_labels",
     "parse_min_agreement",
+    "resolve_kind",
     "stability",
     "with_label_columns",
 ]

@@ -98,7 +98,13 @@ def _estimate(e: Estimate) -> dict[str, float | None]:
 
 
 def resolve_kind(spec: LabelSpec, labels: FloatArray) -> tuple[LabelKind, tuple[float, ...] | None]:
-    """The kind of ``spec``'s labels and their levels on the scale (None when continuous)."""
+    """The kind of ``spec``'s labels and their levels on the scale (None when continuous).
+
+    The spec's ``kind`` when it gives one; else a label set is ``binary`` with two levels and
+    ``ordinal`` with more, and numbers are ``binary`` when ``labels`` take at most two values,
+    else ``continuous``. Without a label set the levels are the values ``labels`` take (padded
+    with the scale's ends when fewer than two).
+    """
     levels = spec.level_values()
     if spec.kind is not None:
         kind = spec.kind

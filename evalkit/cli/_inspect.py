@@ -7,10 +7,11 @@ from typing import Any
 
 from evalkit.cli._baseline import pairs_with
 from evalkit.cli._format import json_text, one_line, records, text_table
+from evalkit.cli._judges import judges_section
 from evalkit.cli._main import EXIT_FAILED_GATE, EXIT_OK
 from evalkit.cli._refs import find_experiment
 from evalkit.cli._slices import declared_slices, slices_table, stored_slices
-from evalkit.compare import Comparison, compare_experiments
+from evalkit.compare import Comparison, compare_experiments, compare_judges
 from evalkit.errors import BaselineError, StoreError
 from evalkit.report import items_done
 from evalkit.scorers import list_scorers
@@ -147,6 +148,10 @@ def cmd_compare(args: argparse.Namespace) -> int:
         max_drop=args.max_drop, confidence=args.confidence, resamples=args.resamples,
         overall=comparison, scores=scores,
     )  # fmt: skip
+    # Only when a judge changed (or --judges): a comparison of runs with the same judges
+    # prints what it always did (docs/pages/how-to/judge-agreement.md#comparing-two-judges).
+    judges = compare_judges(store, baseline["id"], candidate["id"], unchanged=args.judges,
+                            confidence=args.confidence)  # fmt: skip
     if args.json:
         print(
             json_text(
@@ -155,6 +160,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
                     "candidate": candidate["id"],
                     **comparison.to_dict(),
                     "slices": [row.to_dict() for row in slices],
+                    **({"judges": judges.to_dict()} if judges.scorers else {}),
                 }
             )
         )
@@ -168,6 +174,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
             print(slices_table(slices))
         elif slices:
             print(slices_table(slices).splitlines()[-1])
+        if judges.scorers:
+            print(judges_section(judges))
     return EXIT_FAILED_GATE if comparison.regressed else EXIT_OK
 
 

@@ -171,6 +171,13 @@ def build_parser() -> argparse.ArgumentParser:
     compare.add_argument(
         "--slices-table", action="store_true", help="print the per-slice comparison table"
     )
+    compare.add_argument(
+        "--judges",
+        action="store_true",
+        help="compare the LLM judges of every judged scorer, even those whose judge is the same"
+        " in both runs (default: only the scorers whose judge model, settings or prompt"
+        " version differ)",
+    )
     compare.set_defaults(handler=_later("_inspect", "cmd_compare"))
 
     add_diff_command(commands, _add_store)

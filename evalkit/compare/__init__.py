@@ -5,7 +5,9 @@ per scorer, judges the mean difference with a paired bootstrap confidence interv
 sign-flip test. The two statistics are public too, for use on any paired differences.
 :func:`diff_items` lists the paired items of two stored runs whose score changed, filtered and
 paginated in the store; :func:`compare_slices` judges each slice (a metadata key's value) with a
-Holm correction over the slices.
+Holm correction over the slices. :func:`compare_judges` compares the LLM judges of two stored
+runs that differ in judge model or prompt version: the two judges' agreement with each other
+and, side by side, each one's with the human labels.
 """
 
 from __future__ import annotations
@@ -19,6 +21,13 @@ from evalkit.compare._compare import (
 )
 from evalkit.compare._diff import DiffOrder, ItemDiff, diff_items
 from evalkit.compare._inputs import ScoreTable
+from evalkit.compare._judges import (
+    JudgeAgreement,
+    JudgeComparison,
+    JudgeSide,
+    KindSource,
+    compare_judges,
+)
 from evalkit.compare._slices import (
     SliceComparison,
     changes_by_slice,
@@ -34,12 +43,17 @@ __all__ = [
     "DiffOrder",
     "Direction",
     "ItemDiff",
+    "JudgeAgreement",
+    "JudgeComparison",
+    "JudgeSide",
+    "KindSource",
     "ScoreTable",
     "ScorerComparison",
     "SeedLike",
     "SliceComparison",
     "changes_by_slice",
     "compare_experiments",
+    "compare_judges",
     "compare_slices",
     "diff_items",
     "holm",

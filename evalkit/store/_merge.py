@@ -5,6 +5,12 @@ group naming the experiment and dataset). Merging finds, across the given stores
 whose slices ``0..n-1`` are all present, and writes one experiment with a fresh id holding all
 their rows (run ids renamed to the new id, as a single run would have them), summed counts and
 the worst status.
+
+The slices' ``scorer_agreement`` rows each measure one slice's items against their labels: they
+are copied only when the slice is the whole experiment (a group of ``0/1``). The agreement of a
+merged group of several slices is measured again over all its items by whoever can measure
+(``evalkit merge`` does, with :func:`evalkit.agreement.measure_stored`); the store does not
+compute statistics.
 """
 
 from __future__ import annotations
@@ -21,7 +27,11 @@ from evalkit.store._migrate import migrate
 
 #: Tables whose rows are copied, each keyed by ``experiment_id``.
 _TABLES = ("experiment_scorers", "experiment_items", "scores", "scorer_errors",
-           "judge_executions", "shards_done")  # fmt: skip
+           "judge_executions", "shards_done", "scorer_agreement")  # fmt: skip
+#: Tables an older source store may lack (it is read as it is, never migrated).
+_OPTIONAL = {"shards_done", "scorer_agreement"}
+#: Copied for a group of one slice only (see the module's docstring).
+_WHOLE_ONLY = {"scorer_agreement"}
 _HAS_RUN_ID = {"experiment_items", "scores", "scorer_errors", "judge_executions"}
 _STATUS_RANK = ["completed", "completed_with_errors", "running", "cancelled", "failed"]
 
@@ -98,15 +108,18 @@ def _copy_group(con: Any, pieces: list[dict[str, Any]], aliases: list[str], new_
         heads = []
         for n, piece in enumerate(pieces):
             alias = aliases[n]
-            ensure = con.execute(
-                "SELECT count(*) FROM duckdb_tables() WHERE database_name = ?"
-                " AND table_name = 'shards_done'",
-                [alias],
-            ).fetchone()
+            present = {
+                row[0]
+                for row in con.execute(
+                    "SELECT table_name FROM duckdb_tables() WHERE database_name = ?", [alias]
+                ).fetchall()
+            }
             for table in _TABLES:
                 if table == "experiment_scorers" and n:
                     continue
-                if table == "shards_done" and not ensure[0]:
+                if table in _OPTIONAL and table not in present:
+                    continue
+                if table in _WHOLE_ONLY and len(pieces) > 1:
                     continue
                 replace = "? AS experiment_id"
                 params: list[Any] = [new_id]

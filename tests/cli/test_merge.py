@@ -1,0 +1,37 @@
+"""``evalkit merge``: the merged experiment's ``scorer_agreement`` rows measure all its items
+against their labels, as one unsharded run would."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import duckdb
+
+from evalkit.cli import main
+from evalkit.run import run_evals
+from tests.store.test_merge import LABELS, ROWS, exact, figures, ids, slices
+from tests.store.test_merge import data as data  # the fixture
+
+
+async def test_the_merge_command_measures_the_merged_experiment_against_its_labels(
+    data: Path, tmp_path: Path, capsys: Any
+) -> None:
+    full = tmp_path / "full.duckdb"
+    whole = await run_evals(data, [exact()], store=full, labels=LABELS, progress=False)
+    parts = await slices(data, tmp_path, 2)
+    per_slice = [figures(part, *ids(part)) for part in parts]
+    assert per_slice[0] != per_slice[1]  # each slice measured its own items
+    merged = tmp_path / "merged.duckdb"
+    assert main(["merge", *map(str, parts), "--store", str(merged)]) == 0
+    (new_id,) = ids(merged)
+    assert f"merged into {merged}: {new_id}" in capsys.readouterr().out
+    expected = figures(full, whole.experiment_id)
+    assert [row[:4] for row in expected] == [
+        ("exact", "consensus", "binary", "accuracy"),
+        ("exact", "consensus", "binary", "kappa"),
+    ]
+    assert figures(merged, new_id) == expected
+    with duckdb.connect(str(merged), read_only=True) as con:
+        summary = con.execute("SELECT n, accuracy, kappa FROM agreement_summary").fetchall()
+    assert summary == [(ROWS, expected[0][4], expected[1][4])]
