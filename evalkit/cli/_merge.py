@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from evalkit.agreement import measure_stored, parse_labels
+from evalkit.agreement import measure_stability_stored, measure_stored, parse_labels
 from evalkit.cli._format import one_line
 from evalkit.cli._main import EXIT_OK
 from evalkit.store import DEFAULT_STORE, merge_stores, read_experiment
@@ -21,12 +21,16 @@ def cmd_merge(args: argparse.Namespace) -> int:
 
 
 def _measure_agreement(store: str, experiment_id: str) -> None:
-    """Measure a merged run of several slices against its human labels, as a run does at its
-    end: each slice's figures covered its own items only, so the store kept none of them."""
+    """Measure a merged run of several slices against its human labels, and its repeated
+    judges against themselves, as a run does at its end: each slice's figures covered its own
+    items only, so the store kept none of them."""
     run = read_experiment(store, experiment_id)
     config = json.loads(run["config"] or "{}")
-    labels = parse_labels(config.get("labels"), None)
-    if not labels or len(config.get("merged_from") or ()) < 2 or run["status"] == "cancelled":
+    if len(config.get("merged_from") or ()) < 2 or run["status"] == "cancelled":
         return
-    source = (config.get("dataset") or {}).get("source") or "labels"
-    measure_stored(store, experiment_id, labels, source=source)
+    labels = parse_labels(config.get("labels"), None)
+    if labels:
+        source = (config.get("dataset") or {}).get("source") or "labels"
+        measure_stored(store, experiment_id, labels, source=source)
+    if (config.get("repeats") or 1) > 1:
+        measure_stability_stored(store, experiment_id, labels)

@@ -9,7 +9,8 @@ the worst status.
 The slices' ``scorer_agreement`` rows each measure one slice's items against their labels: they
 are copied only when the slice is the whole experiment (a group of ``0/1``). The agreement of a
 merged group of several slices is measured again over all its items by whoever can measure
-(``evalkit merge`` does, with :func:`evalkit.agreement.measure_stored`); the store does not
+(``evalkit merge`` does, with :func:`evalkit.agreement.measure_stored`, and the repeated
+judges' stability with :func:`~evalkit.agreement.measure_stability_stored`); the store does not
 compute statistics.
 """
 
@@ -27,12 +28,13 @@ from evalkit.store._migrate import migrate
 
 #: Tables whose rows are copied, each keyed by ``experiment_id``.
 _TABLES = ("experiment_scorers", "experiment_items", "scores", "scorer_errors",
-           "judge_executions", "shards_done", "scorer_agreement")  # fmt: skip
+           "judge_executions", "score_repeats", "shards_done", "scorer_agreement")  # fmt: skip
 #: Tables an older source store may lack (it is read as it is, never migrated).
-_OPTIONAL = {"shards_done", "scorer_agreement"}
+_OPTIONAL = {"shards_done", "scorer_agreement", "score_repeats"}
 #: Copied for a group of one slice only (see the module's docstring).
 _WHOLE_ONLY = {"scorer_agreement"}
-_HAS_RUN_ID = {"experiment_items", "scores", "scorer_errors", "judge_executions"}
+_HAS_RUN_ID = {"experiment_items", "scores", "scorer_errors", "judge_executions",
+               "score_repeats"}  # fmt: skip
 _STATUS_RANK = ["completed", "completed_with_errors", "running", "cancelled", "failed"]
 
 

@@ -8,8 +8,10 @@ from typing import Any
 
 import duckdb
 
+from evalkit import Judge, PromptStep, create_scorer
 from evalkit.cli import main
 from evalkit.run import run_evals
+from evalkit.testing import FakeOpenAIServer
 from tests.store.test_merge import LABELS, ROWS, exact, figures, ids, slices
 from tests.store.test_merge import data as data  # the fixture
 
@@ -35,3 +37,28 @@ async def test_the_merge_command_measures_the_merged_experiment_against_its_labe
     with duckdb.connect(str(merged), read_only=True) as con:
         summary = con.execute("SELECT n, accuracy, kappa FROM agreement_summary").fetchall()
     assert summary == [(ROWS, expected[0][4], expected[1][4])]
+
+
+async def test_merging_repeated_slices_keeps_every_execution_and_measures_the_stability(
+    data: Path, tmp_path: Path, judge: Judge, server: FakeOpenAIServer
+) -> None:
+    graded = create_scorer("graded", judge=judge).generate_score(
+        PromptStep("grade", lambda run: f"Grade {run.output!r} for {run.input!r}.")
+    )
+    parts = [tmp_path / f"part{i}.duckdb" for i in range(2)]
+    for i, part in enumerate(parts):
+        await run_evals(data, [graded], store=part, shard=f"{i}/2", repeats=3, progress=False)
+    merged = tmp_path / "merged.duckdb"
+    assert main(["merge", *map(str, parts), "--store", str(merged)]) == 0
+    (new_id,) = ids(merged)
+    with duckdb.connect(str(merged), read_only=True) as con:
+        executions = con.execute(
+            "SELECT count(*), count(DISTINCT item_id), count(DISTINCT run_id) FROM score_repeats"
+            " WHERE experiment_id = ?",
+            [new_id],
+        ).fetchone()
+        stability = con.execute(
+            "SELECT experiment_id, repeats, pairs FROM judge_stability"
+        ).fetchall()
+    assert executions == (3 * ROWS, ROWS, ROWS)
+    assert stability == [(new_id, 3.0, ROWS)]  # measured over both slices' pairs
