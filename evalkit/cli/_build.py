@@ -120,7 +120,8 @@ def _scorers(parts: FileParts, issues: list[ExperimentFileIssue]) -> dict[int, S
         try:
             built[index] = _scorer(parts, index, entry)
         except ExperimentFileError as exc:
-            issues.extend(exc.issues)
+            # Once each: scorers sharing [judge] share its problems (an unset base_url_env).
+            issues.extend(issue for issue in exc.issues if issue not in issues)
     seen: dict[str, int] = {}
     for index, scorer in built.items():
         if scorer.id in seen:

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import os
+from collections.abc import Mapping
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, field_validator
+from pydantic import Field, field_validator, model_validator
 
+from evalkit._secrets import is_env_name
 from evalkit.experiment_file._table import (
     PositiveFloat,
     PositiveInt,
@@ -13,6 +16,7 @@ from evalkit.experiment_file._table import (
     Temperature,
     Text,
     check_env_name,
+    problem,
 )
 
 
@@ -23,6 +27,8 @@ class JudgeOverride(Table):
         model: The judge model.
         instructions: The judge's system instructions.
         base_url: Any OpenAI-compatible endpoint.
+        base_url_env: The name of an environment variable holding the endpoint, read when the
+            scorers are built (instead of ``base_url``; an unset variable is an error).
         api_key_env: The name of the environment variable holding the API key.
         max_concurrency: Judge calls in flight at once, shared by the scorers using this judge.
         temperature: Sampling temperature, 0 to 2.
@@ -43,6 +49,7 @@ class JudgeOverride(Table):
     model: Text | None = None
     instructions: str | None = None
     base_url: Text | None = None
+    base_url_env: Text | None = None
     api_key_env: Text | None = None
     max_concurrency: PositiveInt | None = None
     temperature: Temperature | None = None
@@ -60,8 +67,25 @@ class JudgeOverride(Table):
 
     _api_key_env = field_validator("api_key_env")(check_env_name)
 
+    @field_validator("base_url_env")
+    @classmethod
+    def _base_url_env(cls, value: str | None) -> str | None:
+        if value is not None and not is_env_name(value):
+            raise problem(
+                "expected the name of an environment variable holding the URL, such as "
+                '"EVALKIT_TEST_SERVER_URL" (for a fixed URL, write base_url = "...")'
+            )
+        return value
+
+    @model_validator(mode="after")
+    def _one_base_url(self) -> JudgeOverride:
+        if self.base_url is not None and self.base_url_env is not None:
+            raise problem("give base_url or base_url_env, not both", at=("base_url_env",))
+        return self
+
     def settings(self) -> dict[str, Any]:
-        """The fields the file sets, as keyword arguments for ``Judge``."""
+        """The fields the file sets (``base_url_env`` included, unread); see
+        :func:`judge_settings` for what ``Judge`` takes."""
         return self.model_dump(exclude_none=True)
 
 
@@ -69,3 +93,49 @@ class JudgeSection(JudgeOverride):
     """``[judge]``: the default judge of LLM scorers; ``model`` is required here."""
 
     model: Text
+
+
+class UnsetBaseUrl(ValueError):
+    """A judge's ``base_url_env`` names a variable that is not set (or is empty).
+
+    Attributes:
+        variable: The variable's name.
+        own: Whether a scorer's own ``judge`` table named it (else ``[judge]``).
+    """
+
+    def __init__(self, variable: str, *, own: bool) -> None:
+        self.variable, self.own = variable, own
+        super().__init__(
+            f"{variable} is not set: export the judge's base URL in it (or write "
+            'base_url = "..." instead)'
+        )
+
+
+def judge_settings(
+    default: JudgeOverride | None,
+    own: JudgeOverride | None,
+    *,
+    environ: Mapping[str, str] | None = None,
+) -> dict[str, Any]:
+    """The keyword arguments of a scorer's ``Judge``: ``default`` overridden by ``own``.
+
+    Fields are replaced one by one, except that a table setting ``base_url`` or
+    ``base_url_env`` replaces both; ``base_url_env`` is read from ``environ`` (the process's
+    environment by default) into ``base_url``.
+
+    Raises:
+        UnsetBaseUrl: The variable ``base_url_env`` names is unset or empty.
+    """
+    settings = default.settings() if default is not None else {}
+    mine = own.settings() if own is not None else {}
+    if "base_url" in mine or "base_url_env" in mine:
+        settings.pop("base_url", None)
+        settings.pop("base_url_env", None)
+    settings.update(mine)
+    variable = settings.pop("base_url_env", None)
+    if variable is not None:
+        value = (os.environ if environ is None else environ).get(variable, "").strip()
+        if not value:
+            raise UnsetBaseUrl(variable, own="base_url_env" in mine)
+        settings["base_url"] = value
+    return settings

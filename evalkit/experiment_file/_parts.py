@@ -23,7 +23,7 @@ from pydantic import TypeAdapter, ValidationError
 
 from evalkit.errors import ConfigError, ExperimentFileError, ExperimentFileIssue
 from evalkit.experiment_file._imports import import_reference
-from evalkit.experiment_file._judge import JudgeSection
+from evalkit.experiment_file._judge import JudgeSection, UnsetBaseUrl, judge_settings
 from evalkit.experiment_file._locate import KeyLocator
 from evalkit.experiment_file._scorers import ScorerEntry
 from evalkit.experiment_file._target import Target
@@ -64,11 +64,20 @@ class FileParts:
     _locator: KeyLocator = field(repr=False, compare=False)
 
     def judge_settings(self, entry: ScorerEntry) -> dict[str, Any]:
-        """The judge fields for ``entry``: ``[judge]`` overridden field by field by its own."""
-        settings = self.judge.settings() if self.judge else {}
-        if entry.judge is not None:
-            settings.update(entry.judge.settings())
-        return settings
+        """The judge fields for ``entry``: ``[judge]`` overridden field by field by its own,
+        ``base_url_env`` read into ``base_url``.
+
+        Raises:
+            ExperimentFileError: ``base_url_env`` names an unset variable (at its line).
+        """
+        try:
+            return judge_settings(self.judge, entry.judge)
+        except UnsetBaseUrl as exc:
+            index = next((i for i, e in self.scorers if e is entry), None)
+            key: tuple[str | int, ...] = ("judge", "base_url_env")
+            if exc.own and index is not None:
+                key = ("scorers", index, *key)
+            raise self.error(key, str(exc)) from None
 
     def line_of(self, key: Sequence[str | int]) -> int | None:
         """The line of ``key`` (``("scorers", 0, "use")``), or of its nearest written parent."""

@@ -17,7 +17,7 @@ from evalkit._ceilings import MAX_CONCURRENCY, MAX_REPEATS
 from evalkit.agreement import parse_labels
 from evalkit.errors import ConfigError
 from evalkit.experiment_file._columns import ColumnsSection
-from evalkit.experiment_file._judge import JudgeSection
+from evalkit.experiment_file._judge import JudgeSection, UnsetBaseUrl, judge_settings
 from evalkit.experiment_file._regression import RegressionSection
 from evalkit.experiment_file._scorers import ScorerEntry
 from evalkit.experiment_file._table import (
@@ -185,8 +185,17 @@ class ExperimentConfig(Table):
         return scorers
 
     def judge_settings(self, entry: ScorerEntry) -> dict[str, Any]:
-        """The judge fields for ``entry``: ``[judge]`` overridden field by field by its own."""
-        settings = self.judge.settings() if self.judge else {}
-        if entry.judge is not None:
-            settings.update(entry.judge.settings())
-        return settings
+        """The judge fields for ``entry``: ``[judge]`` overridden field by field by its own
+        (a table setting ``base_url`` or ``base_url_env`` replaces both), ``base_url_env``
+        read from the environment into ``base_url``.
+
+        Raises:
+            ConfigError: ``base_url_env`` names an unset variable.
+        """
+        try:
+            return judge_settings(self.judge, entry.judge)
+        except UnsetBaseUrl as exc:
+            index = next((i for i, e in enumerate(self.scorers) if e is entry), None)
+            own = exc.own and index is not None
+            key = f"scorers[{index}].judge.base_url_env" if own else "judge.base_url_env"
+            raise ConfigError(f"{key}: {exc}") from None

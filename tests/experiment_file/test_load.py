@@ -530,3 +530,74 @@ def test_a_toml_error_at_the_end_uses_its_attributes_too() -> None:
         3,
         "invalid TOML: Unclosed array (at the end of the file)",
     )
+
+
+BASE_URL_ENV = MINIMAL.replace('use = "exact_match"', 'use = "llm_rubric"') + (
+    '[judge]\nmodel = "m"\nbase_url_env = "EVALKIT_TEST_JUDGE_URL"\n'
+)
+
+
+def test_base_url_env_is_read_into_base_url_when_the_judge_is_built(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("EVALKIT_TEST_JUDGE_URL", raising=False)
+    config = load_experiment_file(write(tmp_path, BASE_URL_ENV)).config  # unset: loads
+    assert config.judge is not None
+    assert config.judge.base_url_env == "EVALKIT_TEST_JUDGE_URL"
+    monkeypatch.setenv("EVALKIT_TEST_JUDGE_URL", " http://127.0.0.1:9/v1 ")
+    settings = config.judge_settings(config.scorers[0])
+    assert settings == {"model": "m", "base_url": "http://127.0.0.1:9/v1"}
+    Judge(**settings)  # what Judge takes
+
+
+@pytest.mark.parametrize("value", [None, "", "  "])
+def test_an_unset_base_url_env_names_the_key_and_the_variable(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, value: str | None
+) -> None:
+    if value is None:
+        monkeypatch.delenv("EVALKIT_TEST_JUDGE_URL", raising=False)
+    else:
+        monkeypatch.setenv("EVALKIT_TEST_JUDGE_URL", value)
+    config = load_experiment_file(write(tmp_path, BASE_URL_ENV)).config
+    with pytest.raises(ConfigError) as caught:
+        config.judge_settings(config.scorers[0])
+    assert str(caught.value).startswith(
+        "judge.base_url_env: EVALKIT_TEST_JUDGE_URL is not set: export the judge's base URL"
+    )
+
+
+def test_a_scorers_base_url_or_base_url_env_replaces_both_of_the_default(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("EVALKIT_TEST_JUDGE_URL", raising=False)
+    monkeypatch.setenv("EVALKIT_OWN_URL", "http://own/v1")
+    text = BASE_URL_ENV + (
+        '\n[[scorers]]\nuse = "toxicity"\njudge = { base_url = "http://fixed/v1" }\n'
+        '\n[[scorers]]\nuse = "answer_relevancy"\njudge = { base_url_env = "EVALKIT_OWN_URL" }\n'
+        '\n[[scorers]]\nuse = "faithfulness"\njudge = { base_url_env = "EVALKIT_NOPE_URL" }\n'
+    )
+    config = load_experiment_file(write(tmp_path, text)).config
+    _, fixed, own, unset = config.scorers
+    assert config.judge_settings(fixed) == {"model": "m", "base_url": "http://fixed/v1"}
+    assert config.judge_settings(own) == {"model": "m", "base_url": "http://own/v1"}
+    with pytest.raises(ConfigError, match=r"^scorers\[3\]\.judge\.base_url_env: EVALKIT_NOPE_URL"):
+        config.judge_settings(unset)
+
+
+@pytest.mark.parametrize(
+    ("judge", "problem"),
+    [
+        (
+            'base_url = "http://a/v1"\nbase_url_env = "A_URL"',
+            "give base_url or base_url_env, not both",
+        ),
+        ('base_url_env = "http://127.0.0.1:8000/v1"', "expected the name of an environment"),
+    ],
+)
+def test_base_url_env_is_a_variable_name_instead_of_base_url(
+    tmp_path: Path, judge: str, problem: str
+) -> None:
+    text = MINIMAL + f'[judge]\nmodel = "m"\n{judge}\n'
+    error = problems(write(tmp_path, text))
+    assert (error.key, error.line) == ("judge.base_url_env", text.count("\n"))
+    assert error.problem.startswith(problem)
