@@ -190,7 +190,17 @@ def _columns(given: Any, where: str) -> tuple[str, ...]:
         )
     if len(set(columns)) != len(columns):
         raise ConfigError(f"{where}: a column appears twice in {list(columns)!r}")
+    reserved = [c for c in columns if c in _RESERVED]
+    if reserved:
+        # scorer_agreement.compared_with names a label column, or one of these.
+        raise ConfigError(
+            f"{where}: a label column cannot be named {reserved[0]!r} (reserved: "
+            f"{', '.join(_RESERVED)}); rename it with columns="
+        )
     return tuple(columns)
+
+
+_RESERVED = ("consensus", "raters", "repeats")
 
 
 def _levels(given: Any, where: str) -> tuple[str | float, ...]:

@@ -17,6 +17,7 @@ from evalkit.agreement._stats import Agreement, Estimate
 from evalkit.store import (
     AgreementRow,
     LabeledScores,
+    read_fresh_shares,
     read_labeled_scores,
     read_repeats,
     write_agreement,
@@ -105,6 +106,7 @@ def stability_rows(measured: Mapping[str, JudgeStability]) -> list[AgreementRow]
             "mean_spread": _values(Estimate(s.mean_spread, math.nan, math.nan)),
             "unstable_share": _values(Estimate(s.unstable_share, math.nan, math.nan)),
             "noise_variance": _values(Estimate(s.noise_variance, math.nan, math.nan)),
+            "fresh_share": _values(Estimate(s.fresh_share, math.nan, math.nan)),
         }
         rows.extend(
             AgreementRow(scorer_id, REPEATS, s.kind, metric, *v, n=s.pairs, missing=0)
@@ -116,9 +118,11 @@ def stability_rows(measured: Mapping[str, JudgeStability]) -> list[AgreementRow]
 def measure_stability(
     executions: Mapping[str, Sequence[Sequence[float | None]]],
     labels: Mapping[str, LabelSpec],
+    fresh: Mapping[str, float] | None = None,
 ) -> dict[str, JudgeStability]:
     """Each repeated scorer's stability from its pairs' executions (per pair, the scores of
-    its executions in order; None where one failed)."""
+    its executions in order; None where one failed), with the share of its pairs whose
+    execution 0 asked the judge rather than its cache (``fresh``)."""
     matrices = {}
     for scorer_id, pairs in executions.items():
         width = max((len(p) for p in pairs), default=0)
@@ -126,13 +130,14 @@ def measure_stability(
         for j, scores in enumerate(pairs):
             r[: len(scores), j] = [math.nan if v is None else v for v in scores]
         matrices[scorer_id] = r
-    return stability_of(matrices, labels)
+    return stability_of(matrices, labels, fresh=fresh)
 
 
 def measure_stability_stored(
     store: str | os.PathLike[str], experiment_id: str, labels: Mapping[str, LabelSpec]
 ) -> dict[str, JudgeStability]:
     """A stored run's judges' stability over every pass, kept in the store."""
-    measured = measure_stability(read_repeats(store, experiment_id), labels)
+    executions = read_repeats(store, experiment_id)
+    measured = measure_stability(executions, labels, read_fresh_shares(store, experiment_id))
     write_agreement(store, experiment_id, stability_rows(measured), repeats=True)
     return measured

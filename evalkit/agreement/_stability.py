@@ -14,6 +14,7 @@ variance that judge noise explains (the standard error read back from the interv
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -22,7 +23,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from evalkit.agreement._arguments import LabelKind
+from evalkit.agreement._arguments import LabelKind, _snap
 from evalkit.agreement._labels import LabelSpec
 from evalkit.agreement._measure import resolve_kind
 from evalkit.agreement._stats import Estimate, inter_rater_alpha
@@ -55,6 +56,9 @@ class JudgeStability:
         unstable_share: The share of pairs whose scored executions are not all equal.
         noise_variance: The mean over pairs of the variance of their executions: the
             variance judge noise adds to one execution's score.
+        failed: Executions that failed (no score), over every pair.
+        fresh_share: The share of the pairs whose execution 0 asked the judge rather than
+            the judge cache (a cached score repeats an earlier run's, noise and all).
     """
 
     scorer_id: str
@@ -65,6 +69,8 @@ class JudgeStability:
     mean_spread: float
     unstable_share: float
     noise_variance: float
+    failed: int = 0
+    fresh_share: float = 1.0
 
     @property
     def flagged(self) -> bool:
@@ -75,15 +81,21 @@ class JudgeStability:
         return self.alpha.value < STABLE_ALPHA
 
     def note(self) -> str | None:
-        """The sentence flagging this judge, or None when it is stable."""
+        """The sentence flagging this judge (or saying it could not be measured), or None."""
+        failed = f"; {self.failed} executions failed" if self.failed else ""
+        if self.pairs == 0:
+            return f"not measured: no pair has two scored executions{failed}"
         if not self.flagged:
-            return None
+            return f"{self.failed} executions failed (left out)" if self.failed else None
         value = self.alpha.value
-        alpha = "undefined" if math.isnan(value) else f"{value:.3f}"
+        if math.isnan(value):
+            alpha = "undefined self-agreement alpha (too few distinct scores)"
+        else:
+            alpha = f"self-agreement alpha {value:.3f}, below {STABLE_ALPHA},"
         return (
-            f"judge unstable: self-agreement alpha {alpha} across {self.repeats} executions "
-            f"(below {STABLE_ALPHA}; {self.unstable_share:.0%} of {self.pairs} pairs changed "
-            "score): its regressions are not to be believed"
+            f"judge unstable: {alpha} across {self.repeats} executions "
+            f"({self.unstable_share:.0%} of {self.pairs} pairs changed score{failed}): its "
+            "regressions are not to be believed"
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -92,8 +104,9 @@ class JudgeStability:
             "scorer_id": self.scorer_id, "repeats": self.repeats, "kind": self.kind,
             "pairs": self.pairs, "alpha": self.alpha.to_dict(),
             "mean_spread": _json(self.mean_spread), "unstable_share": _json(self.unstable_share),
-            "noise_variance": _json(self.noise_variance), "flagged": self.flagged,
-            "note": self.note(),
+            "noise_variance": _json(self.noise_variance), "failed": self.failed,
+            "fresh_share": _json(self.fresh_share),
+            "flagged": self.flagged, "note": self.note(),
         }  # fmt: skip
 
 
@@ -115,28 +128,35 @@ def stability(
         scorer_id: The scorer.
         executions: Executions x pairs: each execution's score of each pair (NaN where it
             failed).
-        labels: The scorer's labels, whose kind and levels then say how scores compare;
-            None infers them from the scores (two values: binary; up to 11: ordered levels;
+        labels: The scorer's labels, whose kind and levels then say how scores compare (the
+            scores snapped to the nearest level, as :func:`agreement` does); None infers them
+            from the scores (two values: binary; up to 11: ordered levels;
             one or more than 11: continuous, one value giving an undefined alpha).
         confidence: The alpha interval's coverage.
         seed: Seeds its bootstrap.
     """
     r = np.asarray(executions, dtype=np.float64)
     repeats = r.shape[0]
-    scored = (~np.isnan(r)).sum(axis=0)
-    kept = r[:, scored >= 2]
+    present = ~np.isnan(r)
+    failed = int(r.size - present.sum())
+    kept = r[:, present.sum(axis=0) >= 2]
     pairs = kept.shape[1]
     if pairs == 0:
         nan = math.nan
         return JudgeStability(scorer_id, repeats, "continuous", 0, Estimate(nan, nan, nan),
-                              nan, nan, nan)  # fmt: skip
+                              nan, nan, nan, failed)  # fmt: skip
     kind, levels = _kind(kept, labels)
-    alpha = inter_rater_alpha(kept, kind=kind, levels=levels, confidence=confidence, seed=seed)
+    rated = kept
+    if levels is not None:
+        grid = np.asarray(levels, dtype=np.float64)
+        snapped = grid[_snap(np.nan_to_num(kept), grid)]
+        rated = np.where(np.isnan(kept), math.nan, snapped)
+    alpha = inter_rater_alpha(rated, kind=kind, levels=levels, confidence=confidence, seed=seed)
     variance = np.nanvar(kept, axis=0, ddof=1)
     spread = float(np.sqrt(variance).mean())
     changed = float((np.nanmax(kept, axis=0) != np.nanmin(kept, axis=0)).mean())
     return JudgeStability(scorer_id, repeats, kind, pairs, alpha, spread, changed,
-                          float(variance.mean()))  # fmt: skip
+                          float(variance.mean()), failed)  # fmt: skip
 
 
 def _kind(
@@ -144,10 +164,7 @@ def _kind(
 ) -> tuple[LabelKind, tuple[float, ...] | None]:
     present = scores[~np.isnan(scores)]
     if labels is not None:
-        kind, levels = resolve_kind(labels, present)
-        if levels is not None and not np.isin(present, levels).all():
-            return "continuous", None  # scores off the labels' levels: compared as numbers
-        return kind, levels
+        return resolve_kind(labels, present)
     seen = np.unique(present)
     if seen.size == 2:
         return "binary", tuple(float(v) for v in seen)
@@ -160,6 +177,7 @@ def noise_share(
     candidate_noise: float,
     baseline_noise: float | None,
     *,
+    fresh_share: float = 1.0,
     n_paired: int,
     ci_low: float | None,
     ci_high: float | None,
@@ -169,13 +187,18 @@ def noise_share(
 
     ``candidate_noise`` and ``baseline_noise`` are the two runs' :attr:`JudgeStability.
     noise_variance`; a baseline that was not repeated (None) is taken to be as noisy as the
-    candidate (the same judge asked twice). ``ci_low``/``ci_high`` are the paired
-    difference's interval at ``confidence`` over ``n_paired`` pairs. None when the interval
-    says nothing (fewer than 2 pairs, no width) or the noise is unknown.
+    candidate (the same judge asked twice). Only a pair the candidate's judge answered afresh
+    carries noise in the difference: a score from the judge cache is the earlier run's own, so
+    the noise is scaled by ``fresh_share`` (:attr:`JudgeStability.fresh_share`).
+    ``ci_low``/``ci_high`` are the paired difference's interval at ``confidence`` over
+    ``n_paired`` pairs. None when the interval says nothing (fewer than 2 pairs, no width) or
+    the noise is unknown; at most 1 (more would say the noise is not independent across
+    pairs, or the interval too narrow, and is shown as all of it).
     """
     if ci_low is None or ci_high is None or n_paired < 2 or ci_high <= ci_low:
         return None
     noise = candidate_noise + (candidate_noise if baseline_noise is None else baseline_noise)
+    noise *= fresh_share
     if math.isnan(noise):
         return None
     from scipy.stats import norm  # type: ignore[import-untyped]
@@ -189,10 +212,14 @@ def stability_of(
     executions: Mapping[str, FloatArray],
     labels: Mapping[str, LabelSpec],
     *,
+    fresh: Mapping[str, float] | None = None,
     confidence: float = 0.95,
 ) -> dict[str, JudgeStability]:
-    """:func:`stability` of every repeated scorer (``executions`` by scorer id)."""
-    return {
-        scorer_id: stability(scorer_id, r, labels=labels.get(scorer_id), confidence=confidence)
-        for scorer_id, r in executions.items()
-    }
+    """:func:`stability` of every repeated scorer (``executions`` by scorer id), with the
+    share of its pairs judged afresh (``fresh``; all of them when not given)."""
+    found = {}
+    for scorer_id, r in executions.items():
+        s = stability(scorer_id, r, labels=labels.get(scorer_id), confidence=confidence)
+        share = (fresh or {}).get(scorer_id)
+        found[scorer_id] = s if share is None else dataclasses.replace(s, fresh_share=share)
+    return found

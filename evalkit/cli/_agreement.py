@@ -58,7 +58,8 @@ def noise_shares(
         found = stability.get(c.scorer_id)
         if found is not None:
             shares[c.scorer_id] = noise_share(
-                found.noise_variance, baseline_noise.get(c.scorer_id), n_paired=c.n_paired,
+                found.noise_variance, baseline_noise.get(c.scorer_id),
+                fresh_share=found.fresh_share, n_paired=c.n_paired,
                 ci_low=c.ci_low, ci_high=c.ci_high, confidence=c.confidence,
             )  # fmt: skip
     return shares
@@ -69,13 +70,13 @@ def stability_table(
 ) -> str:
     """One line per repeated scorer: its judge's agreement with itself, the share of the
     regression interval its noise explains, and a flag when it is unstable."""
-    columns = ["scorer", "executions", "pairs", "self alpha [CI]", "mean spread", "changed",
-               "noise share", "flag"]  # fmt: skip
+    columns = ["scorer", "executions", "pairs", "kind", "self alpha [CI]", "mean spread",
+               "changed", "noise share", "flag"]  # fmt: skip
     rows = []
     notes = []
     for scorer_id, s in stability.items():
         share = shares.get(scorer_id)
-        rows.append([scorer_id, s.repeats, s.pairs, _value(s.alpha), _number(s.mean_spread),
+        rows.append([scorer_id, s.repeats, s.pairs, s.kind, _value(s.alpha), _number(s.mean_spread),
                      _share(s.unstable_share), "" if share is None else _share(share),
                      "UNSTABLE" if s.flagged else ""])  # fmt: skip
         note = s.note()

@@ -32,5 +32,5 @@ def _measure_agreement(store: str, experiment_id: str) -> None:
     if labels:
         source = (config.get("dataset") or {}).get("source") or "labels"
         measure_stored(store, experiment_id, labels, source=source)
-    if (config.get("repeats") or 1) > 1:
-        measure_stability_stored(store, experiment_id, labels)
+    # Measured whenever the slices stored repeats (none: nothing is written).
+    measure_stability_stored(store, experiment_id, labels)

@@ -150,15 +150,16 @@ async def run_evals(
         min_agreement: Agreement gates per scorer id, ``{"rubric": {"kappa": 0.6}}``: the
             scorer fails the run when a metric's point estimate is below its bound, is
             undefined, or has no labelled pair to be measured on.
-        repeats: Executions of each pair of a scorer that asks an LLM judge, 1 to 20: with
-            K > 1 the pair is judged K times at once, the K - 1 repeats with the judge cache
-            off (the temperature as configured). Execution 0 is the pair's score; all K are in
-            the store's ``score_repeats`` table (spread per pair in the ``pair_spread``
-            view), and the judge's self-agreement (Krippendorff's alpha across the
-            executions, the mean spread, the share of pairs whose executions differ) is in
-            ``ExperimentResult.stability`` and the ``judge_stability`` view. A judge whose
-            alpha is below 0.667 is flagged: its regressions are not to be believed. See
-            docs/pages/how-to/judge-agreement.md.
+        repeats: Executions of each pair of a scorer with prompt steps (an LLM judge), 1 to
+            20: with K > 1 the pair is judged K times at once, the K - 1 repeats with the
+            judge cache off (the temperature as configured); other scorers run once. A resume
+            of a repeated run gives the same ``repeats``. Execution 0 is the pair's score;
+            all K are in the store's ``score_repeats`` table (spread per pair in the
+            ``pair_spread`` view), and the judge's self-agreement (Krippendorff's alpha
+            across the executions, the mean spread, the share of pairs whose executions
+            differ) is in ``ExperimentResult.stability`` and the ``judge_stability`` view.
+            A judge whose alpha is below 0.667 is flagged: its regressions are not to be
+            believed. See docs/pages/how-to/judge-agreement.md.
 
     Returns:
         The :class:`ExperimentResult`.

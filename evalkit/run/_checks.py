@@ -116,6 +116,15 @@ def check_run_options(
         )
 
 
+def check_repeats_kept(repeats: int, store: object, kept: bool) -> None:
+    """Repeated executions are measured from the store or the kept results: one of them."""
+    if repeats > 1 and store is None and not kept:
+        raise ConfigError(
+            "repeats needs somewhere to keep the executions it measures: a store, or "
+            "keep_results=True (an in-process run)"
+        )
+
+
 def check_lock_timeout(lock_timeout: Any) -> None:
     """A finite number of seconds, zero or more."""
     if (

@@ -74,7 +74,8 @@ async def build_result(
                 measure_stability_stored, writer.path, spec.experiment_id, spec.labels
             )
         else:
-            stability = measure_stability(_executions(driven.items), spec.labels)
+            executions, fresh = _executions(driven.items)
+            stability = measure_stability(executions, spec.labels, fresh)
     return ExperimentResult(
         experiment_id=spec.experiment_id,
         name=spec.name,
@@ -98,15 +99,22 @@ async def build_result(
     )
 
 
-def _executions(items: tuple[ItemResult, ...]) -> dict[str, list[list[float | None]]]:
-    """Per repeated scorer, each pair's executions' scores (None where one failed)."""
+def _executions(
+    items: tuple[ItemResult, ...],
+) -> tuple[dict[str, list[list[float | None]]], dict[str, float]]:
+    """Per repeated scorer, each pair's executions' scores (None where one failed), and the
+    share of its pairs whose execution 0 asked the judge rather than the cache."""
     found: dict[str, list[list[float | None]]] = {}
+    fresh: dict[str, list[bool]] = {}
     for item in items:
         for o in item.outcomes:
             if o.repeats:
                 first = o.score if o.status == "success" else None
                 found.setdefault(o.scorer_id, []).append([first, *(r.score for r in o.repeats)])
-    return found
+                calls = [e for r in (o.result.judge if o.result else {}).values()
+                         for e in r.executions]  # fmt: skip
+                fresh.setdefault(o.scorer_id, []).append(any(not e.cached for e in calls))
+    return found, {sid: sum(f) / len(f) for sid, f in fresh.items()}
 
 
 def _labeled(items: tuple[ItemResult, ...], spec: LabelSpec) -> LabeledScores:

@@ -47,7 +47,7 @@ from evalkit.store import (
 )
 
 #: Config keys whose change makes earlier scores incomparable with new ones.
-_COMPARED = ("dataset", "target", "limit")
+_COMPARED = ("dataset", "target", "limit", "repeats")
 
 
 @dataclass(frozen=True, slots=True)

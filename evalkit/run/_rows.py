@@ -197,7 +197,11 @@ class RowBuffer:
             self.failed += 1
 
     def _add_judge(
-        self, result: ItemResult, outcome: ScorerOutcome, run: ScorerRunResult, repeat: int = 0
+        self,
+        result: ItemResult,
+        outcome: ScorerOutcome,
+        run: ScorerRunResult,
+        repeat: Repeat | None = None,
     ) -> None:
         judge = run.judge
         for step in STEP_ORDER:
@@ -225,7 +229,7 @@ class RowBuffer:
                 )
             )  # fmt: skip
             if r.index and r.result is not None and r.result.judge:
-                self._add_judge(result, o, r.result, r.index)
+                self._add_judge(result, o, r.result, r)
         self.rows += 1 + len(o.repeats)
 
     def _execution_row(
@@ -235,7 +239,7 @@ class RowBuffer:
         step: str,
         index: int,
         ex: JudgeExecution,
-        repeat: int,
+        repeat: Repeat | None,
     ) -> tuple[Any, ...]:
         usage, cost, error = ex.usage, ex.cost, ex.error
         tokens = (
@@ -246,7 +250,8 @@ class RowBuffer:
         has_output = ex.status == "success" or ex.output is not None
         return (
             self.experiment_id, result.run_id, outcome.item_id, outcome.scorer_id,
-            outcome.status, step, index, ex.status, ex.judge_model_id, ex.judge_provider,
+            outcome.status if repeat is None else repeat.status, step, index, ex.status,
+            ex.judge_model_id, ex.judge_provider,
             ex.attempt_count, ex.model_call_count, ex.duration_ms, *tokens,
             cost.amount if cost is not None else None, cost.unit if cost is not None else None,
             cost.source if cost is not None else None,
@@ -254,5 +259,5 @@ class RowBuffer:
             error.message if error is not None else None,
             error.code if error is not None else None, ex.finish_reason, ex.raw_output,
             ex.prompt, json_text(ex.output) if has_output else None, ex.cached,
-            result.completed_at_us, repeat,
+            result.completed_at_us, 0 if repeat is None else repeat.index,
         )  # fmt: skip

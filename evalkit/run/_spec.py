@@ -26,6 +26,7 @@ from evalkit.dataset import Dataset, load_dataset
 from evalkit.errors import ConfigError
 from evalkit.run._checks import (
     check_lock_timeout,
+    check_repeats_kept,
     check_resume_options,
     check_run_options,
     check_scorers,
@@ -290,6 +291,7 @@ def _check_options(options: RunOptions) -> None:
         refuse_for_sharded(options.regenerate, options.on_item_complete)
     check_run_options(options.concurrency, options.limit, options.flush_interval, options.repeats)
     check_lock_timeout(options.lock_timeout)
+    check_repeats_kept(options.repeats, options.store, options.keep_results and not options.sharded)
 
 
 def _recorded_options(

@@ -154,3 +154,20 @@ def read_repeats(
     for scorer_id, scores in rows:
         found.setdefault(scorer_id, []).append(list(scores))
     return found
+
+
+def read_fresh_shares(store: str | os.PathLike[str], experiment_id: str) -> dict[str, float]:
+    """Per repeated scorer, the share of its repeated pairs whose execution 0 asked the judge
+    (some call of it not answered by the judge cache)."""
+    with connection(store, read_only=True) as con:
+        rows = con.execute(
+            "SELECT r.scorer_id, avg(CASE WHEN j.fresh THEN 1.0 ELSE 0.0 END)"
+            " FROM (SELECT DISTINCT scorer_id, item_id FROM score_repeats"
+            "       WHERE experiment_id = $1) r"
+            " LEFT JOIN (SELECT scorer_id, item_id, bool_or(NOT coalesce(cached, false)) AS fresh"
+            "       FROM judge_executions WHERE experiment_id = $1 AND repeat_index = 0"
+            "       GROUP BY ALL) j ON j.scorer_id = r.scorer_id AND j.item_id = r.item_id"
+            " GROUP BY r.scorer_id",
+            [experiment_id],
+        ).fetchall()
+    return {scorer_id: float(share) for scorer_id, share in rows}

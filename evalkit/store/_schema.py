@@ -352,7 +352,8 @@ SELECT x.id AS experiment_id, x.name AS experiment_name, x.started_at, a.scorer_
     max(a.ci_high) FILTER (WHERE a.metric = 'alpha') AS self_alpha_high,
     max(a.value) FILTER (WHERE a.metric = 'mean_spread') AS mean_spread,
     max(a.value) FILTER (WHERE a.metric = 'unstable_share') AS unstable_share,
-    max(a.value) FILTER (WHERE a.metric = 'noise_variance') AS noise_variance
+    max(a.value) FILTER (WHERE a.metric = 'noise_variance') AS noise_variance,
+    max(a.value) FILTER (WHERE a.metric = 'fresh_share') AS fresh_share
 FROM scorer_agreement a JOIN experiments x ON x.id = a.experiment_id
 WHERE a.compared_with = 'repeats' GROUP BY ALL;
 """

@@ -75,3 +75,9 @@ def test_label_columns_are_kept_as_metadata_beside_the_listed_ones() -> None:
     assert with_label_columns({"input": "q"}, {}) == {"input": "q"}
     with pytest.raises(ConfigError, match="maps 'metadata' to the column 'meta'"):
         with_label_columns({"metadata": "meta"}, specs)
+
+
+@pytest.mark.parametrize("column", ["consensus", "raters", "repeats"])
+def test_a_label_column_cannot_take_a_reserved_name(column: str) -> None:
+    with pytest.raises(ConfigError, match=f"cannot be named '{column}'"):
+        parse_labels({"s": column}, ["s"])

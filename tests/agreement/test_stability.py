@@ -91,3 +91,52 @@ def test_noise_share_is_the_noise_variance_over_the_intervals() -> None:
     assert noise_share(0.01, None, n_paired=1, ci_low=-0.1, ci_high=0.1, confidence=0.95) is None
     assert noise_share(0.01, None, n_paired=9, ci_low=0.0, ci_high=0.0, confidence=0.95) is None
     assert noise_share(math.nan, None, n_paired=9, ci_low=0, ci_high=1, confidence=0.95) is None
+
+
+def test_scores_off_the_labels_levels_are_snapped_as_agreement_snaps_them() -> None:
+    spec = parse_labels({"s": {"columns": "h", "levels": ["a", "b", "c", "d"]}}, None)["s"]
+    third = 1 - 2 / 3  # 0.33333333333333337, not exactly the level 1/3
+    r = np.array([[0.0, third, 1.0, 1.0], [0.0, 1 / 3, 1.0, 2 / 3]])
+    found = stability("s", r, labels=spec)
+    assert found.kind == "ordinal"
+    levels = [0.0, 1 / 3, 2 / 3, 1.0]
+    snapped = np.array([[0.0, 1 / 3, 1.0, 1.0], [0.0, 1 / 3, 1.0, 2 / 3]])
+    expected = krippendorff.alpha(snapped, level_of_measurement="ordinal", value_domain=levels)
+    assert found.alpha.value == pytest.approx(expected)
+
+
+def test_failed_executions_are_counted_and_said() -> None:
+    r = np.array([[0.0, 1.0, 0.5], [math.nan, math.nan, math.nan]])
+    found = stability("s", r)
+    assert (found.pairs, found.failed) == (0, 3)
+    assert found.note() == "not measured: no pair has two scored executions; 3 executions failed"
+    some = stability("s", np.array([[0.0, 1.0, 0.5], [0.0, math.nan, 0.5]]))
+    assert some.failed == 1
+    assert some.note() == "1 executions failed (left out)"
+    assert not some.flagged
+
+
+@pytest.mark.parametrize(("change", "expected"), [(0.0, 1.0), (0.2, 2 / 3), (0.4, 1 / 3)])
+def test_noise_share_recovers_the_simulated_share_of_judge_noise(
+    change: float, expected: float
+) -> None:
+    # Items with their own true score; each run asks a judge with noise sd 0.2 (variance 0.04,
+    # executions measured by 3 repeats); the candidate also changes each item by noise of sd
+    # `change`. The paired difference's variance is 2 * 0.04 + change**2, judge noise 0.08 of it.
+    from evalkit.compare import paired_bootstrap_ci
+
+    rng = np.random.default_rng(7)
+    n = 4000
+    truth = rng.random(n)
+    moved = truth + rng.normal(0, change, n) if change else truth
+    repeats = np.vstack([moved + rng.normal(0, 0.2, n) for _ in range(3)])
+    found = stability("s", repeats)
+    baseline = truth + rng.normal(0, 0.2, n)
+    low, high = paired_bootstrap_ci(repeats[0] - baseline, confidence=0.95, seed=1)
+    share = noise_share(found.noise_variance, None, n_paired=n, ci_low=low, ci_high=high,
+                        confidence=0.95)  # fmt: skip
+    assert found.noise_variance == pytest.approx(0.04, rel=0.05)
+    assert share == pytest.approx(expected, abs=0.08)
+    cached = noise_share(found.noise_variance, None, fresh_share=0.0, n_paired=n, ci_low=low,
+                         ci_high=high, confidence=0.95)  # fmt: skip
+    assert cached == 0.0

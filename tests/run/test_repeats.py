@@ -15,7 +15,7 @@ import pytest
 
 from evalkit import ConfigError, Judge, PromptStep, create_scorer, run_evals
 from evalkit.agreement import STABLE_ALPHA
-from evalkit.testing import FakeOpenAIServer, Rule
+from evalkit.testing import FakeOpenAIServer, Fault, Rule
 
 DATA = [{"id": f"i{n}", "input": f"question {n}", "output": f"answer {n}"} for n in range(30)]
 
@@ -117,6 +117,13 @@ async def test_a_steady_judge_is_not_flagged_and_repeats_skip_the_cache(
     # Execution 0 comes from the cache of the first run; the repeats ask the judge again.
     assert server.stats.requests == 60
     assert not result.stability["graded"].flagged
+    # No pair was judged afresh: a difference from the first run carries no judge noise.
+    assert result.stability["graded"].fresh_share == 0.0
+    with duckdb.connect(str(store), read_only=True) as con:
+        assert con.execute("SELECT fresh_share FROM judge_stability").fetchall() == [(0.0,)]
+    kept = await run_evals(DATA, [judged(judge)], store=None, progress=False, repeats=2,
+                           cache=False)  # fmt: skip
+    assert kept.stability["graded"].fresh_share == 1.0
 
 
 async def test_without_repeats_nothing_is_repeated(
@@ -133,3 +140,32 @@ async def test_without_repeats_nothing_is_repeated(
 async def test_repeats_out_of_range_is_a_config_error(repeats: Any) -> None:
     with pytest.raises(ConfigError, match="repeats must be an integer from 1 to 20"):
         await run_evals(DATA, [exact()], store=None, progress=False, repeats=repeats)
+
+
+async def test_a_resumed_repeated_run_repeats_its_rerun_pairs_and_is_measured_again(
+    server: FakeOpenAIServer, judge: Judge, tmp_path: Path
+) -> None:
+    server.add_rule(Rule("'answer 0'", fault=Fault.http(400, "bad request"), times=3))
+    noisy_replies(server, noisy_every=5)
+    store = tmp_path / "evalkit.duckdb"
+    first = await run_evals(DATA, [judged(judge)], store=store, progress=False, repeats=3)
+    assert first.stability["graded"].pairs == 29  # i0 failed all three times
+    with pytest.raises(ConfigError, match="repeats: 3 -> None"):
+        await run_evals(DATA, [judged(judge)], store=store, progress=False,
+                        resume=first.experiment_id, retry_errors=True)  # fmt: skip
+    again = await run_evals(DATA, [judged(judge)], store=store, progress=False, repeats=3,
+                            resume=first.experiment_id, retry_errors=True)  # fmt: skip
+    assert again.stability["graded"].pairs == 30
+    with duckdb.connect(str(store), read_only=True) as con:
+        rows = con.execute(
+            "SELECT count(*), count(score) FROM score_repeats WHERE item_id = 'i0'"
+        ).fetchone()
+        stored = con.execute("SELECT pairs FROM judge_stability").fetchall()
+    assert rows == (3, 3)  # the failed executions replaced by the new pass's
+    assert stored == [(30,)]
+
+
+async def test_repeats_with_nowhere_to_keep_the_executions_is_refused() -> None:
+    with pytest.raises(ConfigError, match="repeats needs somewhere to keep the executions"):
+        await run_evals(DATA, [exact()], store=None, keep_results=False, progress=False,
+                        repeats=2)  # fmt: skip
