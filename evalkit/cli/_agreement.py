@@ -66,10 +66,14 @@ def noise_shares(
 
 
 def stability_table(
-    stability: Mapping[str, JudgeStability], shares: Mapping[str, float | None]
+    stability: Mapping[str, JudgeStability],
+    shares: Mapping[str, float | None],
+    regressed: Iterable[str] = (),
 ) -> str:
     """One line per repeated scorer: its judge's agreement with itself, the share of the
-    regression interval its noise explains, and a flag when it is unstable."""
+    regression interval its noise explains, and a flag when it is unstable (said again of a
+    ``regressed`` scorer: its regression is not to be believed yet)."""
+    doubtful = set(regressed)
     columns = ["scorer", "executions", "pairs", "kind", "self alpha [CI]", "mean spread",
                "changed", "noise share", "flag"]  # fmt: skip
     rows = []
@@ -82,6 +86,9 @@ def stability_table(
         note = s.note()
         if note:
             notes.append(f"{one_line(scorer_id)}: {note}")
+        if s.flagged and scorer_id in doubtful:
+            notes.append(f"{one_line(scorer_id)}: its regression above comes from an unstable "
+                         "judge: repeat or re-judge before believing it")  # fmt: skip
     text = "judge stability across repeated executions:\n" + text_table(columns, rows)
     return "\n".join([text, *notes])
 

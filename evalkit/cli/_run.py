@@ -108,7 +108,13 @@ def cmd_run(args: argparse.Namespace) -> int:
         if result.agreement:
             print(agreement_table(result.agreement, result.min_agreement))
         if result.stability:
-            print(stability_table(result.stability, shares))
+            print(
+                stability_table(
+                    result.stability,
+                    shares,
+                    (c.scorer_id for c in compared.values() if c.regressed),
+                )
+            )
         if report.slices and (args.slices or any(r.flagged for r in report.slices)):
             print(slices_table(report.slices))
         elif report.slices:
