@@ -8,9 +8,10 @@ from pathlib import Path
 from string import Template
 from typing import Any
 
+import duckdb
 import pytest
 
-from evalkit import ConfigError, Judge, JudgeError, ScorerRunError, get_scorer
+from evalkit import ConfigError, Judge, JudgeError, ScorerRunError, get_scorer, run_evals
 from evalkit.judge import JudgeCache, use_judge_cache
 from evalkit.scorer import Scorer, ScorerRun
 from evalkit.scorers import (
@@ -240,3 +241,30 @@ def test_a_list_drawn_from_an_empty_text_is_not_an_empty_extraction() -> None:
     (missing,) = extraction.found_nothing(run, {"output_units": [], "ground_truth_units": []})
     assert missing.field == "ground_truth_units"
     assert extraction.found_nothing(run, "not a mapping") == ()
+
+
+async def test_a_run_stores_the_failure_and_both_calls(
+    llm_server: FakeOpenAIServer, llm_judge: Judge, tmp_path: Path
+) -> None:
+    script(llm_server, {_relevancy.EXTRACT: {"statements": []}})
+    store = tmp_path / "evalkit.duckdb"
+    rows = [{"input": "q", "output": "Paris. It is big."}, {"input": "q", "output": ""}]
+    scorer = answer_relevancy(judge=llm_judge, explain=False)
+    await run_evals(rows, [scorer], store=store, progress=False)
+
+    with duckdb.connect(str(store), read_only=True) as db:
+        errors = db.execute(
+            "SELECT failed_step, error_name, error_message, error->>'cause' FROM scorer_errors"
+        ).fetchall()
+        calls = db.execute(
+            "SELECT step, execution_index, status FROM judge_executions ORDER BY execution_index"
+        ).fetchall()
+        scores = db.execute("SELECT score FROM scores").fetchall()
+    ((step, name, message, cause),) = errors
+    assert (step, name, cause) == ("preprocess", "ScorerRunError", "JudgeError")
+    assert "found nothing to judge in a non-empty output" in message
+    assert [tuple(call) for call in calls] == [
+        ("preprocess", 0, "success"),
+        ("preprocess", 1, "success"),
+    ]
+    assert scores == [(0.0,)]  # the empty output: nothing to judge, no call
