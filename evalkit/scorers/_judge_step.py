@@ -111,6 +111,9 @@ class JudgeStep:
             isinstance(output_schema, type) and issubclass(output_schema, OnePerItem)
         ):
             raise ConfigError(f"JudgeStep {description!r}: items needs a OnePerItem output_schema")
+        if extraction is not None and is_async_callable(create_prompt):
+            # The second request appends a note to the prompt text, built synchronously.
+            raise ConfigError(f"JudgeStep {description!r}: extraction needs a sync create_prompt")
         self._skip = skip
         self._items = items
         self._extraction = extraction

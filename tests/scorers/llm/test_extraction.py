@@ -30,6 +30,7 @@ from evalkit.scorers import (
     toxicity,
 )
 from evalkit.scorers._extraction import Extraction, Listed
+from evalkit.scorers._judged import JudgeStep, Statements
 from evalkit.testing import FakeOpenAIServer, Fault, Rule
 from tests.scorers.llm._helpers import opening, script, user_prompts, verdicts
 
@@ -227,6 +228,20 @@ def test_a_bad_empty_extraction_is_refused() -> None:
         get_scorer("faithfulness", empty_extraction="never")
     with pytest.raises(ConfigError, match="must be 'fail' or 'score', got 'never'"):
         Extraction((Listed("claims", lambda run: "x"),), "never")  # type: ignore[arg-type]
+
+
+def test_an_extraction_needs_a_sync_prompt() -> None:
+    async def prompt() -> str:
+        return "x"
+
+    with pytest.raises(ConfigError, match="extraction needs a sync create_prompt"):
+        JudgeStep(
+            "Extract",
+            prompt,
+            instructions="i",
+            output_schema=Statements,
+            extraction=Extraction((Listed("statements", lambda run: "x"),)),
+        )
 
 
 def test_a_list_drawn_from_an_empty_text_is_not_an_empty_extraction() -> None:
