@@ -12,6 +12,7 @@ from collections.abc import Callable
 
 import duckdb
 
+from evalkit.store._lake import in_lake
 from evalkit.store._prices import PRICES_AS_OF, SEED_PRICES
 
 _TABLES_V1 = """
@@ -252,8 +253,17 @@ FROM priced;
 """
 
 
+def _ddl(con: duckdb.DuckDBPyConnection, sql: str) -> None:
+    # DuckLake keeps NOT NULL as its only constraint: the one PRIMARY KEY of a table (ids are
+    # fresh UUIDs, prices seeded once) is left out there, as is the NOT NULL of an added column,
+    # which DuckLake cannot add with the column (it is set afterwards).
+    if in_lake(con):
+        sql = sql.replace(" PRIMARY KEY", "")
+    con.execute(sql)
+
+
 def _migrate_to_1(con: duckdb.DuckDBPyConnection) -> None:
-    con.execute(_TABLES_V1)
+    _ddl(con, _TABLES_V1)
     con.executemany(
         "INSERT INTO model_prices (model, provider, input_per_mtok, cached_input_per_mtok,"
         " output_per_mtok, as_of) VALUES (?, ?, ?, ?, ?, ?)",
@@ -273,11 +283,19 @@ def _migrate_to_2(con: duckdb.DuckDBPyConnection) -> None:
 def _migrate_to_3(con: duckdb.DuckDBPyConnection) -> None:
     # A run of part of its dataset (--limit, one --shard slice) is never a baseline. Older rows
     # tell it from their config: a limit, or a shard slice that was not merged.
-    con.execute("ALTER TABLE experiments ADD COLUMN partial BOOLEAN NOT NULL DEFAULT false")
+    # DuckDB 1.5 adds no column with a constraint: NOT NULL is set after the update. DuckLake
+    # (DuckDB 1.5.5) takes neither a boolean default nor NOT NULL on a column added in the
+    # same transaction: there it is a plain BOOLEAN, which every writer fills (a lake is new at
+    # version 6, so it never has older rows to update).
+    lake = in_lake(con)
+    default = "" if lake else " DEFAULT false"
+    con.execute(f"ALTER TABLE experiments ADD COLUMN partial BOOLEAN{default}")
     con.execute(
         "UPDATE experiments SET partial = coalesce(config->>'$.limit' IS NOT NULL"
         " OR json_type(config, '$.shard') = 'OBJECT', false)"
     )
+    if not lake:
+        con.execute("ALTER TABLE experiments ALTER partial SET NOT NULL")
 
 
 _SHARDS_DONE = """
