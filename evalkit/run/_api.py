@@ -12,6 +12,7 @@ from typing import Any
 
 import anyio
 
+from evalkit.agreement import measure_merged
 from evalkit.errors import ConfigError
 from evalkit.run._checks import check_store_data_path
 from evalkit.run._executors import ExecutorName
@@ -28,6 +29,7 @@ from evalkit.store import (
     DEFAULT_STORE,
     ShardWriter,
     StoreWriter,
+    merge_finished_slices,
     prepare_store,
 )
 
@@ -213,7 +215,13 @@ async def run_evals(
         )
         driven = await drive_sharded(spec, spec.sharding, shard_writer)
         writer = shard_writer
-    return await build_result(spec, driven, writer)
+    result = await build_result(spec, driven, writer)
+    if spec.sharding is not None and spec.sharding.slice is not None and spec.store is not None:
+        # The slices of a matrix writing one DuckLake store: the last to finish merges them.
+        merged = merge_finished_slices(spec.store, result.experiment_id)
+        if merged is not None:
+            measure_merged(spec.store, merged)
+    return result
 
 
 def run_evals_sync(

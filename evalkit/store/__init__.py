@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     from evalkit.store._export import EXPORT_FORMATS, ExportFormat, export_experiment
     from evalkit.store._extensions import ducklake_missing
     from evalkit.store._lake import prepare_store
+    from evalkit.store._lake_merge import merge_finished_slices
     from evalkit.store._liveness import effective_status, process_alive, this_host
     from evalkit.store._location import (
         StoreLocation,
@@ -111,6 +112,7 @@ __getattr__, __dir__ = _exports(
         ),
         "evalkit.store._extensions": ("ducklake_missing",),
         "evalkit.store._lake": ("prepare_store",),
+        "evalkit.store._lake_merge": ("merge_finished_slices",),
         "evalkit.store._location": (
             "StoreLocation",
             "is_lake",
@@ -207,6 +209,7 @@ __all__ = [
     "is_lake",
     "latest_resumable",
     "list_experiments",
+    "merge_finished_slices",
     "merge_stores",
     "migrate",
     "open_connection",
