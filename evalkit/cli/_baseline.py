@@ -15,7 +15,7 @@ from typing import Any
 
 from evalkit.cli._refs import FINISHED, find_experiment
 from evalkit.errors import BaselineError, StoreError
-from evalkit.store import connection, list_experiments, store_location
+from evalkit.store import connection, list_experiments, store_exists
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,7 +42,7 @@ def candidates(store: str, ref: str, *, name: str) -> list[dict[str, Any]]:
     Raises:
         BaselineError: ``ref`` names a run (or a run name) with no run that can serve.
     """
-    if not store_location(store).exists():
+    if not store_exists(store):
         if ref == "latest":
             return []
         raise BaselineError(ref, f"{store} holds no runs yet")

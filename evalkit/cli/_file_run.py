@@ -33,7 +33,13 @@ from evalkit.errors import BaselineError, ConfigError, StoreError
 from evalkit.experiment_file import RegressionSection, load_experiment_file
 from evalkit.report import ReportData, build_report
 from evalkit.run import ExperimentResult, run_evals_sync
-from evalkit.store import latest_resumable, read_experiment, read_item_scores, store_location
+from evalkit.store import (
+    latest_resumable,
+    read_experiment,
+    read_item_scores,
+    store_exists,
+    store_location,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,7 +128,7 @@ def _resume_id(
         if retry_errors or others:
             raise ConfigError("--retry-errors, --regenerate and --force only apply with --resume")
         return None
-    if not store_location(store).exists():
+    if not store_exists(store):
         raise StoreError(f"{store}: no score store yet, so no run to resume")
     if resume:
         found: str = read_experiment(store, resume)["id"]

@@ -37,8 +37,8 @@ if TYPE_CHECKING:
     )
     from evalkit.store._copy import COPIED_TABLES, CopySummary, copy_experiments
     from evalkit.store._export import EXPORT_FORMATS, ExportFormat, export_experiment
-    from evalkit.store._extensions import ducklake_missing
-    from evalkit.store._lake import prepare_store
+    from evalkit.store._extensions import ducklake_missing, has_extension
+    from evalkit.store._lake import prepare_store, store_exists
     from evalkit.store._lake_merge import merge_finished_slices
     from evalkit.store._liveness import effective_status, process_alive, this_host
     from evalkit.store._location import (
@@ -109,9 +109,16 @@ __getattr__, __dir__ = _exports(
             "EXPORT_FORMATS",
             "ExportFormat",
             "export_experiment",
+            "has_extension",
         ),
-        "evalkit.store._extensions": ("ducklake_missing",),
-        "evalkit.store._lake": ("prepare_store",),
+        "evalkit.store._extensions": (
+            "ducklake_missing",
+            "has_extension",
+        ),
+        "evalkit.store._lake": (
+            "prepare_store",
+            "store_exists",
+        ),
         "evalkit.store._lake_merge": ("merge_finished_slices",),
         "evalkit.store._location": (
             "StoreLocation",
@@ -205,6 +212,7 @@ __all__ = [
     "effective_status",
     "execute_interruptibly",
     "export_experiment",
+    "has_extension",
     "interrupted_query",
     "is_lake",
     "latest_resumable",
@@ -232,6 +240,7 @@ __all__ = [
     "redact",
     "resolve_data_path",
     "schema_version",
+    "store_exists",
     "store_location",
     "this_host",
     "write_agreement",

@@ -155,8 +155,27 @@ def _attach(
     return con
 
 
+def store_exists(store: str | os.PathLike[str] | StoreLocation) -> bool:
+    """Whether the store is there: its file, or its lake's local catalog file; a lake with a
+    PostgreSQL catalog is asked (opened read-only)."""
+    location = store_location(store)
+    if location.file is not None:
+        return location.file.exists()
+    try:
+        _attach(location, True, DEFAULT_ATTACH_TIMEOUT, None, None).close()
+    except MissingLakeError:
+        return False
+    return True
+
+
+class MissingLakeError(StoreError):
+    """The catalog holds no DuckLake (and the connection was not to create one)."""
+
+
 def _cannot_attach(location: StoreLocation, data_path: str | None, exc: duckdb.Error) -> StoreError:
     text = str(exc)
+    if "creating a new DuckLake is explicitly disabled" in text:
+        return MissingLakeError(f"{location}: no such score store")
     if "data_path is not set" in text:
         return StoreError(
             f"{location}: a new DuckLake store with a {location.catalog} catalog needs a data"
