@@ -7,7 +7,8 @@ a store connection LOADs those files by path with DuckDB's automatic install and
 off, so opening a store never goes to the network. DuckDB finds an extension's entry point by
 its file name, and two packages name their file after the short name (``sqlite``,
 ``postgres``) rather than the extension's (``sqlite_scanner``, ``postgres_scanner``): those
-are loaded through a link of the right name in evalkit's cache folder.
+are loaded through a link of the right name in evalkit's cache folder
+(docs/pages/design/store-location.md).
 """
 
 from __future__ import annotations
