@@ -4,11 +4,13 @@
 from __future__ import annotations
 
 import json
+import urllib.request
 from pathlib import Path
 
 import pytest
 
 from evalkit.store import ducklake_missing
+from tests.view.conftest import start_viewer, stop
 
 from .conftest import Cli, write_dataset, write_experiment
 
@@ -65,6 +67,21 @@ def test_runs_and_readers_work_on_a_lake_as_on_a_file(cli: Cli, tmp_path: Path) 
     refused = cli("sql", "CREATE TABLE x (a INT)", *store)
     assert refused.code != 0
     assert "read-only" in refused.stderr
+    outside = cli("sql", "SELECT * FROM read_csv('/etc/passwd')", *store)
+    assert outside.code != 0
+    assert "root:" not in outside.stdout
+    exported = cli("export", ids[0], *store, "--format", "csv", "--output", "run.csv")
+    assert exported.code == 0, exported.stderr
+    assert len((tmp_path / "run.csv").read_text(encoding="utf-8").splitlines()) == 121
+
+    absolute = f"ducklake:sqlite:{tmp_path / 'team' / 'catalog.sqlite'}"
+    proc, url = start_viewer(absolute)  # type: ignore[arg-type]
+    try:
+        with urllib.request.urlopen(f"{url}api/", timeout=30) as answer:
+            listing = answer.read().decode("utf-8")
+    finally:
+        stop(proc)
+    assert all(run_id in listing for run_id in ids)
 
 
 def test_store_copy_between_a_file_and_a_lake(cli: Cli, tmp_path: Path) -> None:
