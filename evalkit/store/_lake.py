@@ -135,6 +135,10 @@ def _attach(
         options = []
         if data_path is not None:
             options.append(f"DATA_PATH {sql_literal(data_path)}")
+        if location.catalog == "sqlite":
+            # Readers beside a writer (WAL), and a busy catalog waited for by SQLite itself
+            # before a commit is given up and retried whole.
+            options.append("META_JOURNAL_MODE 'WAL', META_BUSY_TIMEOUT 5000")
         if read_only:
             options.append("READ_ONLY")
         clause = f" ({', '.join(options)})" if options else ""

@@ -24,7 +24,7 @@ from typing import Any
 
 from evalkit.errors import StoreError
 from evalkit.store._connect import connection, quote_ident
-from evalkit.store._location import sql_literal
+from evalkit.store._location import is_lake, sql_literal
 from evalkit.store._migrate import migrate
 
 #: Tables whose rows are copied, each keyed by ``experiment_id``.
@@ -66,6 +66,12 @@ def merge_stores(
     groups: dict[tuple[str, int], dict[int, dict[str, Any]]] = {}
     for source in sources:
         path = str(source)
+        if is_lake(path):
+            raise StoreError(
+                f"{path}: evalkit merge reads store files; the slices written to a DuckLake"
+                " store are merged there when the last one finishes (evalkit store copy takes"
+                " runs between a lake and a file)"
+            )
         if not os.path.exists(path):
             raise StoreError(f"{path}: no such store")
         for piece in _slices(path):
