@@ -59,6 +59,24 @@ def in_lake(con: duckdb.DuckDBPyConnection) -> bool:
     return bool(rows) and rows[0][0] == "ducklake"
 
 
+def lake_ddl(con: duckdb.DuckDBPyConnection, sql: str) -> None:
+    """Run the schema's DDL ``sql``, as DuckLake takes it in a lake: DuckLake keeps NOT NULL
+    as its only constraint, so a PRIMARY KEY is left out there (ids are fresh UUIDs, prices
+    seeded once)."""
+    if in_lake(con):
+        sql = sql.replace(" PRIMARY KEY", "")
+    con.execute(sql)
+
+
+def partition_by_experiment(con: duckdb.DuckDBPyConnection, *tables: str) -> None:
+    """In a lake, partition ``tables`` by ``experiment_id``: each run's rows go to files of
+    their own (``experiment_id=…/``), so compaction never mixes two runs and retention drops
+    whole files (docs/pages/ducklake-at-scale.md). Nothing in a store file."""
+    if in_lake(con):
+        for table in tables:
+            con.execute(f"ALTER TABLE {table} SET PARTITIONED BY (experiment_id)")
+
+
 def _extensions(location: StoreLocation, data_path: str | None) -> tuple[str, ...]:
     names = ["ducklake"]
     if location.catalog == "sqlite":

@@ -12,7 +12,7 @@ from collections.abc import Callable
 
 import duckdb
 
-from evalkit.store._lake import in_lake
+from evalkit.store._lake import in_lake, lake_ddl, partition_by_experiment
 from evalkit.store._prices import PRICES_AS_OF, SEED_PRICES
 
 _TABLES_V1 = """
@@ -253,17 +253,9 @@ FROM priced;
 """
 
 
-def _ddl(con: duckdb.DuckDBPyConnection, sql: str) -> None:
-    # DuckLake keeps NOT NULL as its only constraint: the one PRIMARY KEY of a table (ids are
-    # fresh UUIDs, prices seeded once) is left out there, as is the NOT NULL of an added column,
-    # which DuckLake cannot add with the column (it is set afterwards).
-    if in_lake(con):
-        sql = sql.replace(" PRIMARY KEY", "")
-    con.execute(sql)
-
-
 def _migrate_to_1(con: duckdb.DuckDBPyConnection) -> None:
-    _ddl(con, _TABLES_V1)
+    lake_ddl(con, _TABLES_V1)
+    partition_by_experiment(con, "experiment_items", "scores", "scorer_errors", "judge_executions")
     con.executemany(
         "INSERT INTO model_prices (model, provider, input_per_mtok, cached_input_per_mtok,"
         " output_per_mtok, as_of) VALUES (?, ?, ?, ?, ?, ?)",
@@ -383,6 +375,7 @@ def _migrate_to_6(con: duckdb.DuckDBPyConnection) -> None:
     # (judge_executions.repeat_index), and the judge's self-agreement in scorer_agreement
     # (compared_with = 'repeats'), shown by the judge_stability view.
     con.execute(_REPEATS)
+    partition_by_experiment(con, "score_repeats")
 
 
 #: Migrations in order: ``MIGRATIONS[i]`` brings a store from version i to i + 1.

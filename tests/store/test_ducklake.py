@@ -74,8 +74,10 @@ async def test_a_run_writes_the_same_rows_to_a_lake_as_to_a_file(lake: str, tmp_
     assert read_experiment(lake, ran[lake][:6])["status"] == "completed"
     assert list_experiments(lake).num_rows == 1
     assert read_item_scores(lake, ran[lake]).num_rows == 60
-    # The Parquet files are beside the catalog by default (DuckLake's <catalog>.files).
-    assert list((tmp_path / "catalog.sqlite.files").rglob("*.parquet"))
+    # The Parquet files are beside the catalog by default (DuckLake's <catalog>.files), each
+    # run's rows in files of their own (partitioned by experiment).
+    scores = tmp_path / "catalog.sqlite.files" / "main" / "scores"
+    assert list((scores / f"experiment_id={ran[lake]}").glob("*.parquet"))
 
 
 async def test_store_data_path_is_where_a_new_lake_keeps_its_files(
