@@ -122,3 +122,20 @@ def test_a_bad_attach_string_on_the_command_line_names_it(cli: Cli, tmp_path: Pa
     assert done.code != 0
     assert "'ducklake:mysql:host=db'" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_store_and_data_path_on_the_command_line_override_the_file(
+    cli: Cli, tmp_path: Path
+) -> None:
+    write_dataset(tmp_path / "data.parquet", rows=20)
+    experiment = write_experiment(tmp_path)
+    done = cli("run", str(experiment), "--no-progress", "--store",
+               "ducklake:sqlite:cli/catalog.sqlite", "--store-data-path", "cli-data")  # fmt: skip
+    assert done.code == 0, done.stderr
+    assert (tmp_path / "cli" / "catalog.sqlite").is_file()
+    assert list((tmp_path / "cli-data").rglob("*.parquet"))
+    assert not (tmp_path / "evalkit.duckdb").exists()
+    refused = cli("run", str(experiment), "--no-progress", "--store-data-path", "cli-data")
+    assert refused.code == 2
+    assert "store_data_path 'cli-data'" in refused.stderr
+    assert "is a DuckDB file" in refused.stderr
