@@ -12,7 +12,7 @@ from evalkit._ceilings import MAX_REPEATS, check_concurrency_ceiling
 from evalkit.dataset import Dataset
 from evalkit.errors import ConfigError, DatasetError
 from evalkit.scorer import Scorer, Step
-from evalkit.store import is_lake
+from evalkit.store import is_lake, store_location
 from evalkit.target import DatasetOutput, Target
 
 
@@ -142,7 +142,10 @@ def check_lock_timeout(lock_timeout: Any) -> None:
 def check_store_data_path(
     store: str | os.PathLike[str] | None, data_path: str | os.PathLike[str] | None
 ) -> None:
-    """A data path is a DuckLake store's only (``store = "ducklake:…"``)."""
+    """A DuckLake attach string is well formed (before anything runs), and a data path is a
+    DuckLake store's only (``store = "ducklake:…"``)."""
+    if store is not None:
+        store_location(store)
     if data_path is None:
         return
     if store is None or not is_lake(store):
