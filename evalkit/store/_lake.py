@@ -125,7 +125,7 @@ def open_lake(
         shared = _SHARED.get(key)
         if shared is None:
             shared = _SHARED[key] = _attach(location, read_only, lock_timeout, config, None)
-    cursor = shared.cursor()
+        cursor = shared.cursor()  # under the lock: threads share the parent connection
     try:
         cursor.execute(f"USE {LAKE_ALIAS}")
     except BaseException:
