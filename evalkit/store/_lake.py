@@ -45,6 +45,7 @@ def busy(exc: BaseException) -> bool:
     return isinstance(exc, duckdb.Error) and (
         "Failed to commit DuckLake transaction" in text
         or "database is locked" in text  # the SQLite catalog's busy answer
+        or "Could not set lock on file" in text  # a DuckDB catalog held by another process
         or "Transaction conflict" in text
         or "could not serialize access" in text  # PostgreSQL
         or "deadlock detected" in text
@@ -109,7 +110,8 @@ def open_lake(
 
     The connection is a cursor of the process's database for the lake (``config`` applies
     when that database is made), unless ``private`` or ``data_path`` ask for a database of
-    its own (``evalkit sql`` locks its settings down; a data path matters only to the attach
+    its own, or the catalog is a DuckDB file (one process at a time, so never held between
+    uses) (``evalkit sql`` locks its settings down; a data path matters only to the attach
     that creates the lake).
 
     Raises:
@@ -118,7 +120,9 @@ def open_lake(
     """
     if read_only and not location.exists():
         raise StoreError(f"{location}: no such score store")
-    if private or data_path is not None:
+    if private or data_path is not None or location.catalog == "duckdb":
+        # A DuckDB catalog file takes one process at a time, as a store file does: it is held
+        # only while used, never kept open by a process between its writes.
         return _attach(location, read_only, lock_timeout, config, data_path)
     key = (os.getpid(), location.target, read_only)
     with _SHARED_LOCK:

@@ -190,3 +190,20 @@ def test_a_writer_killed_mid_write_is_resumed_with_nothing_lost_or_doubled(lake:
         (400, 400)
     ]
     assert query(lake, "SELECT status, succeeded_count FROM experiments") == [("completed", 400)]
+
+
+async def test_a_duckdb_catalog_lake_is_held_only_while_used(tmp_path: Path) -> None:
+    lake = f"ducklake:{tmp_path / 'catalog.ducklake'}"
+    for _ in range(2):
+        result = await run_evals(rows(12), scorers(0.0), store=lake, progress=False)
+        assert result.status == "completed"
+    assert list_experiments(lake).num_rows == 2
+    # Another process reads it between the runs (the file is not kept open by this one).
+    code = (
+        "import sys\nfrom evalkit.store import list_experiments\n"
+        "print(list_experiments(sys.argv[1]).num_rows)"
+    )
+    done = subprocess.run([sys.executable, "-c", code, lake], cwd=ROOT, capture_output=True,
+                          text=True, timeout=120, check=False)  # fmt: skip
+    assert done.stdout.strip() == "2", done.stderr
+    assert list((tmp_path / "catalog.ducklake.files").rglob("*.parquet"))
