@@ -275,19 +275,16 @@ def _migrate_to_2(con: duckdb.DuckDBPyConnection) -> None:
 def _migrate_to_3(con: duckdb.DuckDBPyConnection) -> None:
     # A run of part of its dataset (--limit, one --shard slice) is never a baseline. Older rows
     # tell it from their config: a limit, or a shard slice that was not merged.
-    # DuckDB 1.5 adds no column with a constraint: NOT NULL is set after the update. DuckLake
-    # (DuckDB 1.5.5) takes neither a boolean default nor NOT NULL on a column added in the
-    # same transaction: there it is a plain BOOLEAN, which every writer fills (a lake is new at
+    # DuckDB 1.5 adds no column with a constraint, nor sets NOT NULL on a table with updates
+    # in the transaction: the column is nullable (every writer fills it). DuckLake (DuckDB
+    # 1.5.5) takes no boolean default either: there it is a plain BOOLEAN (a lake is new at
     # version 6, so it never has older rows to update).
-    lake = in_lake(con)
-    default = "" if lake else " DEFAULT false"
+    default = "" if in_lake(con) else " DEFAULT false"
     con.execute(f"ALTER TABLE experiments ADD COLUMN partial BOOLEAN{default}")
     con.execute(
         "UPDATE experiments SET partial = coalesce(config->>'$.limit' IS NOT NULL"
         " OR json_type(config, '$.shard') = 'OBJECT', false)"
     )
-    if not lake:
-        con.execute("ALTER TABLE experiments ALTER partial SET NOT NULL")
 
 
 _SHARDS_DONE = """
