@@ -1,14 +1,16 @@
-"""Shared fixtures: the shipped local OpenAI-compatible server and a judge pointed at it."""
+"""Shared fixtures: the shipped local OpenAI-compatible server and a judge pointed at it; a
+throwaway PostgreSQL server (``tests/postgres.py``)."""
 
 from __future__ import annotations
 
 import socket
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 
 import pytest
 
 from evalkit import Judge
 from evalkit.testing import FakeOpenAIServer
+from tests.postgres import NoPostgres, PostgresServer, find_bin_dir, postgres_server
 
 KEY_ENV = "EVALKIT_TEST_JUDGE_KEY"
 
@@ -48,3 +50,23 @@ def closed_url() -> str:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     return f"http://127.0.0.1:{port}/v1"
+
+
+@pytest.fixture(scope="session")
+def postgres_session() -> Iterator[PostgresServer]:
+    """One PostgreSQL server for the whole session, started on first use; skips when the
+    machine has no PostgreSQL server binaries."""
+    try:
+        bin_dir = find_bin_dir()
+    except NoPostgres as exc:
+        pytest.skip(str(exc))
+    with postgres_server(bin_dir) as running:
+        yield running
+
+
+@pytest.fixture
+def postgres(postgres_session: PostgresServer, monkeypatch: pytest.MonkeyPatch) -> PostgresServer:
+    """The session's PostgreSQL server, its password in ``PGPASSWORD`` for this test (and the
+    processes it starts): connect with ``postgres.dsn``, which holds no password."""
+    monkeypatch.setenv("PGPASSWORD", postgres_session.password)
+    return postgres_session
