@@ -52,7 +52,23 @@ class PostgresServer:
     @property
     def dsn(self) -> str:
         """A libpq connection string without the password (it comes from ``PGPASSWORD``)."""
-        return f"dbname={self.dbname} host={self.host} port={self.port} user={self.user}"
+        return self.dsn_of(self.dbname)
+
+    def dsn_of(self, dbname: str) -> str:
+        """The connection string of another database of this server."""
+        return f"dbname={dbname} host={self.host} port={self.port} user={self.user}"
+
+    def create_database(self, dbname: str) -> str:
+        """Create another database (an empty catalog); returns its connection string."""
+        done = subprocess.run(
+            [str(self.bin_dir / "createdb"), "-h", self.host, "-p", str(self.port), "-U",
+             self.user, dbname],
+            env={**os.environ, "PGPASSWORD": self.password}, check=False, capture_output=True,
+            text=True,
+        )  # fmt: skip
+        if done.returncode:
+            raise RuntimeError(f"createdb {dbname} failed: {done.stderr}")
+        return self.dsn_of(dbname)
 
 
 def find_bin_dir() -> Path:
