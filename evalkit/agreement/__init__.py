@@ -38,6 +38,7 @@ if TYPE_CHECKING:
         ScorerAgreement,
         resolve_kind,
     )
+    from evalkit.agreement._merged import measure_merged
     from evalkit.agreement._record import (
         measure_labels,
         measure_stability,
@@ -78,6 +79,7 @@ __getattr__, __dir__ = _exports(
             "ScorerAgreement",
             "resolve_kind",
         ),
+        "evalkit.agreement._merged": ("measure_merged",),
         "evalkit.agreement._record": (
             "measure_labels",
             "measure_stability",
@@ -120,6 +122,7 @@ __all__ = [
     "disagreements",
     "inter_rater_alpha",
     "measure_labels",
+    "measure_merged",
     "measure_stability",
     "measure_stability_stored",
     "measure_stored",

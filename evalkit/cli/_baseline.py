@@ -11,12 +11,11 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from evalkit.cli._refs import FINISHED, find_experiment
 from evalkit.errors import BaselineError, StoreError
-from evalkit.store import connection, list_experiments
+from evalkit.store import connection, list_experiments, store_exists
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,14 +35,14 @@ def not_eligible(run: dict[str, Any]) -> str | None:
     return None
 
 
-def candidates(store: Path, ref: str, *, name: str) -> list[dict[str, Any]]:
+def candidates(store: str, ref: str, *, name: str) -> list[dict[str, Any]]:
     """The runs that may be the baseline of a run of ``name``, newest first, found before the
     run starts (so never the run itself).
 
     Raises:
         BaselineError: ``ref`` names a run (or a run name) with no run that can serve.
     """
-    if not store.exists():
+    if not store_exists(store):
         if ref == "latest":
             return []
         raise BaselineError(ref, f"{store} holds no runs yet")
@@ -105,7 +104,7 @@ def pairs_with(
 
 
 def choose(
-    store: Path,
+    store: str,
     runs: list[dict[str, Any]],
     *,
     ref: str,

@@ -33,7 +33,13 @@ from evalkit.errors import BaselineError, ConfigError, StoreError
 from evalkit.experiment_file import RegressionSection, load_experiment_file
 from evalkit.report import ReportData, build_report
 from evalkit.run import ExperimentResult, run_evals_sync
-from evalkit.store import latest_resumable, read_experiment, read_item_scores
+from evalkit.store import (
+    latest_resumable,
+    read_experiment,
+    read_item_scores,
+    store_exists,
+    store_location,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,7 +63,7 @@ class JudgedRun:
     baseline: dict[str, Any] | None
     baseline_note: str | None
     baseline_error: BaselineError | None
-    store: Path
+    store: str
 
     @property
     def passed(self) -> bool:
@@ -66,7 +72,7 @@ class JudgedRun:
 
 
 def _compare(
-    store: Path,
+    store: str,
     baseline: dict[str, Any],
     result: ExperimentResult,
     directions: dict[str, Any],
@@ -84,7 +90,7 @@ def _compare(
 
 
 def _judge_against(
-    store: Path,
+    store: str,
     ref: str,
     runs: list[dict[str, Any]],
     result: ExperimentResult,
@@ -115,14 +121,14 @@ def _judge_against(
 
 
 def _resume_id(
-    resume: str | None, store: Path, name: str, *, retry_errors: bool, others: bool
+    resume: str | None, store: str, name: str, *, retry_errors: bool, others: bool
 ) -> str | None:
     """The experiment ``resume`` designates ("" for the newest unfinished one), or None."""
     if resume is None:
         if retry_errors or others:
             raise ConfigError("--retry-errors, --regenerate and --force only apply with --resume")
         return None
-    if not store.exists():
+    if not store_exists(store):
         raise StoreError(f"{store}: no score store yet, so no run to resume")
     if resume:
         found: str = read_experiment(store, resume)["id"]
@@ -134,6 +140,7 @@ def run_experiment_file(
     path: str | os.PathLike[str],
     *,
     store: str | os.PathLike[str] | None = None,
+    store_data_path: str | os.PathLike[str] | None = None,
     baseline: str | None = None,
     limit: int | None = None,
     concurrency: int | None = None,
@@ -153,7 +160,8 @@ def run_experiment_file(
 
     Args:
         path: The experiment's TOML file.
-        store: Another store than the file's.
+        store: Another store than the file's (a file, or a ``ducklake:`` attach string).
+        store_data_path: Another data path than the file's, for a new DuckLake store.
         baseline: Another baseline than the file's ``[regression] baseline``.
         limit: Evaluate only the first rows.
         concurrency: Items in flight (default: the file's, else 8).
@@ -189,7 +197,7 @@ def run_experiment_file(
         raise ConfigError(f"--repeat must be from 1 to {MAX_REPEATS}, got {repeats}")
     if not math.isfinite(lock_timeout) or lock_timeout < 0:
         raise ConfigError(f"--lock-timeout must be a number of seconds >= 0, got {lock_timeout}")
-    where = Path(store) if store is not None else config.experiment.store
+    where = store_location(store if store is not None else config.experiment.store).text
     scorers = built.scorers
     directions = build_directions(file, scorers)
     gate = config.regression or RegressionSection()
@@ -213,6 +221,9 @@ def run_experiment_file(
         target=built.target,
         concurrency=concurrency or config.experiment.concurrency or 8,
         store=where,
+        store_data_path=(
+            store_data_path if store_data_path is not None else config.experiment.store_data_path
+        ),
         experiment=config.experiment.name,
         description=config.experiment.description,
         thresholds=built.thresholds,
@@ -238,7 +249,7 @@ def run_experiment_file(
 
 def _judged(
     result: ExperimentResult,
-    store: Path,
+    store: str,
     ref: str | None,
     runs: list[dict[str, Any]],
     directions: dict[str, Any],
@@ -304,7 +315,7 @@ def judge_run(
     """
     if result.store is None:
         raise ConfigError(f"experiment {result.name!r} was not stored: no baseline to judge by")
-    store = Path(result.store)
+    store = result.store
     runs = candidates(store, baseline, name=result.name) if baseline is not None else []
     gate = RegressionSection(max_drop=max_drop)
     return _judged(result, store, baseline, runs, dict(directions or {}), gate)

@@ -29,8 +29,13 @@ READ_ONLY_HELP = (
 )
 
 
-def _add_store(parser: argparse.ArgumentParser, help: str = "the DuckDB score store") -> None:
-    parser.add_argument("--store", metavar="PATH", help=f"{help} (default: evalkit.duckdb)")
+def _add_store(parser: argparse.ArgumentParser, help: str = "the score store") -> None:
+    parser.add_argument(
+        "--store",
+        metavar="STORE",
+        help=f"{help}: a DuckDB file, or a DuckLake attach string such as"
+        " ducklake:sqlite:catalog.sqlite (default: evalkit.duckdb)",
+    )
 
 
 def _later(module: str, name: str) -> Handler:
@@ -51,6 +56,7 @@ def build_parser() -> argparse.ArgumentParser:
     from evalkit.cli._cache import add_cache_commands
     from evalkit.cli._diff import add_diff_command
     from evalkit.cli._export import add_export_command
+    from evalkit.cli._store_copy import add_store_commands
     from evalkit.cli._view import add_view_command
 
     parser = argparse.ArgumentParser(
@@ -63,6 +69,12 @@ def build_parser() -> argparse.ArgumentParser:
     run = commands.add_parser("run", help="run an experiment file")
     run.add_argument("file", help="the experiment's TOML file")
     _add_store(run, "override the experiment's store")
+    run.add_argument(
+        "--store-data-path",
+        metavar="PATH",
+        help="where a new DuckLake store keeps its Parquet files: a folder or an object-store"
+        " URL (overrides the experiment's store_data_path)",
+    )
     run.add_argument("--limit", type=int, metavar="N", help="evaluate only the first N rows")
     run.add_argument(
         "--concurrency", type=int, metavar="N", help="items in flight at once (1 to 10000)"
@@ -211,6 +223,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_cache_commands(commands)
     add_view_command(commands)
+    add_store_commands(commands)
     return parser
 
 

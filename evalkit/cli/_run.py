@@ -43,6 +43,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         args.file,
         report_dir=report_dir,
         store=args.store,
+        store_data_path=args.store_data_path,
         baseline=args.baseline,
         limit=args.limit,
         concurrency=args.concurrency,
@@ -140,7 +141,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     return EXIT_OK if report.passed else EXIT_FAILED_GATE
 
 
-def _baseline_noise(store: Path, baseline: dict[str, Any] | None) -> dict[str, float]:
+def _baseline_noise(store: str, baseline: dict[str, Any] | None) -> dict[str, float]:
     """The judge noise of the baseline's repeated scorers, from its stored stability."""
     if baseline is None:
         return {}

@@ -19,7 +19,7 @@ import duckdb
 from evalkit.cli._format import csv_text, json_text, records, text_table
 from evalkit.cli._main import EXIT_OK
 from evalkit.errors import StoreError
-from evalkit.store import DEFAULT_STORE, connection, execute_interruptibly
+from evalkit.store import DEFAULT_STORE, connection, execute_interruptibly, is_lake
 
 # Order matters: the store is attached first (with external access off, DuckDB may refuse to
 # open a file), lock_configuration comes last, and after it nothing can be changed back.
@@ -44,9 +44,13 @@ _REFUSED = (
 
 
 def _lock_down(con: duckdb.DuckDBPyConnection, store: str) -> None:
+    # A DuckLake store has used the secret manager already (its catalog, its data path may
+    # need a secret), which DuckDB then keeps as it is: the lake is attached read-only.
+    lake = is_lake(store)
     try:
         for name, value in _READ_ONLY:
-            con.execute(f"SET {name} = {value}")
+            if not (lake and name == "allow_persistent_secrets"):
+                con.execute(f"SET {name} = {value}")
         locked = con.execute(
             "SELECT current_setting('enable_external_access'),"
             " current_setting('lock_configuration')"
@@ -99,7 +103,7 @@ def _terminal_width() -> int | None:
 def cmd_sql(args: argparse.Namespace) -> int:
     """Print the query's result as a table, CSV or JSON."""
     store = args.store or DEFAULT_STORE
-    with connection(store, read_only=not args.write) as con:
+    with connection(store, read_only=not args.write, private=True) as con:
         if not args.write:
             _lock_down(con, store)
         try:

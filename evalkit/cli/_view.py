@@ -20,7 +20,10 @@ def add_view_command(commands: argparse._SubParsersAction[argparse.ArgumentParse
         " write the store meanwhile.",
     )
     view.add_argument(
-        "--store", metavar="PATH", help="the DuckDB score store (default: evalkit.duckdb)"
+        "--store",
+        metavar="STORE",
+        help="the score store: a DuckDB file or a ducklake: attach string"
+        " (default: evalkit.duckdb)",
     )
     view.add_argument(
         "--port",

@@ -29,6 +29,7 @@ from evalkit.experiment_file._table import (
     resolve_path,
 )
 from evalkit.experiment_file._target import Target
+from evalkit.store import is_lake, resolve_data_path, store_location
 
 _GLOB = frozenset("*?[")
 
@@ -50,8 +51,13 @@ class ExperimentSection(Table):
             (``read_parquet('s3://…')``) or the tables of the ``.duckdb`` file ``dataset``.
         columns: ``[experiment.columns]``: which column plays which role, and which columns
             are kept as item metadata.
-        store: The DuckDB score store, relative to the experiment file; by default
-            ``evalkit.duckdb`` in the working directory (made absolute when loading).
+        store: The score store: a DuckDB file, relative to the experiment file (by default
+            ``evalkit.duckdb`` in the working directory, made absolute when loading), or a
+            DuckLake attach string (``"ducklake:sqlite:catalog.sqlite"``, its catalog file
+            relative to the experiment file; ``"ducklake:postgres:dbname=evals host=db"``,
+            never with a password).
+        store_data_path: Where a new DuckLake store keeps its Parquet files: a folder
+            relative to the experiment file, or an object-store URL (``s3://…``).
         concurrency: Items in flight at once; None means ``run_evals``' default.
         max_error_rate: The share of a scorer's pairs (0 to 1) that may end without a score
             before it fails the run, for every scorer without its own; None means
@@ -72,7 +78,8 @@ class ExperimentSection(Table):
     format: Literal["parquet", "csv", "tsv", "jsonl", "json", "hf", "duckdb"] | None = None
     query: Text | None = None
     columns: ColumnsSection | None = None
-    store: Annotated[Path, Field(strict=False)]
+    store: str | Path
+    store_data_path: str | None = None
     concurrency: Annotated[int, Field(ge=1, le=MAX_CONCURRENCY)] | None = None
     max_error_rate: Share | None = None
     slices: list[Text] = Field(default_factory=list)
@@ -103,7 +110,7 @@ class ExperimentSection(Table):
             return {**data, "store": str(Path.cwd() / "evalkit.duckdb")}
         return data
 
-    @field_validator("dataset", "store", mode="before")
+    @field_validator("dataset", "store", "store_data_path", mode="before")
     @classmethod
     def _path_is_text(cls, value: Any) -> Any:
         if not isinstance(value, str) or not value:
@@ -112,8 +119,19 @@ class ExperimentSection(Table):
 
     @field_validator("store")
     @classmethod
-    def _resolve_store(cls, value: Path, info: ValidationInfo) -> Path:
-        return resolve_path(value, info)
+    def _resolve_store(cls, value: Path | str, info: ValidationInfo) -> Path | str:
+        # A file stays a Path (as it always was); a DuckLake store is its attach string.
+        if not is_lake(str(value)):
+            return resolve_path(Path(value), info)
+        try:
+            return store_location(str(value), base=(info.context or {}).get("folder")).text
+        except ConfigError as exc:
+            raise problem(str(exc)) from None
+
+    @field_validator("store_data_path")
+    @classmethod
+    def _resolve_data_path(cls, value: str | None, info: ValidationInfo) -> str | None:
+        return resolve_data_path(value, base=(info.context or {}).get("folder"))
 
     @field_validator("dataset")
     @classmethod
@@ -130,6 +148,16 @@ class ExperimentSection(Table):
         if not path.exists():
             raise problem(f"dataset not found: {path}")
         return path
+
+    @model_validator(mode="after")
+    def _data_path_of_a_lake(self) -> ExperimentSection:
+        if self.store_data_path is not None and not is_lake(self.store):
+            raise problem(
+                'only a DuckLake store (store = "ducklake:…") has a data path; the store'
+                f" {self.store} is a DuckDB file",
+                at=("store_data_path",),
+            )
+        return self
 
     @model_validator(mode="after")
     def _dataset_or_query(self) -> ExperimentSection:

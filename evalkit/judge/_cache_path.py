@@ -9,6 +9,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from evalkit.store import store_location
+
 CACHE_FILE_NAME = "evalkit-cache.duckdb"
 
 
@@ -19,9 +21,10 @@ def default_cache_path(store: str | os.PathLike[str] | None = None) -> Path:
     in ``$XDG_CACHE_HOME/evalkit`` (``~/.cache/evalkit``).
 
     Args:
-        store: The score store's path, if any.
+        store: The score store (a file, or a ``ducklake:`` attach string), if any.
     """
     if store is not None:
-        return Path(store).expanduser().absolute().parent / CACHE_FILE_NAME
+        # Beside the store file, or a DuckLake store's catalog file (else the working folder).
+        return store_location(store).local_dir().absolute() / CACHE_FILE_NAME
     base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
     return Path(base) / "evalkit" / "judge-cache.duckdb"

@@ -18,6 +18,7 @@ from evalkit.cli import JudgedRun, judge_run, run_experiment_file
 from evalkit.errors import EvalkitError, ExperimentFileError
 from evalkit.report import ItemView, console_failure_groups, console_table, visible
 from evalkit.run import ExperimentResult, run_evals_sync
+from evalkit.store import store_location
 
 _TEXT = 60
 
@@ -131,8 +132,8 @@ def run_file(path: Path, *, rootpath: Path, **options: Any) -> EvalOutcome:
     """Run an experiment file; a file or setup that cannot run fails the test with why."""
     __tracebackhide__ = True
     store = options.pop("store", None)
-    if store is not None and not Path(store).is_absolute():
-        store = rootpath / store
+    if store is not None:
+        store = store_location(store, base=rootpath).text
     try:
         return EvalOutcome(run_experiment_file(path, store=store, **options))
     except EvalkitError as exc:

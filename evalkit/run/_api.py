@@ -12,7 +12,9 @@ from typing import Any
 
 import anyio
 
+from evalkit.agreement import measure_merged
 from evalkit.errors import ConfigError
+from evalkit.run._checks import check_store_data_path
 from evalkit.run._executors import ExecutorName
 from evalkit.run._experiment import ExperimentResult
 from evalkit.run._interrupt import CtrlC
@@ -22,7 +24,14 @@ from evalkit.run._runner import ItemCallback
 from evalkit.run._sharded import drive_sharded
 from evalkit.run._spec import RunOptions, prepare
 from evalkit.scorer import Scorer
-from evalkit.store import DEFAULT_LOCK_TIMEOUT, DEFAULT_STORE, ShardWriter, StoreWriter
+from evalkit.store import (
+    DEFAULT_LOCK_TIMEOUT,
+    DEFAULT_STORE,
+    ShardWriter,
+    StoreWriter,
+    merge_finished_slices,
+    prepare_store,
+)
 
 
 async def run_evals(
@@ -58,6 +67,7 @@ async def run_evals(
     labels: Mapping[str, Any] | None = None,
     min_agreement: Mapping[str, Mapping[str, float]] | None = None,
     repeats: int = 1,
+    store_data_path: str | os.PathLike[str] | None = None,
 ) -> ExperimentResult:
     """Run scorers over every item of a dataset and record the results.
 
@@ -72,7 +82,10 @@ async def run_evals(
             :class:`~evalkit.target.Target`.
         concurrency: Items in flight at once, 1 to 10,000 (the ceiling; more is a
             :class:`~evalkit.errors.ConfigError`). Never more workers than items are started.
-        store: The DuckDB score store file; None keeps everything in memory only.
+        store: The score store: a DuckDB file, or a DuckLake attach string
+            (``"ducklake:sqlite:catalog.sqlite"``, ``"ducklake:postgres:dbname=evals
+            host=db"``) that many processes and machines can write at once; None keeps
+            everything in memory only.
         experiment: The experiment name; defaults to the dataset file's stem.
         description: Free text stored with the experiment.
         thresholds: Per scorer id, ``0.8`` (mean at least 0.8) or ``{"max": 0.1}`` (mean at
@@ -160,6 +173,10 @@ async def run_evals(
             differ) is in ``ExperimentResult.stability`` and the ``judge_stability`` view.
             A judge whose alpha is below 0.667 is flagged: its regressions are not to be
             believed. See docs/pages/how-to/judge-agreement.md.
+        store_data_path: Where a new DuckLake ``store`` keeps its Parquet files: a folder
+            or an object-store URL (``s3://…``); by default ``<catalog file>.files/``
+            beside a local catalog. An existing lake keeps its own (a different one is
+            refused). See docs/pages/how-to/team-store-ducklake.md.
 
     Returns:
         The :class:`ExperimentResult`.
@@ -184,7 +201,10 @@ async def run_evals(
         slices=tuple(slices) if isinstance(slices, list | tuple) else slices,  # type: ignore[arg-type]
         labels=labels, min_agreement=min_agreement, repeats=repeats,
     )  # fmt: skip
+    check_store_data_path(store, store_data_path)
     spec = await prepare(data, scorers, options)
+    if spec.store is not None and store_data_path is not None:
+        prepare_store(spec.store, data_path=store_data_path)
     writer: StoreWriter | None
     if spec.sharding is None:
         writer = None if spec.store is None else StoreWriter(spec.store, lock_timeout=lock_timeout)
@@ -195,7 +215,13 @@ async def run_evals(
         )
         driven = await drive_sharded(spec, spec.sharding, shard_writer)
         writer = shard_writer
-    return await build_result(spec, driven, writer)
+    result = await build_result(spec, driven, writer)
+    if spec.sharding is not None and spec.sharding.slice is not None and spec.store is not None:
+        # The slices of a matrix writing one DuckLake store: the last to finish merges them.
+        merged = merge_finished_slices(spec.store, result.experiment_id)
+        if merged is not None:
+            measure_merged(spec.store, merged)
+    return result
 
 
 def run_evals_sync(

@@ -12,6 +12,7 @@ from evalkit._ceilings import MAX_REPEATS, check_concurrency_ceiling
 from evalkit.dataset import Dataset
 from evalkit.errors import ConfigError, DatasetError
 from evalkit.scorer import Scorer, Step
+from evalkit.store import is_lake, store_location
 from evalkit.target import DatasetOutput, Target
 
 
@@ -135,4 +136,21 @@ def check_lock_timeout(lock_timeout: Any) -> None:
     ):
         raise ConfigError(
             f"lock_timeout must be a finite number of seconds >= 0, got {lock_timeout!r}"
+        )
+
+
+def check_store_data_path(
+    store: str | os.PathLike[str] | None, data_path: str | os.PathLike[str] | None
+) -> None:
+    """A DuckLake attach string is well formed (before anything runs), and a data path is a
+    DuckLake store's only (``store = "ducklake:…"``)."""
+    if store is not None:
+        store_location(store)
+    if data_path is None:
+        return
+    if store is None or not is_lake(store):
+        where = "no store" if store is None else f"the store {os.fspath(store)!r} is a DuckDB file"
+        raise ConfigError(
+            f"store_data_path {os.fspath(data_path)!r}: only a DuckLake store"
+            f' (store="ducklake:…") has a data path, and {where}'
         )

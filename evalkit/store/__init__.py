@@ -1,4 +1,5 @@
-"""The DuckDB score store: every experiment's items, scores, failures and judge calls.
+"""The score store: every experiment's items, scores, failures and judge calls, in a DuckDB
+file or a DuckLake (``store = "ducklake:…"``, see :func:`store_location`).
 
 Tables: ``experiments``, ``experiment_scorers``, ``experiment_items``, ``scores`` (successful
 scores only), ``scorer_errors`` (failures, without a score), ``judge_executions``,
@@ -34,8 +35,18 @@ if TYPE_CHECKING:
         open_connection,
         quote_ident,
     )
+    from evalkit.store._copy import COPIED_TABLES, CopySummary, copy_experiments
     from evalkit.store._export import EXPORT_FORMATS, ExportFormat, export_experiment
+    from evalkit.store._extensions import ducklake_missing, has_extension
+    from evalkit.store._lake import prepare_store, store_exists
+    from evalkit.store._lake_merge import merge_finished_slices
     from evalkit.store._liveness import effective_status, process_alive, this_host
+    from evalkit.store._location import (
+        StoreLocation,
+        is_lake,
+        resolve_data_path,
+        store_location,
+    )
     from evalkit.store._merge import merge_stores
     from evalkit.store._migrate import migrate, schema_version
     from evalkit.store._prices import PRICES_AS_OF, SEED_PRICES
@@ -71,6 +82,7 @@ __getattr__, __dir__ = _exports(
     {
         "evalkit.store._agreement": (
             "AgreementRow",
+            "CopySummary",
             "LabeledScores",
             "read_agreement",
             "read_fresh_shares",
@@ -81,15 +93,38 @@ __getattr__, __dir__ = _exports(
         "evalkit.store._connect": (
             "DEFAULT_STORE",
             "connection",
+            "copy_experiments",
             "execute_interruptibly",
             "interrupted_query",
+            "is_lake",
             "open_connection",
             "quote_ident",
+        ),
+        "evalkit.store._copy": (
+            "COPIED_TABLES",
+            "CopySummary",
+            "copy_experiments",
         ),
         "evalkit.store._export": (
             "EXPORT_FORMATS",
             "ExportFormat",
             "export_experiment",
+            "has_extension",
+        ),
+        "evalkit.store._extensions": (
+            "ducklake_missing",
+            "has_extension",
+        ),
+        "evalkit.store._lake": (
+            "prepare_store",
+            "store_exists",
+        ),
+        "evalkit.store._lake_merge": ("merge_finished_slices",),
+        "evalkit.store._location": (
+            "StoreLocation",
+            "is_lake",
+            "resolve_data_path",
+            "store_location",
         ),
         "evalkit.store._liveness": (
             "effective_status",
@@ -149,6 +184,7 @@ __getattr__, __dir__ = _exports(
 
 __all__ = [
     "ARROW_SCHEMAS",
+    "COPIED_TABLES",
     "DEFAULT_LOCK_TIMEOUT",
     "DEFAULT_STORE",
     "EXPORT_FORMATS",
@@ -157,6 +193,7 @@ __all__ = [
     "SCHEMA_VERSION",
     "SEED_PRICES",
     "AgreementRow",
+    "CopySummary",
     "ExperimentRecord",
     "ExportFormat",
     "LabeledScores",
@@ -165,19 +202,26 @@ __all__ = [
     "ScorerRecord",
     "ShardRecord",
     "ShardWriter",
+    "StoreLocation",
     "StoreWriter",
     "StoredExperiment",
     "StoredOutput",
     "connection",
+    "copy_experiments",
+    "ducklake_missing",
     "effective_status",
     "execute_interruptibly",
     "export_experiment",
+    "has_extension",
     "interrupted_query",
+    "is_lake",
     "latest_resumable",
     "list_experiments",
+    "merge_finished_slices",
     "merge_stores",
     "migrate",
     "open_connection",
+    "prepare_store",
     "process_alive",
     "quote_ident",
     "read_agreement",
@@ -194,7 +238,10 @@ __all__ = [
     "recover",
     "recovery_dir",
     "redact",
+    "resolve_data_path",
     "schema_version",
+    "store_exists",
+    "store_location",
     "this_host",
     "write_agreement",
 ]

@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from evalkit.store._connect import connection
+from evalkit.store._connect import DEFAULT_BUSY_TIMEOUT, connection, retry_busy
 from evalkit.store._migrate import migrate
 
 
@@ -98,24 +98,31 @@ def write_agreement(
          None if r.confusion is None else json.dumps([list(row) for row in r.confusion]), now)
         for r in rows
     ]  # fmt: skip
-    with connection(store) as con:
-        migrate(con, where=str(store))
-        con.execute("BEGIN TRANSACTION")
-        try:
-            con.execute(
-                "DELETE FROM scorer_agreement WHERE experiment_id = ? AND"
-                f" (compared_with = 'repeats') = {'true' if repeats else 'false'}",
-                [experiment_id],
-            )
-            if values:
-                con.executemany(
-                    "INSERT INTO scorer_agreement VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    values,
+
+    def write() -> None:
+        with connection(store) as con:
+            migrate(con, where=str(store))
+            con.execute("BEGIN TRANSACTION")
+            try:
+                con.execute(
+                    "DELETE FROM scorer_agreement WHERE experiment_id = ? AND"
+                    f" (compared_with = 'repeats') = {'true' if repeats else 'false'}",
+                    [experiment_id],
                 )
+                if values:
+                    con.executemany(
+                        "INSERT INTO scorer_agreement"
+                        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                        values,
+                    )
+            except BaseException:
+                con.execute("ROLLBACK")
+                raise
+            # A COMMIT that fails has ended the transaction itself.
             con.execute("COMMIT")
-        except BaseException:
-            con.execute("ROLLBACK")
-            raise
+
+    # Two runs of a DuckLake store may replace their rows at once: a lost commit runs again.
+    retry_busy(write, timeout=DEFAULT_BUSY_TIMEOUT)
 
 
 def read_agreement(store: str | os.PathLike[str], experiment_id: str) -> list[dict[str, Any]]:

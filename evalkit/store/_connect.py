@@ -2,21 +2,27 @@
 
 DuckDB lets one process write a file, or several read it, never both. The writer therefore
 opens the file only for the moment of each flush, and both sides wait (a bounded time) for a
-lock held by the other instead of failing at once.
+lock held by the other instead of failing at once. A DuckLake store (``ducklake:…``) is
+opened through the same function (docs/pages/design/store-location.md).
 """
 
 from __future__ import annotations
 
 import os
+import random
 import threading
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from pathlib import Path
+from typing import TypeVar
 
 import duckdb
 
 from evalkit.errors import StoreError
+from evalkit.store._lake import busy, open_lake
+from evalkit.store._location import StoreLocation, sql_literal, store_location
+
+_T = TypeVar("_T")
 
 #: The store used when none is named.
 DEFAULT_STORE = "evalkit.duckdb"
@@ -36,9 +42,46 @@ _FALLBACK_ALIAS = "evalkit_store"
 
 _LOCK_POLL_S = 0.05
 
+# What close() raises for a connection still busy with a query; DuckDB 1.5 (which the
+# ducklake extra pins) has no class of its own for it.
+_IN_USE: type[duckdb.Error] = getattr(duckdb, "ResourceInUseException", duckdb.Error)
+
 
 class StoreLockedError(StoreError):
     """The store stayed locked by another process (or connection) for the whole wait."""
+
+
+class StoreBusyError(StoreLockedError):
+    """A DuckLake store's commit lost to another writer's, or its catalog was busy: the whole
+    transaction may be run again (:func:`retry_busy`)."""
+
+
+#: Seconds a whole transaction of a DuckLake store is retried while it keeps losing to others.
+DEFAULT_BUSY_TIMEOUT = 300.0
+
+_BUSY_FIRST_S = 0.05
+_BUSY_MAX_S = 1.0
+
+
+def retry_busy(action: Callable[[], _T], *, timeout: float, where: object = "") -> _T:
+    """Run ``action`` (a whole transaction), again while it fails with :class:`StoreBusyError`.
+
+    Waits grow from 50 ms to 1 s with jitter, so writers that collided do not collide again.
+    A store file never raises it: there the lock is waited for when the file is opened.
+
+    Raises:
+        StoreBusyError: The store stayed busy for ``timeout`` s.
+    """
+    deadline = time.monotonic() + timeout
+    wait = _BUSY_FIRST_S
+    while True:
+        try:
+            return action()
+        except StoreBusyError:
+            if time.monotonic() >= deadline:
+                raise
+        time.sleep(wait * (0.5 + random.random()))
+        wait = min(wait * 2, _BUSY_MAX_S)
 
 
 def quote_ident(name: str) -> str:
@@ -122,10 +165,11 @@ def _attach(
     try:
         options = f"(ROW_GROUP_SIZE {int(row_group_size)})"
         try:
-            con.execute(f"ATTACH ? {options}", [where])
+            # A literal, not a parameter: DuckDB before 2.0 takes no parameters in ATTACH.
+            con.execute(f"ATTACH {sql_literal(where)} {options}")
         except duckdb.BinderException:
             # A file named after the in-memory database itself (memory.duckdb).
-            con.execute(f"ATTACH ? AS {_FALLBACK_ALIAS} {options}", [where])
+            con.execute(f"ATTACH {sql_literal(where)} AS {_FALLBACK_ALIAS} {options}")
         rows = con.execute(
             "SELECT database_name FROM duckdb_databases()"
             " WHERE NOT internal AND database_name <> current_database()"
@@ -138,12 +182,13 @@ def _attach(
 
 
 def open_connection(
-    path: str | os.PathLike[str],
+    path: str | os.PathLike[str] | StoreLocation,
     *,
     read_only: bool = False,
     lock_timeout: float = 30.0,
     config: Mapping[str, str] | None = None,
     row_group_size: int = WRITE_ROW_GROUP_SIZE,
+    private: bool = False,
 ) -> duckdb.DuckDBPyConnection:
     """Connect to the store file, waiting up to ``lock_timeout`` s for another process's lock.
 
@@ -154,11 +199,21 @@ def open_connection(
     one database per file and process. A connection of evalkit that holds the file (another
     thread's flush) is waited for like another process's lock.
 
+    A DuckLake store (``ducklake:…``, see :func:`evalkit.store.store_location`) is attached
+    in an in-memory database instead (``_lake.py``), shared by the process's connections to
+    it unless ``private``: it has no file lock to wait for.
+
     Raises:
         StoreError: The file cannot be opened, or stayed locked.
     """
-    where = str(path)
-    if read_only and not Path(path).exists():
+    location = store_location(path)
+    if location.is_lake:
+        return open_lake(
+            location, read_only=read_only, lock_timeout=lock_timeout, config=config,
+            private=private,
+        )  # fmt: skip
+    where = location.target
+    if read_only and not location.exists():
         raise StoreError(f"{where}: no such score store")
     _refuse_other_files(where)
     deadline = time.monotonic() + lock_timeout
@@ -229,12 +284,13 @@ def _wait_or_fail(deadline: float, message: str, exc: duckdb.Error) -> None:
 
 @contextmanager
 def connection(
-    path: str | os.PathLike[str],
+    path: str | os.PathLike[str] | StoreLocation,
     *,
     read_only: bool = False,
     lock_timeout: float = 30.0,
     config: Mapping[str, str] | None = None,
     row_group_size: int = WRITE_ROW_GROUP_SIZE,
+    private: bool = False,
 ) -> Iterator[duckdb.DuckDBPyConnection]:
     """:func:`open_connection` as a context manager; DuckDB errors become :class:`StoreError`."""
     con = open_connection(
@@ -243,6 +299,7 @@ def connection(
         lock_timeout=lock_timeout,
         config=config,
         row_group_size=row_group_size,
+        private=private,
     )
     interrupted = False
     try:
@@ -258,11 +315,13 @@ def connection(
             " table; give the store's .duckdb file, or a new path to start a store"
         ) from exc
     except duckdb.Error as exc:
+        if busy(exc):
+            raise StoreBusyError(f"{path}: the DuckLake store is busy: {exc}") from exc
         raise StoreError(f"{path}: {exc}") from exc
     finally:
         try:
             con.close()
-        except duckdb.ResourceInUseException:
+        except _IN_USE:
             # A query stopped by Ctrl-C (execute_interruptibly) can leave the connection busy,
             # refusing close(): the process is on its way out and releases the file with it.
             if not interrupted:

@@ -24,6 +24,7 @@ from typing import Any
 
 from evalkit.errors import StoreError
 from evalkit.store._connect import connection, quote_ident
+from evalkit.store._location import is_lake, sql_literal
 from evalkit.store._migrate import migrate
 
 #: Tables whose rows are copied, each keyed by ``experiment_id``.
@@ -65,6 +66,12 @@ def merge_stores(
     groups: dict[tuple[str, int], dict[int, dict[str, Any]]] = {}
     for source in sources:
         path = str(source)
+        if is_lake(path):
+            raise StoreError(
+                f"{path}: evalkit merge reads store files; the slices written to a DuckLake"
+                " store are merged there when the last one finishes (evalkit store copy takes"
+                " runs between a lake and a file)"
+            )
         if not os.path.exists(path):
             raise StoreError(f"{path}: no such store")
         for piece in _slices(path):
@@ -91,29 +98,44 @@ def merge_stores(
     return merged
 
 
-def _merge_group(con: Any, pieces: list[dict[str, Any]]) -> str:
+def _merge_group(con: Any, pieces: list[dict[str, Any]], *, in_place: bool = False) -> str:
+    """Write the group's merged experiment; ``in_place``: the slices are in ``con``'s own
+    store (a DuckLake store the slices wrote at once), else each is attached read-only."""
     new_id = uuid.uuid4().hex[:12]
+    if in_place:
+        _copy_group(con, pieces, [None] * len(pieces), new_id, marks=True)
+        return new_id
     aliases = [f"_evalkit_src{n}" for n in range(len(pieces))]
     for alias, piece in zip(aliases, pieces, strict=True):
-        con.execute(f"ATTACH ? AS {quote_ident(alias)} (READ_ONLY)", [piece["store"]])
+        # A literal, not a parameter: DuckDB before 2.0 takes no parameters in ATTACH.
+        con.execute(f"ATTACH {sql_literal(piece['store'])} AS {quote_ident(alias)} (READ_ONLY)")
     try:
-        _copy_group(con, pieces, aliases, new_id)
+        _copy_group(con, pieces, list(aliases), new_id)
     finally:
         for alias in aliases:
             con.execute(f"DETACH {quote_ident(alias)}")
     return new_id
 
 
-def _copy_group(con: Any, pieces: list[dict[str, Any]], aliases: list[str], new_id: str) -> None:
+def _copy_group(
+    con: Any,
+    pieces: list[dict[str, Any]],
+    aliases: list[str | None],
+    new_id: str,
+    *,
+    marks: bool = False,
+) -> None:
     con.execute("BEGIN TRANSACTION")
     try:
         heads = []
         for n, piece in enumerate(pieces):
             alias = aliases[n]
+            where = quote_ident(alias) + "." if alias is not None else ""
             present = {
                 row[0]
                 for row in con.execute(
-                    "SELECT table_name FROM duckdb_tables() WHERE database_name = ?", [alias]
+                    "SELECT table_name FROM duckdb_tables() WHERE database_name = ?",
+                    [alias if alias is not None else _current(con)],
                 ).fetchall()
             }
             for table in _TABLES:
@@ -130,7 +152,7 @@ def _copy_group(con: Any, pieces: list[dict[str, Any]], aliases: list[str], new_
                     params.append(new_id)
                 con.execute(
                     f"INSERT INTO {quote_ident(table)} BY NAME SELECT * REPLACE ({replace})"
-                    f" FROM {quote_ident(alias)}.{quote_ident(table)}"
+                    f" FROM {where}{quote_ident(table)}"
                     " WHERE experiment_id = ?",
                     [*params, piece["id"]],
                 )
@@ -138,7 +160,7 @@ def _copy_group(con: Any, pieces: list[dict[str, Any]], aliases: list[str], new_
                 con.execute(
                     "SELECT name, description, dataset, config, metadata, status,"
                     " total_items, succeeded_count, failed_count, started_at, completed_at,"
-                    f" evalkit_version FROM {quote_ident(alias)}.experiments WHERE id = ?",
+                    f" evalkit_version FROM {where}experiments WHERE id = ?",
                     [piece["id"]],
                 ).fetchone()
             )
@@ -160,10 +182,24 @@ def _copy_group(con: Any, pieces: list[dict[str, Any]], aliases: list[str], new_
                 config.get("limit") is not None,
             ],
         )  # fmt: skip
-        con.execute("COMMIT")
+        if marks:
+            # The slices say which run they were merged into. Two processes merging the same
+            # slices at once both update these rows: DuckLake lets one commit, the other's
+            # fails and, retried, finds the slices merged (merge_finished_slices).
+            con.execute(
+                "UPDATE experiments SET config = json_merge_patch(config, ?)"
+                f" WHERE id IN ({', '.join('?' for _ in pieces)})",
+                [json.dumps({"merged_into": new_id}), *(p["id"] for p in pieces)],
+            )
     except BaseException:
         con.execute("ROLLBACK")
         raise
+    # A COMMIT that fails has ended the transaction itself: nothing to roll back.
+    con.execute("COMMIT")
+
+
+def _current(con: Any) -> str:
+    return str(con.execute("SELECT current_database()").fetchall()[0][0])
 
 
 def _rank(status: str) -> int:

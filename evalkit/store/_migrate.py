@@ -7,10 +7,13 @@ own transaction. A store written by a newer evalkit is refused rather than guess
 from __future__ import annotations
 
 import datetime as dt
+import random
+import time
 
 import duckdb
 
 from evalkit.errors import StoreError
+from evalkit.store._lake import busy
 from evalkit.store._schema import MIGRATIONS, SCHEMA_VERSION
 
 
@@ -28,28 +31,46 @@ def schema_version(con: duckdb.DuckDBPyConnection) -> int:
     return int(rows[0][0]) if rows and rows[0][0] is not None else 0
 
 
-def migrate(con: duckdb.DuckDBPyConnection, *, where: str) -> int:
+def migrate(con: duckdb.DuckDBPyConnection, *, where: str, timeout: float = 300.0) -> int:
     """Bring the store up to :data:`SCHEMA_VERSION`; returns the version found before.
+
+    Writers of a DuckLake store may migrate it at the same moment: a migration that lost the
+    race to another (the same tables created twice) is rolled back, and the version read again
+    (for up to ``timeout`` s).
 
     Raises:
         StoreError: The store was written by a newer evalkit.
     """
-    found = schema_version(con)
-    if found > SCHEMA_VERSION:
-        raise StoreError(
-            f"{where}: score store schema version {found} is newer than this evalkit's "
-            f"({SCHEMA_VERSION}); upgrade evalkit to write to it"
-        )
-    for version in range(found, SCHEMA_VERSION):
+    first: int | None = None
+    deadline = time.monotonic() + timeout
+    while True:
+        # The version is read in the migration's own transaction: another writer may have
+        # migrated the lake since this one last looked.
         con.execute("BEGIN TRANSACTION")
         try:
-            MIGRATIONS[version](con)
-            con.execute(
-                "INSERT INTO schema_version VALUES (?, ?)",
-                [version + 1, dt.datetime.now(dt.UTC).replace(tzinfo=None)],
-            )
-            con.execute("COMMIT")
+            found = schema_version(con)
+            first = found if first is None else first
+            if found > SCHEMA_VERSION:
+                raise StoreError(
+                    f"{where}: score store schema version {found} is newer than this"
+                    f" evalkit's ({SCHEMA_VERSION}); upgrade evalkit to write to it"
+                )
+            if found < SCHEMA_VERSION:
+                MIGRATIONS[found](con)
+                con.execute(
+                    "INSERT INTO schema_version VALUES (?, ?)",
+                    [found + 1, dt.datetime.now(dt.UTC).replace(tzinfo=None)],
+                )
         except BaseException:
             con.execute("ROLLBACK")
             raise
-    return found
+        try:
+            # A COMMIT that fails has ended the transaction itself: nothing to roll back.
+            con.execute("COMMIT")
+        except duckdb.Error as exc:
+            if not busy(exc) or time.monotonic() >= deadline:
+                raise
+            time.sleep(0.05 + 0.2 * random.random())
+            continue
+        if found == SCHEMA_VERSION:
+            return first

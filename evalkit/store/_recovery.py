@@ -24,8 +24,9 @@ import pyarrow as pa
 import pyarrow.ipc
 
 from evalkit.store._batch_io import Transaction
-from evalkit.store._connect import connection
+from evalkit.store._connect import connection, retry_busy
 from evalkit.store._liveness import process_alive
+from evalkit.store._location import store_location
 from evalkit.store._replace import write_replacing
 
 _BATCH = ".batch"
@@ -33,8 +34,9 @@ _LOADING = ".loading-"
 
 
 def recovery_dir(store: str | os.PathLike[str]) -> Path:
-    """The folder beside ``store`` that holds its spilled rows."""
-    return Path(f"{os.fspath(store)}.recovery")
+    """The folder beside ``store`` that holds its spilled rows (``<file>.recovery``; for a
+    DuckLake store, beside its catalog file, see :meth:`StoreLocation.recovery_dir`)."""
+    return store_location(store).recovery_dir()
 
 
 def spill(
@@ -114,8 +116,12 @@ def _load(store: str | os.PathLike[str], experiment_id: str, batch: Path, wait: 
             tables[file.stem] = pa.ipc.open_file(source).read_all()
     if not tables:
         return
-    with connection(store, lock_timeout=wait) as con, Transaction(con):
-        write_replacing(con, experiment_id, tables)
+
+    def load() -> None:
+        with connection(store, lock_timeout=wait) as con, Transaction(con):
+            write_replacing(con, experiment_id, tables)
+
+    retry_busy(load, timeout=wait)
 
 
 def _tidy(root: Path) -> None:

@@ -12,6 +12,7 @@ from collections.abc import Callable
 
 import duckdb
 
+from evalkit.store._lake import in_lake, lake_ddl, partition_by_experiment
 from evalkit.store._prices import PRICES_AS_OF, SEED_PRICES
 
 _TABLES_V1 = """
@@ -253,7 +254,8 @@ FROM priced;
 
 
 def _migrate_to_1(con: duckdb.DuckDBPyConnection) -> None:
-    con.execute(_TABLES_V1)
+    lake_ddl(con, _TABLES_V1)
+    partition_by_experiment(con, "experiment_items", "scores", "scorer_errors", "judge_executions")
     con.executemany(
         "INSERT INTO model_prices (model, provider, input_per_mtok, cached_input_per_mtok,"
         " output_per_mtok, as_of) VALUES (?, ?, ?, ?, ?, ?)",
@@ -273,7 +275,12 @@ def _migrate_to_2(con: duckdb.DuckDBPyConnection) -> None:
 def _migrate_to_3(con: duckdb.DuckDBPyConnection) -> None:
     # A run of part of its dataset (--limit, one --shard slice) is never a baseline. Older rows
     # tell it from their config: a limit, or a shard slice that was not merged.
-    con.execute("ALTER TABLE experiments ADD COLUMN partial BOOLEAN NOT NULL DEFAULT false")
+    # DuckDB 1.5 adds no column with a constraint, nor sets NOT NULL on a table with updates
+    # in the transaction: the column is nullable (every writer fills it). DuckLake (DuckDB
+    # 1.5.5) takes no boolean default either: there it is a plain BOOLEAN (a lake is new at
+    # version 6, so it never has older rows to update).
+    default = "" if in_lake(con) else " DEFAULT false"
+    con.execute(f"ALTER TABLE experiments ADD COLUMN partial BOOLEAN{default}")
     con.execute(
         "UPDATE experiments SET partial = coalesce(config->>'$.limit' IS NOT NULL"
         " OR json_type(config, '$.shard') = 'OBJECT', false)"
@@ -365,6 +372,7 @@ def _migrate_to_6(con: duckdb.DuckDBPyConnection) -> None:
     # (judge_executions.repeat_index), and the judge's self-agreement in scorer_agreement
     # (compared_with = 'repeats'), shown by the judge_stability view.
     con.execute(_REPEATS)
+    partition_by_experiment(con, "score_repeats")
 
 
 #: Migrations in order: ``MIGRATIONS[i]`` brings a store from version i to i + 1.

@@ -19,7 +19,7 @@ import pyarrow as pa
 
 from evalkit._json import json_text
 from evalkit.store._batch_io import insert_views, registered, writer_config
-from evalkit.store._connect import connection
+from evalkit.store._connect import connection, retry_busy
 from evalkit.store._liveness import this_host
 from evalkit.store._migrate import migrate
 from evalkit.store._redact import redact
@@ -50,7 +50,22 @@ class ShardWriter(StoreWriter):
         succeeded: int,
         failed: int,
     ) -> None:
-        """Insert a shard's rows, its ``shards_done`` row and the new counts, atomically."""
+        """Insert a shard's rows, its ``shards_done`` row and the new counts, atomically
+        (again, whole, when a DuckLake store's commit lost to another writer's)."""
+
+        def write() -> None:
+            self._write_shard(tables, record, succeeded=succeeded, failed=failed)
+
+        retry_busy(write, timeout=self.lock_timeout)
+
+    def _write_shard(
+        self,
+        tables: dict[str, pa.Table],
+        record: ShardRecord,
+        *,
+        succeeded: int,
+        failed: int,
+    ) -> None:
         assert self.experiment_id is not None
         total_succeeded = self.succeeded + succeeded
         total_failed = self.failed + failed
@@ -95,6 +110,16 @@ class ShardWriter(StoreWriter):
         the shard's ``shards_done`` summary becomes ``summarize`` of the counts of the rows it
         now holds (:func:`shard_counts`). ``record.summary`` is not used.
         """
+        retry_busy(
+            lambda: self._rewrite_shard(tables, record, summarize), timeout=self.lock_timeout
+        )
+
+    def _rewrite_shard(
+        self,
+        tables: dict[str, pa.Table],
+        record: ShardRecord,
+        summarize: Callable[[Mapping[str, Any]], str],
+    ) -> None:
         assert self.experiment_id is not None
         assert self.resuming, "rewrite_shard() needs reopen() first"
         experiment_id = self.experiment_id

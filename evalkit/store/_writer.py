@@ -32,7 +32,7 @@ from evalkit.store._batch_io import (
     writer_config,
 )
 from evalkit.store._claim import ClaimState, claim
-from evalkit.store._connect import StoreLockedError, connection
+from evalkit.store._connect import StoreLockedError, connection, retry_busy
 from evalkit.store._liveness import this_host
 from evalkit.store._migrate import migrate
 from evalkit.store._pending import Kept, PendingWrites
@@ -89,8 +89,12 @@ class StoreWriter:
         """Create or migrate the store (loading rows spilled there earlier, see
         :func:`recover`), and record the experiment as ``running``."""
         recover(self.path, lock_timeout=self.lock_timeout)
+        retry_busy(lambda: self._begin(record, scorers), timeout=self.lock_timeout)
+        self.experiment_id = record.id
+
+    def _begin(self, record: ExperimentRecord, scorers: Sequence[ScorerRecord]) -> None:
         with connection(self.path, lock_timeout=self.lock_timeout) as con:
-            migrate(con, where=self.path)
+            migrate(con, where=self.path, timeout=self.lock_timeout)
             with self._transaction(con):
                 con.execute(
                     "INSERT INTO experiments (id, name, description, dataset, config, metadata,"
@@ -115,7 +119,6 @@ class StoreWriter:
                 )
                 if scorers:
                     self._insert_scorers(con, record.id, scorers)
-        self.experiment_id = record.id
 
     def _insert_scorers(
         self, con: duckdb.DuckDBPyConnection, experiment_id: str, scorers: Sequence[ScorerRecord]
@@ -160,8 +163,24 @@ class StoreWriter:
             ConfigError: Another resume claimed the experiment since ``expected`` was read.
         """
         recover(self.path, lock_timeout=self.lock_timeout)
+
+        def take_over() -> None:
+            self._take_over(experiment_id, total_items, scorers, config, expected)
+
+        retry_busy(take_over, timeout=self.lock_timeout)
+        self.experiment_id = experiment_id
+        self.resuming = True
+
+    def _take_over(
+        self,
+        experiment_id: str,
+        total_items: int,
+        scorers: Sequence[ScorerRecord],
+        config: Mapping[str, Any] | None,
+        expected: ClaimState | None,
+    ) -> None:
         with connection(self.path, lock_timeout=self.lock_timeout) as con:
-            migrate(con, where=self.path)
+            migrate(con, where=self.path, timeout=self.lock_timeout)
             with self._transaction(con):
                 claim(
                     con,
@@ -180,8 +199,6 @@ class StoreWriter:
                 added = [s for s in scorers if s.scorer_id not in known]
                 if added:
                     self._insert_scorers(con, experiment_id, added)
-        self.experiment_id = experiment_id
-        self.resuming = True
 
     def write(self, batch: RowBatch) -> None:
         """Insert a batch of finished items and update the experiment's counts, atomically.
@@ -275,6 +292,15 @@ class StoreWriter:
         if self.experiment_id is None:
             raise StoreError(f"{self.path}: finish() called before begin()")
         self._drain(final=True)
+        self.final_status = retry_busy(
+            lambda: self._finish(status, completed_at, dataset_fingerprint),
+            timeout=self.lock_timeout,
+        )
+
+    def _finish(
+        self, status: str, completed_at: dt.datetime, dataset_fingerprint: str | None
+    ) -> str:
+        assert self.experiment_id is not None
         with connection(self.path, lock_timeout=self.lock_timeout) as con, self._transaction(con):
             if self.resuming:
                 self.succeeded, self.failed = recount_experiment(con, self.experiment_id)
@@ -291,4 +317,4 @@ class StoreWriter:
                     self.experiment_id,
                 ],
             )
-        self.final_status = status
+        return status

@@ -23,7 +23,7 @@ from contextlib import contextmanager
 
 import duckdb
 
-from evalkit.store import open_connection
+from evalkit.store import open_connection, quote_ident
 
 #: Seconds the store stays open without a request.
 IDLE = 0.5
@@ -46,6 +46,7 @@ class Reader:
         self._hold = hold
         self._state = threading.Condition()
         self._con: duckdb.DuckDBPyConnection | None = None
+        self._catalog: str | None = None
         self._opened = 0.0
         self._last = 0.0
         self._users = 0
@@ -57,6 +58,10 @@ class Reader:
         con = self._acquire()
         try:
             with con.cursor() as cursor:
+                if self._catalog is not None:
+                    # A new cursor starts in DuckDB's own catalog: a DuckLake store's lake is
+                    # attached beside it, and made current again here.
+                    cursor.execute(f"USE {quote_ident(self._catalog)}")
                 yield cursor
         finally:
             self._release()
@@ -74,6 +79,7 @@ class Reader:
                 if pause > 0:
                     time.sleep(pause)
                 self._con = open_connection(self.store, read_only=True, lock_timeout=LOCK_TIMEOUT)
+                self._catalog = self._con.execute("SELECT current_database()").fetchall()[0][0]
                 self._opened = time.monotonic()
             self._users += 1
             return self._con

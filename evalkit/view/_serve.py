@@ -11,7 +11,7 @@ from pathlib import Path
 from aiohttp import web
 
 from evalkit.errors import StoreError
-from evalkit.store import DEFAULT_STORE
+from evalkit.store import DEFAULT_STORE, is_lake, store_exists
 from evalkit.view._app import create_app, is_loopback
 from evalkit.view._port import DEFAULT_PORT
 
@@ -55,8 +55,8 @@ def serve(
     """Serve the viewer over ``store`` until interrupted (``KeyboardInterrupt``).
 
     Args:
-        store: The DuckDB score store; opened read-only, for each request only, so a run
-            can write it meanwhile.
+        store: The score store (a file, or a ``ducklake:`` attach string); opened
+            read-only, for each request only, so a run can write it meanwhile.
         host: The interface to listen on (the loopback one by default: the viewer has no
             login).
         port: The port; 0 picks a free one.
@@ -67,6 +67,6 @@ def serve(
         StoreError: The store does not exist, or the port cannot be bound.
     """
     where = str(store)
-    if not Path(where).is_file():
+    if not (store_exists(where) if is_lake(where) else Path(where).is_file()):
         raise StoreError(f"{where}: no such score store (run an experiment first, or --store)")
     asyncio.run(_serve(where, host, port, open_browser, say))

@@ -1,0 +1,27 @@
+"""Agreement of a merged run of shard slices (``evalkit merge``, or the slices of a matrix
+that wrote one DuckLake store): measured again over all its items."""
+
+from __future__ import annotations
+
+import json
+import os
+
+from evalkit.agreement._labels import parse_labels
+from evalkit.agreement._record import measure_stability_stored, measure_stored
+from evalkit.store import read_experiment
+
+
+def measure_merged(store: str | os.PathLike[str], experiment_id: str) -> None:
+    """Measure a merged run of several slices against its human labels, and its repeated
+    judges against themselves, as a run does at its end: each slice's figures covered its own
+    items only, so the store kept none of them."""
+    run = read_experiment(store, experiment_id)
+    config = json.loads(run["config"] or "{}")
+    if len(config.get("merged_from") or ()) < 2 or run["status"] == "cancelled":
+        return
+    labels = parse_labels(config.get("labels"), None)
+    if labels:
+        source = (config.get("dataset") or {}).get("source") or "labels"
+        measure_stored(store, experiment_id, labels, source=source)
+    # Measured whenever the slices stored repeats (none: nothing is written).
+    measure_stability_stored(store, experiment_id, labels)

@@ -1,0 +1,249 @@
+"""Opening a DuckLake store: an in-memory DuckDB attaching the lake as its default catalog.
+
+The lake is attached as ``evalkit_lake`` and made current (``USE``), so every query of the
+store reads ``scores``, ``experiments``… as it does in a store file. A new lake is created by
+the first attach, with its data path: the one given (``store_data_path``), else DuckLake's
+default beside a local catalog file. An existing lake keeps the data path it was created with.
+
+Several processes write one lake at once: DuckLake retries a commit that lost a race with
+another when the two do not conflict, and a commit that still fails (the catalog busy, a real
+conflict) is raised as ``StoreBusyError`` (``_connect.py``), which writers retry whole
+(docs/pages/design/store-location.md).
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections.abc import Mapping
+
+import duckdb
+
+from evalkit.errors import ConfigError, StoreError
+from evalkit.store._extensions import OFFLINE, load_extensions
+from evalkit.store._location import (
+    StoreLocation,
+    is_remote,
+    resolve_data_path,
+    sql_literal,
+    store_location,
+)
+
+#: The catalog name the lake is attached under.
+LAKE_ALIAS = "evalkit_lake"
+
+_POLL_S = 0.05
+
+#: Seconds an attach waits for a busy catalog when a lake is prepared.
+DEFAULT_ATTACH_TIMEOUT = 60.0
+
+
+def busy(exc: BaseException) -> bool:
+    """Whether ``exc`` is a DuckLake commit or catalog access that may succeed when retried."""
+    text = str(exc)
+    return isinstance(exc, duckdb.Error) and (
+        "Failed to commit DuckLake transaction" in text
+        or "database is locked" in text  # the SQLite catalog's busy answer
+        or "Could not set lock on file" in text  # a DuckDB catalog held by another process
+        or "Transaction conflict" in text
+        or "could not serialize access" in text  # PostgreSQL
+        or "deadlock detected" in text
+    )
+
+
+def in_lake(con: duckdb.DuckDBPyConnection) -> bool:
+    """Whether ``con``'s current catalog is a DuckLake (not a DuckDB file)."""
+    rows = con.execute(
+        "SELECT type FROM duckdb_databases() WHERE database_name = current_database()"
+    ).fetchall()
+    return bool(rows) and rows[0][0] == "ducklake"
+
+
+def lake_ddl(con: duckdb.DuckDBPyConnection, sql: str) -> None:
+    """Run the schema's DDL ``sql``, as DuckLake takes it in a lake: DuckLake keeps NOT NULL
+    as its only constraint, so a PRIMARY KEY is left out there (ids are fresh UUIDs, prices
+    seeded once)."""
+    if in_lake(con):
+        sql = sql.replace(" PRIMARY KEY", "")
+    con.execute(sql)
+
+
+def partition_by_experiment(con: duckdb.DuckDBPyConnection, *tables: str) -> None:
+    """In a lake, partition ``tables`` by ``experiment_id``: each run's rows go to files of
+    their own (``experiment_id=…/``), so compaction never mixes two runs and retention drops
+    whole files (docs/pages/ducklake-at-scale.md). Nothing in a store file."""
+    if in_lake(con):
+        for table in tables:
+            con.execute(f"ALTER TABLE {table} SET PARTITIONED BY (experiment_id)")
+
+
+def _extensions(location: StoreLocation, data_path: str | None) -> tuple[str, ...]:
+    names = ["ducklake"]
+    if location.catalog == "sqlite":
+        names.append("sqlite_scanner")
+    elif location.catalog == "postgres":
+        names.append("postgres_scanner")
+    if data_path is not None and is_remote(data_path):
+        names.append("httpfs")
+    return tuple(names)
+
+
+# One database per process, lake and mode, its extensions loaded and the lake attached once:
+# loading the extensions and reading the catalog cost about a second, which every flush and
+# every read would pay again. Connections are cursors of it (DuckLake reads the newest
+# snapshot at each transaction's start, so a kept attachment sees other processes' commits).
+_SHARED: dict[tuple[int, str, bool], duckdb.DuckDBPyConnection] = {}
+_SHARED_LOCK = threading.Lock()
+
+
+def open_lake(
+    location: StoreLocation,
+    *,
+    read_only: bool,
+    lock_timeout: float,
+    config: Mapping[str, str] | None = None,
+    data_path: str | None = None,
+    private: bool = False,
+) -> duckdb.DuckDBPyConnection:
+    """Connect to the DuckLake at ``location`` (created when missing, unless ``read_only``).
+
+    The connection is a cursor of the process's database for the lake (``config`` applies
+    when that database is made), unless ``private`` or ``data_path`` ask for a database of
+    its own, or the catalog is a DuckDB file (one process at a time, so never held between
+    uses) (``evalkit sql`` locks its settings down; a data path matters only to the attach
+    that creates the lake).
+
+    Raises:
+        StoreError: The extensions are missing, the catalog cannot be reached, the lake is
+            missing (read-only), or ``data_path`` differs from the lake's own.
+    """
+    if read_only and not location.exists():
+        raise StoreError(f"{location}: no such score store")
+    if private or data_path is not None or location.catalog == "duckdb":
+        # A DuckDB catalog file takes one process at a time, as a store file does: it is held
+        # only while used, never kept open by a process between its writes.
+        return _attach(location, read_only, lock_timeout, config, data_path)
+    key = (os.getpid(), location.target, read_only)
+    with _SHARED_LOCK:
+        shared = _SHARED.get(key)
+        if shared is None:
+            shared = _SHARED[key] = _attach(location, read_only, lock_timeout, config, None)
+        cursor = shared.cursor()  # under the lock: threads share the parent connection
+    try:
+        cursor.execute(f"USE {LAKE_ALIAS}")
+    except BaseException:
+        cursor.close()
+        raise
+    return cursor
+
+
+def _attach(
+    location: StoreLocation,
+    read_only: bool,
+    lock_timeout: float,
+    config: Mapping[str, str] | None,
+    data_path: str | None,
+) -> duckdb.DuckDBPyConnection:
+    if data_path is None and not location.exists():
+        data_path = location.default_data_path()
+    if not read_only and location.file is not None:
+        # A new lake's catalog may name a folder not made yet (team/catalog.sqlite).
+        location.file.parent.mkdir(parents=True, exist_ok=True)
+    settings: dict[str, str | bool | int | float | list[str]] = {**OFFLINE, **(config or {})}
+    con = duckdb.connect(":memory:", config=settings)
+    try:
+        load_extensions(con, *_extensions(location, data_path))
+        options = []
+        if data_path is not None:
+            options.append(f"DATA_PATH {sql_literal(data_path)}")
+        if location.catalog == "sqlite":
+            # Readers beside a writer (WAL), and a busy catalog waited for by SQLite itself
+            # before a commit is given up and retried whole.
+            options.append("META_JOURNAL_MODE 'WAL', META_BUSY_TIMEOUT 5000")
+        if read_only:
+            options.append("READ_ONLY")
+        clause = f" ({', '.join(options)})" if options else ""
+        deadline = time.monotonic() + lock_timeout
+        while True:
+            try:
+                con.execute(f"ATTACH {sql_literal(location.target)} AS {LAKE_ALIAS}{clause}")
+                break
+            except duckdb.Error as exc:
+                if busy(exc) and time.monotonic() < deadline:
+                    time.sleep(_POLL_S)
+                    continue
+                raise _cannot_attach(location, data_path, exc) from exc
+        con.execute(f"USE {LAKE_ALIAS}")
+    except BaseException:
+        con.close()
+        raise
+    return con
+
+
+def store_exists(store: str | os.PathLike[str] | StoreLocation) -> bool:
+    """Whether the store is there: its file, or its lake's local catalog file; a lake with a
+    PostgreSQL catalog is asked (opened read-only)."""
+    location = store_location(store)
+    if location.file is not None:
+        return location.file.exists()
+    try:
+        _attach(location, True, DEFAULT_ATTACH_TIMEOUT, None, None).close()
+    except MissingLakeError:
+        return False
+    return True
+
+
+class MissingLakeError(StoreError):
+    """The catalog holds no DuckLake (and the connection was not to create one)."""
+
+
+def _cannot_attach(location: StoreLocation, data_path: str | None, exc: duckdb.Error) -> StoreError:
+    text = str(exc)
+    if "creating a new DuckLake is explicitly disabled" in text:
+        return MissingLakeError(f"{location}: no such score store")
+    if "data_path is not set" in text:
+        return StoreError(
+            f"{location}: a new DuckLake store with a {location.catalog} catalog needs a data"
+            " path for its Parquet files: give store_data_path (--store-data-path), a folder"
+            " or an object-store URL"
+        )
+    if "does not match existing data path" in text:
+        return StoreError(
+            f"{location}: store_data_path {data_path!r} differs from the data path the store"
+            f" was created with ({text.split('catalog')[-1].strip(' .').splitlines()[0]});"
+            " leave store_data_path out to use the store's own"
+        )
+    return StoreError(f"{location}: cannot open the DuckLake score store: {text}")
+
+
+def prepare_store(
+    store: str | os.PathLike[str] | StoreLocation,
+    *,
+    data_path: str | os.PathLike[str] | None = None,
+    base: str | os.PathLike[str] | None = None,
+) -> str:
+    """Check ``store`` and, for a DuckLake given ``data_path``, create it with that data path
+    (or check an existing lake has it); returns the store as evalkit names it.
+
+    ``data_path`` (``store_data_path``, ``--store-data-path``) is where a new DuckLake keeps
+    its Parquet files: a local folder (made absolute from ``base``, else the working
+    directory) or an object-store URL (``s3://…``, credentials from a DuckDB secret or the
+    environment). Without it a new lake with a local catalog file keeps them in
+    ``<catalog>.files/``; a PostgreSQL catalog needs one.
+
+    Raises:
+        ConfigError: ``data_path`` for a DuckDB store file, or a malformed attach string.
+        StoreError: The lake cannot be created or opened, or has another data path.
+    """
+    location = store_location(store, base=base)
+    if data_path is None:
+        return location.text
+    if not location.is_lake:
+        raise ConfigError(
+            f"store_data_path {os.fspath(data_path)!r}: only a DuckLake store"
+            f' (store = "ducklake:…") has a data path; {location} is a DuckDB file'
+        )
+    resolved = resolve_data_path(data_path, base=base)
+    _attach(location, False, DEFAULT_ATTACH_TIMEOUT, None, resolved).close()
+    return location.text

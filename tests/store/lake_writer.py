@@ -1,0 +1,41 @@
+"""A writer process for the DuckLake tests: ``python -m tests.store.lake_writer STORE NAME N
+[RESUME]`` runs ``run_evals`` over N items into STORE as experiment NAME, flushing often."""
+
+from __future__ import annotations
+
+import sys
+import time
+
+from evalkit import create_scorer, run_evals_sync
+
+
+def rows(count: int) -> list[dict[str, str]]:
+    return [{"id": f"i{i:05d}", "input": f"q{i}", "output": f"a{i}"} for i in range(count)]
+
+
+def scorers(delay: float) -> list[object]:
+    def length(run: object) -> float:
+        time.sleep(delay)
+        return len(run.output) / 10  # type: ignore[attr-defined]
+
+    return [
+        create_scorer("Length", id="length").generate_score(length),
+        create_scorer("Even", id="even").generate_score(
+            lambda run: float(int(run.output[1:]) % 2 == 0)
+        ),
+    ]
+
+
+def main(argv: list[str]) -> None:
+    store, name, count = argv[0], argv[1], int(argv[2])
+    resume = argv[3] or None if len(argv) > 3 else None
+    delay = float(argv[4]) if len(argv) > 4 else 0.0
+    result = run_evals_sync(
+        rows(count), scorers(delay), store=store, experiment=name, progress=False,
+        flush_interval=0.05, concurrency=4, resume=resume, lock_timeout=120,
+    )  # fmt: skip
+    print(result.experiment_id, result.status, flush=True)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
