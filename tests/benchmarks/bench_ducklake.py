@@ -1,13 +1,13 @@
-"""L1-L3 — the DuckLake score store (``store = "ducklake:…"``, issue 19).
+"""DL1-DL3 — the DuckLake score store (``store = "ducklake:…"``, issue 19).
 
-- ``write`` (L1): 1,000,000 score rows (250,000 items x 4 scorers) from one writer, through
+- ``write`` (DL1): 1,000,000 score rows (250,000 items x 4 scorers) from one writer, through
   ``RowBuffer`` and ``StoreWriter`` in 25,000-item flushes exactly as B6 does for a store
   file (building the items is not timed). Target: >= 100,000 rows/s.
-- ``shards`` (L2): the same total written by 4 shard jobs at once (4 processes, each its own
+- ``shards`` (DL2): the same total written by 4 shard jobs at once (4 processes, each its own
   experiment of a quarter of the items, as ``--shard i/4`` jobs are), against 1 job writing it
   alone; each job's rows are built before a common start, so only the store's work is timed,
   from the start to the last job's ``finish``. Target: 4 jobs <= 1.2x the single job.
-- ``summary`` (L3): ``scorer_summary`` of one experiment of 10,000,000 score rows (2,500,000
+- ``summary`` (DL3): ``scorer_summary`` of one experiment of 10,000,000 score rows (2,500,000
   items x 4 scorers, written through ``StoreWriter`` in flushes of 100,000 rows), on a
   read-only connection, best of 3. Target: <= 2 s.
 
@@ -346,7 +346,7 @@ def report(mode: str, figures: dict[str, Any]) -> None:
     )
     if mode == "write":
         print(
-            f"L1 DuckLake write: {figures['rows']:,.0f} score rows in {figures['write_s']:.2f} s"
+            f"DL1 DuckLake write: {figures['rows']:,.0f} score rows in {figures['write_s']:.2f} s"
             f" = {figures['rows_per_s']:,.0f} rows/s"
             f" ({figures['rows_per_s'] / TARGET_ROWS_PER_S:.2f}x"
             f" the {TARGET_ROWS_PER_S:,} target; {figures['cpu_s_per_million']:.2f} CPU s per"
@@ -355,7 +355,7 @@ def report(mode: str, figures: dict[str, Any]) -> None:
     elif mode == "shards":
         verdict = "ok" if figures["ratio"] <= TARGET_SHARD_RATIO else "ABOVE TARGET"
         print(
-            f"L2 DuckLake shards: {figures['rows']:,.0f} score rows by 1 job in"
+            f"DL2 DuckLake shards: {figures['rows']:,.0f} score rows by 1 job in"
             f" {figures['alone_s']:.2f} s ({figures['alone_cpu_s']:.2f} CPU s), by {SHARDS} jobs"
             f" at once in {figures['shards_s']:.2f} s ({figures['shards_cpu_s']:.2f} CPU s,"
             f" slowest job {figures['slowest_shard_s']:.2f} s) = {figures['ratio']:.2f}x alone"
@@ -364,7 +364,7 @@ def report(mode: str, figures: dict[str, Any]) -> None:
     else:
         verdict = "ok" if figures["query_s"] <= TARGET_QUERY_S else "ABOVE TARGET"
         print(
-            f"L3 DuckLake scorer_summary: {figures['rows']:,.0f} score rows (written in"
+            f"DL3 DuckLake scorer_summary: {figures['rows']:,.0f} score rows (written in"
             f" {figures['write_s']:.1f} s), query {figures['query_s']:.2f} s best of 3"
             f" ({figures['query_cpu_s']:.2f} CPU s; first {figures['first_query_s']:.2f} s) ="
             f" {figures['query_s'] / TARGET_QUERY_S:.2f}x the {TARGET_QUERY_S:.0f} s budget"
