@@ -159,7 +159,10 @@ def postgres_server(bin_dir: Path | None = None) -> Iterator[PostgresServer]:
     password = secrets.token_urlsafe(18)
     # Not under pytest's tmp_path: its parents are private to root, the server's user must
     # reach its own folder.
-    folder = Path(tempfile.mkdtemp(prefix="evalkit-pg-"))
+    base = tempfile.gettempdir()
+    if ids and not os.stat(base).st_mode & 0o001:
+        base = "/tmp"  # a private TMPDIR the server's user could not enter
+    folder = Path(tempfile.mkdtemp(prefix="evalkit-pg-", dir=base))
     run = _Runner(bin_dir, ids, password)
     try:
         data, log, pwfile = folder / "data", folder / "server.log", folder / "pwfile"
