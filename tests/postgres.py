@@ -52,7 +52,23 @@ class PostgresServer:
     @property
     def dsn(self) -> str:
         """A libpq connection string without the password (it comes from ``PGPASSWORD``)."""
-        return f"dbname={self.dbname} host={self.host} port={self.port} user={self.user}"
+        return self.dsn_of(self.dbname)
+
+    def dsn_of(self, dbname: str) -> str:
+        """The connection string of another database of this server."""
+        return f"dbname={dbname} host={self.host} port={self.port} user={self.user}"
+
+    def create_database(self, dbname: str) -> str:
+        """Create another database (an empty catalog); returns its connection string."""
+        done = subprocess.run(
+            [str(self.bin_dir / "createdb"), "-h", self.host, "-p", str(self.port), "-U",
+             self.user, dbname],
+            env={**os.environ, "PGPASSWORD": self.password}, check=False, capture_output=True,
+            text=True,
+        )  # fmt: skip
+        if done.returncode:
+            raise RuntimeError(f"createdb {dbname} failed: {done.stderr}")
+        return self.dsn_of(dbname)
 
 
 def find_bin_dir() -> Path:
@@ -143,7 +159,10 @@ def postgres_server(bin_dir: Path | None = None) -> Iterator[PostgresServer]:
     password = secrets.token_urlsafe(18)
     # Not under pytest's tmp_path: its parents are private to root, the server's user must
     # reach its own folder.
-    folder = Path(tempfile.mkdtemp(prefix="evalkit-pg-"))
+    base = tempfile.gettempdir()
+    if ids and not os.stat(base).st_mode & 0o001:
+        base = "/tmp"  # a private TMPDIR the server's user could not enter
+    folder = Path(tempfile.mkdtemp(prefix="evalkit-pg-", dir=base))
     run = _Runner(bin_dir, ids, password)
     try:
         data, log, pwfile = folder / "data", folder / "server.log", folder / "pwfile"

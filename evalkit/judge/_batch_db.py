@@ -17,7 +17,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from evalkit.judge._duckdb import insert, when
+from evalkit.judge._duckdb import insert, utc, when
 
 BATCHES = "judge_batches"
 REQUESTS = "judge_batch_requests"
@@ -136,8 +136,12 @@ def load(con: Any, host: str, model: str) -> list[Record]:
 def batches(con: Any) -> list[dict[str, Any]]:
     """Every remembered batch (for inspection)."""
     result = con.execute(
-        f"SELECT batch_id, host, model, input_file_id, request_count, status, created_at, "
-        f"updated_at FROM {BATCHES} ORDER BY created_at"
+        f"SELECT batch_id, host, model, input_file_id, request_count, status,"
+        f" epoch_us(created_at) AS created_at, epoch_us(updated_at) AS updated_at"
+        f" FROM {BATCHES} ORDER BY {BATCHES}.created_at"
     )
     names = [d[0] for d in result.description]
-    return [dict(zip(names, row, strict=True)) for row in result.fetchall()]
+    rows = [dict(zip(names, row, strict=True)) for row in result.fetchall()]
+    for row in rows:
+        row["created_at"], row["updated_at"] = utc(row["created_at"]), utc(row["updated_at"])
+    return rows

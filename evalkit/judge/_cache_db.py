@@ -20,7 +20,7 @@ from typing import Any
 # duckdb is imported by the functions that need it: `import evalkit` stays free of its ~40 ms.
 import pyarrow as pa
 
-from evalkit.judge._duckdb import insert, when
+from evalkit.judge._duckdb import insert, utc, when
 
 TABLE = "judge_cache"
 
@@ -132,7 +132,7 @@ def summary(con: Any, now: float) -> dict[str, Any]:
     at = when(now)
     live, expired, oldest, newest = con.execute(
         f"SELECT count(*) FILTER (WHERE expires_at > ?), count(*) FILTER (WHERE expires_at <= ?), "
-        f"min(created_at), max(created_at) FROM {TABLE}",
+        f"epoch_us(min(created_at)), epoch_us(max(created_at)) FROM {TABLE}",
         [at, at],
     ).fetchone() or (0, 0, None, None)
     models = con.execute(
@@ -142,8 +142,8 @@ def summary(con: Any, now: float) -> dict[str, Any]:
     return {
         "entries": live,
         "expired": expired,
-        "oldest": oldest,
-        "newest": newest,
+        "oldest": utc(oldest),
+        "newest": utc(newest),
         "by_model": dict(models),
     }
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +26,19 @@ from evalkit.errors import StoreError
 def when(epoch: float) -> datetime:
     """``epoch`` seconds as an aware UTC datetime."""
     return datetime.fromtimestamp(epoch, UTC)
+
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+def utc(epoch_us: int | None) -> datetime | None:
+    """A ``TIMESTAMPTZ`` column read as ``epoch_us(column)``, as an aware UTC datetime.
+
+    Queries never hand a ``TIMESTAMPTZ`` to Python as it is: DuckDB before 2.0 converts one
+    only with ``pytz`` installed (evalkit does not depend on it), and 2.0 converts it to the
+    session's time zone.
+    """
+    return None if epoch_us is None else _EPOCH + timedelta(microseconds=epoch_us)
 
 
 #: Seconds a cache operation waits for another process's short hold of the file.

@@ -1,5 +1,5 @@
-"""The benchmark suite: ``python -m tests.benchmarks`` runs B1 to B6, X1, D1 and D2 and prints
-their figures.
+"""The benchmark suite: ``python -m tests.benchmarks`` runs B1 to B6, X1, D1, D2 and DL1 to
+DL3 and prints their figures.
 
 Each benchmark runs in its own subprocess (so peak RSS is its own), one after another so they
 do not compete for the two cores; the lines each prints are shown as they come, then the
@@ -9,7 +9,9 @@ headline line of every benchmark (the one starting with its id) is repeated as a
   (``bench_run``), B3/B5 judge throughput and cached rerun (``bench_judge``, which starts the
   shipped test server in its own process), B6 the score store (``bench_store``), X1 hostile
   experiment files (``bench_experiment_file``), D1/D2 dataset sources: CSV and JSON Lines read
-  speed, a streaming run over a CSV (``bench_sources``).
+  speed, a streaming run over a CSV (``bench_sources``), DL1-DL3 a DuckLake store: writes, 4
+  shard jobs at once, ``scorer_summary`` over 10 million rows (``bench_ducklake``, which needs
+  the ``ducklake`` extra).
 
 ``--quick`` runs each with a tenth of the work, to check that the suite works.
 """
@@ -29,8 +31,13 @@ SUITE: tuple[tuple[str, list[str], list[str]], ...] = (
     ("tests.benchmarks.bench_store", [], ["--rows", "100000"]),
     ("tests.benchmarks.bench_experiment_file", [], ["--size", "100000"]),
     ("tests.benchmarks.bench_sources", [], ["--rows", "100000"]),
+    (
+        "tests.benchmarks.bench_ducklake",
+        [],
+        ["--rows", "100000", "--summary-rows", "1000000"],
+    ),
 )
-_HEADLINE = re.compile(r"^(B[1-6]|X1|D[12])\b")
+_HEADLINE = re.compile(r"^(B[1-6]|X1|D[12]|DL[1-3])\b")
 
 
 def main() -> int:

@@ -92,7 +92,8 @@ use = "exact_match"
 
 
 def dump_duckdb(path: Path) -> str:
-    """Every table and view of a DuckDB file, as text."""
+    """Every table and view of a DuckDB file, as text (each value cast to text by DuckDB:
+    DuckDB 1.5 hands a TIMESTAMPTZ to Python only with pytz installed)."""
     with duckdb.connect(str(path), read_only=True) as con:
         names = con.execute(
             "SELECT table_schema, table_name FROM information_schema.tables"
@@ -100,7 +101,7 @@ def dump_duckdb(path: Path) -> str:
         assert names
         return "\n".join(
             f"{schema}.{name}: "
-            + repr(con.execute(f'SELECT * FROM "{schema}"."{name}"').fetchall())
+            + repr(con.execute(f'SELECT COLUMNS(*)::VARCHAR FROM "{schema}"."{name}"').fetchall())
             for schema, name in names
         )
 

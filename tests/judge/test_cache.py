@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -333,6 +333,23 @@ async def test_expired_entries_miss_and_are_deleted_on_open(
     assert not result.judge["generate_score"].executions[0].cached
     stats = JudgeCache(cache_path).stats()
     assert (stats.entries, stats.expired) == (1, 0)
+
+
+async def test_stats_times_are_utc_and_bound_the_writes(
+    server: FakeOpenAIServer, judge: Judge, cache_path: Path
+) -> None:
+    # DuckDB 1.5 hands a TIMESTAMPTZ to Python only with pytz installed, 2.0 in the session's
+    # time zone: the stats give aware UTC datetimes either way.
+    before = datetime.now(UTC)
+    async with use_judge_cache(cache_path):
+        for index in range(2):
+            await score_scorer(judge).run(input=f"q{index}", output="a")
+    after = datetime.now(UTC)
+    stats = JudgeCache(cache_path).stats()
+    assert stats.oldest is not None
+    assert stats.newest is not None
+    assert before - timedelta(seconds=1) <= stats.oldest <= stats.newest <= after
+    assert stats.oldest.tzinfo is UTC
 
 
 async def test_stats_and_clear(server: FakeOpenAIServer, judge: Judge, cache_path: Path) -> None:
