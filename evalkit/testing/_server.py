@@ -40,7 +40,8 @@ from evalkit.testing._batch_records import BatchErrorsIn, BatchOutcome
 from evalkit.testing._batches import BatchService
 from evalkit.testing._chat import UsageModel
 from evalkit.testing._completions import CompletionService
-from evalkit.testing._http import Handler, HttpServer, Request, Response, error_body
+from evalkit.testing._http import Handler, HttpServer, Request, Response
+from evalkit.testing._profiles import ServerProfile, server_profile
 from evalkit.testing._rules import RateLimitPolicy, Rule
 
 
@@ -107,6 +108,10 @@ class FakeOpenAIServer:
             (at validation, with an ``errors`` list) or ``"expired"`` (no request answered,
             each one a ``batch_expired`` line of the error file). Settable as
             :attr:`batch_outcome`.
+        profile: Answer as this kind of server does: ``"openai"`` (the default),
+            ``"llama-server"``, ``"llama-cpp-python"``, ``"vllm"``, ``"ollama"``, or a
+            :class:`ServerProfile` (which response formats it takes, which length field it
+            reads, its error, 401 and context-overflow bodies, its ``usage``).
     """
 
     def __init__(
@@ -126,7 +131,10 @@ class FakeOpenAIServer:
         batch_delay: float = 0.0,
         batch_errors_in: BatchErrorsIn = "error_file",
         batch_outcome: BatchOutcome = "completed",
+        profile: str | ServerProfile = "openai",
     ) -> None:
+        #: Which server's answers this one imitates (settable; see ``_profiles.py``).
+        self.profile = server_profile(profile)
         self.host = host
         self.latency = latency
         self.api_key = api_key
@@ -283,13 +291,12 @@ class FakeOpenAIServer:
 
     def _refuse(self, request: Request) -> Response | None:
         """A 401 response when the server wants a key and ``request`` lacks it, else None."""
-        if self.api_key is not None and (
-            request.headers.get("authorization") != f"Bearer {self.api_key}"
+        if (
+            self.api_key is not None
+            and self.profile.auth != "none"
+            and request.headers.get("authorization") != f"Bearer {self.api_key}"
         ):
-            body = error_body(
-                "Incorrect API key provided", "invalid_request_error", "invalid_api_key"
-            )
-            return Response.json(body, 401)
+            return self.profile.unauthorized()
         return None
 
     async def _models(self, request: Request) -> Response:
