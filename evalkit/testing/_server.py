@@ -17,9 +17,10 @@ reasoning details, and ``usage.cost`` when asked), and :class:`Rule` scripts rep
 (HTTP errors, 429 with ``Retry-After``, malformed bodies, hangs, dropped connections) per
 prompt. ``GET /v1/models`` lists a model (and, like chat completions, answers 401 without
 the ``api_key`` when one is set; serve another answer with ``add_route``, e.g. a 404 as from a
-gateway without it); ``GET /_evalkit/stats`` and ``POST /_evalkit/reset``
-expose the counters to other processes. ``/v1/files`` and ``/v1/batches`` serve OpenAI's Batch
-API, answering each line of a batch with the same chat handler (see ``_batches.py``).
+gateway without it); ``GET /_evalkit/stats``, ``GET /_evalkit/requests`` (the recent request
+bodies) and ``POST /_evalkit/reset`` expose the counters to other processes. ``/v1/files`` and
+``/v1/batches`` serve OpenAI's Batch API, answering each line of a batch with the same chat
+handler (see ``_batches.py``).
 
 This module holds the server's shell: its settings, routes, counters and lifecycle. Chat
 completions are answered in ``_completions.py``.
@@ -150,6 +151,7 @@ class FakeOpenAIServer:
         self._http.add_route("GET", "/v1/models", self._models)
         self._http.add_route("GET", "/_evalkit/stats", self._stats_route)
         self._http.add_route("POST", "/_evalkit/reset", self._reset_route)
+        self._http.add_route("GET", "/_evalkit/requests", self._requests_route)
         self._batches = BatchService(
             self._completions.batch_line,
             self._refuse,
@@ -308,6 +310,9 @@ class FakeOpenAIServer:
 
     async def _stats_route(self, request: Request) -> Response:
         return Response.json(self.stats.to_dict())
+
+    async def _requests_route(self, request: Request) -> Response:
+        return Response.json(self.requests)
 
     async def _reset_route(self, request: Request) -> Response:
         self.reset()
