@@ -10,16 +10,17 @@ Four request shapes, tried in this order (the *ladder*):
    (a fenced block, or the outermost ``{...}``).
 
 With ``structured_output="auto"`` a call starts at the step its endpoint and model are known
-to take (0 for one never refused), and a *format refusal* — an error status whose body says the
-response format is not supported (``transport/_refusals.py``) — moves it one step down at
-once (from step 1 straight to step 3 unless the refusal names the ``schema`` field), without
-retrying the refused request, and is remembered for the process
-(:data:`MEMORY`), so later calls start there. Step 1 is skipped at OpenAI's and Azure's own
-endpoints, which take no ``schema`` in JSON mode. A *format failure* (a reply that is not the
-JSON asked for) gets one more attempt, one step down (today's JSON-mode fallback, SPEC §1).
-A pinned mode starts at its step and is never moved by a refusal (except JSON mode dropping
-the schema a server refuses). The same memory holds the length fields (``max_tokens``,
-``max_completion_tokens``) an endpoint refused, which :meth:`PreparedRequest.body` leaves out.
+to take (0 for one never refused). A *format refusal* — an error status whose body says the
+response format is not supported (``transport/_refusals.py``) — moves it one step down at once
+(from step 1 straight to step 3 unless the refusal names the ``schema`` field), without
+retrying the refused request, and is remembered for the process (:data:`MEMORY`), so later
+calls start there; a refusal of one schema (OpenAI's "Invalid schema for response_format")
+moves that call only. Step 1 is skipped at OpenAI's and Azure's own endpoints, which take no
+``schema`` in JSON mode. A *format failure* (a reply that is not the JSON asked for) gets one
+more attempt, one step down (the JSON-mode fallback of SPEC §1). A pinned mode starts at its
+step and is never moved by a refusal (except JSON mode dropping a ``schema`` the server
+refuses). The same memory holds the length fields (``max_tokens``, ``max_completion_tokens``)
+an endpoint refused, which :meth:`PreparedRequest.body` leaves out.
 
 Why: docs/pages/design/format-refusals.md.
 """
@@ -32,7 +33,11 @@ import threading
 from typing import TYPE_CHECKING, Any
 
 from evalkit.judge._structured import JsonSpec, OutputSpec
-from evalkit.judge.transport._refusals import refusal_names_schema, refused_field
+from evalkit.judge.transport._refusals import (
+    refusal_names_schema,
+    refusal_of_the_schema,
+    refused_field,
+)
 
 if TYPE_CHECKING:
     from evalkit.judge._request import PreparedRequest
@@ -174,7 +179,7 @@ class AttemptPlan:
             following = PROMPT if self._auto else -2
         if (not self._auto and step != SCHEMA_JSON_MODE) or following < 0:
             return False  # a pinned mode: the refusal is the answer
-        if self._auto:
+        if self._auto and not refusal_of_the_schema(error):
             MEMORY.format_refused(self._key, following)
         self._pending = following
         return True

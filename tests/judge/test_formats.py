@@ -4,16 +4,19 @@ profiles of the servers people run (issue 20, points 1 and 2)."""
 from __future__ import annotations
 
 import dataclasses
+import threading
 import time
 from typing import Any
 
+import anyio
+import httpx2
 import pytest
 
 from evalkit import Judge, run_evals
 from evalkit.errors import ConfigError
 from evalkit.judge import PreparedRequest, ScoreSpec, ask
 from evalkit.scorers import llm_rubric
-from evalkit.testing import PROFILES, FakeOpenAIServer, Rule, ServerProfile
+from evalkit.testing import PROFILES, FakeOpenAIServer, Rule, ServerProfile, server_process
 
 REFUSES_ALL = dataclasses.replace(PROFILES["llama-cpp-python"], formats=frozenset())
 ROWS = [{"input": f"Question {i}?", "output": f"Answer {i}."} for i in range(60)]
@@ -153,3 +156,36 @@ def test_structured_output_is_checked() -> None:
         Judge("m", structured_output="grammar")  # type: ignore[arg-type]
     assert Judge("m").structured_output == "auto"
     assert Judge("m", structured_output="prompt").explicit_fields == {"model", "structured_output"}
+
+
+def test_the_memory_is_shared_by_threads_and_event_loops(judge_key: str) -> None:
+    def requests_at(url: str) -> list[dict[str, Any]]:
+        sent: list[dict[str, Any]] = httpx2.get(
+            url.removesuffix("/v1") + "/_evalkit/requests"
+        ).json()
+        return sent
+
+    with server_process("--profile", "llama-cpp-python") as url:
+        judge = Judge("fake-judge", base_url=url, api_key_env=judge_key)
+        values: list[Any] = []
+
+        def five_calls() -> None:
+            async def calls() -> None:
+                for _ in range(5):
+                    values.append((await ask_score(judge)).value)
+
+            anyio.run(calls)
+
+        threads = [threading.Thread(target=five_calls) for _ in range(4)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(timeout=60)
+        assert values == [0.5] * 20
+        sent = requests_at(url)
+        schema_first = [body for body in sent if body["response_format"]["type"] == "json_schema"]
+        assert len(schema_first) <= 4  # at most each thread's first call before one learnt
+        assert len(sent) == 20 + len(schema_first)
+        anyio.run(ask_score, judge)  # a new loop in this thread: straight to JSON mode
+        assert requests_at(url)[-1]["response_format"]["type"] == "json_object"
+        assert len(requests_at(url)) == len(sent) + 1

@@ -36,6 +36,7 @@ _UNSUPPORTED = re.compile(
 )
 _FORMAT_WORDS = ("response_format", "response format", "json_schema", "structured output")
 _SCHEMA_WORD = re.compile(r"(?<!json_)\bschema\b|'schema'|\"schema\"")
+_THIS_SCHEMA = re.compile(r"invalid (?:json )?schema|schema (?:is )?(?:invalid|not valid)")
 _OVERFLOW_WORDS = (
     "exceed_context_size_error",
     "context_length_exceeded",
@@ -78,6 +79,13 @@ def refusal_names_schema(error: BaseException) -> bool:
     ``json_schema``): JSON mode may be taken without the schema."""
     status_error = _status_error(error)
     return status_error is not None and bool(_SCHEMA_WORD.search(_body_text(status_error)))
+
+
+def refusal_of_the_schema(error: BaseException) -> bool:
+    """Whether an error refusing ``json_schema`` refuses this one schema (OpenAI's "Invalid
+    schema for response_format ..."), not the format: worth a fallback, not remembering."""
+    status_error = _status_error(error)
+    return status_error is not None and bool(_THIS_SCHEMA.search(_body_text(status_error)))
 
 
 def context_overflow(error: BaseException) -> str | None:
