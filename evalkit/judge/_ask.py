@@ -4,7 +4,9 @@
 been attempted, so the step can record it before raising. Transport failures end the step
 at once (:func:`~evalkit.judge.policy.chat_completion` already retried 429/5xx/timeouts);
 an authentication or quota error also stops the judge's later calls (``policy/_breaker.py``);
-format failures get one fallback attempt (SPEC §1 "Structured output and its fallback").
+format failures get one fallback attempt (SPEC §1 "Structured output and its fallback"), and a
+server refusing the response format (or a length field) is asked again without it, as
+``_formats.py`` plans.
 With a judge cache active and a cacheable judge, a cached success is replayed instead.
 A judge in batch mode sends each attempt through its batch collector (``_batch.py``) instead
 of an online call; everything else — validation, fallback, cache, records — is the same.
@@ -23,6 +25,7 @@ from evalkit.errors import ConfigError, JudgeError
 from evalkit.judge._batch import batch_collector
 from evalkit.judge._cache import JudgeCache
 from evalkit.judge._cache_use import active_judge_cache
+from evalkit.judge._formats import AttemptPlan
 from evalkit.judge._records import JudgeCost, JudgeErrorInfo, JudgeExecution, JudgeUsage
 from evalkit.judge._request import PreparedRequest, prompt_key, request_hash
 from evalkit.judge._structured import FormatFailure, OutputSpec
@@ -123,10 +126,9 @@ async def _ask(
     cost: float | None = 0.0
     last: Reply | None = None
     failure: FormatFailure | None = None
-    plan = [(prompt, spec.first)]
-    if spec.fallback is not None:
-        plan.append((prompt + spec.fallback_suffix, spec.fallback))
-    for text, extra in plan:
+    plan = AttemptPlan(request, spec)
+    while (attempt := plan.next(prompt, spec)) is not None:
+        text, extra = attempt
         attempts += 1
         body = request.body(text, extra)
         try:
@@ -150,6 +152,8 @@ async def _ask(
                     breaker=breaker,
                 )
         except Exception as exc:
+            if plan.refused(exc, body):  # a format or field the server does not take
+                continue
             breaker.observe(exc)
             error = exc if isinstance(exc, JudgeError) else _unexpected(exc, request.label)
             execution = _failed(request, prompt, started, attempts, calls, usage, last, error)
@@ -162,15 +166,16 @@ async def _ask(
         try:
             if reply.refusal is not None:
                 raise FormatFailure(f"the judge refused: {reply.refusal}", code="refusal")
-            output, value = spec.parse(reply.content or "")
+            output, value = plan.parse(spec, reply.content or "")
         except FormatFailure as exc:
             failure = exc
+            plan.failed_format()
             continue
-        if cache is not None and reply.content is not None:
+        if cache is not None and plan.parsed is not None:
             cache.put(
                 request.step_key(spec),
                 key,
-                reply.content,
+                plan.parsed,
                 attempt_count=attempts,
                 model=judge.model or "",
                 host=request.host,
@@ -190,7 +195,7 @@ async def _ask(
         )
         return Asked(execution, value=value)
     assert failure is not None
-    how = "" if attempts == 1 else f" after {attempts} attempts (structured output, then JSON mode)"
+    how = "" if attempts == 1 else f" after {attempts} attempts ({plan.describe()})"
     error = JudgeError(
         f"{request.label} did not answer {spec.describe}{how}: {failure}", code=failure.code
     )
