@@ -245,7 +245,8 @@ class JudgeError(EvalkitError):
             ``"format"``, ``"refusal"``, ``"timeout"``, ``"connection"``, ``"bad_response"``,
             and ``"auth"``/``"quota"`` for a call not sent because an earlier authentication
             or quota error stopped the judge, ``"unreachable"`` for one not sent because the
-            endpoint's first connections all failed), or None.
+            endpoint's first connections all failed, ``"empty_extraction"`` for a prebuilt
+            scorer's extraction that listed nothing in a non-empty text twice), or None.
     """
 
     def __init__(self, message: str, *, code: str | None = None) -> None:

@@ -109,9 +109,18 @@ class JsonSpec(OutputSpec):
 
 
 class ScoreSpec(JsonSpec):
-    """``{"score": number}``: the step value is the finite float."""
+    """``{"score": number}``: the step value is the finite float.
 
-    def __init__(self, *, kind: str = "") -> None:
+    Args:
+        kind: The step kind asking (see :class:`OutputSpec`).
+        score_range: ``(low, high)``: a score outside it (bounds included) is a format
+            failure, so the fallback asks once more, with the range written into its prompt.
+            The bounds are checked, not declared in the schema sent: some providers' strict
+            modes reject ``minimum``/``maximum`` (see
+            docs/pages/design/bounds-validated-not-declared.md).
+    """
+
+    def __init__(self, *, kind: str = "", score_range: tuple[float, float] | None = None) -> None:
         schema = {
             "type": "object",
             "properties": {"score": {"type": "number"}},
@@ -119,7 +128,13 @@ class ScoreSpec(JsonSpec):
             "additionalProperties": False,
         }
         super().__init__(schema, "score", kind=kind)
+        self.score_range = score_range
         self.describe = '{"score": number}'
+        if score_range is not None:
+            low, high = score_range
+            shown = f"from {_number(low)} to {_number(high)}"
+            self.describe = f'{{"score": number {shown}}}'
+            self.fallback_suffix += f"\nThe score must be {shown}."
 
     def parse(self, content: str) -> tuple[Any, Any]:
         output, _ = super().parse(content)
@@ -131,6 +146,13 @@ class ScoreSpec(JsonSpec):
             raise FormatFailure(f'the reply is not {{"score": number}}: {_short(value)}')
         if not math.isfinite(score):
             raise FormatFailure(f"the score is not a finite number: {score!r}")
+        if self.score_range is not None:
+            low, high = self.score_range
+            if not low <= score <= high:
+                raise FormatFailure(
+                    f"the score {_number(score)} is outside the step's range "
+                    f"{_number(low)} to {_number(high)}"
+                )
         return {"score": score}
 
 
@@ -249,6 +271,12 @@ def _make_strict(node: Any) -> bool:
 
 def _format_name(name: str) -> str:
     return re.sub(r"[^a-zA-Z0-9_-]+", "_", name).strip("_")[:64] or "output"
+
+
+def _number(value: float) -> str:
+    """``1e+15``, ``0.5``, ``1``: short, unless that would round the value."""
+    text = f"{value:g}"
+    return text if float(text) == value else repr(value)
 
 
 def _short(value: Any) -> str:

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import inspect
+import math
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
 import pydantic
@@ -29,7 +30,8 @@ class PromptStep:
 
     - preprocess / analyze: the JSON value the judge answered, validated by ``output_schema``
       (required: a pydantic model class, whose JSON dump is yielded, or a JSON Schema dict);
-    - generate_score: the float of the judge's ``{"score": number}``;
+    - generate_score: the float of the judge's ``{"score": number}``, which must lie in
+      ``score_range`` when the step declares one;
     - generate_reason: the judge's text.
 
     Structured outputs are asked with native structured output first and retried once with
@@ -42,9 +44,17 @@ class PromptStep:
         output_schema: The schema of a preprocess/analyze step's result.
         judge: The step's judge; its explicitly set fields override the scorer's judge
             (see :meth:`Judge.with_defaults`). None uses the scorer's judge.
+        score_range: For a generate_score step, ``(low, high)``: the scores the prompt asks
+            for, bounds included. A score outside is a format failure, like a reply that is
+            not JSON: the fallback asks once more (telling the range), then the step fails
+            naming the score and the range. None accepts any finite number.
+
+    Raises:
+        ConfigError: An argument is of the wrong kind, or ``score_range`` is not two finite
+            numbers, low below high.
     """
 
-    __slots__ = ("create_prompt", "description", "judge", "output_schema")
+    __slots__ = ("create_prompt", "description", "judge", "output_schema", "score_range")
 
     def __init__(
         self,
@@ -53,6 +63,7 @@ class PromptStep:
         *,
         output_schema: OutputSchema | None = None,
         judge: Judge | None = None,
+        score_range: tuple[float, float] | None = None,
     ) -> None:
         if not isinstance(description, str):
             raise ConfigError(f"PromptStep description must be text, got {description!r}")
@@ -69,6 +80,7 @@ class PromptStep:
         self.create_prompt = create_prompt
         self.output_schema = output_schema
         self.judge = judge
+        self.score_range = _checked_range(score_range, description)
 
     def __repr__(self) -> str:
         return f"PromptStep({self.description!r})"
@@ -80,29 +92,58 @@ class PromptStep:
     def bind(self, kind: StepName, owner: StepOwner) -> BoundStep:
         """The judge call of this step as ``owner``'s ``kind`` step (see :class:`Step`)."""
         where = f"Scorer {owner.name!r}, {kind} step"
-        spec = output_spec(kind, self.output_schema, where)
+        spec = output_spec(kind, self.output_schema, where, score_range=self.score_range)
         make_prompt = bind_callable(self.create_prompt, kind, f"{where}, create_prompt")
         judge = self.judge_for(owner.judge)
         return _BoundPrompt(kind, where, judge, make_prompt, spec)
 
 
-def output_spec(kind: StepName, output_schema: Any, where: str) -> OutputSpec:
+def output_spec(
+    kind: StepName,
+    output_schema: Any,
+    where: str,
+    *,
+    score_range: tuple[float, float] | None = None,
+) -> OutputSpec:
     """What a ``kind`` prompt step asks its judge for, or a :class:`ConfigError` naming
-    ``where``: generate_score a ``{"score": number}``, generate_reason plain text, the other
-    steps their ``output_schema``."""
+    ``where``: generate_score a ``{"score": number}`` (in ``score_range`` when given),
+    generate_reason plain text, the other steps their ``output_schema``."""
+    if score_range is not None and kind != "generate_score":
+        raise ConfigError(
+            f"{where}: score_range applies to a generate_score prompt step only; remove it"
+        )
     if kind in ("generate_score", "generate_reason"):
         if output_schema is not None:
             asks = '{"score": number}' if kind == "generate_score" else "plain text"
             raise ConfigError(
                 f"{where}: a {kind} prompt step always asks for {asks}; remove output_schema"
             )
-        return ScoreSpec(kind=kind) if kind == "generate_score" else OutputSpec(kind=kind)
+        if kind == "generate_score":
+            return ScoreSpec(kind=kind, score_range=score_range)
+        return OutputSpec(kind=kind)
     if output_schema is None:
         raise ConfigError(
             f"{where}: a {kind} prompt step needs an output_schema "
             "(a pydantic model class or a JSON Schema dict)"
         )
     return schema_spec(output_schema, where, kind=kind)
+
+
+def _checked_range(value: Any, description: str) -> tuple[float, float] | None:
+    """``score_range`` as two floats, or a :class:`ConfigError` saying what is wrong."""
+    if value is None:
+        return None
+    problem = f"PromptStep {description!r}: score_range must be (low, high), two finite numbers"
+    if isinstance(value, (str, bytes)) or not isinstance(value, Sequence) or len(value) != 2:
+        raise ConfigError(f"{problem}; got {value!r}")
+    if any(isinstance(bound, bool) or not isinstance(bound, (int, float)) for bound in value):
+        raise ConfigError(f"{problem}; got {value!r}")
+    low, high = float(value[0]), float(value[1])
+    if not (math.isfinite(low) and math.isfinite(high)):
+        raise ConfigError(f"{problem}; got {value!r}")
+    if not low < high:
+        raise ConfigError(f"{problem} with low below high; got {value!r}")
+    return low, high
 
 
 class _BoundPrompt:

@@ -17,7 +17,10 @@ from pydantic import BaseModel, BeforeValidator, Field
 from evalkit.scorer import Scorer, ScorerRun, StepResults
 from evalkit.scorers._common import as_text, ground_truth
 from evalkit.scorers._judged import (
+    EmptyExtraction,
+    Extraction,
     JudgeStep,
+    Listed,
     check_scale,
     check_weight,
     finish,
@@ -158,7 +161,7 @@ class Comparison(BaseModel):
     title="Answer Similarity",
     kind="llm",
     inputs=("output", "ground_truth"),
-    version=1,
+    version=2,
 )
 def answer_similarity(
     scorer: Scorer,
@@ -170,6 +173,7 @@ def answer_similarity(
     extra_info_penalty: float = 0.05,
     scale: float = 1.0,
     explain: bool = True,
+    empty_extraction: EmptyExtraction = "fail",
 ) -> Scorer:
     """How closely the output's meaning matches the ground truth (LLM-judged, with penalties).
 
@@ -180,9 +184,11 @@ def answer_similarity(
     information. Score = clamp(sum / (units * (1 + exact_match_bonus)) - contradiction_penalty
     * contradictions - min(extra_info_penalty * extras, 0.2), 0, 1) * scale, rounded to two
     decimals: exact, semantic and missing matches with one extra give (1.2 + 0.8 - 0.15) / 3.6
-    - 0.05 = 0.46. An empty output against an empty ground truth scores 1 and a ground truth
-    with no units 0, without judge calls. A missing ground truth fails with
-    ``ScorerInputError``. Non-string values are judged as JSON text.
+    - 0.05 = 0.46. An empty ground truth scores 1 against an empty output and 0 against
+    another, without judge calls; a non-empty output or ground truth in which the judge finds
+    no unit is asked once more, then fails the run (``empty_extraction="score"`` scores it as
+    extracted). A missing ground truth fails with ``ScorerInputError``. Non-string values are
+    judged as JSON text.
 
     Args:
         semantic_weight: Credit for a semantic match (Mastra's ``semanticThreshold``).
@@ -192,6 +198,8 @@ def answer_similarity(
         extra_info_penalty: Subtracted per extra piece of information (at most 0.2 in all).
         scale: Multiplies the score (the range becomes 0 to ``scale``).
         explain: Ask the judge to explain the score (one more call); False leaves no reason.
+        empty_extraction: When the judge finds no unit in a non-empty output or ground
+            truth twice: ``"fail"`` the run, or ``"score"`` what it extracted.
     """
     name = "answer_similarity"
     check_scale(name, scale)
@@ -245,6 +253,13 @@ def answer_similarity(
         instructions=INSTRUCTIONS,
         output_schema=Units,
         skip=skip_extract,
+        extraction=Extraction(
+            (
+                Listed("output_units", lambda run: texts(run)[0]),
+                Listed("ground_truth_units", lambda run: texts(run)[1], "ground truth"),
+            ),
+            empty_extraction,
+        ),
     )
     compare = JudgeStep(
         "Match the ground truth's units in the output",

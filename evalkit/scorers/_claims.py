@@ -3,7 +3,8 @@
 The judge extracts the claims of a text (preprocess), gives one verdict per claim against the
 context (analyze, checked to answer every claim sent), the score is the share of ``yes``
 verdicts (generate_score, in code) and the judge explains it (generate_reason). A blank text
-has no claims and no claims need no further call. Only the prompts, the verdict schema and
+has no claims and no claims need no further call; a non-blank text the judge finds no claims
+in is asked once more (``_extraction.py``). Only the prompts, the verdict schema and
 the reason differ between the scorers, and those stay in their own modules, versioned there.
 """
 
@@ -16,7 +17,10 @@ from typing import Any
 from evalkit.scorer import Scorer, ScorerRun, StepResults
 from evalkit.scorers._judged import (
     Claims,
+    EmptyExtraction,
+    Extraction,
     JudgeStep,
+    Listed,
     OnePerItem,
     finish,
     is_blank,
@@ -49,6 +53,7 @@ def claims_scorer(
     no_claims: str,
     scale: float,
     explain: bool,
+    empty_extraction: EmptyExtraction,
 ) -> Scorer:
     """Add the claims pipeline's steps to ``scorer``.
 
@@ -66,6 +71,7 @@ def claims_scorer(
         no_claims: The reason when there are no claims (no judge call).
         scale: Multiplies the share of ``yes`` verdicts.
         explain: Whether to add the reason step.
+        empty_extraction: What a non-empty text without claims does, asked twice.
     """
 
     def skip_extract(run: ScorerRun) -> dict[str, Any] | None:
@@ -78,6 +84,7 @@ def claims_scorer(
         instructions=instructions,
         output_schema=Claims,
         skip=skip_extract,
+        extraction=Extraction((Listed("claims", text, whose),), empty_extraction),
     )
     check_step = JudgeStep(
         "Check each claim against the context",

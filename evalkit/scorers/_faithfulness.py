@@ -20,6 +20,7 @@ from evalkit.scorer import Scorer, ScorerRun, StepResults
 from evalkit.scorers._claims import claim_verdicts, claims_scorer
 from evalkit.scorers._common import as_text
 from evalkit.scorers._judged import (
+    EmptyExtraction,
     OnePerItem,
     PerRun,
     YesNo,
@@ -192,6 +193,7 @@ def _build(
     context_key: str,
     scale: float,
     explain: bool,
+    empty_extraction: EmptyExtraction,
 ) -> Scorer:
     check_scale(kind, scale)
     fixed = fixed_context(kind, context)
@@ -221,6 +223,7 @@ def _build(
         no_claims=NO_CLAIMS[kind],
         scale=scale,
         explain=explain,
+        empty_extraction=empty_extraction,
     )
 
 
@@ -230,7 +233,7 @@ def _build(
     kind="llm",
     inputs=("output", "request_context"),
     inputs_note="the context: `context`, else the row's `context_key` (request context or input)",
-    version=1,
+    version=2,
 )
 def faithfulness(
     scorer: Scorer,
@@ -239,6 +242,7 @@ def faithfulness(
     context_key: str = "context",
     scale: float = 1.0,
     explain: bool = True,
+    empty_extraction: EmptyExtraction = "fail",
 ) -> Scorer:
     """The share of the output's claims that the context supports (LLM-judged).
 
@@ -246,19 +250,22 @@ def faithfulness(
     extracts the output's claims, then checks each against the context only: ``yes``
     (supported), ``no`` (contradicted) or ``unsure`` (not mentioned, or speculative). Score =
     yes / claims * scale, rounded to two decimals; a reply without exactly one verdict per
-    claim is asked once more, then fails the run. An output with no claims (empty) scores 0,
-    as in Mastra. The context is ``context``, else the row's ``context_key`` entry of the
-    request context, else of the input when the input is a mapping: a string, or a list of
-    passages. A row without one fails with ``ScorerInputError``. Non-string outputs are judged
-    as JSON text.
+    claim is asked once more, then fails the run. An empty output scores 0 without a judge
+    call, as in Mastra; a non-empty output in which the judge finds no claim is asked once
+    more, then fails the run (``empty_extraction="score"`` scores it 0). The context is
+    ``context``, else the row's ``context_key`` entry of the request context, else of the
+    input when the input is a mapping: a string, or a list of passages. A row without one
+    fails with ``ScorerInputError``. Non-string outputs are judged as JSON text.
 
     Args:
         context: Passages every row is checked against; None reads each row's.
         context_key: The key holding a row's context, in its request context or input.
         scale: Multiplies the score (the range becomes 0 to ``scale``).
         explain: Ask the judge to explain the score (one more call); False leaves no reason.
+        empty_extraction: When the judge finds no claim in a non-empty output twice:
+            ``"fail"`` the run, or ``"score"`` it 0.
     """
-    return _build("faithfulness", scorer, context, context_key, scale, explain)
+    return _build("faithfulness", scorer, context, context_key, scale, explain, empty_extraction)
 
 
 @prebuilt(
@@ -267,7 +274,7 @@ def faithfulness(
     kind="llm",
     inputs=("output", "request_context"),
     inputs_note="the context: `context`, else the row's `context_key` (request context or input)",
-    version=1,
+    version=2,
     higher_is_better=False,
 )
 def hallucination(
@@ -277,14 +284,17 @@ def hallucination(
     context_key: str = "context",
     scale: float = 1.0,
     explain: bool = True,
+    empty_extraction: EmptyExtraction = "fail",
 ) -> Scorer:
     """The share of the output's claims that contradict or go beyond the context (LLM-judged).
 
     Range 0 to ``scale``, **lower is better**. After Mastra's hallucination scorer: the judge
     extracts the output's claims, then marks each ``yes`` (hallucinated: contradicts the
     context or is not supported by it) or ``no``. Score = yes / claims * scale, rounded to
-    two decimals (one verdict per claim, as for ``faithfulness``). An output with no claims
-    (empty) scores 0. The context is read as for
+    two decimals (one verdict per claim, as for ``faithfulness``). An empty output scores 0
+    without a judge call; a non-empty output in which the judge finds no claim is asked once
+    more, then fails the run (``empty_extraction="score"`` scores it 0). The context is read
+    as for
     ``faithfulness``; a row without one fails with ``ScorerInputError``. Non-string outputs
     are judged as JSON text.
 
@@ -293,5 +303,7 @@ def hallucination(
         context_key: The key holding a row's context, in its request context or input.
         scale: Multiplies the score (the range becomes 0 to ``scale``).
         explain: Ask the judge to explain the score (one more call); False leaves no reason.
+        empty_extraction: When the judge finds no claim in a non-empty output twice:
+            ``"fail"`` the run, or ``"score"`` it 0.
     """
-    return _build("hallucination", scorer, context, context_key, scale, explain)
+    return _build("hallucination", scorer, context, context_key, scale, explain, empty_extraction)

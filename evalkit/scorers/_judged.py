@@ -11,6 +11,10 @@ Every LLM-judged prebuilt scorer follows the same rules (see docs/pages/referenc
   extracted) is answered in code with what the judge would be told to return, so empty rows
   cost no judge call and score deterministically; such a step has no ``judge`` entry
   (nothing-to-judge-no-call.md).
+- **Nothing found in a non-empty text is asked again.** An extraction step whose reply lists
+  nothing although its text is not empty is asked once more with a note; a second empty list
+  fails the row (``JudgeError`` code ``empty_extraction``) unless the scorer's
+  ``empty_extraction="score"`` keeps it (``_extraction.py``, empty-extraction-asked-again.md).
 - **Scores in code.** generate_score is a function of the verdicts, multiplied by ``scale``,
   then rounded half-up to two decimals (as Mastra's ``roundToTwoDecimals``); see
   judge-judges-code-counts.md and rounding-half-up.md.
@@ -36,147 +40,20 @@ import json
 import math
 import weakref
 from collections.abc import Callable, Mapping, Sequence
-from contextvars import ContextVar
 from decimal import ROUND_HALF_UP, Decimal
-from typing import Annotated, Any, ClassVar, Generic, Literal, Self, TypeVar
+from typing import Annotated, Any, Generic, Literal, TypeVar
 
-from pydantic import AfterValidator, BaseModel, BeforeValidator, Field, model_validator
+from pydantic import AfterValidator, BaseModel, BeforeValidator, Field
 
 from evalkit._json import to_jsonable
-from evalkit.errors import ConfigError, ScorerInputError
-from evalkit.judge import Judge
-from evalkit.scorer import (
-    BoundStep,
-    OutputSchema,
-    PromptStep,
-    RunTrace,
-    Scorer,
-    ScorerRun,
-    StepName,
-    StepOwner,
-    StepResults,
-    bind_callable,
-    is_async_callable,
-)
+from evalkit.errors import ScorerInputError
+from evalkit.scorer import Scorer, ScorerRun
 from evalkit.scorers._common import as_text, is_missing, param_error
-
-# How many items the step being asked sent; set by JudgeStep around the judge call only.
-_ITEMS_SENT: ContextVar[int | None] = ContextVar("evalkit_items_sent", default=None)
-
-
-class OnePerItem(BaseModel):
-    """A judge reply holding one entry per item the prompt sent (one verdict per claim, ...).
-
-    ``per_item`` names the list field; ``numbered_by``, when set, the entries' field that must
-    number the items 1 to n, each once. The check applies while a :class:`JudgeStep` with
-    ``items`` asks for the reply; it raises inside validation, so a miscount is a format
-    failure of the step like any schema error (the fallback asks once more, then the step
-    fails). It adds nothing to the JSON Schema sent to the judge.
-    """
-
-    per_item: ClassVar[str] = "verdicts"
-    numbered_by: ClassVar[str | None] = None
-
-    @model_validator(mode="after")
-    def _one_per_item(self) -> Self:
-        sent = _ITEMS_SENT.get()
-        if sent is None:
-            return self
-        entries = getattr(self, self.per_item)
-        if len(entries) != sent:
-            raise ValueError(
-                f"{len(entries)} {self.per_item} for the {sent} items sent; exactly one per "
-                "item is required"
-            )
-        if self.numbered_by is not None:
-            numbers = sorted(getattr(entry, self.numbered_by) for entry in entries)
-            if numbers != list(range(1, sent + 1)):
-                raise ValueError(
-                    f"{self.numbered_by} must number the {sent} items from 1 to {sent}, each "
-                    f"once; got {numbers}"
-                )
-        return self
-
-
-class JudgeStep:
-    """A prompt step sent with a scorer's own instructions, answered in code when it can be.
-
-    Args:
-        description: What the step does (documentation).
-        create_prompt: Builds the prompt, like a :class:`~evalkit.PromptStep`'s.
-        instructions: The system message; the scorer's judge supplies everything else.
-        output_schema: The schema of a preprocess/analyze step's result.
-        skip: A sync function called like a function step before the judge is asked; a value
-            other than None is the step's result and no call is made.
-        items: A sync function called like a function step: how many items the prompt sends,
-            each to be answered by one entry of the reply. ``output_schema`` must then be a
-            :class:`OnePerItem` model.
-    """
-
-    __slots__ = ("_items", "_prompt", "_skip")
-
-    def __init__(
-        self,
-        description: str,
-        create_prompt: Callable[..., str],
-        *,
-        instructions: str,
-        output_schema: OutputSchema | None = None,
-        skip: Callable[..., Any] | None = None,
-        items: Callable[..., int] | None = None,
-    ) -> None:
-        self._prompt = PromptStep(
-            description,
-            create_prompt,
-            output_schema=output_schema,
-            judge=Judge(instructions=instructions),
-        )
-        if items is not None and not (
-            isinstance(output_schema, type) and issubclass(output_schema, OnePerItem)
-        ):
-            raise ConfigError(f"JudgeStep {description!r}: items needs a OnePerItem output_schema")
-        self._skip = skip
-        self._items = items
-
-    def __repr__(self) -> str:
-        return f"JudgeStep({self._prompt.description!r})"
-
-    def judge_for(self, default: Judge | None) -> Judge | None:
-        """The judge this step asks in a scorer whose judge is ``default``."""
-        return self._prompt.judge_for(default)
-
-    def bind(self, kind: StepName, owner: StepOwner) -> BoundStep:
-        """The judge call, behind ``skip`` and with ``items`` (see :class:`Step`)."""
-        asked = self._prompt.bind(kind, owner)
-        if self._skip is None and self._items is None:
-            return asked
-        where = f"Scorer {owner.name!r}, {kind} step"
-        skip = self._bind_sync(self._skip, kind, f"{where}, skip")
-        items = self._bind_sync(self._items, kind, f"{where}, items")
-
-        async def call(
-            run: ScorerRun, results: StepResults, score: float | None, trace: RunTrace
-        ) -> Any:
-            if skip is not None and (answered := skip(run, results, score, trace)) is not None:
-                return answered
-            if items is None:
-                return await asked(run, results, score, trace)
-            token = _ITEMS_SENT.set(items(run, results, score, trace))
-            try:
-                return await asked(run, results, score, trace)
-            finally:
-                _ITEMS_SENT.reset(token)
-
-        return call
-
-    @staticmethod
-    def _bind_sync(fn: Callable[..., Any] | None, kind: StepName, where: str) -> BoundStep | None:
-        if fn is None:
-            return None
-        # An async function's coroutine is never None: it would be taken for the answer.
-        if is_async_callable(fn):
-            raise ConfigError(f"{where}: must be a plain (sync) function, not async")
-        return bind_callable(fn, kind, where)
+from evalkit.scorers._extraction import EmptyExtraction as EmptyExtraction
+from evalkit.scorers._extraction import Extraction as Extraction
+from evalkit.scorers._extraction import Listed as Listed
+from evalkit.scorers._judge_step import JudgeStep as JudgeStep
+from evalkit.scorers._judge_step import OnePerItem as OnePerItem
 
 
 def finish(

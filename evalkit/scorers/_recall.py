@@ -17,6 +17,7 @@ from evalkit.scorer import Scorer
 from evalkit.scorers._claims import claim_verdicts, claims_scorer
 from evalkit.scorers._common import as_text, ground_truth
 from evalkit.scorers._judged import (
+    EmptyExtraction,
     OnePerItem,
     PerRun,
     YesNo,
@@ -103,7 +104,7 @@ class Attributions(OnePerItem):
     kind="llm",
     inputs=("ground_truth", "request_context"),
     inputs_note="the context: `context`, else the row's `context_key` (request context or input)",
-    version=1,
+    version=2,
 )
 def context_recall(
     scorer: Scorer,
@@ -112,6 +113,7 @@ def context_recall(
     context_key: str = "context",
     scale: float = 1.0,
     explain: bool = True,
+    empty_extraction: EmptyExtraction = "fail",
 ) -> Scorer:
     """The share of the ground truth's claims that the context supports (LLM-judged).
 
@@ -119,7 +121,9 @@ def context_recall(
     extracts the claims of the ground truth, then marks each ``yes`` (attributable to the
     context) or ``no``. Score = yes / claims * scale, rounded to two decimals; a reply without
     exactly one verdict per claim is asked once more, then fails the run. An empty ground truth
-    has no claims and scores 0, without judge calls. A missing ground truth, or a row without
+    has no claims and scores 0, without judge calls; a non-empty one in which the judge finds
+    no claim is asked once more, then fails the run (``empty_extraction="score"`` scores it
+    0). A missing ground truth, or a row without
     context, fails with ``ScorerInputError``. The context is read as for ``faithfulness``;
     non-string ground truths are JSON text.
 
@@ -128,6 +132,8 @@ def context_recall(
         context_key: The key holding a row's context, in its request context or input.
         scale: Multiplies the score (the range becomes 0 to ``scale``).
         explain: Ask the judge to explain the score (one more call); False leaves no reason.
+        empty_extraction: When the judge finds no claim in a non-empty ground truth twice:
+            ``"fail"`` the run, or ``"score"`` it 0.
     """
     check_scale("context_recall", scale)
     fixed = fixed_context("context_recall", context)
@@ -151,4 +157,5 @@ def context_recall(
         no_claims=NO_CLAIMS,
         scale=scale,
         explain=explain,
+        empty_extraction=empty_extraction,
     )

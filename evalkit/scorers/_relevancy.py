@@ -16,7 +16,10 @@ from pydantic import BaseModel, Field
 from evalkit.scorer import Scorer, ScorerRun, StepResults
 from evalkit.scorers._common import as_text
 from evalkit.scorers._judged import (
+    EmptyExtraction,
+    Extraction,
     JudgeStep,
+    Listed,
     OnePerItem,
     Statements,
     YesNoUnsure,
@@ -130,10 +133,15 @@ class Verdicts(OnePerItem):
     title="Answer Relevancy",
     kind="llm",
     inputs=("input", "output"),
-    version=1,
+    version=2,
 )
 def answer_relevancy(
-    scorer: Scorer, *, uncertainty_weight: float = 0.3, scale: float = 1.0, explain: bool = True
+    scorer: Scorer,
+    *,
+    uncertainty_weight: float = 0.3,
+    scale: float = 1.0,
+    explain: bool = True,
+    empty_extraction: EmptyExtraction = "fail",
 ) -> Scorer:
     """How much of the output addresses the question in the input (LLM-judged).
 
@@ -142,13 +150,16 @@ def answer_relevancy(
     or ``no`` for relevance to the input, not correctness. Score = (yes + uncertainty_weight *
     unsure) / statements * scale, rounded to two decimals: 3 yes, 1 unsure and 1 no give
     (3 + 0.3) / 5 = 0.66. A reply without exactly one verdict per statement is asked once
-    more, then fails the run. An empty output, or one with no statements extracted, scores 0
-    (without asking the judge to judge nothing). Non-string outputs are judged as JSON text.
+    more, then fails the run. An empty output scores 0 without a judge call; a non-empty
+    output in which the judge finds no statement is asked once more, then fails the run
+    (``empty_extraction="score"`` scores it 0). Non-string outputs are judged as JSON text.
 
     Args:
         uncertainty_weight: How much an ``unsure`` verdict counts, 0 to 1.
         scale: Multiplies the score (the range becomes 0 to ``scale``).
         explain: Ask the judge to explain the score (one more call); False leaves no reason.
+        empty_extraction: When the judge finds no statement in a non-empty output twice:
+            ``"fail"`` the run, or ``"score"`` it 0.
     """
     check_weight("answer_relevancy", "uncertainty_weight", uncertainty_weight)
     check_scale("answer_relevancy", scale)
@@ -165,6 +176,9 @@ def answer_relevancy(
         instructions=INSTRUCTIONS,
         output_schema=Statements,
         skip=lambda run: {"statements": []} if is_blank(as_text(run.output)) else None,
+        extraction=Extraction(
+            (Listed("statements", lambda run: as_text(run.output)),), empty_extraction
+        ),
     )
     judge = JudgeStep(
         "Judge each statement's relevance to the input",

@@ -18,7 +18,10 @@ from evalkit.errors import ScorerInputError
 from evalkit.scorer import Scorer, ScorerRun, StepResults
 from evalkit.scorers._common import as_text, param_error
 from evalkit.scorers._judged import (
+    EmptyExtraction,
+    Extraction,
     JudgeStep,
+    Listed,
     check_scale,
     finish,
     is_blank,
@@ -145,7 +148,7 @@ def axes(
     kind="llm",
     inputs=("input", "output"),
     inputs_note="the source is the input, or the row's `context_key` with source='context'",
-    version=1,
+    version=2,
 )
 def summarization(
     scorer: Scorer,
@@ -155,6 +158,7 @@ def summarization(
     max_questions: int = 10,
     scale: float = 1.0,
     explain: bool = True,
+    empty_extraction: EmptyExtraction = "fail",
 ) -> Scorer:
     """How faithful the output, a summary, is to its source and how much of it it covers.
 
@@ -164,10 +168,12 @@ def summarization(
     them from the summary alone, without the source (coverage = answered / questions). Score
     = min(alignment, coverage) * scale, rounded to two decimals, so a summary cannot pass by
     being faithful but empty, or thorough but wrong: 3 of 4 claims supported and 2 of 5
-    questions answered give 0.4. No claims or no questions score 0; an empty summary scores
-    0 without judge calls. The source is the input, or the row's ``context_key`` entry
-    (request context, or mapping input) with ``source="context"``; an empty or missing one
-    fails with ``ScorerInputError``. Non-string values are judged as JSON text.
+    questions answered give 0.4. An empty summary scores 0 without judge calls; a judgement
+    with no claims of a non-empty summary, or no questions, is asked once more, then fails the
+    run (``empty_extraction="score"`` scores it 0). The source is the input, or the row's
+    ``context_key`` entry (request context, or mapping input) with ``source="context"``; an
+    empty or missing one fails with ``ScorerInputError``. Non-string values are judged as
+    JSON text.
 
     Args:
         source: Where the summarised text is: the ``"input"``, or the row's ``"context"``.
@@ -175,6 +181,8 @@ def summarization(
         max_questions: Most coverage questions drawn from the source (at least 1).
         scale: Multiplies the score (the range becomes 0 to ``scale``).
         explain: Ask the judge to explain the score (one more call); False leaves no reason.
+        empty_extraction: When the judge finds no claim in a non-empty summary, or no
+            question in the source, twice: ``"fail"`` the run, or ``"score"`` it 0.
     """
     check_scale("summarization", scale)
     if max_questions < 1:
@@ -237,6 +245,13 @@ def summarization(
         instructions=INSTRUCTIONS,
         output_schema=SourceJudgement,
         skip=skip_judgement,
+        extraction=Extraction(
+            (
+                Listed("alignment", lambda run: as_text(run.output), "summary"),
+                Listed("questions", source_text, "source"),
+            ),
+            empty_extraction,
+        ),
     )
     judge_coverage = JudgeStep(
         "Answer the questions from the summary alone",

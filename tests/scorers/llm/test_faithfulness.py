@@ -140,11 +140,14 @@ async def test_an_empty_output_has_no_claims_and_scores_0_without_calls(
     assert llm_server.stats.requests == 0
 
 
-async def test_no_claims_extracted_scores_0(llm_server: FakeOpenAIServer, llm_judge: Judge) -> None:
+async def test_no_claims_extracted_twice_scores_0_when_so_configured(
+    llm_server: FakeOpenAIServer, llm_judge: Judge
+) -> None:
     script(llm_server, {EXTRACT: {"claims": []}})
-    result = await faithfulness(judge=llm_judge, context=CONTEXT).run(input="q", output="Hm.")
+    scorer = faithfulness(judge=llm_judge, context=CONTEXT, empty_extraction="score")
+    result = await scorer.run(input="q", output="Hm.")
     assert (result.score, result.reason) == (0.0, NO_CLAIMS["faithfulness"])
-    assert_judged(result, {"preprocess": 1})
+    assert_judged(result, {"preprocess": 2})
 
 
 async def test_claims_are_extracted_from_json_outputs(

@@ -42,20 +42,20 @@ ROOT = Path(__file__).resolve().parents[3]
 # if the test server's generated replies changed, which feed the later prompts, re-record the
 # hashes without a new version.)
 PROMPTS = {
-    "answer_relevancy": (1, "d938df77562bc5bd"),
-    "answer_similarity": (1, "c786d2fc180efec5"),
+    "answer_relevancy": (2, "d938df77562bc5bd"),
+    "answer_similarity": (2, "c786d2fc180efec5"),
     "bias": (1, "d99d4c763369ccd8"),
     "context_precision": (1, "c640f612d046e7f7"),
-    "context_recall": (1, "b0fe82cce75a1c99"),
+    "context_recall": (2, "b0fe82cce75a1c99"),
     "context_relevance": (1, "832e501196d40505"),
-    "faithfulness": (1, "afb478a9a5d910fe"),
-    "hallucination": (1, "6604a58bde513b1c"),
+    "faithfulness": (2, "afb478a9a5d910fe"),
+    "hallucination": (2, "6604a58bde513b1c"),
     "llm_rubric": (1, "773f09be91931343"),
     "prompt_alignment": (1, "3d37cc167ff827b2"),
     "rubric": (1, "84c4302e6a77e9ba"),
-    "summarization": (1, "c653b4d69f846051"),
+    "summarization": (2, "c653b4d69f846051"),
     "tool_call_accuracy_llm": (2, "ad45fbb33ce2b47f"),
-    "toxicity": (1, "6b7ac55bada2417f"),
+    "toxicity": (2, "6b7ac55bada2417f"),
 }
 
 

@@ -48,8 +48,13 @@ async def test_three_yes_one_unsure_one_no_scores_066(
     assert system_messages(llm_server) == {INSTRUCTIONS}
     assert scorer.metadata == {
         "prebuilt": "answer_relevancy",
-        "version": 1,
-        "params": {"uncertainty_weight": 0.3, "scale": 1.0, "explain": True},
+        "version": 2,
+        "params": {
+            "uncertainty_weight": 0.3,
+            "scale": 1.0,
+            "explain": True,
+            "empty_extraction": "fail",
+        },
     }
 
 
@@ -90,13 +95,14 @@ async def test_an_empty_output_scores_0_without_a_judge_call(
     assert llm_server.stats.requests == 0
 
 
-async def test_no_statements_extracted_scores_0_after_one_call(
+async def test_no_statements_extracted_twice_scores_0_when_so_configured(
     llm_server: FakeOpenAIServer, llm_judge: Judge
 ) -> None:
     script(llm_server, {EXTRACT: {"statements": []}})
-    result = await answer_relevancy(judge=llm_judge).run(input="q", output="...")
+    scorer = answer_relevancy(judge=llm_judge, empty_extraction="score")
+    result = await scorer.run(input="q", output="...")
     assert (result.score, result.reason) == (0.0, NO_STATEMENTS)
-    assert_judged(result, {"preprocess": 1})
+    assert_judged(result, {"preprocess": 2})
     assert result.analyze_prompt is None
 
 

@@ -63,13 +63,15 @@ async def test_an_empty_output_scores_0_without_calls(
     assert llm_server.stats.requests == 0
 
 
-async def test_toxicity_with_no_verdicts_scores_0(
+async def test_toxicity_with_no_verdicts_twice_scores_0_when_so_configured(
     llm_server: FakeOpenAIServer, llm_judge: Judge
 ) -> None:
     # Mastra scores this 1; here nothing judged is no evidence of toxicity.
     script(llm_server, {TOXICITY_ANALYZE: {"verdicts": []}})
-    result = await toxicity(judge=llm_judge, explain=False).run(input="q", output="...")
+    scorer = toxicity(judge=llm_judge, explain=False, empty_extraction="score")
+    result = await scorer.run(input="q", output="...")
     assert result.score == 0.0
+    assert len(result.judge["analyze"].executions) == 2
 
 
 async def test_bias_is_the_share_of_biased_opinions(

@@ -89,13 +89,15 @@ async def test_unanswered_questions_count_against_coverage(
 @pytest.mark.parametrize(
     "reply", [judgement([], 3), judgement([True, True], 0)], ids=["no claims", "no questions"]
 )
-async def test_nothing_to_measure_scores_0(
+async def test_nothing_to_measure_scores_0_when_so_configured(
     llm_server: FakeOpenAIServer, llm_judge: Judge, reply: dict[str, Any]
 ) -> None:
     script(llm_server, {JUDGE_SOURCE: reply, COVERAGE: coverage(True, True, True)})
-    result = await summarization(judge=llm_judge).run(input=SOURCE, output="Summary.")
+    scorer = summarization(judge=llm_judge, empty_extraction="score")
+    result = await scorer.run(input=SOURCE, output="Summary.")
     assert (result.score, result.reason) == (0.0, NOT_SCORABLE)
     assert "generate_reason" not in result.judge
+    assert len(result.judge["preprocess"].executions) == 2
 
 
 async def test_an_empty_summary_scores_0_without_calls(
