@@ -4,6 +4,7 @@ A reply whose ``finish_reason`` says it hit the token limit (``"length"``, or ``
 as some gateways pass it on) is *truncated*. A structured reply that then fails to parse fails
 as a format failure saying so, with the token count (not the parser's complaint about the
 missing rest); a plain-text reply is kept and the execution flagged ``truncated``.
+Why queue and request times are kept apart: docs/pages/design/judge-time-apart-from-the-queue.md.
 """
 
 from __future__ import annotations

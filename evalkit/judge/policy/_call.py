@@ -23,7 +23,8 @@ transport's per-read timeout: a server that trickles a byte now and then, or a c
 that never frees a slot, still ends the attempt on time. A call therefore lasts at most
 ``(max_retries + 1) * timeout`` plus the back-off between attempts (and the 429 waits).
 A :class:`CallTiming` passed in adds up where the time went: waiting for the limiter and the
-back-off (``queue_s``, evalkit's own queue), and the HTTP attempts (``request_s``).
+back-off (``queue_s``, evalkit's own queue), and the HTTP attempts (``request_s``); see
+docs/pages/design/judge-time-apart-from-the-queue.md.
 
 An authentication or quota error trips the judge's circuit breaker (``policy/_breaker.py``): calls
 waiting in the limiter or between retries then stop without sending anything. So do the first
