@@ -47,7 +47,7 @@ def test_page_shows_a_refused_format(tmp_path: Path) -> None:
             [
                 {
                     "server": "vLLM",
-                    "feature": "json_schema",
+                    "feature": "response_format.json_schema",
                     "support": "yes",
                     "note": "guided",
                     "source": "https://docs.vllm.ai/",
@@ -59,4 +59,6 @@ def test_page_shows_a_refused_format(tmp_path: Path) -> None:
     assert "| llama-cpp-python (llama-cpp-python 0.3.36) | refused (HTTP 500) |" in page
     assert "1 of 2 passed" in page
     assert "`test_length_fields`" in page
-    assert "| vLLM | json_schema | yes | guided | [docs](https://docs.vllm.ai/) |" in page
+    assert "| server | `json_schema` |" in page
+    assert "| vLLM | yes |" in page
+    assert "- `json_schema`: yes. guided ([source](https://docs.vllm.ai/))" in page

@@ -227,29 +227,65 @@ def server_details(name: str, entry: dict[str, Any]) -> list[str]:
     return lines
 
 
+SERVER_NAMES = {
+    "vllm": "vLLM",
+    "ollama": "Ollama",
+    "litellm": "LiteLLM",
+    "azure-openai": "Azure OpenAI",
+    "anthropic-openai-compat": "Anthropic (OpenAI SDK compatibility)",
+    "gemini-openai-compat": "Google Gemini (OpenAI compatibility)",
+}
+FEATURE_NAMES = {
+    "response_format.json_schema": "`json_schema`",
+    "response_format.json_object": "`json_object`",
+    "guided_decoding": "server-specific constrained decoding",
+    "max_tokens": "`max_tokens`",
+    "max_completion_tokens": "`max_completion_tokens`",
+    "usage.cached_tokens": "`cached_tokens` in usage",
+    "error.401": "wrong API key",
+    "error.400_context_length": "prompt over the context",
+    "error.429": "rate limited",
+    "error.body": "error body",
+}
+
+
 def official_table(official: list[dict[str, Any]] | None) -> list[str]:
     lines = ["## What the official docs say", ""]
     if official is None:
         return [*lines, "Not collected yet (`tests/compat/official_docs.json` is absent).", ""]
+    servers = list(dict.fromkeys(str(row.get("server", "")) for row in official))
+    present = {str(row.get("feature", "")) for row in official}
+    features = [f for f in FEATURE_NAMES if f in present]
+    features += sorted(present - set(FEATURE_NAMES))
+    support = {(str(r.get("server", "")), str(r.get("feature", ""))): r for r in official}
     lines += [
-        "What each server's own documentation says it supports, with the page it says it on "
-        "(read, not measured).",
+        "What each server's own documentation says it supports (read, not measured; the notes "
+        'below give the page each cell comes from). "not documented" means the docs are '
+        "silent, not that it fails.",
         "",
-        "| server | feature | support | note | source |",
-        "|---|---|---|---|---|",
+        "| server | " + " | ".join(FEATURE_NAMES.get(f, f"`{f}`") for f in features) + " |",
+        "|---" * (len(features) + 1) + "|",
     ]
-    for row in sorted(official, key=lambda r: (str(r.get("server")), str(r.get("feature")))):
-        source = str(row.get("source") or "")
-        link = f"[docs]({source})" if source.startswith("http") else source
-        cells = [
-            str(row.get("server", "")),
-            str(row.get("feature", "")),
-            str(row.get("support", "")),
-            str(row.get("note", "")),
-            link,
-        ]
+    for server in servers:
+        cells = [SERVER_NAMES.get(server, server)]
+        cells += [str(support[server, f].get("support", "")) if (server, f) in support else ""
+                  for f in features]  # fmt: skip
         lines.append("| " + " | ".join(_cell(cell) for cell in cells) + " |")
-    return [*lines, ""]
+    lines.append("")
+    for server in servers:
+        lines += [f"### {SERVER_NAMES.get(server, server)}", ""]
+        for feature in features:
+            row = support.get((server, feature))
+            if row is None:
+                continue
+            source = str(row.get("source") or "")
+            link = f" ([source]({source}))" if source.startswith("http") else ""
+            note = " ".join(str(row.get("note", "")).split())
+            lines.append(
+                f"- {FEATURE_NAMES.get(feature, feature)}: {row.get('support', '')}. {note}{link}"
+            )
+        lines.append("")
+    return lines
 
 
 def render(results_path: Path = RESULTS, official_path: Path = OFFICIAL) -> str:
