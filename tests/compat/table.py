@@ -202,7 +202,7 @@ def server_details(name: str, entry: dict[str, Any]) -> list[str]:
             "as JSON that misses the schema, is recorded and allowed; a failed exchange is not):",
             "",
             "| scorer | scored | failed | judge executions | requests | failures by kind | "
-            "finish reasons | median ms |",
+            "finish reasons | median ms: request, queue |",
             "|---|---|---|---|---|---|---|---|",
         ]
         for scorer, figures in scorers.items():
@@ -216,7 +216,7 @@ def server_details(name: str, entry: dict[str, Any]) -> list[str]:
                 str(figures.get("model_calls")),
                 failures or "none",
                 reasons,
-                str(figures.get("median_duration_ms")),
+                f"{figures.get('median_request_ms', '?')}, {figures.get('median_queue_ms', '?')}",
             ]
             lines.append("| " + " | ".join(_cell(cell) for cell in cells) + " |")
         lines.append("")

@@ -109,6 +109,11 @@ def _scorer_rows(rows: list[dict[str, Any]], name: str) -> list[dict[str, Any]]:
     return [row for row in rows if row["scorer_id"] == scorer_id(name)]
 
 
+def _median(rows: list[dict[str, Any]], column: str) -> int | None:
+    values = [row[column] for row in rows if row.get(column) is not None]
+    return round(statistics.median(values)) if values else None
+
+
 @pytest.fixture
 def figures(results: dict[str, Any]) -> dict[str, Any]:
     entry: dict[str, Any] = results.setdefault("evalkit", {})
@@ -137,9 +142,9 @@ def test_scorer_calls_succeed(
         "finish_reasons": dict(
             sorted(collections.Counter(str(row["finish_reason"]) for row in mine).items())
         ),
-        "median_duration_ms": round(statistics.median(r["duration_ms"] for r in mine))
-        if mine
-        else None,
+        "median_duration_ms": _median(mine, "duration_ms"),
+        "median_request_ms": _median(mine, "request_ms"),
+        "median_queue_ms": _median(mine, "queue_ms"),
     }
     assert len(outcomes) == len(ITEMS)
     assert mine, f"{name}: no judge execution recorded"
@@ -189,6 +194,10 @@ def test_records_complete(
             problems.append(f"{where}: a success without output")
         if row["status"] == "failed" and not (row["error_code"] and row["error_message"]):
             problems.append(f"{where}: a failure without error code and message")
+        if "request_ms" in row and not (row["request_ms"] or 0) > 0:  # where the store has it
+            problems.append(f"{where}: request_ms {row['request_ms']}")
+        if "queue_ms" in row and (row["queue_ms"] is None or row["queue_ms"] < 0):
+            problems.append(f"{where}: queue_ms {row['queue_ms']}")
         if "attempts" in row:  # per-attempt records, where the store keeps them
             problems += _attempt_problems(where, row)
     assert not problems, f"{name}: {len(problems)} incomplete records:\n" + "\n".join(problems[:30])
