@@ -44,6 +44,11 @@ class JudgeOverride(Table):
         batch_max_requests: Most requests in one batch.
         batch_flush_after: Seconds without a new request before a batch is sent.
         batch_poll_interval: Seconds between two looks at a submitted batch.
+        structured_output: How structured steps ask for JSON: ``"auto"`` (the default:
+            ``json_schema``, falling back to JSON mode and to the prompt on a server that
+            refuses it), ``"json_schema"``, ``"json_object"`` or ``"prompt"``.
+        extra_body: Extra JSON fields merged into each request body
+            (``Judge(extra_body=...)``), e.g. ``{ seed = 1 }`` or a server's own options.
     """
 
     model: Text | None = None
@@ -64,6 +69,8 @@ class JudgeOverride(Table):
     batch_max_requests: PositiveInt | None = None
     batch_flush_after: PositiveFloat | None = None
     batch_poll_interval: PositiveFloat | None = None
+    structured_output: Literal["auto", "json_schema", "json_object", "prompt"] | None = None
+    extra_body: dict[str, Any] | None = None
 
     _api_key_env = field_validator("api_key_env")(check_env_name)
 

@@ -4,7 +4,9 @@
 been attempted, so the step can record it before raising. Transport failures end the step
 at once (:func:`~evalkit.judge.policy.chat_completion` already retried 429/5xx/timeouts);
 an authentication or quota error also stops the judge's later calls (``policy/_breaker.py``);
-format failures get one fallback attempt (SPEC §1 "Structured output and its fallback").
+format failures get one fallback attempt (SPEC §1 "Structured output and its fallback"), and a
+server refusing the response format (or a length field) is asked again without it, as
+``_formats.py`` plans.
 With a judge cache active and a cacheable judge, a cached success is replayed instead (a
 reply cut at the token limit is never cached). Each attempt leaves its own record
 (``_attempts.py``), with its time in evalkit's queue apart from its request's.
@@ -32,6 +34,7 @@ from evalkit.judge._attempts import (
 from evalkit.judge._batch import batch_collector
 from evalkit.judge._cache import JudgeCache
 from evalkit.judge._cache_use import active_judge_cache
+from evalkit.judge._formats import AttemptPlan
 from evalkit.judge._records import (
     JudgeAttempt,
     JudgeCost,
@@ -139,10 +142,9 @@ async def _ask(
     last: Reply | None = None
     failure: FormatFailure | None = None
     records: list[JudgeAttempt] = []
-    plan = [(prompt, spec.first)]
-    if spec.fallback is not None:
-        plan.append((prompt + spec.fallback_suffix, spec.fallback))
-    for text, extra in plan:
+    plan = AttemptPlan(request, spec)
+    while (attempt := plan.next(prompt, spec)) is not None:
+        text, extra = attempt
         attempts += 1
         body = request.body(text, extra)
         timing = CallTiming()
@@ -172,9 +174,11 @@ async def _ask(
                     timing=timing,
                 )
         except Exception as exc:
-            breaker.observe(exc)
             error = exc if isinstance(exc, JudgeError) else _unexpected(exc, request.label)
-            records.append(call_failed(error, timing))
+            records.append(call_failed(error, timing))  # a refused attempt is kept too
+            if plan.refused(exc, body):  # a format or field the server does not take
+                continue
+            breaker.observe(exc)
             execution = _failed(request, prompt, started, calls, usage, last, error, records)
             return Asked(execution, error=error)
         calls += 1
@@ -185,18 +189,19 @@ async def _ask(
         try:
             if reply.refusal is not None:
                 raise FormatFailure(f"the judge refused: {reply.refusal}", code="refusal")
-            output, value = spec.parse(reply.content or "")
+            output, value = plan.parse(spec, reply.content or "")
         except FormatFailure as exc:
             failure = truncation(exc, reply, judge.max_tokens)
             records.append(replied(reply, "format_failed", timing, failure))
+            plan.failed_format()
             continue
         records.append(replied(reply, "success", timing, None))
         truncated = is_truncated(reply)
-        if cache is not None and reply.content is not None and not truncated:
+        if cache is not None and plan.parsed is not None and not truncated:
             cache.put(
                 request.step_key(spec),
                 key,
-                reply.content,
+                plan.parsed,
                 attempt_count=attempts,
                 model=judge.model or "",
                 host=request.host,
@@ -221,7 +226,7 @@ async def _ask(
         )
         return Asked(execution, value=value)
     assert failure is not None
-    how = "" if attempts == 1 else f" after {attempts} attempts (structured output, then JSON mode)"
+    how = "" if attempts == 1 else f" after {attempts} attempts ({plan.describe()})"
     error = JudgeError(
         f"{request.label} did not answer {spec.describe}{how}: {failure}", code=failure.code
     )

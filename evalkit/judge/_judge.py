@@ -41,8 +41,12 @@ _MODE: Any = _Default("online")
 _BATCH_MAX_REQUESTS: Any = _Default(50_000)
 _BATCH_FLUSH_AFTER: Any = _Default(2.0)
 _BATCH_POLL_INTERVAL: Any = _Default(30.0)
+_STRUCTURED_OUTPUT: Any = _Default("auto")
 
 JudgeMode = Literal["online", "batch"]
+StructuredOutput = Literal["auto", "json_schema", "json_object", "prompt"]
+#: The values of ``Judge(structured_output=...)``.
+STRUCTURED_OUTPUTS: tuple[StructuredOutput, ...] = ("auto", "json_schema", "json_object", "prompt")
 
 
 @dataclass(frozen=True, slots=True, init=False)
@@ -75,7 +79,10 @@ class Judge:
         api_key_env: The environment variable holding the API key, read at the first call.
         provider: A label recorded as ``judge_provider`` (and cost ``source``).
         temperature: Sampling temperature; None omits it (some reasoning models reject it).
-        max_tokens: Cap on generated tokens (sent as ``max_completion_tokens``); None for none.
+        max_tokens: Cap on generated tokens; None for none. Sent as ``max_completion_tokens``
+            and, except to OpenAI's and Azure's own endpoints (whose reasoning models refuse
+            it), as ``max_tokens`` too, since some servers (llama-cpp-python, Ollama) read
+            only that one. A server refusing either field gets the other alone from then on.
         timeout: Seconds allowed to each HTTP attempt.
         max_retries: Retries of the ``openai`` client on 429, 5xx, timeouts and connection
             errors, with its exponential back-off honouring ``Retry-After``.
@@ -99,6 +106,13 @@ class Judge:
         batch_flush_after: Seconds without a new request after which the gathered requests
             are sent as a batch.
         batch_poll_interval: Seconds between two looks at a submitted batch's status.
+        structured_output: How a structured step asks for JSON. ``"auto"`` (the default) asks
+            with ``response_format`` ``json_schema`` and, when the server refuses that format,
+            with JSON mode carrying the schema, then with the schema in the prompt alone,
+            remembering per endpoint and model what the server takes so later calls go
+            straight there (docs/pages/design/format-refusals.md). ``"json_schema"``,
+            ``"json_object"`` or ``"prompt"`` pin the first attempt's mode: a refusal of it
+            is then an error.
     """
 
     model: str | None
@@ -121,6 +135,7 @@ class Judge:
     batch_max_requests: int
     batch_flush_after: float
     batch_poll_interval: float
+    structured_output: StructuredOutput
     _explicit: frozenset[str] = field(compare=False, repr=False)
 
     def __init__(
@@ -146,6 +161,7 @@ class Judge:
         batch_max_requests: int = _BATCH_MAX_REQUESTS,
         batch_flush_after: float = _BATCH_FLUSH_AFTER,
         batch_poll_interval: float = _BATCH_POLL_INTERVAL,
+        structured_output: StructuredOutput = _STRUCTURED_OUTPUT,
     ) -> None:
         given = dict(locals())
         explicit: set[str] = set()
@@ -326,6 +342,8 @@ def _check(values: Mapping[str, Any]) -> None:
             or not 0 < value < math.inf
         ):
             raise bad(name, "a positive, finite number of seconds")
+    if values["structured_output"] not in STRUCTURED_OUTPUTS:
+        raise bad("structured_output", "'auto', 'json_schema', 'json_object' or 'prompt'")
     client = values["client"]
     if client is not None:
         from openai import AsyncOpenAI

@@ -13,6 +13,7 @@ import os
 from typing import Any
 from urllib.parse import urlsplit
 
+from evalkit.judge._formats import MEMORY
 from evalkit.judge._judge import Judge
 from evalkit.judge._structured import OutputSpec
 from evalkit.judge.policy._breaker import CircuitBreaker
@@ -32,6 +33,9 @@ class PreparedRequest:
     __slots__ = (
         "_endpoint",
         "_host",
+        "_max_tokens",
+        "_memory_key",
+        "_official",
         "_step_keys",
         "base",
         "caches",
@@ -57,6 +61,18 @@ class PreparedRequest:
         if judge.extra_body:
             base.update(judge.extra_body)
         self.base = base
+        # Sent as max_tokens too where the endpoint may read only that (see body()); not part
+        # of base, so the cache key is the same whichever length fields an endpoint takes.
+        extra_body = judge.extra_body or {}
+        self._max_tokens = (
+            judge.max_tokens
+            if judge.max_tokens is not None
+            and "max_tokens" not in extra_body
+            and "max_completion_tokens" not in extra_body
+            else None
+        )
+        self._official: bool | None = None
+        self._memory_key: tuple[str, str] | None = None
         self.caches = judge.caches
         self.name = f"{judge.model} at {judge.base_url or 'the OpenAI API'}"
         self._host: str | None = None
@@ -67,7 +83,33 @@ class PreparedRequest:
         """The request body of one attempt."""
         user = {"role": "user", "content": prompt}
         messages = [self.system, user] if self.system is not None else [user]
-        return {**self.base, "messages": messages, **extra}
+        body = {**self.base, "messages": messages, **extra}
+        if self._max_tokens is not None and not self.official:
+            # llama-cpp-python and Ollama read only max_tokens; OpenAI's reasoning models
+            # refuse it, so its own endpoints get max_completion_tokens alone. A field an
+            # endpoint refused is left out (``_formats.py``).
+            dropped = MEMORY.dropped(self.memory_key)
+            if "max_tokens" not in dropped:
+                body["max_tokens"] = self._max_tokens
+                if "max_completion_tokens" in dropped:
+                    del body["max_completion_tokens"]
+        return body
+
+    @property
+    def official(self) -> bool:
+        """Whether the endpoint is OpenAI's or Azure OpenAI's own (they take
+        ``max_completion_tokens`` and no ``schema`` in JSON mode)."""
+        if self._official is None:
+            host = self.host
+            self._official = host == "api.openai.com" or host.endswith(".openai.azure.com")
+        return self._official
+
+    @property
+    def memory_key(self) -> tuple[str, str]:
+        """What the memory of refused formats and fields is kept by: endpoint and model."""
+        if self._memory_key is None:
+            self._memory_key = (self.endpoint, self.judge.model or "")
+        return self._memory_key
 
     def limiter(self) -> RateLimiter:
         """The running loop's rate limiter of this judge's model and endpoint."""

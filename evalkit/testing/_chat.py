@@ -12,6 +12,7 @@ import anyio
 
 from evalkit.testing._http import Response, error_body
 from evalkit.testing._instances import instance_from_schema
+from evalkit.testing._profiles import ServerProfile
 from evalkit.testing._rules import Fault, Rule
 
 _FENCED_JSON = re.compile(r"```(?:json)?\s*\n(.*?)\n```", re.DOTALL)
@@ -32,9 +33,14 @@ class UsageModel:
     reasoning_tokens: int = 0
     cost_per_token: float | None = None
 
-    def usage(self, messages: list[Any], content: str) -> dict[str, Any]:
+    @staticmethod
+    def prompt_tokens(messages: list[Any]) -> int:
+        """The prompt's tokens: about four characters a token, plus a few per message."""
         prompt_chars = sum(len(_text(m.get("content"))) for m in messages if isinstance(m, dict))
-        prompt_tokens = prompt_chars // 4 + 4 * len(messages) + 3
+        return prompt_chars // 4 + 4 * len(messages) + 3
+
+    def usage(self, messages: list[Any], content: str) -> dict[str, Any]:
+        prompt_tokens = self.prompt_tokens(messages)
         completion_tokens = max(1, len(content) // 4) + self.reasoning_tokens
         total = prompt_tokens + completion_tokens
         usage: dict[str, Any] = {
@@ -78,21 +84,42 @@ def response_format_kind(body: dict[str, Any]) -> str:
     return "text"
 
 
-def generated_content(body: dict[str, Any], kind: str, text: str) -> str:
-    """The content a well-behaved model would answer when no rule says otherwise."""
+def generated_content(
+    body: dict[str, Any], kind: str, text: str, *, json_mode_schema: bool = False
+) -> str:
+    """The content a well-behaved model would answer when no rule says otherwise.
+
+    JSON mode follows a ``schema`` given in ``response_format`` when ``json_mode_schema``
+    (llama.cpp's servers), else a JSON Schema written in the prompt in a fenced block; a
+    plain-text request whose prompt holds such a schema is answered with an instance of it
+    in a fenced block, after a sentence, as a model following the prompt would.
+    """
     if kind == "json_schema":
         schema = body["response_format"].get("json_schema", {}).get("schema", {})
         return json.dumps(instance_from_schema(schema))
     if kind == "json_object":
-        for block in reversed(_FENCED_JSON.findall(text)):
-            try:
-                schema = json.loads(block)
-            except ValueError:
-                continue
-            if isinstance(schema, dict) and ("type" in schema or "properties" in schema):
-                return json.dumps(instance_from_schema(schema))
-        return "{}"
+        given = body["response_format"].get("schema")
+        if json_mode_schema and isinstance(given, dict):
+            return json.dumps(instance_from_schema(given))
+        schema = _prompt_schema(text)
+        return json.dumps(instance_from_schema(schema)) if schema is not None else "{}"
+    schema = _prompt_schema(text)
+    if schema is not None:
+        instance = json.dumps(instance_from_schema(schema), indent=2)
+        return f"Here is my answer:\n```json\n{instance}\n```"
     return f"This is a reply from the evalkit test server to a {len(text)}-character prompt."
+
+
+def _prompt_schema(text: str) -> dict[str, Any] | None:
+    """The last JSON Schema written in ``text`` in a fenced block, or None."""
+    for block in reversed(_FENCED_JSON.findall(text)):
+        try:
+            schema = json.loads(block)
+        except ValueError:
+            continue
+        if isinstance(schema, dict) and ("type" in schema or "properties" in schema):
+            return schema
+    return None
 
 
 def rule_content(rule: Rule, body: dict[str, Any]) -> str | None:
@@ -113,8 +140,9 @@ def completion(
     usage: UsageModel,
     refusal: str | None = None,
     finish_reason: str = "stop",
+    profile: ServerProfile | None = None,
 ) -> Response:
-    """A ``chat.completion`` response for ``body``."""
+    """A ``chat.completion`` response for ``body`` (as ``profile``'s server sends it)."""
     messages = body.get("messages", [])
     payload = {
         "id": f"chatcmpl-evalkit-{number}",
@@ -138,6 +166,8 @@ def completion(
         "service_tier": "default",
         "system_fingerprint": "fp_evalkit",
     }
+    if profile is not None and profile.name != "openai":
+        payload = profile.shape(payload, body)
     return Response.json(payload, headers=[("x-request-id", f"req-evalkit-{number}")])
 
 

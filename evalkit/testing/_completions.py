@@ -30,6 +30,7 @@ from evalkit.testing._chat import (
 )
 from evalkit.testing._http import Request, Response, error_body
 from evalkit.testing._limits import WindowBudget
+from evalkit.testing._profiles import ServerProfile
 from evalkit.testing._rules import RateLimitPolicy, Rule
 
 
@@ -38,6 +39,7 @@ class ReplySettings(Protocol):
 
     latency: float
     usage: UsageModel
+    profile: ServerProfile
 
 
 class CompletionService:
@@ -123,6 +125,10 @@ class CompletionService:
         if problem:
             return _bad_request(problem)
         self.history.append(body)
+        profile = self._settings.profile
+        refused = profile.refuse(body, UsageModel.prompt_tokens(body["messages"]))
+        if refused is not None:
+            return refused
         budget = self._budget
         if budget is None:
             return await self._reply(body, number)
@@ -173,9 +179,11 @@ class CompletionService:
         )
         if latency > 0:
             await anyio.sleep(latency)
+        profile = settings.profile
+        schema_mode = profile.json_object_schema
         if rule is None:
-            generated = generated_content(body, kind, text)
-            return completion(body, generated, number=number, usage=settings.usage)
+            generated = generated_content(body, kind, text, json_mode_schema=schema_mode)
+            return completion(body, generated, number=number, usage=settings.usage, profile=profile)
         if rule.fault is not None:
             self.faults += 1
             return await fault_response(rule.fault)
@@ -187,12 +195,18 @@ class CompletionService:
                 usage=settings.usage,
                 refusal=rule.refusal,
                 finish_reason=rule.finish_reason,
+                profile=profile,
             )
         content = rule_content(rule, body)
         if content is None:
-            content = generated_content(body, kind, text)
+            content = generated_content(body, kind, text, json_mode_schema=schema_mode)
         return completion(
-            body, content, number=number, usage=settings.usage, finish_reason=rule.finish_reason
+            body,
+            content,
+            number=number,
+            usage=settings.usage,
+            finish_reason=rule.finish_reason,
+            profile=profile,
         )
 
 

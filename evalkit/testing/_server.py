@@ -17,9 +17,10 @@ reasoning details, and ``usage.cost`` when asked), and :class:`Rule` scripts rep
 (HTTP errors, 429 with ``Retry-After``, malformed bodies, hangs, dropped connections) per
 prompt. ``GET /v1/models`` lists a model (and, like chat completions, answers 401 without
 the ``api_key`` when one is set; serve another answer with ``add_route``, e.g. a 404 as from a
-gateway without it); ``GET /_evalkit/stats`` and ``POST /_evalkit/reset``
-expose the counters to other processes. ``/v1/files`` and ``/v1/batches`` serve OpenAI's Batch
-API, answering each line of a batch with the same chat handler (see ``_batches.py``).
+gateway without it); ``GET /_evalkit/stats``, ``GET /_evalkit/requests`` (the recent request
+bodies) and ``POST /_evalkit/reset`` expose the counters to other processes. ``/v1/files`` and
+``/v1/batches`` serve OpenAI's Batch API, answering each line of a batch with the same chat
+handler (see ``_batches.py``).
 
 This module holds the server's shell: its settings, routes, counters and lifecycle. Chat
 completions are answered in ``_completions.py``.
@@ -40,7 +41,8 @@ from evalkit.testing._batch_records import BatchErrorsIn, BatchOutcome
 from evalkit.testing._batches import BatchService
 from evalkit.testing._chat import UsageModel
 from evalkit.testing._completions import CompletionService
-from evalkit.testing._http import Handler, HttpServer, Request, Response, error_body
+from evalkit.testing._http import Handler, HttpServer, Request, Response
+from evalkit.testing._profiles import ServerProfile, server_profile
 from evalkit.testing._rules import RateLimitPolicy, Rule
 
 
@@ -107,6 +109,10 @@ class FakeOpenAIServer:
             (at validation, with an ``errors`` list) or ``"expired"`` (no request answered,
             each one a ``batch_expired`` line of the error file). Settable as
             :attr:`batch_outcome`.
+        profile: Answer as this kind of server does: ``"openai"`` (the default),
+            ``"llama-server"``, ``"llama-cpp-python"``, ``"vllm"``, ``"ollama"``, or a
+            :class:`ServerProfile` (which response formats it takes, which length field it
+            reads, its error, 401 and context-overflow bodies, its ``usage``).
     """
 
     def __init__(
@@ -126,7 +132,10 @@ class FakeOpenAIServer:
         batch_delay: float = 0.0,
         batch_errors_in: BatchErrorsIn = "error_file",
         batch_outcome: BatchOutcome = "completed",
+        profile: str | ServerProfile = "openai",
     ) -> None:
+        #: Which server's answers this one imitates (settable; see ``_profiles.py``).
+        self.profile = server_profile(profile)
         self.host = host
         self.latency = latency
         self.api_key = api_key
@@ -142,6 +151,7 @@ class FakeOpenAIServer:
         self._http.add_route("GET", "/v1/models", self._models)
         self._http.add_route("GET", "/_evalkit/stats", self._stats_route)
         self._http.add_route("POST", "/_evalkit/reset", self._reset_route)
+        self._http.add_route("GET", "/_evalkit/requests", self._requests_route)
         self._batches = BatchService(
             self._completions.batch_line,
             self._refuse,
@@ -283,13 +293,12 @@ class FakeOpenAIServer:
 
     def _refuse(self, request: Request) -> Response | None:
         """A 401 response when the server wants a key and ``request`` lacks it, else None."""
-        if self.api_key is not None and (
-            request.headers.get("authorization") != f"Bearer {self.api_key}"
+        if (
+            self.api_key is not None
+            and self.profile.auth != "none"
+            and request.headers.get("authorization") != f"Bearer {self.api_key}"
         ):
-            body = error_body(
-                "Incorrect API key provided", "invalid_request_error", "invalid_api_key"
-            )
-            return Response.json(body, 401)
+            return self.profile.unauthorized()
         return None
 
     async def _models(self, request: Request) -> Response:
@@ -301,6 +310,9 @@ class FakeOpenAIServer:
 
     async def _stats_route(self, request: Request) -> Response:
         return Response.json(self.stats.to_dict())
+
+    async def _requests_route(self, request: Request) -> Response:
+        return Response.json(self.requests)
 
     async def _reset_route(self, request: Request) -> Response:
         self.reset()

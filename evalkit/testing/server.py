@@ -18,6 +18,7 @@ from collections.abc import Sequence
 import anyio
 
 from evalkit.testing._command import KEY_ENV, URL_ENV, command_environment, run_command
+from evalkit.testing._profiles import PROFILES
 from evalkit.testing._rules import Fault, RateLimitPolicy, Rule
 from evalkit.testing._rules_file import RulesFileError, load_rules
 from evalkit.testing._server import FakeOpenAIServer
@@ -49,6 +50,12 @@ def _parser() -> argparse.ArgumentParser:
         metavar="FILE",
         default=None,
         help="a JSON list of rules scripting replies and faults, tried in order",
+    )
+    parser.add_argument(
+        "--profile",
+        choices=sorted(PROFILES),
+        default="openai",
+        help="answer as this server does (formats, length field, errors, usage)",
     )
     parser.add_argument("--host", default="127.0.0.1", help="interface (default 127.0.0.1)")
     parser.add_argument("--port", type=int, default=8000, help="port; 0 picks a free one")
@@ -106,6 +113,7 @@ async def _serve(args: argparse.Namespace, rules: list[Rule], command: list[str]
         ),
         batch_delay=args.batch_delay,
         batch_errors_in=args.batch_errors_in,
+        profile=args.profile,
     )
     if command is not None:
         async with server:

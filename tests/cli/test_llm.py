@@ -4,6 +4,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import duckdb
+import httpx2
 import pytest
 
 from evalkit.testing import server_process
@@ -134,3 +135,46 @@ params = {{ rubric = "Numbers only." }}
         for item in ("q000", "q001", "q002")
     ]  # fmt: skip
     assert all(KEY_ENV in r[10] and "is not set" in r[10] for r in rows)
+
+
+def test_structured_output_and_extra_body_from_the_file_reach_the_judge(
+    cli: Cli, tmp_path: Path
+) -> None:
+    write_dataset(tmp_path / "data.parquet", rows=4)
+    with server_process("--profile", "llama-cpp-python") as url:
+        (tmp_path / "llm.toml").write_text(
+            f"""
+[experiment]
+name = "llm"
+dataset = "data.parquet"
+store = "evalkit.duckdb"
+
+[judge]
+model = "fake-judge"
+base_url = "{url}"
+api_key_env = "{KEY_ENV}"
+max_tokens = 300
+structured_output = "prompt"
+extra_body = {{ seed = 7, cache_prompt = true }}
+
+[[scorers]]
+use = "llm_rubric"
+id = "rubric"
+params = {{ rubric = "The answer is a single number." }}
+""",
+            encoding="utf-8",
+        )
+        done = cli("run", "llm.toml", "--no-progress", env_extra={KEY_ENV: "test-key"})
+        assert done.code == 0, done.stderr
+        with duckdb.connect(str(tmp_path / "evalkit.duckdb"), read_only=True) as con:
+            executions = con.execute(
+                "SELECT status, attempt_count, count(*) FROM judge_executions GROUP BY ALL"
+            ).fetchall()
+        assert executions == [("success", 1, 4)]
+        sent = httpx2.get(url.removesuffix("/v1") + "/_evalkit/requests").json()
+    assert len(sent) == 4  # the prompt mode at once: no json_schema refused first
+    for body in sent:
+        assert "response_format" not in body
+        assert (body["seed"], body["cache_prompt"]) == (7, True)
+        # llama-cpp-python reads max_tokens only: both length fields are sent
+        assert (body["max_tokens"], body["max_completion_tokens"]) == (300, 300)

@@ -257,6 +257,12 @@ def _merge_experiment(extra: str) -> str:
         ("[judge]\nmodel = 'm'\nmax_tokens = 1.5", "judge.max_tokens", "an integer, got 1.5"),
         ("[judge]\nmodel = 'm'\nmode = 'offline'", "judge.mode", "'online' or 'batch'"),
         (
+            "[judge]\nmodel = 'm'\nstructured_output = 'grammar'",
+            "judge.structured_output",
+            "expected 'auto', 'json_schema', 'json_object' or 'prompt', got \"grammar\"",
+        ),
+        ("[judge]\nmodel = 'm'\nextra_body = 3", "judge.extra_body", "expected a table, got 3"),
+        (
             "[judge]\nmodel = 'm'\nbatch_flush_after = 0",
             "judge.batch_flush_after",
             "greater than 0",

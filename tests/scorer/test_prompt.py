@@ -184,7 +184,9 @@ async def test_fallback_success_counts_two_attempts_and_sums_usage(
     assert (execution.attempt_count, execution.model_call_count) == (2, 2)
     assert execution.prompt == "Rate the answer: 4"  # the step's prompt, not the fallback's
     first, second = server.requests
-    assert second["response_format"] == {"type": "json_object"}
+    # JSON mode with the schema, which llama.cpp's servers turn into a grammar (issue 20)
+    assert second["response_format"]["type"] == "json_object"
+    assert second["response_format"]["schema"]["required"] == ["score"]
     assert "JSON Schema" in second["messages"][-1]["content"]
     assert second["messages"][-1]["content"].startswith("Rate the answer: 4")
     replies = ("Sure! I'd say 0.8", '{"score": 0.5}')

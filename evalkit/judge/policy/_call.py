@@ -52,6 +52,7 @@ from evalkit.judge.policy._ratelimit import Permit, RateLimiter
 from evalkit.judge.transport._clients import chat_transport
 from evalkit.judge.transport._errors import failed_to_connect, request_of, translate_error
 from evalkit.judge.transport._http import RawReply
+from evalkit.judge.transport._refusals import context_overflow, refused_field
 from evalkit.judge.transport._reply import Reply, read_reply
 
 _MAX_RETRY_AFTER = 120.0
@@ -218,6 +219,10 @@ def _quota_exhausted(error: openai.OpenAIError) -> bool:
 def _retryable(error: openai.OpenAIError) -> bool:
     if not isinstance(error, openai.APIStatusError):
         return True  # timeouts and connection errors
+    if refused_field(error) is not None or context_overflow(error) is not None:
+        # The same request gets the same answer: the judge changes the request instead
+        # (docs/pages/design/format-refusals.md).
+        return False
     should = error.response.headers.get("x-should-retry")
     if should in ("true", "false"):
         return should == "true"

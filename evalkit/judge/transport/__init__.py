@@ -6,7 +6,9 @@
   (:class:`ChatTransport`);
 - ``_errors.py``: the ``openai`` exceptions both paths raise, translated once into
   :class:`~evalkit.errors.JudgeError` (:func:`translate_error`);
-- ``_reply.py``: the parts of a reply a judge reads (:class:`Reply`).
+- ``_reply.py``: the parts of a reply a judge reads (:class:`Reply`);
+- ``_refusals.py``: error replies that refuse a request field or overflow the context
+  (:func:`refused_field`, :func:`context_overflow`).
 
 Nothing here retries, limits or stops calls: that is the call policy's (``evalkit.judge.policy``).
 """
@@ -26,6 +28,7 @@ if TYPE_CHECKING:
     )
     from evalkit.judge.transport._errors import failed_to_connect, translate_error
     from evalkit.judge.transport._http import ChatTransport, RawReply
+    from evalkit.judge.transport._refusals import RefusedField, context_overflow, refused_field
     from evalkit.judge.transport._reply import Reply, parse_reply, read_reply
 
 __getattr__, __dir__ = _exports(
@@ -39,6 +42,7 @@ __getattr__, __dir__ = _exports(
         ),
         "evalkit.judge.transport._errors": ("failed_to_connect", "translate_error"),
         "evalkit.judge.transport._http": ("ChatTransport", "RawReply"),
+        "evalkit.judge.transport._refusals": ("RefusedField", "context_overflow", "refused_field"),
         "evalkit.judge.transport._reply": ("Reply", "parse_reply", "read_reply"),
     },
 )
@@ -46,13 +50,16 @@ __getattr__, __dir__ = _exports(
 __all__ = [
     "ChatTransport",
     "RawReply",
+    "RefusedField",
     "Reply",
     "aclose_shared_clients",
     "chat_transport",
+    "context_overflow",
     "failed_to_connect",
     "openai_client_for",
     "parse_reply",
     "read_reply",
+    "refused_field",
     "shared_openai_client",
     "translate_error",
 ]

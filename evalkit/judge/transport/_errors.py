@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import socket
 from collections.abc import Iterable, Mapping
+from typing import Any
 
 import aiohttp
 import httpx2
@@ -20,6 +21,7 @@ from openai import AsyncOpenAI
 
 from evalkit._secrets import mask_secrets
 from evalkit.errors import JudgeError
+from evalkit.judge.transport._refusals import context_overflow
 
 # Request headers that carry the credential a provider might echo back in an error.
 _SECRET_HEADERS = ("authorization", "api-key", "x-api-key", "x-goog-api-key")
@@ -72,7 +74,17 @@ def request_of(client: AsyncOpenAI) -> httpx2.Request:
 def _translated(error: openai.OpenAIError, label: str, timeout: float, retries: int) -> JudgeError:
     if isinstance(error, openai.APIStatusError):
         code = str(error.status_code)
-        return JudgeError(f"{label}: HTTP {code} {_error_message(error)}", code=code)
+        overflow = context_overflow(error)
+        if overflow is not None:
+            return JudgeError(
+                f"{label}: HTTP {code}: the prompt does not fit the model's context (not "
+                f"retried; shorten the input or raise the server's context size): {overflow}",
+                code=code,
+            )
+        message = _error_message(error)
+        if error.status_code in (401, 403):
+            message = f"the endpoint refused the API key: {message}"
+        return JudgeError(f"{label}: HTTP {code} {message}", code=code)
     if _dropped(error):
         return JudgeError(f"{label}: the server closed the connection", code="connection")
     if isinstance(error, openai.APITimeoutError):
@@ -132,7 +144,25 @@ def failed_to_connect(exc: BaseException) -> bool:
 
 
 def _error_message(exc: openai.APIStatusError) -> str:
+    """What the server said: OpenAI's ``error.message``, FastAPI's ``detail`` (llama-cpp-python
+    and other Python servers), or a bare ``{"error": "..."}`` string; else the client's text."""
     body = exc.body
-    if isinstance(body, Mapping) and isinstance(body.get("message"), str):
-        return str(body["message"])
+    if isinstance(body, str) and body.strip():
+        return body
+    if not isinstance(body, Mapping):
+        return exc.message
+    for name in ("message", "detail"):
+        value = body.get(name)
+        if isinstance(value, str) and value.strip():
+            return value
+    detail = body.get("detail")
+    if isinstance(detail, list) and detail:  # FastAPI validation errors
+        return "; ".join(_validation_error(item) for item in detail[:3])
     return exc.message
+
+
+def _validation_error(item: Any) -> str:
+    if not isinstance(item, Mapping):
+        return str(item)
+    where = ".".join(str(part) for part in item.get("loc", ()) if part != "body")
+    return f"{where}: {item.get('msg', '')}" if where else str(item.get("msg", item))
