@@ -12,12 +12,15 @@ import json
 from typing import Any
 
 import openai
+from openai.types.chat import ChatCompletionMessageParam
 
 EXCERPT = 300
+# No free-text field: a small model constrained to the schema writes a short reply, where a
+# "reason" string ran on to the token cap (measured), leaving JSON cut mid-string.
 SCHEMA: dict[str, Any] = {
     "type": "object",
-    "properties": {"score": {"type": "number"}, "reason": {"type": "string"}},
-    "required": ["score", "reason"],
+    "properties": {"score": {"type": "number"}},
+    "required": ["score"],
     "additionalProperties": False,
 }
 # The structured-output probes ask for something other than JSON: JSON matching the schema
@@ -29,6 +32,10 @@ SCHEMA_PROMPT = (
 )
 LONG_REPLY_PROMPT = "Count from 1 to 40, one number per line."
 LENGTH_CAP = 8
+BACKSTOP = 5 * LENGTH_CAP
+# With a system message: llama-cpp-python's fallback chat format answered a lone user message
+# with no token at all (measured), which says nothing about a length cap.
+SYSTEM_PROMPT = "You are a helpful assistant."
 TOKENS_PER_WORD = 1  # "word " repeated: about one token each for Gemma's tokenizer
 
 
@@ -40,10 +47,9 @@ def excerpt(text: str) -> str:
 def _matches(value: Any) -> bool:
     return (
         isinstance(value, dict)
-        and set(value) == {"score", "reason"}
+        and set(value) == {"score"}
         and isinstance(value["score"], int | float)
         and not isinstance(value["score"], bool)
-        and isinstance(value["reason"], str)
     )
 
 
@@ -102,17 +108,29 @@ def probe_structured_output(client: openai.OpenAI, model: str) -> dict[str, Any]
     }
 
 
+def _ask(text: str) -> list[ChatCompletionMessageParam]:
+    return [
+        {"role": "system", "content": SYSTEM_PROMPT},
+        {"role": "user", "content": text},
+    ]
+
+
 def _length(client: openai.OpenAI, model: str, field: str) -> dict[str, Any]:
+    cap = {field: LENGTH_CAP}
+    if field != "max_tokens":
+        # A backstop the probe can tell apart: a server ignoring the field stops at 5x the cap
+        # instead of running on to the end of its context (which llama-cpp-python did).
+        cap["max_tokens"] = BACKSTOP
     try:
         reply = client.chat.completions.create(
-            model=model,
-            temperature=0,
-            messages=[{"role": "user", "content": LONG_REPLY_PROMPT}],
-            extra_body={field: LENGTH_CAP},
+            model=model, temperature=0, messages=_ask(LONG_REPLY_PROMPT), extra_body=cap
         )
     except openai.APIStatusError as exc:
         return {"honoured": False, **_error(exc)}
     tokens = reply.usage.completion_tokens if reply.usage else None
+    finish = reply.choices[0].finish_reason
+    if tokens is not None and tokens < LENGTH_CAP and finish != "length":
+        return {"honoured": None, "completion_tokens": tokens, "finish_reason": finish}
     return {
         "honoured": tokens is not None and tokens <= LENGTH_CAP,
         "completion_tokens": tokens,
@@ -122,7 +140,8 @@ def _length(client: openai.OpenAI, model: str, field: str) -> dict[str, Any]:
 
 def probe_length_fields(client: openai.OpenAI, model: str) -> dict[str, Any]:
     """Whether a cap of 8 tokens is honoured when sent as ``max_tokens`` and as
-    ``max_completion_tokens`` (the reply asked for is about 80 tokens long)."""
+    ``max_completion_tokens`` (the reply asked for is about 80 tokens long; ``honoured`` is
+    None when the model stopped on its own before the cap, which proves nothing)."""
     return {
         "max_tokens": _length(client, model, "max_tokens"),
         "max_completion_tokens": _length(client, model, "max_completion_tokens"),
@@ -135,7 +154,7 @@ def probe_usage(client: openai.OpenAI, model: str) -> dict[str, Any]:
         model=model,
         temperature=0,
         max_tokens=16,
-        messages=[{"role": "user", "content": "Say hello."}],
+        messages=_ask("Say hello to the reader of this page."),
     )
     usage = reply.usage.model_dump(exclude_none=True) if reply.usage else {}
     standard = {"id", "choices", "created", "model", "object", "usage", "system_fingerprint"}

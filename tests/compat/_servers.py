@@ -185,8 +185,12 @@ def running_server(name: str, installed: Installed, log_dir: Path) -> Iterator[R
         raise ValueError(f"unknown server {name!r}; expected one of {SERVER_NAMES}")
     log = log_dir / f"{name}.log"
     base_url = f"http://127.0.0.1:{port}/v1"
+    # Both servers use OpenMP; its threads spin while they wait, which on a busy machine (other
+    # processes on the same cores) made prompt processing 50x slower (1.7 against 90 tokens/s
+    # measured here). Passive waiting costs nothing when the machine is quiet.
+    env = {**os.environ, "OMP_WAIT_POLICY": "PASSIVE"}
     with log.open("wb") as out:
-        proc = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT)
+        proc = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, env=env)
     try:
         _wait_until_up(base_url, proc, log)
         yield RunningServer(

@@ -119,6 +119,14 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
     suite[key] = report.outcome if report.when == "call" else f"{report.outcome} ({report.when})"
 
 
+def _merged(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
+    out = dict(old)
+    for key, value in new.items():
+        both = isinstance(value, dict) and isinstance(out.get(key), dict)
+        out[key] = _merged(out[key], value) if both else value
+    return out
+
+
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     path = session.config.getoption("--compat-results")
     if not path or not _RESULTS["servers"]:
@@ -127,8 +135,8 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     previous: dict[str, Any] = {}
     if out.exists():
         previous = json.loads(out.read_text())
-    servers = dict(previous.get("servers", {}))
-    servers.update(_RESULTS["servers"])  # a run against one server keeps the other's results
+    # A run of some tests, or against one server, keeps the figures of the others.
+    servers = _merged(previous.get("servers", {}), _RESULTS["servers"])
     document = {
         "generated": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC"),
         "evalkit": _evalkit_version(),

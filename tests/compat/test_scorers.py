@@ -51,14 +51,13 @@ SCORERS: dict[str, dict[str, Any]] = {
     "llm_rubric": {"rubric": "The answer is correct and directly answers the question."},
     "answer_relevancy": {},
     "faithfulness": {},
-    "answer_similarity": {},
     "toxicity": {},
 }
 # What a failed execution may fail on: the model's answer (not JSON, not the schema, cut at
 # max_tokens, a refusal). Anything else (an HTTP status, a timeout, a dropped connection, a
 # bad response) is the server and evalkit not getting along, which this suite exists to catch.
 ANSWER_FAILURES = {"format", "refusal", "truncated"}
-MAX_TOKENS = 384
+MAX_TOKENS = 256
 
 
 @pytest.fixture(scope="session")
@@ -214,9 +213,14 @@ def _attempt_problems(where: str, row: dict[str, Any]) -> list[str]:
         out.append(f"{where}: {len(attempts)} attempts recorded, attempt_count "
                    f"{row['attempt_count']}")  # fmt: skip
     for index, attempt in enumerate(attempts):
-        missing = [key for key in ("status", "finish_reason") if not attempt.get(key)]
+        # An attempt that got a reply says how the reply ended; one whose call failed (a
+        # refused response format, say) has no reply, and says why instead.
+        replied = attempt.get("status") != "failed"
+        needed = ("status", "finish_reason", "usage") if replied else ("status", "error")
+        missing = [key for key in needed if not attempt.get(key)]
         if missing:
-            out.append(f"{where} attempt {index}: no {', '.join(missing)}")
+            out.append(f"{where} attempt {index} ({attempt.get('status')}): no "
+                       f"{', '.join(missing)}")  # fmt: skip
     return out
 
 
