@@ -56,7 +56,7 @@ def test_page_shows_a_refused_format(tmp_path: Path) -> None:
         )
     )
     page = render(results, official)
-    assert "| llama-cpp-python (llama-cpp-python 0.3.36) | refused (HTTP 500) |" in page
+    assert "| llama-cpp-python (0.3.36) | refused (HTTP 500) |" in page
     assert "1 of 2 passed" in page
     assert "`test_length_fields`" in page
     assert "| server | `json_schema` |" in page

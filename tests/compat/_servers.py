@@ -131,7 +131,8 @@ def server_version(name: str, installed: Installed) -> str:
         built_from = ""
         if source.exists():
             built_from = f" (built from the PyPI sdist {source.read_text().strip()})"
-        return (lines[0].strip() if lines else "unknown") + built_from
+        reported = lines[0].strip().removeprefix("version: ") if lines else "unknown"
+        return f"llama-server {reported}{built_from}"
     proc = subprocess.run(
         [str(installed.python), "-c", "import llama_cpp; print(llama_cpp.__version__)"],
         capture_output=True,

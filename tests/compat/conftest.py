@@ -120,10 +120,17 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
 
 
 def _merged(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
-    out = dict(old)
-    for key, value in new.items():
-        both = isinstance(value, dict) and isinstance(out.get(key), dict)
-        out[key] = _merged(out[key], value) if both else value
+    """Server by server, section by section (probes, evalkit, suite, ...): what this session
+    measured replaces the same entry of an earlier session, whole (figures are never mixed)."""
+    out = {name: dict(entry) for name, entry in old.items()}
+    for name, entry in new.items():
+        merged = out.setdefault(name, {})
+        for section, value in entry.items():
+            earlier = merged.get(section)
+            if isinstance(value, dict) and isinstance(earlier, dict):
+                merged[section] = {**earlier, **value}
+            else:
+                merged[section] = value
     return out
 
 

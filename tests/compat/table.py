@@ -160,7 +160,7 @@ def measured_table(results: dict[str, Any]) -> list[str]:
         length = probes.get("length", {})
         errors = probes.get("errors", {})
         cells = [
-            f"{name} ({entry.get('version', '?')})",
+            f"{name} ({entry.get('version', '?').removeprefix(name + ' ')})",
             *(structured_cell(structured.get(mode)) for mode, _ in FORMAT_MODES),
             length_cell(length.get("max_tokens")),
             length_cell(length.get("max_completion_tokens")),
@@ -202,9 +202,11 @@ def server_details(name: str, entry: dict[str, Any]) -> list[str]:
     if scorers:
         lines += [
             "evalkit's scorers over the suite's 4 items (a failure of the model's answer, such "
-            "as JSON that misses the schema, is recorded and allowed; a failed exchange is not):",
+            "as JSON that misses the schema, is recorded and allowed; a failed exchange is not). "
+            "Model calls are the replies received; a request refused for its response format is "
+            "an attempt of its execution, not a call:",
             "",
-            "| scorer | scored | failed | judge executions | requests | failures by kind | "
+            "| scorer | scored | failed | judge executions | model calls | failures by kind | "
             "finish reasons | median ms: request, queue |",
             "|---|---|---|---|---|---|---|---|",
         ]
