@@ -70,6 +70,9 @@ class JudgeErrorInfo:
 class JudgeAttempt:
     """One attempt of a judge execution: the first request, or the fallback after it.
 
+    ``status`` is ``"success"`` (the reply was accepted), ``"format_failed"`` (a reply not in
+    the asked format: cut off, not JSON, failing the schema, refused; ``error`` says which)
+    or ``"failed"`` (no reply: an HTTP error, a timeout, a dropped connection).
     ``raw_excerpt`` is the reply's first 2,000 characters (``raw_chars`` its full length);
     ``queue_ms`` is the time the attempt waited for evalkit's own limiter and back-off,
     ``request_ms`` the time of its HTTP call(s) (retries included). A batch-mode attempt has

@@ -2,7 +2,8 @@
 version by version (the Arrow schemas of the rows a writer appends are in ``_arrow.py``).
 
 A store records its version in ``schema_version``; ``migrate`` (evalkit.store._migrate)
-applies every migration above it. Views are recreated by the migration that changes them.
+applies every migration above it. Version 7 (judge execution records) is in ``_schema_v7.py``,
+to keep this module small. Views are recreated by the migration that changes them.
 Why the schema is in one place and writers take Arrow: docs/pages/design/store-takes-arrow.md.
 """
 
@@ -13,6 +14,7 @@ from collections.abc import Callable
 import duckdb
 
 from evalkit.store._prices import PRICES_AS_OF, SEED_PRICES
+from evalkit.store._schema_v7 import migrate_to_7
 
 _TABLES_V1 = """
 CREATE TABLE schema_version (
@@ -367,75 +369,6 @@ def _migrate_to_6(con: duckdb.DuckDBPyConnection) -> None:
     con.execute(_REPEATS)
 
 
-_JUDGE_RECORDS = """
-ALTER TABLE judge_executions ADD COLUMN truncated BOOLEAN;
-ALTER TABLE judge_executions ADD COLUMN queue_ms DOUBLE;
-ALTER TABLE judge_executions ADD COLUMN request_ms DOUBLE;
-ALTER TABLE judge_executions ADD COLUMN attempts JSON;
-"""
-_JUDGE_USAGE_V7 = """
-CREATE OR REPLACE VIEW judge_usage AS
-WITH u AS (
-    SELECT experiment_id, scorer_id, judge_model_id, judge_provider,
-           count(*) AS executions,
-           count(*) FILTER (WHERE status = 'success') AS succeeded,
-           count(*) FILTER (WHERE status = 'failed') AS failed,
-           sum(attempt_count) AS attempts,
-           sum(model_call_count) AS model_calls,
-           coalesce(sum(input_tokens), 0) AS input_tokens,
-           coalesce(sum(output_tokens), 0) AS output_tokens,
-           coalesce(sum(total_tokens), 0) AS total_tokens,
-           coalesce(sum(reasoning_tokens), 0) AS reasoning_tokens,
-           coalesce(sum(cached_input_tokens), 0) AS cached_input_tokens,
-           coalesce(sum(cache_creation_input_tokens), 0) AS cache_creation_input_tokens,
-           quantile_cont(latency_ms, 0.5) AS latency_p50_ms,
-           quantile_cont(latency_ms, 0.95) AS latency_p95_ms,
-           quantile_cont(queue_ms, 0.5) AS queue_p50_ms,
-           quantile_cont(queue_ms, 0.95) AS queue_p95_ms,
-           sum(cost_amount) AS cost_amount,
-           string_agg(DISTINCT cost_unit, ',') AS cost_unit
-    FROM (
-        SELECT *, coalesce(request_ms, CASE WHEN NOT coalesce(cached, false)
-                                             AND attempt_count > 0 THEN duration_ms END)
-                  AS latency_ms
-        FROM judge_executions
-    )
-    GROUP BY experiment_id, scorer_id, judge_model_id, judge_provider
-), priced AS (
-    SELECT u.*, m.model AS price_model, m.input_per_mtok, m.cached_input_per_mtok,
-           m.output_per_mtok
-    FROM u
-    LEFT JOIN model_prices m
-      ON starts_with(lower(regexp_extract(u.judge_model_id, '[^/]+$')), lower(m.model))
-    QUALIFY row_number() OVER (
-        PARTITION BY u.experiment_id, u.scorer_id, u.judge_model_id, u.judge_provider
-        ORDER BY length(m.model) DESC NULLS LAST) = 1
-)
-SELECT
-    experiment_id, scorer_id, judge_model_id, judge_provider,
-    executions, succeeded, failed, attempts, model_calls,
-    input_tokens, output_tokens, total_tokens, reasoning_tokens, cached_input_tokens,
-    cache_creation_input_tokens, latency_p50_ms, latency_p95_ms, queue_p50_ms, queue_p95_ms,
-    cost_amount, cost_unit,
-    price_model,
-    (greatest(input_tokens - cached_input_tokens, 0) * input_per_mtok
-        + cached_input_tokens * coalesce(cached_input_per_mtok, input_per_mtok)
-        + output_tokens * output_per_mtok) / 1e6 AS estimated_cost_usd
-FROM priced;
-"""
-
-
-def _migrate_to_7(con: duckdb.DuckDBPyConnection) -> None:
-    # What each judge execution went through (issue 20): finish_reason on successes too, a
-    # reply cut at the token limit (truncated), each attempt's record (attempts), and the time
-    # waiting in evalkit's own limiter apart from the HTTP requests (queue_ms, request_ms).
-    # judge_usage's latency is the request time (duration_ms for rows written before, except
-    # cache hits and calls never sent), with the queue's percentiles beside it.
-    # See docs/pages/design/judge-time-apart-from-the-queue.md.
-    con.execute(_JUDGE_RECORDS)
-    con.execute(_JUDGE_USAGE_V7)
-
-
 #: Migrations in order: ``MIGRATIONS[i]`` brings a store from version i to i + 1.
 MIGRATIONS: tuple[Callable[[duckdb.DuckDBPyConnection], None], ...] = (
     _migrate_to_1,
@@ -444,7 +377,7 @@ MIGRATIONS: tuple[Callable[[duckdb.DuckDBPyConnection], None], ...] = (
     _migrate_to_4,
     _migrate_to_5,
     _migrate_to_6,
-    _migrate_to_7,
+    migrate_to_7,
 )
 
 #: The schema version this evalkit writes.
