@@ -9,8 +9,9 @@ the cache's file so an interrupted run picks them up), and the check made before
 
 Layout: the judge value (``_judge.py``: model, endpoint, sampling; its call policy as
 ``Judge.policy``), what is asked and how replies are checked (``_structured.py``, the step
-kind given by the caller), the request and cache keys (``_request.py``) and the ask itself
-(``_ask.py``); ``transport/`` sends (shared clients, the direct ``aiohttp`` path, errors);
+kind given by the caller), the request and cache keys (``_request.py``), the request shapes a
+structured step is asked in and what each endpoint refused (``_formats.py``) and the ask
+itself (``_ask.py``); ``transport/`` sends (shared clients, the direct ``aiohttp`` path, errors);
 ``policy/`` decides when (retries, rate limits, breakers); the cache (``_cache*.py``) and the
 batch journal (``_batch*.py``) each own their tables in the cache file, opened by
 ``_duckdb.py``. Other packages use the names below, never the private modules. Why the

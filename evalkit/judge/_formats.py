@@ -173,12 +173,12 @@ class AttemptPlan:
         step = self._step
         if step is None or step < 0 or step >= PROMPT:
             return False
-        following = self._skip(step + 1)
-        if step == SCHEMA_JSON_MODE and not refusal_names_schema(error):
-            # JSON mode itself was refused, not the schema in it: no bare JSON mode either.
-            following = PROMPT if self._auto else -2
-        if (not self._auto and step != SCHEMA_JSON_MODE) or following < 0:
+        schema_only = step == SCHEMA_JSON_MODE and refusal_names_schema(error)
+        if not self._auto and not schema_only:
             return False  # a pinned mode: the refusal is the answer
+        following = self._skip(step + 1)
+        if step == SCHEMA_JSON_MODE and not schema_only:
+            following = PROMPT  # JSON mode itself was refused: no bare JSON mode either
         if self._auto and not refusal_of_the_schema(error):
             MEMORY.format_refused(self._key, following)
         self._pending = following

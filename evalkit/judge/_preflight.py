@@ -20,6 +20,7 @@ from __future__ import annotations
 import os
 import socket
 import ssl
+import sys
 from collections.abc import Hashable, Iterable, Mapping
 from typing import Any
 
@@ -134,6 +135,12 @@ def _shown(url: str | None) -> str | None:
 def _message(body: object, exc: Exception) -> str:
     if isinstance(body, Mapping) and isinstance(body.get("message"), str):
         return str(body["message"])
+    openai = sys.modules.get("openai")
+    if openai is not None and isinstance(exc, openai.APIStatusError):
+        # FastAPI's {"detail": ...} (llama-cpp-python), vLLM's {"error": "Unauthorized"}
+        from evalkit.judge.transport._errors import server_message
+
+        return server_message(exc)
     return str(exc)
 
 

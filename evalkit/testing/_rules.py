@@ -89,7 +89,9 @@ class Rule:
 
     Rules are tried in order; the first that matches answers. A request no rule matches gets
     a generated reply: a valid instance of the requested JSON Schema, a JSON object in JSON mode
-    (built from a schema written in the prompt, if any), or a short text.
+    (built from the ``schema`` in ``response_format`` where the server's profile honours it,
+    else from a schema written in the prompt, if any), or a short text (an instance of a schema
+    written in the prompt, in a fenced block after a sentence, when there is one).
 
     Attributes:
         match: A substring, or a compiled regex searched, in the text of all the request's

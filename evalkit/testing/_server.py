@@ -134,8 +134,7 @@ class FakeOpenAIServer:
         batch_outcome: BatchOutcome = "completed",
         profile: str | ServerProfile = "openai",
     ) -> None:
-        #: Which server's answers this one imitates (settable; see ``_profiles.py``).
-        self.profile = server_profile(profile)
+        self.profile = profile  # the setter takes a name too
         self.host = host
         self.latency = latency
         self.api_key = api_key
@@ -240,6 +239,15 @@ class FakeOpenAIServer:
     @batch_delay.setter
     def batch_delay(self, seconds: float) -> None:
         self._batches.delay = seconds
+
+    @property
+    def profile(self) -> ServerProfile:
+        """Which server's answers this one imitates; settable to a profile or its name."""
+        return self._profile
+
+    @profile.setter
+    def profile(self, profile: str | ServerProfile) -> None:
+        self._profile = server_profile(profile)
 
     @property
     def rules(self) -> tuple[Rule, ...]:

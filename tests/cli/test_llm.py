@@ -178,3 +178,37 @@ params = {{ rubric = "The answer is a single number." }}
         assert (body["seed"], body["cache_prompt"]) == (7, True)
         # llama-cpp-python reads max_tokens only: both length fields are sent
         assert (body["max_tokens"], body["max_completion_tokens"]) == (300, 300)
+
+
+@pytest.mark.parametrize(
+    ("line", "said"),
+    [
+        (
+            'structured_output = "grammar"',
+            "judge.structured_output: expected 'auto', 'json_schema'",
+        ),
+        ("extra_body = [1, 2]", "judge.extra_body: expected a table"),
+    ],
+)
+def test_a_bad_judge_key_names_the_file_line_and_key(
+    cli: Cli, tmp_path: Path, line: str, said: str
+) -> None:
+    write_dataset(tmp_path / "data.parquet", rows=2)
+    (tmp_path / "llm.toml").write_text(
+        f"""[experiment]
+name = "llm"
+dataset = "data.parquet"
+
+[judge]
+model = "fake-judge"
+{line}
+
+[[scorers]]
+use = "llm_rubric"
+params = {{ rubric = "ok" }}
+""",
+        encoding="utf-8",
+    )
+    done = cli("run", "llm.toml", "--no-progress")
+    assert done.code == 2, done.stderr
+    assert f"llm.toml:7: {said}" in done.stderr

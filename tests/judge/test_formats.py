@@ -16,7 +16,14 @@ from evalkit import Judge, run_evals
 from evalkit.errors import ConfigError
 from evalkit.judge import PreparedRequest, ScoreSpec, ask
 from evalkit.scorers import llm_rubric
-from evalkit.testing import PROFILES, FakeOpenAIServer, Rule, ServerProfile, server_process
+from evalkit.testing import (
+    PROFILES,
+    FakeOpenAIServer,
+    Fault,
+    Rule,
+    ServerProfile,
+    server_process,
+)
 
 REFUSES_ALL = dataclasses.replace(PROFILES["llama-cpp-python"], formats=frozenset())
 ROWS = [{"input": f"Question {i}?", "output": f"Answer {i}."} for i in range(60)]
@@ -189,3 +196,34 @@ def test_the_memory_is_shared_by_threads_and_event_loops(judge_key: str) -> None
         anyio.run(ask_score, judge)  # a new loop in this thread: straight to JSON mode
         assert requests_at(url)[-1]["response_format"]["type"] == "json_object"
         assert len(requests_at(url)) == len(sent) + 1
+
+
+async def test_a_refused_schema_field_leaves_bare_json_mode(judge_key: str) -> None:
+    no_schema = Fault.http(
+        400, "response_format: Additional properties are not allowed ('schema' was unexpected)"
+    )
+    rules = [
+        Rule(response_format="json_schema", fault=Fault.http(400, "json_schema is not supported")),
+        Rule(match=None, response_format="json_object", fault=no_schema, times=1),
+    ]
+    async with FakeOpenAIServer(rules) as server:
+        judge = judge_for(server, judge_key)
+        asked = await ask_score(judge)
+        assert asked.value == 0.5
+        assert formats_sent(server) == ["json_schema", "json_object+schema", "json_object"]
+        await ask_score(judge)
+        assert formats_sent(server)[-1] == "json_object"
+        assert server.stats.requests == 4
+
+
+async def test_a_refusal_of_one_schema_is_not_remembered(judge_key: str) -> None:
+    invalid = Fault.http(
+        400,
+        "Invalid schema for response_format 'score': In context=(), 'additionalProperties' "
+        "is required to be supplied and to be false.",
+    )
+    async with FakeOpenAIServer([Rule(fault=invalid, times=1)]) as server:
+        judge = judge_for(server, judge_key)
+        assert (await ask_score(judge)).value == 0.5
+        assert (await ask_score(judge)).value == 0.5
+        assert formats_sent(server) == ["json_schema", "json_object+schema", "json_schema"]

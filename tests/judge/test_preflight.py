@@ -77,6 +77,20 @@ async def test_the_shipped_server_refuses_a_wrong_key_on_the_models_list(
         await preflight([judge])
 
 
+@pytest.mark.parametrize(
+    ("profile", "said"), [("llama-cpp-python", "Invalid API key"), ("vllm", "Unauthorized")]
+)
+async def test_a_servers_own_401_body_is_shown(
+    monkeypatch: pytest.MonkeyPatch, profile: str, said: str
+) -> None:
+    monkeypatch.setenv(KEY_ENV, "wrong-key")
+    async with FakeOpenAIServer(api_key="right-key", profile=profile) as server:
+        judge = Judge("m", base_url=server.base_url, api_key_env=KEY_ENV)
+        with pytest.raises(PreflightError) as info:
+            await preflight([judge])
+        assert f"(HTTP 401: {said})" in str(info.value)
+
+
 async def test_a_closed_port_fails_with_cannot_connect(closed_url: str, judge_key: str) -> None:
     judge = Judge("gpt-4o-mini", base_url=closed_url, api_key_env=judge_key)
     with pytest.raises(PreflightError) as info:

@@ -94,6 +94,9 @@ async def test_ollama_checks_no_key_and_truncates_a_long_prompt() -> None:
 def test_an_unknown_profile_names_the_known_ones() -> None:
     with pytest.raises(ValueError, match="no server profile 'tgi'; the profiles are llama-cpp"):
         FakeOpenAIServer(profile="tgi")
+    server = FakeOpenAIServer()
+    server.profile = "vllm"  # a name is taken too
+    assert server.profile is PROFILES["vllm"]
     assert sorted(PROFILES) == ["llama-cpp-python", "llama-server", "ollama", "openai", "vllm"]
 
 

@@ -26,7 +26,11 @@ if TYPE_CHECKING:
         openai_client_for,
         shared_openai_client,
     )
-    from evalkit.judge.transport._errors import failed_to_connect, translate_error
+    from evalkit.judge.transport._errors import (
+        failed_to_connect,
+        server_message,
+        translate_error,
+    )
     from evalkit.judge.transport._http import ChatTransport, RawReply
     from evalkit.judge.transport._refusals import RefusedField, context_overflow, refused_field
     from evalkit.judge.transport._reply import Reply, parse_reply, read_reply
@@ -40,7 +44,11 @@ __getattr__, __dir__ = _exports(
             "openai_client_for",
             "shared_openai_client",
         ),
-        "evalkit.judge.transport._errors": ("failed_to_connect", "translate_error"),
+        "evalkit.judge.transport._errors": (
+            "failed_to_connect",
+            "server_message",
+            "translate_error",
+        ),
         "evalkit.judge.transport._http": ("ChatTransport", "RawReply"),
         "evalkit.judge.transport._refusals": ("RefusedField", "context_overflow", "refused_field"),
         "evalkit.judge.transport._reply": ("Reply", "parse_reply", "read_reply"),
@@ -60,6 +68,7 @@ __all__ = [
     "parse_reply",
     "read_reply",
     "refused_field",
+    "server_message",
     "shared_openai_client",
     "translate_error",
 ]

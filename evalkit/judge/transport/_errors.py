@@ -81,7 +81,7 @@ def _translated(error: openai.OpenAIError, label: str, timeout: float, retries: 
                 f"retried; shorten the input or raise the server's context size): {overflow}",
                 code=code,
             )
-        message = _error_message(error)
+        message = server_message(error)
         if error.status_code in (401, 403):
             message = f"the endpoint refused the API key: {message}"
         return JudgeError(f"{label}: HTTP {code} {message}", code=code)
@@ -143,9 +143,10 @@ def failed_to_connect(exc: BaseException) -> bool:
     return False
 
 
-def _error_message(exc: openai.APIStatusError) -> str:
-    """What the server said: OpenAI's ``error.message``, FastAPI's ``detail`` (llama-cpp-python
-    and other Python servers), or a bare ``{"error": "..."}`` string; else the client's text."""
+def server_message(exc: openai.APIStatusError) -> str:
+    """What the server said in an error reply: OpenAI's ``error.message``, FastAPI's
+    ``detail`` (llama-cpp-python and other Python servers), or a bare ``{"error": "..."}``
+    string; else the client's text."""
     body = exc.body
     if isinstance(body, str) and body.strip():
         return body
