@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from evalkit.experiment_file import ExperimentFile, load_experiment_file
     from evalkit.judge import (
         Judge,
+        JudgeAttempt,
         JudgeCache,
         JudgeCacheStats,
         JudgeCost,
@@ -104,6 +105,7 @@ __getattr__, __dir__ = _exports(
         "evalkit.judge": (
             "Judge",
             "JudgeCache",
+            "JudgeAttempt",
             "JudgeCacheStats",
             "JudgeCost",
             "JudgeErrorInfo",
@@ -174,6 +176,7 @@ __all__ = [
     "Item",
     "ItemResult",
     "Judge",
+    "JudgeAttempt",
     "JudgeCache",
     "JudgeCacheStats",
     "JudgeCost",

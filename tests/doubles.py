@@ -34,6 +34,7 @@ class ScriptedJudgeStep:
     fails: Callable[[ScorerRun], bool] = lambda run: False
     sleep: float = 0.0
     duration: Callable[[ScorerRun], float] | None = None
+    timing: Callable[[ScorerRun], tuple[float, float]] | None = None  # (queue_ms, request_ms)
 
     def judge_for(self, default: Any) -> None:
         return None  # it asks no real judge: nothing for a preflight to check
@@ -75,6 +76,8 @@ class ScriptedJudgeStep:
                     output=self.reply,
                     usage=self.usage,
                     cost=self.cost,
+                    queue_ms=self.timing(run)[0] if self.timing else None,
+                    request_ms=self.timing(run)[1] if self.timing else None,
                 ),
             )
             return self.reply

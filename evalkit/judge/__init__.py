@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from evalkit.judge._judge import Judge
     from evalkit.judge._preflight import preflight
     from evalkit.judge._records import (
+        JudgeAttempt,
         JudgeCost,
         JudgeErrorInfo,
         JudgeExecution,
@@ -79,6 +80,7 @@ __getattr__, __dir__ = _exports(
         "evalkit.judge._judge": ("Judge",),
         "evalkit.judge._preflight": ("preflight",),
         "evalkit.judge._records": (
+            "JudgeAttempt",
             "JudgeCost",
             "JudgeErrorInfo",
             "JudgeExecution",
@@ -123,6 +125,7 @@ __all__ = [
     "CallPolicy",
     "FormatFailure",
     "Judge",
+    "JudgeAttempt",
     "JudgeCache",
     "JudgeCacheStats",
     "JudgeCost",

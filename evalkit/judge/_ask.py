@@ -7,7 +7,9 @@ an authentication or quota error also stops the judge's later calls (``policy/_b
 format failures get one fallback attempt (SPEC §1 "Structured output and its fallback"), and a
 server refusing the response format (or a length field) is asked again without it, as
 ``_formats.py`` plans.
-With a judge cache active and a cacheable judge, a cached success is replayed instead.
+With a judge cache active and a cacheable judge, a cached success is replayed instead (a
+reply cut at the token limit is never cached). Each attempt leaves its own record
+(``_attempts.py``), with its time in evalkit's queue apart from its request's.
 A judge in batch mode sends each attempt through its batch collector (``_batch.py``) instead
 of an online call; everything else — validation, fallback, cache, records — is the same.
 """
@@ -18,18 +20,31 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-import openai
-
 from evalkit._secrets import mask_secrets
 from evalkit.errors import ConfigError, JudgeError
+from evalkit.judge._attempts import (
+    batch_timing,
+    call_failed,
+    error_info,
+    is_truncated,
+    replied,
+    total_ms,
+    truncation,
+)
 from evalkit.judge._batch import batch_collector
 from evalkit.judge._cache import JudgeCache
 from evalkit.judge._cache_use import active_judge_cache
 from evalkit.judge._formats import AttemptPlan
-from evalkit.judge._records import JudgeCost, JudgeErrorInfo, JudgeExecution, JudgeUsage
+from evalkit.judge._records import (
+    JudgeAttempt,
+    JudgeCost,
+    JudgeErrorInfo,
+    JudgeExecution,
+    JudgeUsage,
+)
 from evalkit.judge._request import PreparedRequest, prompt_key, request_hash
 from evalkit.judge._structured import FormatFailure, OutputSpec
-from evalkit.judge.policy._call import chat_completion
+from evalkit.judge.policy._call import CallTiming, chat_completion
 from evalkit.judge.transport._clients import openai_client_for
 from evalkit.judge.transport._reply import Reply
 
@@ -126,16 +141,22 @@ async def _ask(
     cost: float | None = 0.0
     last: Reply | None = None
     failure: FormatFailure | None = None
+    records: list[JudgeAttempt] = []
     plan = AttemptPlan(request, spec)
     while (attempt := plan.next(prompt, spec)) is not None:
         text, extra = attempt
         attempts += 1
         body = request.body(text, extra)
+        timing = CallTiming()
         try:
             if collector is not None:
                 breaker.check(request.label)
                 hashed = request_hash(step_key, prompt, attempts)
-                reply = await collector.complete(body, hashed, request.label)
+                sent = time.perf_counter()
+                try:
+                    reply = await collector.complete(body, hashed, request.label)
+                finally:
+                    timing = batch_timing(time.perf_counter() - sent)
             else:
                 tokens = (
                     request.estimate_tokens(text, extra, limiter) if limiter.limits_tokens else 0
@@ -150,13 +171,15 @@ async def _ask(
                     tokens=tokens,
                     rate_limit_retries=policy.rate_limit_retries,
                     breaker=breaker,
+                    timing=timing,
                 )
         except Exception as exc:
+            error = exc if isinstance(exc, JudgeError) else _unexpected(exc, request.label)
+            records.append(call_failed(error, timing))  # a refused attempt is kept too
             if plan.refused(exc, body):  # a format or field the server does not take
                 continue
             breaker.observe(exc)
-            error = exc if isinstance(exc, JudgeError) else _unexpected(exc, request.label)
-            execution = _failed(request, prompt, started, attempts, calls, usage, last, error)
+            execution = _failed(request, prompt, started, calls, usage, last, error, records)
             return Asked(execution, error=error)
         calls += 1
         last = reply
@@ -168,10 +191,13 @@ async def _ask(
                 raise FormatFailure(f"the judge refused: {reply.refusal}", code="refusal")
             output, value = plan.parse(spec, reply.content or "")
         except FormatFailure as exc:
-            failure = exc
+            failure = truncation(exc, reply, judge.max_tokens)
+            records.append(replied(reply, "format_failed", timing, failure))
             plan.failed_format()
             continue
-        if cache is not None and plan.parsed is not None:
+        records.append(replied(reply, "success", timing, None))
+        truncated = is_truncated(reply)
+        if cache is not None and plan.parsed is not None and not truncated:
             cache.put(
                 request.step_key(spec),
                 key,
@@ -191,7 +217,12 @@ async def _ask(
             duration_ms=(time.perf_counter() - started) * 1000,
             output=output,
             usage=usage or _NO_USAGE,
+            finish_reason=reply.finish_reason,
             cost=JudgeCost(cost, "USD", judge.provider) if cost is not None else None,
+            truncated=truncated,
+            queue_ms=total_ms(records, queue=True),
+            request_ms=total_ms(records, queue=False),
+            attempts=tuple(records),
         )
         return Asked(execution, value=value)
     assert failure is not None
@@ -200,9 +231,7 @@ async def _ask(
         f"{request.label} did not answer {spec.describe}{how}: {failure}", code=failure.code
     )
     error.__cause__ = failure
-    return Asked(
-        _failed(request, prompt, started, attempts, calls, usage, last, error), error=error
-    )
+    return Asked(_failed(request, prompt, started, calls, usage, last, error, records), error=error)
 
 
 def _unexpected(exc: Exception, label: str) -> JudgeError:
@@ -230,25 +259,26 @@ def _failed(
     request: PreparedRequest,
     prompt: str,
     started: float,
-    attempts: int,
     calls: int,
     usage: JudgeUsage | None,
     last: Reply | None,
     error: JudgeError,
+    attempts: list[JudgeAttempt],
 ) -> JudgeExecution:
-    cause = error.__cause__
-    name = type(cause).__name__ if isinstance(cause, openai.OpenAIError) else type(error).__name__
     raw = None if last is None else (last.content if last.content is not None else last.refusal)
     return JudgeExecution(
         status="failed",
         prompt=prompt,
         judge_model_id=request.judge.model or "",
         judge_provider=request.judge.provider,
-        attempt_count=attempts,
+        attempt_count=len(attempts),
         model_call_count=calls,
         duration_ms=(time.perf_counter() - started) * 1000,
         usage=usage,
         raw_output=raw,
         finish_reason=None if last is None else last.finish_reason,
-        error=JudgeErrorInfo(name, str(error), error.code),
+        error=error_info(error),
+        queue_ms=total_ms(attempts, queue=True),
+        request_ms=total_ms(attempts, queue=False),
+        attempts=tuple(attempts),
     )

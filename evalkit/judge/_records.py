@@ -8,6 +8,9 @@ from typing import Any, Literal
 from evalkit._json import to_jsonable
 
 ExecutionStatus = Literal["success", "failed"]
+#: An attempt's outcome: a valid reply, a reply not in the asked format (cut off, not JSON,
+#: failing the schema, refused), or a call that got no reply (HTTP error, timeout, ...).
+AttemptStatus = Literal["success", "format_failed", "failed"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,6 +67,45 @@ class JudgeErrorInfo:
 
 
 @dataclass(frozen=True, slots=True)
+class JudgeAttempt:
+    """One attempt of a judge execution: the first request, or the fallback after it.
+
+    ``status`` is ``"success"`` (the reply was accepted), ``"format_failed"`` (a reply not in
+    the asked format: cut off, not JSON, failing the schema, refused; ``error`` says which)
+    or ``"failed"`` (no reply: an HTTP error, a timeout, a dropped connection).
+    ``raw_excerpt`` is the reply's first 2,000 characters (``raw_chars`` its full length);
+    ``queue_ms`` is the time the attempt waited for evalkit's own limiter and back-off,
+    ``request_ms`` the time of its HTTP call(s) (retries included). A batch-mode attempt has
+    no ``queue_ms``: its ``request_ms`` is the time until its batch answered.
+    """
+
+    status: AttemptStatus
+    finish_reason: str | None = None
+    usage: JudgeUsage | None = None
+    raw_excerpt: str | None = None
+    raw_chars: int | None = None
+    error: JudgeErrorInfo | None = None
+    queue_ms: float | None = None
+    request_ms: float | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict of the attempt."""
+        error = self.error
+        return {
+            "status": self.status,
+            "finish_reason": self.finish_reason,
+            "usage": None if self.usage is None else self.usage.to_dict(),
+            "raw_excerpt": self.raw_excerpt,
+            "raw_chars": self.raw_chars,
+            "error": None
+            if error is None
+            else {"name": error.name, "message": error.message, "code": error.code},
+            "queue_ms": self.queue_ms,
+            "request_ms": self.request_ms,
+        }
+
+
+@dataclass(frozen=True, slots=True)
 class JudgeExecution:
     """One execution of a prompt step against a judge model.
 
@@ -71,6 +113,12 @@ class JudgeExecution:
     A success always has ``output`` and ``usage``. A failure has ``error`` and only what was
     received: ``output`` only if it was validated before a later failure, and ``raw_output``
     is never parsed into ``output``.
+
+    ``finish_reason`` is the last reply's, on success too; ``truncated`` says a success was
+    cut at the token limit (a plain-text reply kept as it is). ``attempts`` holds each
+    attempt's own record. ``queue_ms`` (waiting for evalkit's limiter and back-off) and
+    ``request_ms`` (the HTTP calls) are summed over the attempts; both are None when nothing
+    was sent (a cached execution, a missing API key).
     """
 
     status: ExecutionStatus
@@ -87,6 +135,10 @@ class JudgeExecution:
     error: JudgeErrorInfo | None = None
     cost: JudgeCost | None = None
     cached: bool = False
+    truncated: bool = False
+    queue_ms: float | None = None
+    request_ms: float | None = None
+    attempts: tuple[JudgeAttempt, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict holding only the fields this execution has."""
@@ -105,7 +157,16 @@ class JudgeExecution:
             out["usage"] = self.usage.to_dict()
         if self.status == "failed":
             out["raw_output"] = self.raw_output
+        if self.status == "failed" or self.finish_reason is not None:
             out["finish_reason"] = self.finish_reason
+        if self.truncated:
+            out["truncated"] = True
+        if self.queue_ms is not None:
+            out["queue_ms"] = self.queue_ms
+        if self.request_ms is not None:
+            out["request_ms"] = self.request_ms
+        if self.attempts:
+            out["attempts"] = [a.to_dict() for a in self.attempts]
         if self.error is not None:
             out["error"] = {
                 "name": self.error.name,

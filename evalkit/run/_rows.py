@@ -259,5 +259,7 @@ class RowBuffer:
             error.message if error is not None else None,
             error.code if error is not None else None, ex.finish_reason, ex.raw_output,
             ex.prompt, json_text(ex.output) if has_output else None, ex.cached,
-            result.completed_at_us, 0 if repeat is None else repeat.index,
+            result.completed_at_us, 0 if repeat is None else repeat.index, ex.truncated,
+            ex.queue_ms, ex.request_ms,
+            json_text([a.to_dict() for a in ex.attempts]) if ex.attempts else None,
         )  # fmt: skip

@@ -55,7 +55,8 @@ ARROW_SCHEMAS: Mapping[str, pa.Schema] = {
             ("cost_amount", _F), ("cost_unit", _S), ("cost_source", _S), ("error_name", _S),
             ("error_message", _S), ("error_code", _S), ("finish_reason", _S),
             ("raw_output", _S), ("prompt", _S), ("output", _S), ("cached", pa.bool_()),
-            ("created_at", _TS), ("repeat_index", _I32),
+            ("created_at", _TS), ("repeat_index", _I32), ("truncated", pa.bool_()),
+            ("queue_ms", _F), ("request_ms", _F), ("attempts", _S),
         ]
     ),
     "score_repeats": pa.schema(

@@ -2,7 +2,8 @@
 version by version (the Arrow schemas of the rows a writer appends are in ``_arrow.py``).
 
 A store records its version in ``schema_version``; ``migrate`` (evalkit.store._migrate)
-applies every migration above it. Views are recreated by the migration that changes them.
+applies every migration above it. Version 7 (judge execution records) is in ``_schema_v7.py``,
+to keep this module small. Views are recreated by the migration that changes them.
 Why the schema is in one place and writers take Arrow: docs/pages/design/store-takes-arrow.md.
 """
 
@@ -14,6 +15,7 @@ import duckdb
 
 from evalkit.store._lake import in_lake, lake_ddl, partition_by_experiment
 from evalkit.store._prices import PRICES_AS_OF, SEED_PRICES
+from evalkit.store._schema_v7 import migrate_to_7
 
 _TABLES_V1 = """
 CREATE TABLE schema_version (
@@ -383,6 +385,7 @@ MIGRATIONS: tuple[Callable[[duckdb.DuckDBPyConnection], None], ...] = (
     _migrate_to_4,
     _migrate_to_5,
     _migrate_to_6,
+    migrate_to_7,
 )
 
 #: The schema version this evalkit writes.

@@ -38,7 +38,7 @@ async def test_new_store_has_schema_views_and_seeded_prices(store: Path) -> None
                 "SELECT view_name FROM duckdb_views() WHERE NOT internal"
             ).fetchall()
         }
-        assert schema_version(con) == SCHEMA_VERSION == 6
+        assert schema_version(con) == SCHEMA_VERSION == 7
         prices = con.execute("SELECT count(*) FROM model_prices").fetchone()
     assert tables == TABLES
     assert {"scorer_summary", "judge_usage", "agreement_summary", "pair_spread",
@@ -100,7 +100,7 @@ def test_a_version_1_store_gains_the_writer_columns(store: Path) -> None:
             " failed_count, started_at) VALUES ('old', 'n', 'completed', 1, 1, 0, now())"
         )
         assert migrate(con, where=str(store)) == 1
-        assert schema_version(con) == SCHEMA_VERSION == 6
+        assert schema_version(con) == SCHEMA_VERSION == 7
         row = con.execute(
             "SELECT id, status, writer_pid, writer_host, heartbeat_at FROM experiments"
         ).fetchall()
@@ -125,7 +125,7 @@ def test_a_version_3_store_gains_shards_done_and_keeps_its_rows(
             MIGRATIONS[3](con)
             con.execute(_SHARD_ROW)
         assert migrate(con, where=str(store)) == 3
-        assert schema_version(con) == SCHEMA_VERSION == 6
+        assert schema_version(con) == SCHEMA_VERSION == 7
         rows = con.execute("SELECT experiment_id, shard_index, rows FROM shards_done").fetchall()
     assert rows == ([("old", 0, 5)] if ran_sharded else [])
 

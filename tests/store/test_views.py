@@ -133,6 +133,26 @@ async def test_judge_usage_hand_computed(store: Path) -> None:
     )
 
 
+async def test_judge_usage_latency_is_the_request_time_not_evalkits_queue(store: Path) -> None:
+    # (queue_ms, request_ms) per item; duration_ms is their sum plus 1 ms.
+    timings = {"a": (0.0, 10.0), "b": (100.0, 20.0), "c": (200.0, 30.0), "d": (300.0, 40.0)}
+    judged = create_scorer("Judged").generate_score(
+        ScriptedJudgeStep(
+            0.5,
+            timing=lambda run: timings[run.input],
+            duration=lambda run: sum(timings[run.input]) + 1.0,
+        )
+    )
+    await run_evals(
+        [{"input": k, "output": k} for k in "abcd"], [judged], store=store, progress=False
+    )
+    (j,) = rows_of(store, "SELECT * FROM judge_usage")
+    assert j["latency_p50_ms"] == pytest.approx(25.0)
+    assert j["latency_p95_ms"] == pytest.approx(38.5)
+    assert j["queue_p50_ms"] == pytest.approx(150.0)
+    assert j["queue_p95_ms"] == pytest.approx(285.0)
+
+
 async def test_model_prices_are_editable(store: Path) -> None:
     judged = create_scorer("Judged").generate_score(ScriptedJudgeStep(0.5, model="my-finetune"))
     await run_evals([{"input": "q", "output": "a"}], [judged], store=store, progress=False)

@@ -70,3 +70,11 @@ def test_the_json_endpoints_hold_what_the_pages_show(viewer: str, store: Store) 
     run = _json(f"{viewer}api/experiments/{store.candidate[:6]}")
     assert run["run"]["id"] == store.candidate
     assert run["scorers"][0]["histogram"]["counts"][9] == 87
+
+
+def test_an_item_page_shows_the_judges_finish_and_request_time(viewer: str, store: Store) -> None:
+    status, _, body = _get(f"{viewer}experiments/{store.candidate}/item?id=q000")
+    assert status == 200, body
+    assert "<dt>Finish</dt><dd>stop</dd>" in body
+    assert "<dt>Request</dt>" in body
+    assert "<dt>Queued</dt>" in body

@@ -2,7 +2,8 @@
 
 - ``_policy.py``: a judge's call policy as a value (:class:`CallPolicy`, ``Judge.policy``);
 - ``_call.py``: one chat completion under a policy (:func:`chat_completion`): every attempt
-  admitted by the model's rate limiter, transient failures retried, the breaker consulted;
+  admitted by the model's rate limiter, transient failures retried, the breaker consulted,
+  the time spent queued and sending added up (:class:`CallTiming`);
 - ``_ratelimit.py`` (with ``_gcra.py``): a model's budget (:class:`RateLimiter`): concurrency
   with AIMD back-off, rpm/tpm buckets and server pauses;
 - ``_hints.py``: what response headers say about when to send the next request;
@@ -21,7 +22,7 @@ from evalkit._lazy import exports as _exports
 
 if TYPE_CHECKING:
     from evalkit.judge.policy._breaker import CircuitBreaker
-    from evalkit.judge.policy._call import chat_completion
+    from evalkit.judge.policy._call import CallTiming, chat_completion
     from evalkit.judge.policy._policy import CallPolicy
     from evalkit.judge.policy._ratelimit import Permit, RateLimiter, RateLimiterStats
     from evalkit.judge.policy._registry import (
@@ -36,7 +37,7 @@ __getattr__, __dir__ = _exports(
     globals(),
     {
         "evalkit.judge.policy._breaker": ("CircuitBreaker",),
-        "evalkit.judge.policy._call": ("chat_completion",),
+        "evalkit.judge.policy._call": ("CallTiming", "chat_completion"),
         "evalkit.judge.policy._policy": ("CallPolicy",),
         "evalkit.judge.policy._ratelimit": ("Permit", "RateLimiter", "RateLimiterStats"),
         "evalkit.judge.policy._registry": (
@@ -51,6 +52,7 @@ __getattr__, __dir__ = _exports(
 
 __all__ = [
     "CallPolicy",
+    "CallTiming",
     "CircuitBreaker",
     "Permit",
     "RateLimiter",

@@ -22,6 +22,9 @@ Each attempt is bounded as a whole by ``timeout`` (``anyio.move_on_after``), not
 transport's per-read timeout: a server that trickles a byte now and then, or a connection pool
 that never frees a slot, still ends the attempt on time. A call therefore lasts at most
 ``(max_retries + 1) * timeout`` plus the back-off between attempts (and the 429 waits).
+A :class:`CallTiming` passed in adds up where the time went: waiting for the limiter and the
+back-off (``queue_s``, evalkit's own queue), and the HTTP attempts (``request_s``); see
+docs/pages/design/judge-time-apart-from-the-queue.md.
 
 An authentication or quota error trips the judge's circuit breaker (``policy/_breaker.py``): calls
 waiting in the limiter or between retries then stop without sending anything. So do the first
@@ -32,6 +35,8 @@ reached the endpoint (any HTTP answer) or could not connect at all.
 from __future__ import annotations
 
 import random
+import time
+from dataclasses import dataclass
 from typing import Any
 
 import anyio
@@ -55,6 +60,16 @@ _RETRYABLE_STATUS = frozenset({408, 409, 429})
 _RETRY_AFTER_JITTER = 0.1
 
 
+@dataclass(slots=True)
+class CallTiming:
+    """Seconds one call spent in evalkit's own queue (the limiter's admission and the back-off
+    between retries: ``queue_s``) and in HTTP requests (``request_s``), added up by
+    :func:`chat_completion`."""
+
+    queue_s: float = 0.0
+    request_s: float = 0.0
+
+
 async def chat_completion(
     client: AsyncOpenAI,
     body: dict[str, Any],
@@ -66,6 +81,7 @@ async def chat_completion(
     tokens: int = 0,
     rate_limit_retries: int = 0,
     breaker: CircuitBreaker | None = None,
+    timing: CallTiming | None = None,
 ) -> Reply:
     """POST ``body`` to ``/chat/completions`` and read the reply, retrying what is transient.
 
@@ -81,6 +97,7 @@ async def chat_completion(
             a 429 saying the quota is exhausted (``insufficient_quota``) is never retried.
         breaker: The caller's circuit breaker: checked before each attempt is sent, and
             opened by an authentication or quota error.
+        timing: Where the time spent waiting and sending is added up, when given.
 
     Raises:
         JudgeError: The call failed (``code`` is the HTTP status, ``"timeout"``,
@@ -95,7 +112,11 @@ async def chat_completion(
     while True:
         if breaker is not None:
             breaker.check(label)
+        queued = time.perf_counter()
         permit = None if limiter is None else await limiter.acquire(tokens)
+        sent = time.perf_counter()
+        if timing is not None:
+            timing.queue_s += sent - queued
         try:
             if breaker is not None:
                 breaker.check(label)  # it may have opened while this call queued
@@ -137,6 +158,8 @@ async def chat_completion(
                 _report(limiter, permit, response, reply)
             return reply
         finally:
+            if timing is not None:
+                timing.request_s += time.perf_counter() - sent
             if limiter is not None and permit is not None:
                 limiter.release(permit)
         if _is_rate_limit(error):
@@ -153,7 +176,10 @@ async def chat_completion(
             raise _give_up(error, label, timeout, failures, breaker, client.api_key)
         if limiter is not None:
             limiter.retried()
+        slept = time.perf_counter()
         await anyio.sleep(wait)
+        if timing is not None:
+            timing.queue_s += time.perf_counter() - slept
 
 
 def _give_up(

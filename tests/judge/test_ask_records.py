@@ -1,0 +1,304 @@
+"""What a judge execution records of its attempts: finish reasons, truncation, each attempt's
+cause, and the time spent in evalkit's own queue apart from the request (issue 20, 4-6)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pydantic
+import pytest
+
+from evalkit import (
+    Judge,
+    JudgeCache,
+    JudgeError,
+    PromptStep,
+    Scorer,
+    ScorerRunError,
+    create_scorer,
+    use_judge_cache,
+)
+from evalkit.testing import FakeOpenAIServer, Fault, Rule
+
+
+class Claims(pydantic.BaseModel):
+    claims: list[str]
+    relevant: bool
+
+
+def score_scorer(judge: Judge) -> Scorer:
+    return create_scorer("Quality", judge=judge).generate_score(
+        PromptStep("score", lambda run: f"Rate the answer: {run.output}")
+    )
+
+
+def reason_scorer(judge: Judge) -> Scorer:
+    return (
+        create_scorer("Explained", judge=judge)
+        .generate_score(lambda: 1.0)
+        .generate_reason(PromptStep("why", lambda score: f"Explain {score}"))
+    )
+
+
+async def failing(scorer: Scorer) -> ScorerRunError:
+    with pytest.raises(ScorerRunError) as info:
+        await scorer.run(input="q", output="a")
+    return info.value
+
+
+def completion_tokens(server: FakeOpenAIServer, body: dict[str, Any], content: str) -> int:
+    tokens: int = server.usage.usage(body["messages"], content)["completion_tokens"]
+    return tokens
+
+
+async def test_a_success_records_its_finish_reason_and_its_attempt(
+    server: FakeOpenAIServer, judge: Judge
+) -> None:
+    server.add_rule(Rule("Rate", reply={"score": 0.75}))
+    result = await score_scorer(judge).run(input="q", output="4")
+    (execution,) = result.judge["generate_score"].executions
+    assert (execution.status, execution.finish_reason, execution.truncated) == (
+        "success",
+        "stop",
+        False,
+    )
+    assert execution.to_dict()["finish_reason"] == "stop"
+    (attempt,) = execution.attempts
+    assert (attempt.status, attempt.finish_reason) == ("success", "stop")
+    assert attempt.raw_excerpt == '{"score": 0.75}'
+    assert attempt.usage is not None
+    assert attempt.usage == execution.usage
+    assert attempt.error is None
+    assert execution.to_dict()["attempts"] == [attempt.to_dict()]
+
+
+@pytest.mark.parametrize(
+    ("reply", "schema"),
+    [('{"score": 0.', None), ('{"claims": ["Paris is in France"]}', Claims)],
+)
+async def test_a_truncated_structured_reply_fails_saying_it_was_truncated(
+    server: FakeOpenAIServer, judge: Judge, reply: str, schema: type[pydantic.BaseModel] | None
+) -> None:
+    server.add_rule(Rule(reply=reply, finish_reason="length"))
+    if schema is None:
+        scorer = score_scorer(judge)
+        step = "generate_score"
+    else:
+        step = "analyze"
+        scorer = (
+            create_scorer("Claims", judge=judge)
+            .analyze(PromptStep("claims", lambda run: f"List {run.output}", output_schema=schema))
+            .generate_score(lambda: 1.0)
+        )
+    error = await failing(scorer)
+    assert error.result is not None
+    (execution,) = error.result.judge[step].executions
+    assert execution.status == "failed"
+    assert execution.finish_reason == "length"
+    tokens = completion_tokens(server, server.requests[-1], reply)
+    assert execution.error is not None
+    assert execution.error.code == "format"
+    assert f"truncated at {tokens} tokens" in execution.error.message
+    assert "Field required" not in execution.error.message
+    assert "max_tokens" in execution.error.message
+    first, second = execution.attempts
+    for attempt in (first, second):
+        assert (attempt.status, attempt.finish_reason) == ("format_failed", "length")
+        assert attempt.error is not None
+        assert "truncated at" in attempt.error.message
+        assert attempt.raw_excerpt == reply
+
+
+def test_truncation_without_usage_names_the_judges_max_tokens() -> None:
+    from evalkit.judge._attempts import truncation
+    from evalkit.judge._structured import FormatFailure
+    from evalkit.judge.transport._reply import Reply
+
+    cut = Reply(content='{"sc', refusal=None, finish_reason="length", usage=None, cost=None)
+    failure = truncation(FormatFailure("the reply is not valid JSON"), cut, max_tokens=3)
+    assert "truncated at 3 tokens" in str(failure)
+    assert failure.code == "format"
+    unknown = truncation(FormatFailure("x"), cut, max_tokens=None)
+    assert "truncated at the token limit" in str(unknown)
+    stopped = Reply(content="x", refusal=None, finish_reason="stop", usage=None, cost=None)
+    kept = FormatFailure("the reply is not valid JSON")
+    assert truncation(kept, stopped, max_tokens=3) is kept
+
+
+async def test_a_truncated_reason_is_kept_and_flagged(
+    server: FakeOpenAIServer, judge: Judge
+) -> None:
+    server.add_rule(Rule("Explain", reply="The answer is right because", finish_reason="length"))
+    result = await reason_scorer(judge).run(input="q", output="a")
+    assert result.reason == "The answer is right because"
+    (execution,) = result.judge["generate_reason"].executions
+    assert (execution.status, execution.finish_reason, execution.truncated) == (
+        "success",
+        "length",
+        True,
+    )
+    assert execution.to_dict()["truncated"] is True
+    (attempt,) = execution.attempts
+    assert attempt.status == "success"
+
+
+async def test_an_empty_truncated_reason_fails_saying_it_was_truncated(
+    server: FakeOpenAIServer, judge: Judge
+) -> None:
+    server.add_rule(Rule("Explain", reply="", finish_reason="length"))
+    error = await failing(reason_scorer(judge))
+    assert error.result is not None
+    (execution,) = error.result.judge["generate_reason"].executions
+    assert execution.error is not None
+    assert "truncated at 0 tokens" not in execution.error.message
+    assert "truncated at" in execution.error.message
+
+
+async def test_each_attempt_keeps_its_cause(server: FakeOpenAIServer, judge: Judge) -> None:
+    server.add_rule(Rule("Rate", reply="Sure! I'd say 0.8", response_format="json_schema"))
+    result = await score_scorer(judge).run(input="q", output="4")
+    (execution,) = result.judge["generate_score"].executions
+    first, second = execution.attempts
+    assert (first.status, first.finish_reason) == ("format_failed", "stop")
+    assert first.raw_excerpt == "Sure! I'd say 0.8"
+    assert first.error is not None
+    assert first.error.code == "format"
+    assert "not valid JSON" in first.error.message
+    assert first.usage is not None
+    assert first.usage.output_tokens == completion_tokens(
+        server, server.requests[0], "Sure! I'd say 0.8"
+    )
+    assert second.status == "success"
+    assert second.raw_excerpt == '{"score": 0.5}'
+    assert execution.usage == first.usage + second.usage  # type: ignore[operator]
+    assert first.request_ms is not None
+    assert second.request_ms is not None
+    assert execution.request_ms == pytest.approx(first.request_ms + second.request_ms)
+
+
+async def test_a_long_raw_reply_is_kept_as_a_bounded_excerpt(
+    server: FakeOpenAIServer, judge: Judge
+) -> None:
+    long = "x" * 5000
+    server.add_rule(Rule(reply=long))
+    error = await failing(score_scorer(judge))
+    assert error.result is not None
+    (execution,) = error.result.judge["generate_score"].executions
+    assert execution.raw_output == long  # the last reply itself, as before
+    for attempt in execution.attempts:
+        assert attempt.raw_excerpt == "x" * 2000
+        assert attempt.raw_chars == 5000
+
+
+async def test_a_failed_call_is_an_attempt_with_its_error(
+    server: FakeOpenAIServer, judge: Judge
+) -> None:
+    server.add_rule(Rule(fault=Fault.http(500, "the judge fell over")))
+    error = await failing(score_scorer(judge.replace(max_retries=0)))
+    assert error.result is not None
+    (execution,) = error.result.judge["generate_score"].executions
+    (attempt,) = execution.attempts
+    assert attempt.status == "failed"
+    assert attempt.error is not None
+    assert attempt.error.code == "500"
+    assert (attempt.raw_excerpt, attempt.finish_reason, attempt.usage) == (None, None, None)
+    assert attempt.request_ms is not None
+    assert attempt.request_ms > 0
+
+
+async def test_queue_wait_is_apart_from_the_request(judge_key: str) -> None:
+    latency = 0.05
+    async with FakeOpenAIServer(latency=latency) as server:
+        judge = Judge(
+            "m", "grade", base_url=server.base_url, api_key_env=judge_key, max_concurrency=1
+        )
+        scorer = score_scorer(judge)
+        results = []
+
+        async def one() -> None:
+            results.append(await scorer.run(input="q", output="a"))
+
+        async with anyio.create_task_group() as group:
+            for _ in range(6):
+                group.start_soon(one)
+    executions = [r.judge["generate_score"].executions[0] for r in results]
+    queued = sorted(e.queue_ms or 0.0 for e in executions)
+    # One call at a time: the last one admitted waited for the five before it.
+    assert queued[-1] >= 5 * latency * 1000 * 0.9
+    for execution in executions:
+        assert execution.request_ms is not None
+        assert execution.queue_ms is not None
+        assert latency * 1000 <= execution.request_ms < 5 * latency * 1000
+        assert execution.duration_ms >= execution.queue_ms + execution.request_ms
+
+
+async def test_a_cached_execution_made_no_request(
+    server: FakeOpenAIServer, judge: Judge, tmp_path: Path
+) -> None:
+    scorer = score_scorer(judge)
+    async with use_judge_cache(JudgeCache(tmp_path / "cache.duckdb")):
+        paid = await scorer.run(input="q", output="a")
+        replayed = await scorer.run(input="q", output="a")
+    (first,) = paid.judge["generate_score"].executions
+    (cached,) = replayed.judge["generate_score"].executions
+    assert (first.cached, cached.cached) == (False, True)
+    assert first.request_ms is not None
+    assert (cached.request_ms, cached.queue_ms, cached.attempts) == (None, None, ())
+    assert (cached.finish_reason, cached.truncated) == (None, False)
+
+
+async def test_a_truncated_reason_is_not_cached(
+    server: FakeOpenAIServer, judge: Judge, tmp_path: Path
+) -> None:
+    server.add_rule(Rule("Explain", reply="Because", finish_reason="length"))
+    scorer = reason_scorer(judge)
+    async with use_judge_cache(JudgeCache(tmp_path / "cache.duckdb")):
+        await scorer.run(input="q", output="a")
+        again = await scorer.run(input="q", output="a")
+    (execution,) = again.judge["generate_reason"].executions
+    assert (execution.cached, execution.truncated) == (False, True)
+    assert server.stats.requests == 2
+
+
+async def test_a_missing_key_records_no_attempt(server: FakeOpenAIServer) -> None:
+    judge = Judge("m", "grade", base_url=server.base_url, api_key_env="EVALKIT_NO_SUCH_KEY_20")
+    error = await failing(score_scorer(judge))
+    assert error.result is not None
+    (execution,) = error.result.judge["generate_score"].executions
+    assert (execution.attempts, execution.request_ms, execution.queue_ms) == ((), None, None)
+    assert not isinstance(error.__cause__, JudgeError)
+
+
+async def test_a_batch_attempt_records_its_batch_time_as_the_request(
+    server: FakeOpenAIServer, judge: Judge
+) -> None:
+    server.add_rule(Rule("Rate", reply="not JSON", response_format="json_schema"))
+    batched = judge.replace(mode="batch", batch_flush_after=0.05, batch_poll_interval=0.01)
+    result = await score_scorer(batched).run(input="q", output="a")
+    (execution,) = result.judge["generate_score"].executions
+    assert (execution.status, execution.finish_reason) == ("success", "stop")
+    first, second = execution.attempts
+    assert (first.status, second.status) == ("format_failed", "success")
+    assert first.raw_excerpt == "not JSON"
+    for attempt in (first, second):
+        assert attempt.queue_ms is None
+        assert attempt.request_ms is not None
+        assert attempt.request_ms >= 50  # it waited for its batch to be sent
+    assert execution.queue_ms is None
+    assert execution.request_ms == pytest.approx(first.request_ms + second.request_ms)  # type: ignore[operator]
+
+
+async def test_the_back_off_before_a_retry_is_queue_time(
+    server: FakeOpenAIServer, judge: Judge
+) -> None:
+    server.add_rule(Rule(fault=Fault.rate_limit(retry_after=0.5), times=1))
+    result = await score_scorer(judge).run(input="q", output="a")
+    (execution,) = result.judge["generate_score"].executions
+    (attempt,) = execution.attempts
+    assert attempt.status == "success"
+    assert attempt.queue_ms is not None
+    assert attempt.request_ms is not None
+    assert attempt.queue_ms >= 500  # the server asked for half a second before the retry
+    assert attempt.request_ms < 500  # two answers of a server without latency
