@@ -130,6 +130,17 @@ def test_read_only_sql_reads_every_table_and_view_of_the_store(cli: Cli, folder:
     assert _files(folder) == before
 
 
+@pytest.mark.parametrize("form", ["table", "csv", "json"])
+def test_timestamps_with_time_zone_read_in_every_format(cli: Cli, folder: Path, form: str) -> None:
+    # DuckDB before 2.0 turns a TIMESTAMPTZ into Python through pytz: without it every query
+    # of experiments.started_at, now() or a lake's snapshots failed (the ducklake extra pins 1.5).
+    code, stdout, stderr = _sql(
+        cli, folder, "--format", form, "SELECT now() AS t, started_at FROM experiments"
+    )
+    assert code == 0, stderr
+    assert "started_at" in stdout
+    assert str(time.gmtime().tm_year) in stdout
+
 def test_write_lifts_the_limits(cli: Cli, tmp_path: Path) -> None:
     write_dataset(tmp_path / "data.parquet")
     write_experiment(tmp_path)
