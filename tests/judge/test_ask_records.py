@@ -230,7 +230,9 @@ async def test_queue_wait_is_apart_from_the_request(judge_key: str) -> None:
     for execution in executions:
         assert execution.request_ms is not None
         assert execution.queue_ms is not None
-        assert latency * 1000 <= execution.request_ms < 5 * latency * 1000
+        # Not a fixed upper bound (a busy machine stretches a request): one request takes
+        # far less than the wait of the last call, which spans the five requests before it.
+        assert latency * 1000 <= execution.request_ms < queued[-1]
         assert execution.duration_ms >= execution.queue_ms + execution.request_ms
 
 
