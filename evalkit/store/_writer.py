@@ -33,6 +33,7 @@ from evalkit.store._batch_io import (
     writer_config,
 )
 from evalkit.store._claim import ClaimState, claim
+from evalkit.store._commit_lock import LockedCommit, commit_lock_file
 from evalkit.store._connect import StoreLockedError, connection, retry_busy
 from evalkit.store._liveness import this_host
 from evalkit.store._location import is_lake
@@ -100,9 +101,12 @@ class StoreWriter:
         #: catalog busy) and were run again.
         self.lost_commits = 0
         self._lake = is_lake(self.path)
+        self._commit_lock = commit_lock_file(self.path)
         self._progress_at = time.monotonic()
 
     def _transaction(self, con: duckdb.DuckDBPyConnection) -> Transaction:
+        if self._commit_lock is not None:
+            return LockedCommit(con, self._commit_lock)
         return Transaction(con)
 
     def begin(self, record: ExperimentRecord, scorers: Sequence[ScorerRecord]) -> None:

@@ -1,5 +1,5 @@
 """A writer process for the DuckLake commit tests: ``python -m tests.store.lake_flusher STORE
-NAME BATCHES`` writes BATCHES flushes of 20 items through a :class:`StoreWriter` once it reads
+NAME BATCHES`` writes BATCHES flushes of 200 items through a :class:`StoreWriter` once it reads
 ``go`` from stdin, then prints its ``lost_commits`` and ``retried_flushes`` as JSON."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import sys
 from evalkit.store import ExperimentRecord, RowBuffer, ScorerRecord, StoreWriter
 from tests.benchmarks.bench_store import SCORERS, make_items
 
-_ITEMS = 20
+_ITEMS = 200
 
 
 def main(argv: list[str]) -> None:
