@@ -35,6 +35,9 @@ LAKE_ALIAS = "evalkit_lake"
 
 _POLL_S = 0.05
 
+#: Milliseconds DuckLake waits before it retries a commit that lost to another's.
+RETRY_WAIT_MS = 5
+
 #: Seconds an attach waits for a busy catalog when a lake is prepared.
 DEFAULT_ATTACH_TIMEOUT = 60.0
 
@@ -175,6 +178,10 @@ def _attach(
                     continue
                 raise _cannot_attach(location, data_path, exc) from exc
         con.execute(f"USE {LAKE_ALIAS}")
+        # DuckLake's own wait before it commits again after losing to another writer's
+        # commit (default 100 ms, growing 1.5x): concurrent appends are committed side by
+        # side, so a short wait is all they need.
+        con.execute(f"SET ducklake_retry_wait_ms = {RETRY_WAIT_MS}")
     except BaseException:
         con.close()
         raise

@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 
 import pyarrow as pa
 
+from evalkit.store._connect import StoreBusyError
+
 FIRST_DELAY_S = 0.2
 MAX_DELAY_S = 5.0
 
@@ -54,8 +56,15 @@ class PendingWrites:
         self.delay = min(self.delay * 2, MAX_DELAY_S)
         if not self.warned:
             self.warned = True
+            if isinstance(reason, StoreBusyError):
+                cause = (
+                    f"a commit to the DuckLake score store {self.path} lost to another"
+                    " writer's, or its catalog was busy"
+                )
+            else:
+                cause = f"the score store {self.path} is locked by another process"
             warnings.warn(
-                f"evalkit: the score store {self.path} is locked by another process; the run"
+                f"evalkit: {cause}; the run"
                 f" goes on, keeping its finished items and retrying the write for up to"
                 f" {self.lock_timeout:g} s (lock_timeout, --lock-timeout) ({reason})",
                 RuntimeWarning,

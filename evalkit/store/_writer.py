@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import datetime as dt
 import os
+import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -32,13 +33,25 @@ from evalkit.store._batch_io import (
     writer_config,
 )
 from evalkit.store._claim import ClaimState, claim
+from evalkit.store._commit_lock import LockedCommit, commit_lock_file
 from evalkit.store._connect import StoreLockedError, connection, retry_busy
 from evalkit.store._liveness import this_host
+from evalkit.store._location import is_lake
 from evalkit.store._migrate import migrate
 from evalkit.store._pending import Kept, PendingWrites
 from evalkit.store._recovery import recover, spill
 from evalkit.store._redact import redact
 from evalkit.store._replace import final_status, recount_experiment, write_replacing
+
+#: Seconds between a DuckLake writer's refreshes of its experiment's counts and heartbeat.
+#: Its data commits are pure appends, which DuckLake commits beside other writers' appends;
+#: an UPDATE of ``experiments`` in each of them made concurrent writers' commits conflict
+#: (docs/pages/design/store-location.md).
+LAKE_PROGRESS_S = 5.0
+
+#: Seconds a DuckLake writer runs a flush again at once while its commit keeps losing to
+#: other writers', before it keeps the batch for a later flush (as for a locked store file).
+LAKE_RETRY_S = 10.0
 
 #: Seconds a writer waits for a store locked by another process before it gives up (and
 #: spills the finished rows it could not write to the recovery folder).
@@ -81,8 +94,19 @@ class StoreWriter:
         self._pending = PendingWrites(self.path, lock_timeout)
         #: The recovery folder the kept batches were spilled to, once the store stayed locked.
         self._spilled: Path | None = None
+        #: Flushes refused (the store locked, or a DuckLake commit lost to another writer's)
+        #: and kept to be written again.
+        self.retried_flushes = 0
+        #: DuckLake commits of this writer that lost to another writer's (or found the
+        #: catalog busy) and were run again.
+        self.lost_commits = 0
+        self._lake = is_lake(self.path)
+        self._commit_lock = commit_lock_file(self.path)
+        self._progress_at = time.monotonic()
 
     def _transaction(self, con: duckdb.DuckDBPyConnection) -> Transaction:
+        if self._commit_lock is not None:
+            return LockedCommit(con, self._commit_lock)
         return Transaction(con)
 
     def begin(self, record: ExperimentRecord, scorers: Sequence[ScorerRecord]) -> None:
@@ -234,12 +258,35 @@ class StoreWriter:
             try:
                 self._write_kept(pending.batches[0])
             except StoreLockedError as exc:
+                self.retried_flushes += 1
                 pending.refused(exc)
                 if pending.expired():
                     self._spill()
                 continue
             pending.batches.pop(0)
             pending.written()
+        if self._lake and not final and time.monotonic() - self._progress_at >= LAKE_PROGRESS_S:
+            self._write_progress()
+
+    def _write_progress(self) -> None:
+        """A DuckLake writer's counts and heartbeat, in a small transaction of their own;
+        skipped (until the next one is due) when it loses to another writer's commit."""
+        assert self.experiment_id is not None
+        self._progress_at = time.monotonic()
+        try:
+            with connection(self.path, lock_timeout=0.0) as con, self._transaction(con):
+                con.execute(
+                    "UPDATE experiments SET succeeded_count = ?, failed_count = ?,"
+                    " heartbeat_at = ? WHERE id = ?",
+                    [
+                        self.succeeded,
+                        self.failed,
+                        naive_utc(dt.datetime.now(dt.UTC)),
+                        self.experiment_id,
+                    ],
+                )
+        except StoreLockedError:
+            return
 
     def _spill(self) -> None:
         """Spill the kept batches to the recovery folder and raise the error that says so."""
@@ -259,7 +306,21 @@ class StoreWriter:
 
     def _write_kept(self, kept: Kept) -> None:
         """One attempt at writing ``kept``; raises :class:`StoreLockedError` at once when the
-        store is locked."""
+        store is locked. A DuckLake commit that lost to another writer's (or found the catalog
+        busy) is tried again at once, after a short jittered wait, for up to
+        :data:`LAKE_RETRY_S`, before the batch is kept."""
+        if not self._lake:
+            self._write_once(kept)
+            return
+
+        def attempt() -> None:
+            self.lost_commits += 1
+            self._write_once(kept)
+            self.lost_commits -= 1
+
+        retry_busy(attempt, timeout=min(LAKE_RETRY_S, self.lock_timeout))
+
+    def _write_once(self, kept: Kept) -> None:
         experiment_id = self.experiment_id
         assert experiment_id is not None
         tables = kept.tables
@@ -274,11 +335,12 @@ class StoreWriter:
             with registered(con, tables) as views:
                 insert_views(con, views)
             succeeded, failed = self.succeeded + kept.succeeded, self.failed + kept.failed
-            con.execute(
-                "UPDATE experiments SET succeeded_count = ?, failed_count = ?, heartbeat_at = ?"
-                " WHERE id = ?",
-                [succeeded, failed, naive_utc(dt.datetime.now(dt.UTC)), experiment_id],
-            )
+            if not self._lake:  # a lake's commit is a pure append: see _write_progress
+                con.execute(
+                    "UPDATE experiments SET succeeded_count = ?, failed_count = ?,"
+                    " heartbeat_at = ? WHERE id = ?",
+                    [succeeded, failed, naive_utc(dt.datetime.now(dt.UTC)), experiment_id],
+                )
         self.succeeded, self.failed = succeeded, failed
 
     def finish(
