@@ -16,6 +16,7 @@ import pytest
 
 from evalkit import ConfigError, StoreError, run_evals
 from evalkit.store import (
+    SCHEMA_VERSION,
     connection,
     ducklake_missing,
     latest_resumable,
@@ -156,7 +157,9 @@ def test_several_processes_write_one_lake_at_once(lake: str) -> None:
         " GROUP BY ALL ORDER BY x.name",
     )
     assert rows_of == [(f"exp{n}", "completed", 150, 300, 300) for n in range(3)]
-    assert query(lake, "SELECT max(version), count(*) FROM schema_version") == [(6, 6)]
+    assert query(lake, "SELECT max(version), count(*) FROM schema_version") == [
+        (SCHEMA_VERSION, SCHEMA_VERSION)
+    ]
 
 
 def test_a_writer_killed_mid_write_is_resumed_with_nothing_lost_or_doubled(lake: str) -> None:
