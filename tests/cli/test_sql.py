@@ -141,6 +141,7 @@ def test_timestamps_with_time_zone_read_in_every_format(cli: Cli, folder: Path, 
     assert "started_at" in stdout
     assert str(time.gmtime().tm_year) in stdout
 
+
 def test_write_lifts_the_limits(cli: Cli, tmp_path: Path) -> None:
     write_dataset(tmp_path / "data.parquet")
     write_experiment(tmp_path)
