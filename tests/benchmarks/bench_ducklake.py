@@ -51,7 +51,7 @@ from evalkit.store import (
     StoreWriter,
     connection,
 )
-from tests.benchmarks.bench_store import ITEMS_PER_WRITE, SCORERS, make_items
+from tests.benchmarks.bench_store import ITEMS_PER_WRITE, SCORERS, make_items, timed_writes
 from tests.postgres import PostgresServer, postgres_server
 
 TARGET_ROWS_PER_S = 100_000
@@ -151,17 +151,7 @@ def measure_write(store: str, data: Path, rows: int) -> dict[str, float]:
     experiment = "bench-write"
     total_items = rows // len(SCORERS)
     writer = begin(store, experiment, total_items)
-    names = {s: s for s in SCORERS}
-    written = cpu = 0.0
-    for start in range(0, total_items, ITEMS_PER_WRITE):
-        batch = make_items(start, min(ITEMS_PER_WRITE, total_items - start))
-        began, began_cpu = time.perf_counter(), time.process_time()
-        buffer = RowBuffer(experiment, names)
-        for item in batch:
-            buffer.add(item)
-        writer.write(buffer)
-        written += time.perf_counter() - began
-        cpu += time.process_time() - began_cpu
+    written, cpu = timed_writes(writer, experiment, total_items, {s: s for s in SCORERS})
     finish(writer)
     with connection(store, read_only=True) as con:
         count = con.execute(
