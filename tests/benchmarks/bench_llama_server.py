@@ -31,18 +31,21 @@ second and completion tokens a second (the server's work is generating them).
 
 What explains the figure is printed with it. At temperature 0 a round should repeat the
 capture, but it does not: the same bodies replayed twice in the same order got different
-replies (llama.cpp's batched decoding is not bit-exact from one batch to another), so replies
-differ from round to round on both sides alike (in about half the items' token counts), and
-now and then the tiny model repeats itself up to ``MAX_TOKENS``
-(a reply *cut* at 256 tokens, which evalkit then re-asks): a round with four of them took
-twice as long as one with none. Each round prints its requests, completion tokens, replies
-cut, and items differing from the capture. How busy each side kept the server: the requests
-in flight on average (evalkit: the attempts' ``request_ms`` from its records; the client: its
-own timing of each request) and, from the server's log, the share of the round its slots were
-busy, the time a slot waited between a reply and its next request, and the prompt and
-generated tokens it processed (with the time a generated token took, which the machine's
-load changes). A client-side overhead of evalkit would show as fewer requests in flight and
-longer waits; different work as different tokens and cut replies.
+replies (likely llama.cpp's batched decoding, whose sums depend on what else is in the batch),
+so replies differ from round to round on both sides alike (8 to 17 of 32 items' token counts),
+and now and then the tiny model repeats itself up to ``MAX_TOKENS`` (a reply *cut* at 256
+tokens, which evalkit then re-asks): a round with four of them took twice as long as one with
+none. Each round prints its requests, completion tokens, replies cut, and items differing from
+the capture. How busy each side kept the server: the requests in flight on average (evalkit:
+the attempts' ``request_ms`` from its records; the client: its own timing of each request) and,
+from the server's log, the share of the round its slots were busy, the time a slot waited
+between a reply and its next request, and the prompt and generated tokens it processed (with
+the time a generated token took in its slot, which the machine's load lengthens, and so does
+decoding more slots together). A client-side overhead of evalkit would show as fewer requests
+in flight and longer waits; different work as different tokens and cut replies. With 4 rounds
+each of 32 items the ratio still moves a lot from run to run with the number of cut replies and
+the machine's load (1.18 and 0.90 in two runs on a shared machine: docs/pages/benchmarks.md);
+more ``--rounds`` narrow it.
 
 Run: ``python -m tests.benchmarks.bench_llama_server [--items N] [--rounds R]``.
 Target: evalkit's requests/s ≥ 0.95 of the client's.
