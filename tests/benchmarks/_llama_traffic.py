@@ -2,9 +2,9 @@
 real server, recorded by a pass-through, and how busy the server's slots were, read from its log.
 
 - :class:`RecordingProxy` forwards every request to the real ``llama-server`` unchanged and
-  keeps the chat-completion bodies in the order they arrived, with the completion tokens of
-  each reply. The capture round runs evalkit through it (untimed); the client rounds replay
-  exactly those bodies, straight to the server.
+  keeps the chat-completion bodies in the order they arrived (the order evalkit sent them),
+  with the completion tokens of each reply. The capture round runs evalkit through it
+  (untimed); the client rounds replay exactly those bodies, straight to the server.
 - :func:`depends_on` finds, for each recorded body, the earlier attempt of the same item (a
   re-ask or format fallback repeats the item's prompt with text added): a client doing the
   same work cannot send a re-ask before the reply that caused it either.
@@ -75,10 +75,16 @@ class RecordingProxy:
 
     def __init__(self, upstream: str) -> None:
         self.upstream = upstream.rstrip("/")
-        self.sent: list[Sent] = []
+        # In the order the requests arrived (not the order their replies came back).
+        self._sent: list[Sent | None] = []
         self._runner: web.AppRunner | None = None
         self._session: aiohttp.ClientSession | None = None
         self.base_url = ""
+
+    @property
+    def sent(self) -> list[Sent]:
+        """The chat requests answered so far, in the order they arrived."""
+        return [s for s in self._sent if s is not None]
 
     async def __aenter__(self) -> RecordingProxy:
         app = web.Application(client_max_size=64 * 1024 * 1024)
@@ -106,6 +112,10 @@ class RecordingProxy:
     async def _forward(self, request: web.Request) -> web.Response:
         assert self._session is not None
         data = await request.read()
+        chat = request.method == "POST" and request.rel_url.path.endswith(CHAT_PATH)
+        if chat:
+            arrived = len(self._sent)
+            self._sent.append(None)
         headers = {
             name: value
             for name, value in request.headers.items()
@@ -117,11 +127,11 @@ class RecordingProxy:
             content = await response.read()
             status = response.status
             kind = response.headers.get("Content-Type", "application/json")
-        if request.method == "POST" and request.rel_url.path.endswith(CHAT_PATH):
+        if chat:
             tokens = 0
             with contextlib.suppress(ValueError, AttributeError, TypeError):
                 tokens = int((json.loads(content).get("usage") or {}).get("completion_tokens", 0))
-            self.sent.append(Sent(json.loads(data), tokens, status))
+            self._sent[arrived] = Sent(json.loads(data), tokens, status)
         return web.Response(body=content, status=status, headers={"Content-Type": kind})
 
 

@@ -37,15 +37,15 @@ and now and then the tiny model repeats itself up to ``MAX_TOKENS`` (a reply *cu
 tokens, which evalkit then re-asks): a round with four of them took twice as long as one with
 none. Each round prints its requests, completion tokens, replies cut, and items differing from
 the capture. How busy each side kept the server: the requests in flight on average (evalkit:
-the attempts' ``request_ms`` from its records; the client: its own timing of each request) and,
-from the server's log, the share of the round its slots were busy, the time a slot waited
-between a reply and its next request, and the prompt and generated tokens it processed (with
-the time a generated token took in its slot, which the machine's load lengthens, and so does
-decoding more slots together). A client-side overhead of evalkit would show as fewer requests
-in flight and longer waits; different work as different tokens and cut replies. With 4 rounds
-each of 32 items the ratio still moves a lot from run to run with the number of cut replies and
-the machine's load (1.18 and 0.90 in two runs on a shared machine: docs/pages/benchmarks.md);
-more ``--rounds`` narrow it.
+the attempts' ``request_ms`` from its records; the client: its own timing of each request),
+this process's CPU time, and, from the server's log, the share of the round its slots were
+busy, the time a slot waited between a reply and its next request, and the prompt and generated
+tokens it processed (with the time a generated token took in its slot, which the machine's load
+lengthens, and so does decoding more slots together). A client-side overhead of evalkit would
+show as fewer requests in flight and longer waits; different work as different tokens and cut
+replies. With 4 rounds each of 32 items the ratio still moves from run to run with the number
+of cut replies in the rounds and the machine's load (docs/pages/benchmarks.md); more
+``--rounds`` narrow it.
 
 Run: ``python -m tests.benchmarks.bench_llama_server [--items N] [--rounds R]``.
 Target: evalkit's requests/s ≥ 0.95 of the client's.
@@ -92,6 +92,7 @@ class Round:
     in_flight_s: float  # the requests' times added up, from sending to the reply read
     items: dict[str, tuple[int, ...]]  # completion tokens of each item's attempts
     server: SlotUse = field(default_factory=SlotUse)
+    cpu_s: float = 0.0  # this process's CPU time in the round (evalkit's, or the client's)
 
     @property
     def rate(self) -> float:
@@ -251,10 +252,12 @@ async def measure(items: int, rounds: int) -> tuple[list[Sent], list[Round]]:
         done: list[Round] = []
         for index in range(2 * rounds):
             offset = server.log.stat().st_size
+            cpu = time.process_time()
             if index % 4 in (0, 3):  # evalkit, client, client, evalkit, ...
                 last = await evalkit_run(server.model, server.base_url, items)
             else:
                 last = await client_run(server, sent)
+            last = replace(last, cpu_s=time.process_time() - cpu)
             await anyio.sleep(0.2)  # the server's last log lines
             done.append(last := with_server_log(last, server, offset))
             print(
@@ -262,7 +265,8 @@ async def measure(items: int, rounds: int) -> tuple[list[Sent], list[Round]]:
                 f"{last.seconds:.1f} s = {last.rate:.2f} requests/s, {last.completion_tokens} "
                 f"completion tokens = {last.tokens_rate:.1f}/s, {last.cut} cut at {MAX_TOKENS}, "
                 f"{differing(last, captured)} items differ from the capture, {last.failed} "
-                f"failed; in flight {last.in_flight_s / last.seconds:.2f} of {SLOTS} on average"
+                f"failed; in flight {last.in_flight_s / last.seconds:.2f} of {SLOTS} on average, "
+                f"{last.cpu_s:.2f} CPU s"
                 f"\n      {last.server.describe(SLOTS, last.seconds)}",
                 flush=True,
             )
@@ -295,7 +299,8 @@ def main() -> None:
         return (
             f"rounds {', '.join(f'{r.seconds:.1f}' for r in rounds)} s, requests/completion "
             f"tokens/cut at {MAX_TOKENS} {per_round} (server log: {tasks} tasks, {generated} "
-            f"tokens), {in_flight:.2f} requests in flight on average, slots busy {busy:.1%}"
+            f"tokens), {in_flight:.2f} requests in flight on average, slots busy {busy:.1%}, "
+            f"{sum(r.cpu_s for r in rounds):.2f} CPU s"
         )
 
     rate, tokens_rate = total(ours)
