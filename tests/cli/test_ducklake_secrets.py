@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 import uuid
 from pathlib import Path
 
@@ -116,6 +117,14 @@ def test_a_password_in_a_duckdb_secret_reaches_the_catalog_and_nothing_else(
     assert [run["name"] for run in stored] == ["nightly"]
     assert "evals_pg" in outputs[4].stdout or "__default_postgres" in outputs[4].stdout
     assert_nowhere(pg.password, outputs, tmp_path)
+    # Nor in the catalog: the whole PostgreSQL database, dumped.
+    dump = subprocess.run(
+        [str(pg.bin_dir / "pg_dump"), "-h", pg.host, "-p", str(pg.port), "-U", pg.user, dbname],
+        env={**os.environ, "PGPASSWORD": pg.password}, capture_output=True, text=True,
+        check=True,
+    )  # fmt: skip
+    assert "ducklake_snapshot" in dump.stdout
+    assert pg.password not in dump.stdout
     # Without the secrets (another home), the catalog cannot be reached.
     refused = run_cli("experiments", "--store", store, cwd=tmp_path,
                       env_extra={"HOME": str(tmp_path)})  # fmt: skip
