@@ -19,7 +19,16 @@ import duckdb
 from evalkit.cli._format import csv_text, json_text, records, text_table
 from evalkit.cli._main import EXIT_OK
 from evalkit.errors import StoreError
-from evalkit.store import DEFAULT_STORE, connection, execute_interruptibly, is_lake
+from evalkit.store import (
+    DEFAULT_STORE,
+    connection,
+    credentials_hint,
+    execute_interruptibly,
+    is_lake,
+    is_remote,
+    lake_data_path,
+    sql_literal,
+)
 
 # Order matters: the store is attached first (with external access off, DuckDB may refuse to
 # open a file), lock_configuration comes last, and after it nothing can be changed back.
@@ -48,6 +57,10 @@ def _lock_down(con: duckdb.DuckDBPyConnection, store: str) -> None:
     # need a secret), which DuckDB then keeps as it is: the lake is attached read-only.
     lake = is_lake(store)
     try:
+        data_path = lake_data_path(con) if lake else None
+        if data_path is not None and is_remote(data_path):
+            # The lake's Parquet files on object storage stay readable, and only they.
+            con.execute(f"SET allowed_directories = [{sql_literal(data_path)}]")
         for name, value in _READ_ONLY:
             if not (lake and name == "allow_persistent_secrets"):
                 con.execute(f"SET {name} = {value}")
@@ -61,8 +74,10 @@ def _lock_down(con: duckdb.DuckDBPyConnection, store: str) -> None:
         raise StoreError(f"{store}: cannot open the store read-only for SQL ({locked})")
 
 
-def _query_failed(store: str, exc: duckdb.Error, *, write: bool) -> StoreError:
-    message = f"{store}: query failed: {exc}"
+def _query_failed(
+    con: duckdb.DuckDBPyConnection, store: str, exc: duckdb.Error, *, write: bool
+) -> StoreError:
+    message = f"{store}: query failed: {exc}{credentials_hint(con, exc)}"
     if not write and any(hint in str(exc) for hint in _REFUSED):
         message += (
             "\n(evalkit sql is read-only: it reads the store's own tables and views only,"
@@ -109,7 +124,7 @@ def cmd_sql(args: argparse.Namespace) -> int:
         try:
             cursor = execute_interruptibly(con, args.query)
         except duckdb.Error as exc:
-            raise _query_failed(store, exc, write=args.write) from exc
+            raise _query_failed(con, store, exc, write=args.write) from exc
         columns = [d[0] for d in cursor.description] if cursor.description else []
         types = [str(d[1]) for d in cursor.description] if cursor.description else []
         rows = cursor.fetchall() if columns else []

@@ -38,17 +38,20 @@ if TYPE_CHECKING:
     from evalkit.store._copy import COPIED_TABLES, CopySummary, copy_experiments
     from evalkit.store._export import EXPORT_FORMATS, ExportFormat, export_experiment
     from evalkit.store._extensions import ducklake_missing, has_extension
-    from evalkit.store._lake import prepare_store, store_exists
+    from evalkit.store._lake import lake_data_path, prepare_store, store_exists
     from evalkit.store._lake_merge import merge_finished_slices
     from evalkit.store._liveness import effective_status, process_alive, this_host
     from evalkit.store._location import (
         StoreLocation,
         is_lake,
+        is_remote,
         resolve_data_path,
+        sql_literal,
         store_location,
     )
     from evalkit.store._merge import merge_stores
     from evalkit.store._migrate import migrate, schema_version
+    from evalkit.store._object_store import credentials_hint
     from evalkit.store._prices import PRICES_AS_OF, SEED_PRICES
     from evalkit.store._read import (
         list_experiments,
@@ -116,6 +119,7 @@ __getattr__, __dir__ = _exports(
             "has_extension",
         ),
         "evalkit.store._lake": (
+            "lake_data_path",
             "prepare_store",
             "store_exists",
         ),
@@ -123,7 +127,9 @@ __getattr__, __dir__ = _exports(
         "evalkit.store._location": (
             "StoreLocation",
             "is_lake",
+            "is_remote",
             "resolve_data_path",
+            "sql_literal",
             "store_location",
         ),
         "evalkit.store._liveness": (
@@ -132,6 +138,7 @@ __getattr__, __dir__ = _exports(
             "this_host",
         ),
         "evalkit.store._merge": ("merge_stores",),
+        "evalkit.store._object_store": ("credentials_hint",),
         "evalkit.store._migrate": (
             "migrate",
             "schema_version",
@@ -208,6 +215,7 @@ __all__ = [
     "StoredOutput",
     "connection",
     "copy_experiments",
+    "credentials_hint",
     "ducklake_missing",
     "effective_status",
     "execute_interruptibly",
@@ -215,6 +223,8 @@ __all__ = [
     "has_extension",
     "interrupted_query",
     "is_lake",
+    "is_remote",
+    "lake_data_path",
     "latest_resumable",
     "list_experiments",
     "merge_finished_slices",
@@ -240,6 +250,7 @@ __all__ = [
     "redact",
     "resolve_data_path",
     "schema_version",
+    "sql_literal",
     "store_exists",
     "store_location",
     "this_host",

@@ -21,6 +21,7 @@ import duckdb
 from evalkit.errors import StoreError
 from evalkit.store._lake import busy, open_lake
 from evalkit.store._location import StoreLocation, sql_literal, store_location
+from evalkit.store._object_store import credentials_hint
 
 _T = TypeVar("_T")
 
@@ -317,7 +318,7 @@ def connection(
     except duckdb.Error as exc:
         if busy(exc):
             raise StoreBusyError(f"{path}: the DuckLake store is busy: {exc}") from exc
-        raise StoreError(f"{path}: {exc}") from exc
+        raise StoreError(f"{path}: {exc}{credentials_hint(con, exc)}") from exc
     finally:
         try:
             con.close()

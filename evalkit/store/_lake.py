@@ -29,6 +29,7 @@ from evalkit.store._location import (
     sql_literal,
     store_location,
 )
+from evalkit.store._object_store import use_object_store
 
 #: The catalog name the lake is attached under.
 LAKE_ALIAS = "evalkit_lake"
@@ -81,15 +82,29 @@ def partition_by_experiment(con: duckdb.DuckDBPyConnection, *tables: str) -> Non
             con.execute(f"ALTER TABLE {table} SET PARTITIONED BY (experiment_id)")
 
 
-def _extensions(location: StoreLocation, data_path: str | None) -> tuple[str, ...]:
+def _extensions(location: StoreLocation) -> tuple[str, ...]:
     names = ["ducklake"]
     if location.catalog == "sqlite":
         names.append("sqlite_scanner")
     elif location.catalog == "postgres":
         names.append("postgres_scanner")
-    if data_path is not None and is_remote(data_path):
-        names.append("httpfs")
     return tuple(names)
+
+
+def loaded(con: duckdb.DuckDBPyConnection, extension: str) -> bool:
+    """Whether ``extension`` is loaded in ``con``."""
+    rows = con.execute(
+        "SELECT loaded FROM duckdb_extensions() WHERE extension_name = ?", [extension]
+    ).fetchall()
+    return bool(rows and rows[0][0])
+
+
+def lake_data_path(con: duckdb.DuckDBPyConnection) -> str | None:
+    """The attached lake's data path, as its catalog holds it."""
+    rows = con.execute(
+        "SELECT value FROM ducklake_options(?) WHERE option_name = 'data_path'", [LAKE_ALIAS]
+    ).fetchall()
+    return str(rows[0][0]) if rows and rows[0][0] else None
 
 
 # One database per process, lake and mode, its extensions loaded and the lake attached once:
@@ -156,7 +171,9 @@ def _attach(
     settings: dict[str, str | bool | int | float | list[str]] = {**OFFLINE, **(config or {})}
     con = duckdb.connect(":memory:", config=settings)
     try:
-        load_extensions(con, *_extensions(location, data_path))
+        load_extensions(con, *_extensions(location))
+        if data_path is not None and is_remote(data_path):
+            use_object_store(con, data_path)
         options = []
         if data_path is not None:
             options.append(f"DATA_PATH {sql_literal(data_path)}")
@@ -176,8 +193,15 @@ def _attach(
                 if busy(exc) and time.monotonic() < deadline:
                     time.sleep(_POLL_S)
                     continue
+                if "requires the extension httpfs" in str(exc) and not loaded(con, "httpfs"):
+                    # The lake's data path is on object storage (use_object_store below).
+                    load_extensions(con, "httpfs")
+                    continue
                 raise _cannot_attach(location, data_path, exc) from exc
         con.execute(f"USE {LAKE_ALIAS}")
+        stored = lake_data_path(con) if data_path is None else None
+        if stored is not None and is_remote(stored):
+            use_object_store(con, stored)
         # DuckLake's own wait before it commits again after losing to another writer's
         # commit (default 100 ms, growing 1.5x): concurrent appends are committed side by
         # side, so a short wait is all they need.

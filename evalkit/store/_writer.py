@@ -35,6 +35,7 @@ from evalkit.store._batch_io import (
 from evalkit.store._claim import ClaimState, claim
 from evalkit.store._commit_lock import LockedCommit, commit_lock_file
 from evalkit.store._connect import StoreLockedError, connection, retry_busy
+from evalkit.store._lake_stage import LakeTable, append_to_lake, lake_tables
 from evalkit.store._liveness import this_host
 from evalkit.store._location import is_lake
 from evalkit.store._migrate import migrate
@@ -103,6 +104,8 @@ class StoreWriter:
         self._lake = is_lake(self.path)
         self._commit_lock = commit_lock_file(self.path)
         self._progress_at = time.monotonic()
+        #: A lake's tables, read at its first flush (``_lake_stage.py``).
+        self._layout: dict[str, LakeTable] | None = None
 
     def _transaction(self, con: duckdb.DuckDBPyConnection) -> Transaction:
         if self._commit_lock is not None:
@@ -325,23 +328,31 @@ class StoreWriter:
         assert experiment_id is not None
         tables = kept.tables
         config = writer_config(sum(t.nbytes for t in tables.values()))
-        with (
-            connection(self.path, lock_timeout=0.0, config=config) as con,
-            self._transaction(con),
-        ):
+        with connection(self.path, lock_timeout=0.0, config=config) as con:
             if self.resuming:
-                self.succeeded, self.failed = write_replacing(con, experiment_id, tables)
+                with self._transaction(con):
+                    self.succeeded, self.failed = write_replacing(con, experiment_id, tables)
                 return
             with registered(con, tables) as views:
-                insert_views(con, views)
-            succeeded, failed = self.succeeded + kept.succeeded, self.failed + kept.failed
-            if not self._lake:  # a lake's commit is a pure append: see _write_progress
-                con.execute(
-                    "UPDATE experiments SET succeeded_count = ?, failed_count = ?,"
-                    " heartbeat_at = ? WHERE id = ?",
-                    [succeeded, failed, naive_utc(dt.datetime.now(dt.UTC)), experiment_id],
-                )
-        self.succeeded, self.failed = succeeded, failed
+                if self._lake:  # a pure append: the counts are written apart (_write_progress)
+                    if self._layout is None:
+                        self._layout = lake_tables(con)
+                    append_to_lake(con, self._layout, views, tables, self._transaction(con))
+                else:
+                    with self._transaction(con):
+                        insert_views(con, views)
+                        con.execute(
+                            "UPDATE experiments SET succeeded_count = ?, failed_count = ?,"
+                            " heartbeat_at = ? WHERE id = ?",
+                            [
+                                self.succeeded + kept.succeeded,
+                                self.failed + kept.failed,
+                                naive_utc(dt.datetime.now(dt.UTC)),
+                                experiment_id,
+                            ],
+                        )
+        self.succeeded += kept.succeeded
+        self.failed += kept.failed
 
     def finish(
         self, *, status: str, completed_at: dt.datetime, dataset_fingerprint: str | None

@@ -1,0 +1,93 @@
+"""A DuckLake data path on object storage: DuckDB's httpfs loaded, credentials found.
+
+Credentials never go in the experiment file or the store string. DuckDB takes them from its
+secrets: a persistent secret whose scope covers the data path (``CREATE PERSISTENT SECRET
+(TYPE s3, …)``, kept under ``~/.duckdb/stored_secrets``) is used as it is. Without one, an
+``s3://`` data path takes the AWS SDK's environment variables, made into a temporary secret of
+the process's database (never written anywhere): ``AWS_ACCESS_KEY_ID``,
+``AWS_SECRET_ACCESS_KEY``, ``AWS_SESSION_TOKEN``, ``AWS_REGION`` (or ``AWS_DEFAULT_REGION``) and,
+for S3-compatible stores (MinIO, Ceph, R2…), ``AWS_ENDPOINT_URL_S3`` (or ``AWS_ENDPOINT_URL``).
+Google Cloud Storage (``gs://``) takes a DuckDB secret (``TYPE gcs``, HMAC keys).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from urllib.parse import urlsplit
+
+import duckdb
+
+from evalkit.errors import StoreError
+from evalkit.store._extensions import load_extensions
+from evalkit.store._location import is_remote, sql_literal
+
+#: The schemes DuckDB's httpfs reads and writes, by the secret type that serves them.
+SCHEMES = {"s3": "s3", "s3a": "s3", "s3n": "s3", "gs": "gcs", "gcs": "gcs", "r2": "r2"}
+
+#: The temporary secret made from the environment.
+ENV_SECRET = "evalkit_env_s3"
+
+
+def use_object_store(
+    con: duckdb.DuckDBPyConnection, data_path: str, environ: Mapping[str, str] = os.environ
+) -> None:
+    """Make ``con`` able to read and write ``data_path``: httpfs loaded and, for ``s3://``
+    with no DuckDB secret covering it, a temporary secret from the AWS environment variables.
+
+    Raises:
+        StoreError: The scheme is not one DuckDB's httpfs serves (naming it and the path).
+    """
+    scheme = urlsplit(data_path).scheme.lower()
+    kind = SCHEMES.get(scheme)
+    if kind is None:
+        raise StoreError(
+            f"store_data_path {data_path!r}: {scheme}:// is not an object store evalkit's"
+            f" DuckDB extensions write to; use {', '.join(f'{s}://' for s in SCHEMES)}, or a"
+            " local folder"
+        )
+    load_extensions(con, "httpfs")
+    if kind != "s3" or not environ.get("AWS_ACCESS_KEY_ID"):
+        return
+    covered = con.execute("SELECT name FROM which_secret(?, 's3')", [data_path]).fetchall()
+    if covered and covered[0][0] != ENV_SECRET:
+        return  # a DuckDB secret of the user's covers it
+    options = {
+        "KEY_ID": environ["AWS_ACCESS_KEY_ID"],
+        "SECRET": environ.get("AWS_SECRET_ACCESS_KEY", ""),
+        "SESSION_TOKEN": environ.get("AWS_SESSION_TOKEN"),
+        "REGION": environ.get("AWS_REGION") or environ.get("AWS_DEFAULT_REGION"),
+    }
+    endpoint = environ.get("AWS_ENDPOINT_URL_S3") or environ.get("AWS_ENDPOINT_URL")
+    if endpoint:
+        url = urlsplit(endpoint if "://" in endpoint else f"https://{endpoint}")
+        options["ENDPOINT"] = url.netloc
+        options["USE_SSL"] = "true" if url.scheme == "https" else "false"
+        options["URL_STYLE"] = "path"  # what S3-compatible servers take
+    settings = ", ".join(
+        f"{key} {value if key == 'USE_SSL' else sql_literal(value)}"
+        for key, value in options.items()
+        if value
+    )
+    con.execute(f"CREATE OR REPLACE TEMPORARY SECRET {ENV_SECRET} (TYPE s3, {settings})")
+
+
+def credentials_hint(con: duckdb.DuckDBPyConnection, exc: BaseException) -> str:
+    """What to add to ``exc``'s message when it is an object store refusing or not reached
+    while ``con``'s lake reads or writes its data path there; else ``""``."""
+    text = str(exc)
+    if not any(sign in text for sign in ("HTTP", "hostname", "403", "Forbidden", "AccessDenied")):
+        return ""
+    try:
+        rows = con.execute(
+            "SELECT value FROM ducklake_options(current_database()) WHERE option_name = 'data_path'"
+        ).fetchall()
+    except duckdb.Error:
+        return ""
+    if not rows or not is_remote(str(rows[0][0])):
+        return ""
+    return (
+        f"\n(the store's Parquet files are under {rows[0][0]}: its credentials come from a"
+        " DuckDB secret whose scope covers it, or, for s3://, from AWS_ACCESS_KEY_ID and"
+        " AWS_SECRET_ACCESS_KEY, with AWS_ENDPOINT_URL for an S3-compatible server)"
+    )

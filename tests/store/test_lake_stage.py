@@ -1,0 +1,126 @@
+"""A DuckLake flush writes its large tables' Parquet files before its commit, outside the
+turn writers sharing a SQLite catalog take to commit (``_lake_stage.py``)."""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+
+from evalkit.store import (
+    connection,
+    ducklake_missing,
+    prepare_store,
+    store_location,
+)
+from tests.benchmarks.bench_ducklake import begin, finish, prebuilt_batches
+
+pytestmark = pytest.mark.skipif(
+    ducklake_missing() is not None, reason=f"DuckLake not installed: {ducklake_missing()}"
+)
+
+#: An experiment id whose partition folder DuckLake percent-encodes.
+ODD_ID = "nightly 12/05 a=b%"
+
+
+@pytest.fixture
+def lake(tmp_path: Path) -> str:
+    return prepare_store(
+        f"ducklake:sqlite:{tmp_path / 'catalog.sqlite'}", data_path=tmp_path / "data"
+    )
+
+
+def count(store: str, experiment: str) -> int:
+    with connection(store, read_only=True) as con:
+        row = con.execute("SELECT count(*) FROM scores WHERE experiment_id = ?", [experiment])
+        found = row.fetchone()
+    assert found is not None
+    return int(found[0])
+
+
+def staged_files(data: Path) -> list[Path]:
+    return sorted(data.rglob("evalkit-*.parquet"))
+
+
+@contextmanager
+def commit_turn(store: str) -> Iterator[None]:
+    """Hold the commit turn of ``store``'s SQLite catalog, as another writer committing."""
+    catalog = store_location(store).file
+    assert catalog is not None
+    lock = catalog.with_name(catalog.name + ".commit-lock")
+    fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o666)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)
+
+
+def test_a_flush_writes_its_parquet_files_while_another_writer_holds_the_commit_turn(
+    lake: str, tmp_path: Path
+) -> None:
+    writer = begin(lake, "e1", 5_000)
+    [batch] = prebuilt_batches("e1", 0, 5_000)
+    with commit_turn(lake):
+        flushing = threading.Thread(target=writer.write, args=(batch,))
+        flushing.start()
+        deadline = time.monotonic() + 20
+        while len(staged_files(tmp_path / "data")) < 2 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        # Both large tables are written while the turn is held; none is in the store yet.
+        assert len(staged_files(tmp_path / "data")) == 2
+        assert count(lake, "e1") == 0
+        assert flushing.is_alive()
+    flushing.join(60)
+    assert not flushing.is_alive()
+    finish(writer)
+    assert count(lake, "e1") == 20_000
+    with connection(lake, read_only=True) as con:
+        files = {
+            Path(f).name
+            for (f,) in con.execute(
+                "SELECT data_file FROM ducklake_list_files('evalkit_lake', 'scores')"
+            ).fetchall()
+        }
+    assert files & {f.name for f in staged_files(tmp_path / "data")}
+
+
+def test_staged_files_are_the_partition_of_their_experiment(lake: str, tmp_path: Path) -> None:
+    writer = begin(lake, ODD_ID, 2_500)
+    for batch in prebuilt_batches(ODD_ID, 0, 2_500):
+        writer.write(batch)
+    other = begin(lake, "other", 1_500)
+    for batch in prebuilt_batches("other", 0, 1_500):
+        other.write(batch)
+    finish(writer)
+    finish(other)
+    folders = {f.parent.name for f in staged_files(tmp_path / "data" / "main" / "scores")}
+    assert folders == {"experiment_id=nightly%2012%2F05%20a%3Db%25", "experiment_id=other"}
+    assert count(lake, ODD_ID) == 10_000
+    assert count(lake, "other") == 6_000
+    with connection(lake, read_only=True) as con:
+        # DuckLake knows each file's partition: a filter on the experiment reads one file.
+        plan = con.execute(
+            "EXPLAIN ANALYZE SELECT count(*) FROM scores WHERE experiment_id = 'other'"
+        ).fetchall()[0][1]
+        summary = con.execute(
+            "SELECT n, mean FROM scorer_summary WHERE experiment_id = ? ORDER BY scorer_id",
+            [ODD_ID],
+        ).fetchall()
+    assert "Total Files Read: 1" in plan
+    assert [n for n, _ in summary] == [2_500] * 4
+
+
+def test_a_small_flush_is_inserted_in_its_commit(lake: str, tmp_path: Path) -> None:
+    writer = begin(lake, "small", 100)
+    for batch in prebuilt_batches("small", 0, 100):
+        writer.write(batch)
+    finish(writer)
+    assert count(lake, "small") == 400
+    assert staged_files(tmp_path / "data") == []
