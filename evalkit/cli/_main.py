@@ -217,8 +217,14 @@ def build_parser() -> argparse.ArgumentParser:
     add_export_command(commands)
 
     merge = commands.add_parser("merge", help="join the stores of --shard I/N jobs into one run")
-    merge.add_argument("sources", nargs="+", metavar="STORE", help="the slices' stores")
-    _add_store(merge, "the store to write the merged runs to")
+    merge.add_argument(
+        "sources",
+        nargs="+",
+        metavar="STORE",
+        help="the slices' stores: DuckDB files or DuckLake attach strings (from a lake, its"
+        " slices not merged there yet; a run it merged already is taken by evalkit store copy)",
+    )
+    _add_store(merge, "the store to write the merged runs to (a lake holding slices marks them)")
     merge.set_defaults(handler=_later("_merge", "cmd_merge"))
 
     add_cache_commands(commands)

@@ -15,7 +15,7 @@ from pydantic import Field, ValidationInfo, field_validator, model_validator
 
 from evalkit._ceilings import MAX_CONCURRENCY, MAX_REPEATS
 from evalkit.agreement import parse_labels
-from evalkit.errors import ConfigError
+from evalkit.errors import ConfigError, StoreError
 from evalkit.experiment_file._columns import ColumnsSection
 from evalkit.experiment_file._judge import JudgeSection, UnsetBaseUrl, judge_settings
 from evalkit.experiment_file._regression import RegressionSection
@@ -125,7 +125,7 @@ class ExperimentSection(Table):
             return resolve_path(Path(value), info)
         try:
             return store_location(str(value), base=(info.context or {}).get("folder")).text
-        except ConfigError as exc:
+        except (ConfigError, StoreError) as exc:  # StoreError: DuckDB's secrets unreadable
             raise problem(str(exc)) from None
 
     @field_validator("store_data_path")

@@ -6,18 +6,31 @@ writer; SQLite's busy timeout does not wait for it), and the loser's whole trans
 run again. The processes sharing a SQLite catalog share its machine, so a file lock beside
 the catalog makes them take turns for the short COMMIT (the Parquet files are written
 before it, side by side) (docs/pages/design/store-location.md).
+
+The lock is waited for a bounded time (:data:`COMMIT_LOCK_WAIT_S`), never for ever: a process
+that holds it and does not let go (stopped, hung on a disk) makes the commit a
+:class:`StoreBusyError`, which a writer keeps and retries like a locked store, and past its
+``lock_timeout`` spills to the recovery folder.
 """
 
 from __future__ import annotations
 
 import fcntl
 import os
+import time
 from pathlib import Path
 
 import duckdb
 
 from evalkit.store._batch_io import Transaction
+from evalkit.store._connect import StoreBusyError
 from evalkit.store._location import store_location
+
+#: Seconds a commit waits for the commit lock (as long as the SQLite catalog's own busy wait).
+COMMIT_LOCK_WAIT_S = 5.0
+
+_POLL_FIRST_S = 0.001
+_POLL_MAX_S = 0.005
 
 
 def commit_lock_file(store: str) -> Path | None:
@@ -28,16 +41,42 @@ def commit_lock_file(store: str) -> Path | None:
     return location.file.with_name(location.file.name + ".commit-lock")
 
 
-class LockedCommit(Transaction):
-    """A :class:`Transaction` whose COMMIT holds the file lock ``lock``."""
+def _acquire(fd: int, lock: Path, wait: float) -> None:
+    """Take the lock on ``fd`` within ``wait`` s, or raise :class:`StoreBusyError`."""
+    deadline = time.monotonic() + wait
+    pause = _POLL_FIRST_S
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return
+        except BlockingIOError:
+            if time.monotonic() >= deadline:
+                raise StoreBusyError(
+                    f"{lock}: the commit lock of the DuckLake store's SQLite catalog stayed"
+                    f" held by another process for {wait:g} s"
+                ) from None
+        time.sleep(pause)
+        pause = min(pause * 2, _POLL_MAX_S)
 
-    def __init__(self, con: duckdb.DuckDBPyConnection, lock: Path) -> None:
+
+class LockedCommit(Transaction):
+    """A :class:`Transaction` whose COMMIT holds the file lock ``lock``, waited for up to
+    ``wait`` s (:class:`StoreBusyError` after that)."""
+
+    def __init__(
+        self, con: duckdb.DuckDBPyConnection, lock: Path, *, wait: float = COMMIT_LOCK_WAIT_S
+    ) -> None:
         super().__init__(con)
         self.lock = lock
+        self.wait = wait
 
     def __enter__(self) -> None:
         self.fd = os.open(self.lock, os.O_RDWR | os.O_CREAT, 0o666)
-        fcntl.flock(self.fd, fcntl.LOCK_EX)
+        try:
+            _acquire(self.fd, self.lock, self.wait)
+        except BaseException:
+            os.close(self.fd)
+            raise
         try:
             super().__enter__()
         except BaseException:

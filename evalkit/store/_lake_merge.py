@@ -16,7 +16,7 @@ from typing import Any
 
 from evalkit.store._connect import DEFAULT_BUSY_TIMEOUT, connection, retry_busy
 from evalkit.store._location import StoreLocation, store_location
-from evalkit.store._merge import _merge_group
+from evalkit.store._merge_write import merge_group
 
 _FINISHED = ("completed", "completed_with_errors")
 
@@ -55,7 +55,7 @@ def _attempt(location: StoreLocation, experiment_id: str) -> str | None:
                 chosen[shard["index"]] = {"store": location.text, "id": run_id, **shard}
         if sorted(chosen) != list(range(count)):
             return None
-        return _merge_group(con, [chosen[i] for i in range(count)], in_place=True)
+        return merge_group(con, [chosen[i] for i in range(count)], destination=location)
 
 
 def _shard(config: str | None) -> dict[str, Any] | None:

@@ -8,6 +8,7 @@ A DuckLake store is written as DuckLake's own attach string::
     ducklake:sqlite:catalog.sqlite        # catalog in SQLite: one machine, several processes
     ducklake:postgres:dbname=evals host=db # catalog in PostgreSQL: several machines
     ducklake:catalog.ducklake              # catalog in a DuckDB file: one process at a time
+    ducklake:team_lake                     # a DuckDB secret of TYPE ducklake (_secret.py)
 
 Credentials never belong in it: a PostgreSQL password comes from ``PGPASSWORD`` (or
 ``~/.pgpass``) or a DuckDB secret, so a store string can be stored, logged and reported as is.
@@ -24,13 +25,16 @@ from pathlib import Path
 from typing import Literal
 
 from evalkit.errors import ConfigError
+from evalkit.store._secret import LakeSecret, is_secret_name, read_secret
 
 #: The prefix of a DuckLake store.
 DUCKLAKE_PREFIX = "ducklake:"
 
 CatalogKind = Literal["duckdb", "sqlite", "postgres"]
 
-_CATALOGS: dict[str, CatalogKind] = {"sqlite:": "sqlite", "postgres:": "postgres"}
+_CATALOGS: dict[str, CatalogKind] = {
+    "sqlite:": "sqlite", "postgres:": "postgres", "duckdb:": "duckdb"
+}  # fmt: skip
 _REFUSED_CATALOGS = ("mysql:", "quack:", "md:", "motherduck:")
 # libpq's keys that carry a secret (conninfo "key=value" pairs or a postgresql:// URI).
 _PG_SECRET = re.compile(r"(?:^|\s)(password|sslpassword)\s*=", re.IGNORECASE)
@@ -49,12 +53,14 @@ class StoreLocation:
         file: The DuckDB store file, or the DuckLake's local catalog file (None for a
             PostgreSQL catalog).
         target: What DuckDB attaches: the file's path, or ``ducklake:<catalog>``.
+        secret: The DuckDB secret a lake is named by (``ducklake:<secret>``), if any.
     """
 
     text: str
     catalog: CatalogKind | None
     file: Path | None
     target: str
+    secret: str | None = None
 
     @property
     def is_lake(self) -> bool:
@@ -72,8 +78,9 @@ class StoreLocation:
     def default_data_path(self) -> str | None:
         """Where a new DuckLake keeps its Parquet files when no data path is given: beside
         a local catalog file, ``<catalog>.files/`` (DuckLake's own default for a DuckDB
-        catalog); None for a PostgreSQL catalog, which needs one named."""
-        if self.catalog is None or self.file is None:
+        catalog); None for a PostgreSQL catalog, which needs one named, and for a lake named
+        by a secret, whose ``DATA_PATH`` DuckLake reads."""
+        if self.catalog is None or self.file is None or self.secret is not None:
             return None
         return f"{self.file}.files{os.sep}"
 
@@ -105,9 +112,14 @@ def store_location(
     A relative file (the store file, a local catalog file) is taken from ``base`` (the
     experiment file's folder), else from the working directory.
 
+    After ``ducklake:``, a name of letters, digits and underscores is a DuckDB secret of
+    ``TYPE ducklake`` (as DuckLake reads it), looked up to learn its catalog; a DuckDB catalog
+    file of such a name is written ``ducklake:duckdb:NAME``.
+
     Raises:
         ConfigError: A DuckLake attach string that is malformed, names an unsupported catalog
-            or carries a password.
+            or a missing secret, or carries a password.
+        StoreError: DuckDB's secrets cannot be read.
     """
     if isinstance(store, StoreLocation):
         return store
@@ -118,6 +130,8 @@ def store_location(
             path = Path(base) / path
         return StoreLocation(text=os.fspath(path), catalog=None, file=path, target=str(path))
     rest = text[len(DUCKLAKE_PREFIX) :].strip()
+    if is_secret_name(rest):
+        return _secret_location(read_secret(rest))
     for prefix in _REFUSED_CATALOGS:
         if rest.startswith(prefix):
             raise ConfigError(
@@ -131,8 +145,8 @@ def store_location(
     if not rest:
         raise ConfigError(
             f"store {text!r}: the DuckLake attach string names no catalog; write"
-            " ducklake:sqlite:catalog.sqlite, ducklake:postgres:dbname=NAME host=HOST or"
-            " ducklake:catalog.ducklake"
+            " ducklake:sqlite:catalog.sqlite, ducklake:postgres:dbname=NAME host=HOST,"
+            " ducklake:catalog.ducklake or ducklake:SECRET_NAME (a DuckDB secret)"
         )
     if kind == "postgres":
         _refuse_password(rest)
@@ -152,6 +166,27 @@ def store_location(
     prefix = "sqlite:" if kind == "sqlite" else ""
     attach = f"{DUCKLAKE_PREFIX}{prefix}{path}"
     return StoreLocation(text=attach, catalog=kind, file=path, target=attach)
+
+
+def _secret_location(secret: LakeSecret) -> StoreLocation:
+    """A lake named by ``secret``: DuckLake reads the secret at attach; its catalog's kind and
+    local file are read here (a relative catalog file is DuckLake's: from the working folder)."""
+    name, path = f"{DUCKLAKE_PREFIX}{secret.name}", secret.metadata_path.strip()
+    kind: CatalogKind = "duckdb"
+    for prefix, found in _CATALOGS.items():
+        if path.startswith(prefix):
+            kind, path = found, path[len(prefix) :].strip()
+    if secret.metadata_type in ("sqlite", "postgres", "duckdb"):
+        kind = secret.metadata_type  # type: ignore[assignment]
+    elif secret.metadata_type is not None or path.startswith(_REFUSED_CATALOGS):
+        raise ConfigError(
+            f"store {name!r}: the DuckDB secret's catalog ({secret.metadata_type or path}) is"
+            " not supported; its METADATA_PATH must name a sqlite:, postgres: or DuckDB catalog"
+        )
+    if kind != "postgres" and not path:
+        raise ConfigError(f"store {name!r}: the DuckDB secret {secret.name!r} has no METADATA_PATH")
+    file = None if kind == "postgres" else Path(path).expanduser().absolute()
+    return StoreLocation(text=name, catalog=kind, file=file, target=name, secret=secret.name)
 
 
 def _refuse_password(conninfo: str) -> None:

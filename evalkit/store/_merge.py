@@ -4,7 +4,14 @@ Each job records its slice as an experiment whose config carries ``shard`` (inde
 group naming the experiment and dataset). Merging finds, across the given stores, every group
 whose slices ``0..n-1`` are all present, and writes one experiment with a fresh id holding all
 their rows (run ids renamed to the new id, as a single run would have them), summed counts and
-the worst status.
+the worst status (``_merge_write.py``).
+
+Sources and the destination are DuckDB files or DuckLake stores. A lake keeps the history of
+many runs, so from a lake source the slices not merged yet count, the newest run of each
+(a finished one first); slices the lake merged already (``merged_into``, written by its own
+merge when the last slice finished) are left out, and a source holding only those is pointed
+to ``evalkit store copy``, which takes the merged run itself. Merging into a lake that holds
+some of the slices marks them ``merged_into`` there.
 
 The slices' ``scorer_agreement`` rows each measure one slice's items against their labels: they
 are copied only when the slice is the whole experiment (a group of ``0/1``). The agreement of a
@@ -18,36 +25,46 @@ from __future__ import annotations
 
 import json
 import os
-import uuid
 from collections.abc import Sequence
 from typing import Any
 
 from evalkit.errors import StoreError
-from evalkit.store._connect import connection, quote_ident
-from evalkit.store._location import is_lake, sql_literal
+from evalkit.store._connect import DEFAULT_BUSY_TIMEOUT, connection, retry_busy
+from evalkit.store._location import StoreLocation, store_location
+from evalkit.store._merge_write import merge_group
 from evalkit.store._migrate import migrate
 
-#: Tables whose rows are copied, each keyed by ``experiment_id``.
-_TABLES = ("experiment_scorers", "experiment_items", "scores", "scorer_errors",
-           "judge_executions", "score_repeats", "shards_done", "scorer_agreement")  # fmt: skip
-#: Tables an older source store may lack (it is read as it is, never migrated).
-_OPTIONAL = {"shards_done", "scorer_agreement", "score_repeats"}
-#: Copied for a group of one slice only (see the module's docstring).
-_WHOLE_ONLY = {"scorer_agreement"}
-_HAS_RUN_ID = {"experiment_items", "scores", "scorer_errors", "judge_executions",
-               "score_repeats"}  # fmt: skip
-_STATUS_RANK = ["completed", "completed_with_errors", "running", "cancelled", "failed"]
+_FINISHED = ("completed", "completed_with_errors")
+#: (group, count) -> slice index -> (the lake it was merged in, the merged run's id).
+_Merged = dict[tuple[str, int], dict[int, tuple[str, str]]]
 
 
-def _slices(path: str) -> list[dict[str, Any]]:
-    with connection(path, read_only=True) as con:
-        rows = con.execute("SELECT id, config FROM experiments").fetchall()
-    found = []
-    for experiment_id, config in rows:
-        shard = json.loads(config).get("shard") if config else None
-        if isinstance(shard, dict):
-            found.append({"store": path, "id": experiment_id, **shard})
-    return found
+def _slices(location: StoreLocation, name: str, merged: _Merged) -> list[dict[str, Any]]:
+    """The slices of the store at ``location`` (named ``name``); a lake's slices merged there
+    already go to ``merged`` instead."""
+    with connection(location, read_only=True) as con:
+        rows = con.execute(
+            "SELECT id, status, config FROM experiments ORDER BY started_at DESC, id"
+        ).fetchall()
+    found: dict[tuple[str, int, int], dict[str, Any]] = {}
+    pieces = []
+    for experiment_id, status, text in rows:
+        config = json.loads(text) if text else {}
+        shard = config.get("shard")
+        if not isinstance(shard, dict):
+            continue
+        piece = {"store": name, "id": experiment_id, **shard}
+        if not location.is_lake:
+            pieces.append(piece)
+            continue
+        key = (shard["group"], shard["count"], shard["index"])
+        if config.get("merged_into"):
+            merged.setdefault(key[:2], {}).setdefault(key[2], (name, config["merged_into"]))
+        elif key not in found or (
+            status in _FINISHED and found[key]["status"] not in _FINISHED
+        ):  # the newest run of the slice, a finished one first
+            found[key] = {**piece, "status": status}
+    return pieces + [{k: v for k, v in p.items() if k != "status"} for p in found.values()]
 
 
 def merge_stores(
@@ -55,152 +72,73 @@ def merge_stores(
 ) -> list[str]:
     """Merge every complete group of shard slices found in ``sources`` into ``output``.
 
+    Each source and ``output`` is a DuckDB file or a DuckLake store (see the module's
+    docstring for a lake's slices).
+
     Returns:
         The ids of the merged experiments written to ``output``.
 
     Raises:
-        StoreError: A source is unreadable, holds no shard slices, or a group misses slices
-            (named) or has one twice.
+        StoreError: A source is unreadable, holds no shard slices (or only slices merged
+            already), or a group misses slices (named) or has one twice.
     """
-    out = str(output)
+    destination = store_location(output)
     groups: dict[tuple[str, int], dict[int, dict[str, Any]]] = {}
+    merged: _Merged = {}
     for source in sources:
-        path = str(source)
-        if is_lake(path):
-            raise StoreError(
-                f"{path}: evalkit merge reads store files; the slices written to a DuckLake"
-                " store are merged there when the last one finishes (evalkit store copy takes"
-                " runs between a lake and a file)"
-            )
-        if not os.path.exists(path):
-            raise StoreError(f"{path}: no such store")
-        for piece in _slices(path):
+        location = store_location(source)
+        name = location.text if location.is_lake else os.fspath(source)
+        if not location.exists():
+            raise StoreError(f"{name}: no such store")
+        for piece in _slices(location, name, merged):
             slot = groups.setdefault((piece["group"], piece["count"]), {})
             if piece["index"] in slot:
                 raise StoreError(
-                    f"{path}: slice {piece['index']}/{piece['count']} of {piece['group']!r} "
+                    f"{name}: slice {piece['index']}/{piece['count']} of {piece['group']!r} "
                     f"is also in {slot[piece['index']]['store']}"
                 )
             slot[piece["index"]] = piece
     if not groups:
-        raise StoreError(f"no sharded runs (--shard i/n) in {', '.join(map(str, sources))}")
-    for (group, count), pieces in groups.items():
-        missing = sorted(set(range(count)) - set(pieces))
+        raise _nothing_to_merge(sources, merged, destination)
+    for key, pieces in groups.items():
+        missing = sorted(set(range(key[1])) - set(pieces))
         if missing:
-            raise StoreError(
-                f"{group!r}: slices {', '.join(f'{i}/{count}' for i in missing)} are missing"
-            )
-    merged: list[str] = []
-    with connection(out) as con:
-        migrate(con, where=out)
-        for (_, count), pieces in sorted(groups.items()):
-            merged.append(_merge_group(con, [pieces[i] for i in range(count)]))
-    return merged
+            raise _missing(key, missing, merged.get(key, {}))
+    with connection(destination) as con:
+        migrate(con, where=destination.text, timeout=DEFAULT_BUSY_TIMEOUT)
+    written: list[str] = []
+    for (_, count), pieces in sorted(groups.items()):
+        chosen = [pieces[i] for i in range(count)]
+        written.append(
+            retry_busy(lambda c=chosen: _write(destination, c), timeout=DEFAULT_BUSY_TIMEOUT)  # type: ignore[misc]
+        )
+    return written
 
 
-def _merge_group(con: Any, pieces: list[dict[str, Any]], *, in_place: bool = False) -> str:
-    """Write the group's merged experiment; ``in_place``: the slices are in ``con``'s own
-    store (a DuckLake store the slices wrote at once), else each is attached read-only."""
-    new_id = uuid.uuid4().hex[:12]
-    if in_place:
-        _copy_group(con, pieces, [None] * len(pieces), new_id, marks=True)
-        return new_id
-    aliases = [f"_evalkit_src{n}" for n in range(len(pieces))]
-    for alias, piece in zip(aliases, pieces, strict=True):
-        # A literal, not a parameter: DuckDB before 2.0 takes no parameters in ATTACH.
-        con.execute(f"ATTACH {sql_literal(piece['store'])} AS {quote_ident(alias)} (READ_ONLY)")
-    try:
-        _copy_group(con, pieces, list(aliases), new_id)
-    finally:
-        for alias in aliases:
-            con.execute(f"DETACH {quote_ident(alias)}")
-    return new_id
+def _write(destination: StoreLocation, pieces: list[dict[str, Any]]) -> str:
+    with connection(destination) as con:
+        return merge_group(con, pieces, destination=destination)
 
 
-def _copy_group(
-    con: Any,
-    pieces: list[dict[str, Any]],
-    aliases: list[str | None],
-    new_id: str,
-    *,
-    marks: bool = False,
-) -> None:
-    con.execute("BEGIN TRANSACTION")
-    try:
-        heads = []
-        for n, piece in enumerate(pieces):
-            alias = aliases[n]
-            where = quote_ident(alias) + "." if alias is not None else ""
-            present = {
-                row[0]
-                for row in con.execute(
-                    "SELECT table_name FROM duckdb_tables() WHERE database_name = ?",
-                    [alias if alias is not None else _current(con)],
-                ).fetchall()
-            }
-            for table in _TABLES:
-                if table == "experiment_scorers" and n:
-                    continue
-                if table in _OPTIONAL and table not in present:
-                    continue
-                if table in _WHOLE_ONLY and len(pieces) > 1:
-                    continue
-                replace = "? AS experiment_id"
-                params: list[Any] = [new_id]
-                if table in _HAS_RUN_ID:
-                    replace += ", ? || substr(run_id, length(experiment_id) + 1) AS run_id"
-                    params.append(new_id)
-                con.execute(
-                    f"INSERT INTO {quote_ident(table)} BY NAME SELECT * REPLACE ({replace})"
-                    f" FROM {where}{quote_ident(table)}"
-                    " WHERE experiment_id = ?",
-                    [*params, piece["id"]],
-                )
-            heads.append(
-                con.execute(
-                    "SELECT name, description, dataset, config, metadata, status,"
-                    " total_items, succeeded_count, failed_count, started_at, completed_at,"
-                    f" evalkit_version FROM {where}experiments WHERE id = ?",
-                    [piece["id"]],
-                ).fetchone()
-            )
-        first = heads[0]
-        config = json.loads(first[3])
-        config["shard"] = None
-        config["merged_from"] = [f"{p['store']}:{p['id']}" for p in pieces]
-        status = max((h[5] for h in heads), key=_rank)
-        ends = [h[10] for h in heads if h[10] is not None]
-        con.execute(
-            "INSERT INTO experiments (id, name, description, dataset, config, metadata, status,"
-            " total_items, succeeded_count, failed_count, started_at, completed_at,"
-            " evalkit_version, partial) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            [
-                new_id, first[0], first[1], first[2], json.dumps(config), first[4], status,
-                sum(h[6] for h in heads), sum(h[7] for h in heads), sum(h[8] for h in heads),
-                min(h[9] for h in heads),
-                max(ends) if len(ends) == len(heads) else None, first[11],
-                config.get("limit") is not None,
-            ],
-        )  # fmt: skip
-        if marks:
-            # The slices say which run they were merged into. Two processes merging the same
-            # slices at once both update these rows: DuckLake lets one commit, the other's
-            # fails and, retried, finds the slices merged (merge_finished_slices).
-            con.execute(
-                "UPDATE experiments SET config = json_merge_patch(config, ?)"
-                f" WHERE id IN ({', '.join('?' for _ in pieces)})",
-                [json.dumps({"merged_into": new_id}), *(p["id"] for p in pieces)],
-            )
-    except BaseException:
-        con.execute("ROLLBACK")
-        raise
-    # A COMMIT that fails has ended the transaction itself: nothing to roll back.
-    con.execute("COMMIT")
+def _nothing_to_merge(
+    sources: Sequence[str | os.PathLike[str]], merged: _Merged, destination: StoreLocation
+) -> StoreError:
+    done = sorted({where_id for slot in merged.values() for where_id in slot.values()})
+    if not done:
+        return StoreError(f"no sharded runs (--shard i/n) in {', '.join(map(str, sources))}")
+    lake, run = done[0]
+    return StoreError(
+        f"{lake}: its slices were merged there already (into {', '.join(r for _, r in done)});"
+        f" to have a merged run in {destination}, copy it: evalkit store copy {lake}"
+        f" {destination} --experiment {run}"
+    )
 
 
-def _current(con: Any) -> str:
-    return str(con.execute("SELECT current_database()").fetchall()[0][0])
-
-
-def _rank(status: str) -> int:
-    return _STATUS_RANK.index(status) if status in _STATUS_RANK else len(_STATUS_RANK)
+def _missing(
+    key: tuple[str, int], missing: list[int], merged: dict[int, tuple[str, str]]
+) -> StoreError:
+    group, count = key
+    text = f"{group!r}: slices {', '.join(f'{i}/{count}' for i in missing)} are missing"
+    done = [f"{i}/{count} in {merged[i][0]} was merged there already, into {merged[i][1]}"
+            for i in missing if i in merged]  # fmt: skip
+    return StoreError(text + (f" ({'; '.join(done)})" if done else ""))

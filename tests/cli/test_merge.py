@@ -7,10 +7,12 @@ from pathlib import Path
 from typing import Any
 
 import duckdb
+import pytest
 
 from evalkit import Judge, PromptStep, create_scorer
 from evalkit.cli import main
 from evalkit.run import run_evals
+from evalkit.store import ducklake_missing, list_experiments
 from evalkit.testing import FakeOpenAIServer
 from tests.store.test_merge import LABELS, ROWS, exact, figures, ids, slices
 from tests.store.test_merge import data as data  # the fixture
@@ -62,3 +64,38 @@ async def test_merging_repeated_slices_keeps_every_execution_and_measures_the_st
         ).fetchall()
     assert executions == (3 * ROWS, ROWS, ROWS)
     assert stability == [(new_id, 3.0, ROWS)]  # measured over both slices' pairs
+
+
+needs_ducklake = pytest.mark.skipif(
+    ducklake_missing() is not None, reason=f"DuckLake not installed: {ducklake_missing()}"
+)
+
+
+@needs_ducklake
+async def test_the_merge_command_takes_shard_files_into_a_lake_and_measures_it_there(
+    data: Path, tmp_path: Path, capsys: Any
+) -> None:
+    full = tmp_path / "full.duckdb"
+    whole = await run_evals(data, [exact()], store=full, labels=LABELS, progress=False)
+    parts = await slices(data, tmp_path, 2)
+    lake = f"ducklake:sqlite:{tmp_path / 'team' / 'catalog.sqlite'}"
+    assert main(["merge", *map(str, parts), "--store", lake]) == 0
+    (new_id,) = [run["id"] for run in list_experiments(lake).to_pylist()]
+    assert f"merged into {lake}: {new_id}" in capsys.readouterr().out
+    assert figures(lake, new_id) == figures(full, whole.experiment_id)  # type: ignore[arg-type]
+
+
+@needs_ducklake
+async def test_the_merge_command_sends_a_run_a_lake_merged_to_store_copy(
+    data: Path, tmp_path: Path, capsys: Any
+) -> None:
+    lake = f"ducklake:sqlite:{tmp_path / 'catalog.sqlite'}"
+    for i in range(2):
+        await run_evals(data, [exact()], store=lake, shard=f"{i}/2", progress=False)
+    capsys.readouterr()
+    out = tmp_path / "out.duckdb"
+    assert main(["merge", lake, "--store", str(out)]) != 0
+    error = capsys.readouterr().err
+    assert "merged there already" in error
+    assert f"evalkit store copy {lake} {out} --experiment" in error
+    assert "Traceback" not in error
