@@ -4,8 +4,9 @@ DuckLake's SQLite catalog opens its commit as a reader and then writes: two proc
 committing at once meet SQLite's "database is locked" at once (a reader cannot become the
 writer; SQLite's busy timeout does not wait for it), and the loser's whole transaction is
 run again. The processes sharing a SQLite catalog share its machine, so a file lock beside
-the catalog makes them take turns for the short COMMIT (the Parquet files are written
-before it, side by side) (docs/pages/design/store-location.md).
+the catalog makes them take turns for their transactions, which are short: a flush's Parquet
+files are written before it, side by side (``_lake_stage.py``), and it only registers them
+(docs/pages/design/store-location.md).
 
 The lock is waited for a bounded time (:data:`COMMIT_LOCK_WAIT_S`), never for ever: a process
 that holds it and does not let go (stopped, hung on a disk) makes the commit a

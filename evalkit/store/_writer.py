@@ -33,7 +33,7 @@ from evalkit.store._batch_io import (
     writer_config,
 )
 from evalkit.store._claim import ClaimState, claim
-from evalkit.store._commit_lock import LockedCommit, commit_lock_file
+from evalkit.store._commit_lock import COMMIT_LOCK_WAIT_S, LockedCommit, commit_lock_file
 from evalkit.store._connect import StoreLockedError, connection, retry_busy
 from evalkit.store._lake_stage import LakeTable, append_to_lake, lake_tables
 from evalkit.store._liveness import this_host
@@ -109,7 +109,9 @@ class StoreWriter:
 
     def _transaction(self, con: duckdb.DuckDBPyConnection) -> Transaction:
         if self._commit_lock is not None:
-            return LockedCommit(con, self._commit_lock)
+            return LockedCommit(
+                con, self._commit_lock, wait=min(COMMIT_LOCK_WAIT_S, self.lock_timeout)
+            )
         return Transaction(con)
 
     def begin(self, record: ExperimentRecord, scorers: Sequence[ScorerRecord]) -> None:
