@@ -29,7 +29,7 @@ import duckdb
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from evalkit.store._batch_io import insert_views
+from evalkit.store._batch_io import Transaction, insert_views
 from evalkit.store._connect import quote_ident
 from evalkit.store._lake import LAKE_ALIAS
 from evalkit.store._location import is_remote, sql_literal
@@ -52,31 +52,43 @@ class LakeTable:
 
 
 def lake_tables(con: duckdb.DuckDBPyConnection) -> dict[str, LakeTable]:
-    """The lake's tables that a flush may stage, by name (none in an encrypted lake)."""
-    options = dict(
-        con.execute(
-            f"SELECT option_name, value FROM ducklake_options({sql_literal(LAKE_ALIAS)})"
+    """The lake's tables that a flush may stage, by name (none in an encrypted lake): read in
+    one transaction, so from one reading of the catalog (each transaction reads it anew, which
+    costs a busy SQLite catalog's writers up to seconds)."""
+    with Transaction(con):
+        options = dict(
+            con.execute(
+                "SELECT option_name, value FROM ducklake_options(?)", [LAKE_ALIAS]
+            ).fetchall()
+        )
+        if options.get("encrypted", "false") != "false" or not options.get("data_path"):
+            return {}
+        paths = con.execute(
+            f"SELECT t.table_id, t.table_name, s.path, s.path_is_relative, t.path,"
+            f" t.path_is_relative FROM {_METADATA}.ducklake_table t"
+            f" JOIN {_METADATA}.ducklake_schema s USING (schema_id)"
+            " WHERE t.end_snapshot IS NULL AND s.end_snapshot IS NULL AND s.schema_name = 'main'"
         ).fetchall()
-    )
-    if options.get("encrypted", "false") != "false" or not options.get("data_path"):
-        return {}
+        partitioned = con.execute(
+            f"SELECT p.table_id, c.column_name, p.transform"
+            f" FROM {_METADATA}.ducklake_partition_column p"
+            f" JOIN {_METADATA}.ducklake_partition_info i USING (partition_id, table_id)"
+            f" JOIN {_METADATA}.ducklake_column c"
+            " ON c.table_id = p.table_id AND c.column_id = p.column_id AND c.end_snapshot IS NULL"
+            " WHERE i.end_snapshot IS NULL"
+        ).fetchall()
+        described = con.execute(
+            "SELECT table_name, column_name, data_type FROM duckdb_columns()"
+            " WHERE database_name = ? AND schema_name = 'main' ORDER BY column_index",
+            [LAKE_ALIAS],
+        ).fetchall()
     data_path = str(options["data_path"])
-    paths = con.execute(
-        f"SELECT t.table_id, t.table_name, s.path, s.path_is_relative, t.path,"
-        f" t.path_is_relative FROM {_METADATA}.ducklake_table t"
-        f" JOIN {_METADATA}.ducklake_schema s USING (schema_id)"
-        " WHERE t.end_snapshot IS NULL AND s.end_snapshot IS NULL AND s.schema_name = 'main'"
-    ).fetchall()
     partitions: dict[int, list[tuple[str, str]]] = {}
-    for table_id, name, transform in con.execute(
-        f"SELECT p.table_id, c.column_name, p.transform"
-        f" FROM {_METADATA}.ducklake_partition_column p"
-        f" JOIN {_METADATA}.ducklake_partition_info i USING (partition_id, table_id)"
-        f" JOIN {_METADATA}.ducklake_column c"
-        " ON c.table_id = p.table_id AND c.column_id = p.column_id AND c.end_snapshot IS NULL"
-        " WHERE i.end_snapshot IS NULL"
-    ).fetchall():
+    for table_id, name, transform in partitioned:
         partitions.setdefault(table_id, []).append((name, transform))
+    columns: dict[str, list[tuple[str, str]]] = {}
+    for table, column, kind in described:
+        columns.setdefault(table, []).append((column, kind))
     tables = {}
     for table_id, table, schema_path, schema_relative, table_path, table_relative in paths:
         parts = partitions.get(table_id, [])
@@ -85,9 +97,8 @@ def lake_tables(con: duckdb.DuckDBPyConnection) -> dict[str, LakeTable]:
         folder = table_path if not table_relative else schema_path + table_path
         if table_relative and schema_relative:
             folder = data_path + folder
-        columns = con.execute(f"DESCRIBE {quote_ident(table)}").fetchall()
         tables[table] = LakeTable(
-            folder, tuple((c[0], c[1]) for c in columns), parts[0][0] if parts else None
+            folder, tuple(columns.get(table, ())), parts[0][0] if parts else None
         )
     return tables
 

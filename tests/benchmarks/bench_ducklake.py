@@ -183,7 +183,17 @@ def worker(store: str, experiment: str, start: int, items: int) -> None:
         writer.write(batch)
     finish(writer)
     took = time.perf_counter() - began
-    print(json.dumps({"s": took, "cpu_s": time.process_time() - began_cpu}), flush=True)
+    print(
+        json.dumps(
+            {
+                "s": took,
+                "cpu_s": time.process_time() - began_cpu,
+                "lost_commits": writer.lost_commits,
+                "retried_flushes": writer.retried_flushes,
+            }
+        ),
+        flush=True,
+    )
 
 
 def run_jobs(store: str, jobs: list[tuple[str, int, int]]) -> tuple[float, list[dict[str, float]]]:
@@ -241,6 +251,8 @@ def measure_shards(store: str, data: Path, rows: int) -> dict[str, float]:
         "shards_cpu_s": sum(r["cpu_s"] for r in reports),
         "slowest_shard_s": max(r["s"] for r in reports),
         "ratio": together / alone,
+        "lost_commits": float(sum(r["lost_commits"] for r in reports)),
+        "retried_flushes": float(sum(r["retried_flushes"] for r in reports)),
         **lake_figures(store, data),
     }
 
@@ -353,7 +365,9 @@ def report(mode: str, figures: dict[str, Any]) -> None:
             f" {figures['alone_s']:.2f} s ({figures['alone_cpu_s']:.2f} CPU s), by {SHARDS} jobs"
             f" at once in {figures['shards_s']:.2f} s ({figures['shards_cpu_s']:.2f} CPU s,"
             f" slowest job {figures['slowest_shard_s']:.2f} s) = {figures['ratio']:.2f}x alone"
-            f" (target <= {TARGET_SHARD_RATIO}x) {verdict}; {lake}; {load()}"
+            f" (target <= {TARGET_SHARD_RATIO}x) {verdict}; commits lost and run again"
+            f" {figures['lost_commits']:.0f}, flushes kept for later"
+            f" {figures['retried_flushes']:.0f}; {lake}; {load()}"
         )
     else:
         verdict = "ok" if figures["query_s"] <= TARGET_QUERY_S else "ABOVE TARGET"
