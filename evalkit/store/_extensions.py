@@ -23,6 +23,7 @@ import duckdb
 
 from evalkit.errors import StoreError
 from evalkit.store._location import sql_literal
+from evalkit.store._verified import extension_cache, verify_extension
 
 #: DuckDB's extension name -> (PyPI package's import name, the file's name in it).
 _PACKAGES = {
@@ -34,9 +35,6 @@ _PACKAGES = {
 
 #: The DuckDB version the ``ducklake`` extra pins (pyproject.toml).
 PINNED_DUCKDB = "1.5.5"
-
-#: Settings of every DuckLake store connection: nothing installed or loaded behind its back.
-OFFLINE = {"autoinstall_known_extensions": "false", "autoload_known_extensions": "false"}
 
 
 def _missing(package: str) -> StoreError:
@@ -72,8 +70,7 @@ def extension_file(name: str) -> Path:
 
 
 def _named_link(file: Path, name: str) -> Path:
-    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
-    folder = Path(base) / "evalkit" / "duckdb-extensions" / f"v{duckdb.__version__}"
+    folder = extension_cache()
     link = folder / f"{name}.duckdb_extension"
     with contextlib.suppress(OSError):
         if link.resolve(strict=True) == file.resolve():
@@ -88,9 +85,11 @@ def _named_link(file: Path, name: str) -> Path:
 
 
 def load_extensions(con: duckdb.DuckDBPyConnection, *names: str) -> None:
-    """LOAD each extension into ``con`` from its installed file (see the module's docstring)."""
+    """LOAD each extension into ``con`` from its installed file (see the module's docstring),
+    its signature checked by DuckDB first, once per installed file (``_verified.py``)."""
     for name in names:
         path = extension_file(name)
+        verify_extension(path)
         try:
             con.execute(f"LOAD {sql_literal(str(path))}")
         except duckdb.Error as exc:

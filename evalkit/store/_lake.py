@@ -21,7 +21,7 @@ from collections.abc import Mapping
 import duckdb
 
 from evalkit.errors import ConfigError, StoreError
-from evalkit.store._extensions import OFFLINE, load_extensions
+from evalkit.store._extensions import load_extensions
 from evalkit.store._location import (
     StoreLocation,
     is_remote,
@@ -30,6 +30,7 @@ from evalkit.store._location import (
     store_location,
 )
 from evalkit.store._object_store import use_object_store
+from evalkit.store._verified import LAKE_SETTINGS
 
 #: The catalog name the lake is attached under.
 LAKE_ALIAS = "evalkit_lake"
@@ -168,7 +169,10 @@ def _attach(
     if not read_only and location.file is not None:
         # A new lake's catalog may name a folder not made yet (team/catalog.sqlite).
         location.file.parent.mkdir(parents=True, exist_ok=True)
-    settings: dict[str, str | bool | int | float | list[str]] = {**OFFLINE, **(config or {})}
+    settings: dict[str, str | bool | int | float | list[str]] = {
+        **LAKE_SETTINGS,
+        **(config or {}),
+    }
     con = duckdb.connect(":memory:", config=settings)
     try:
         load_extensions(con, *_extensions(location))
