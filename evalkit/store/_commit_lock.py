@@ -19,6 +19,8 @@ from __future__ import annotations
 import fcntl
 import os
 import time
+from collections.abc import Iterator
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from pathlib import Path
 
 import duckdb
@@ -60,6 +62,18 @@ def _acquire(fd: int, lock: Path, wait: float) -> None:
         pause = min(pause * 2, _POLL_MAX_S)
 
 
+@contextmanager
+def catalog_turn(lock: Path, wait: float = COMMIT_LOCK_WAIT_S) -> Iterator[None]:
+    """Hold the file lock ``lock``, waited for up to ``wait`` s (:class:`StoreBusyError`)."""
+    lock.parent.mkdir(parents=True, exist_ok=True)  # a new lake's catalog folder
+    fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o666)
+    try:
+        _acquire(fd, lock, wait)
+        yield
+    finally:
+        os.close(fd)  # releases the lock
+
+
 class LockedCommit(Transaction):
     """A :class:`Transaction` whose COMMIT holds the file lock ``lock``, waited for up to
     ``wait`` s (:class:`StoreBusyError` after that)."""
@@ -68,24 +82,42 @@ class LockedCommit(Transaction):
         self, con: duckdb.DuckDBPyConnection, lock: Path, *, wait: float = COMMIT_LOCK_WAIT_S
     ) -> None:
         super().__init__(con)
-        self.lock = lock
-        self.wait = wait
+        self.turn = catalog_turn(lock, wait)
 
     def __enter__(self) -> None:
-        self.fd = os.open(self.lock, os.O_RDWR | os.O_CREAT, 0o666)
-        try:
-            _acquire(self.fd, self.lock, self.wait)
-        except BaseException:
-            os.close(self.fd)
-            raise
+        self.turn.__enter__()
         try:
             super().__enter__()
         except BaseException:
-            os.close(self.fd)
+            self.turn.__exit__(None, None, None)
             raise
 
     def __exit__(self, exc_type: type[BaseException] | None, *rest: object) -> None:
         try:
             super().__exit__(exc_type, *rest)
         finally:
-            os.close(self.fd)  # releases the lock
+            self.turn.__exit__(None, None, None)
+
+
+class CatalogTurns:
+    """A writer's turns at ``store``'s SQLite catalog (none for any other store), waited for
+    up to ``lock_timeout`` s, :data:`COMMIT_LOCK_WAIT_S` at most.
+
+    The turn is held for every use of the catalog but a flush's Parquet writing: two
+    processes using a SQLite catalog at once stall each other a whole second (DuckDB's SQLite
+    waits for a busy catalog in steps of 1 s; docs/pages/design/store-location.md).
+    """
+
+    def __init__(self, store: str, lock_timeout: float) -> None:
+        self.lock = commit_lock_file(store)
+        self.wait = min(COMMIT_LOCK_WAIT_S, lock_timeout)
+
+    def turn(self) -> AbstractContextManager[None]:
+        """The turn alone (for opening the lake, or around a plain :class:`Transaction`)."""
+        return nullcontext() if self.lock is None else catalog_turn(self.lock, self.wait)
+
+    def transaction(self, con: duckdb.DuckDBPyConnection) -> Transaction:
+        """A transaction of ``con`` in the turn."""
+        if self.lock is None:
+            return Transaction(con)
+        return LockedCommit(con, self.lock, wait=self.wait)

@@ -29,10 +29,12 @@ import duckdb
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from evalkit.store._batch_io import Transaction, insert_views
+from evalkit.store._batch_io import Transaction, insert_views, registered
 from evalkit.store._connect import quote_ident
 from evalkit.store._lake import LAKE_ALIAS
 from evalkit.store._location import is_remote, sql_literal
+from evalkit.store._object_store import use_object_store
+from evalkit.store._verified import LAKE_SETTINGS
 
 #: Rows from which a table of a flush is written before the commit rather than inserted in
 #: it: a few rows are inlined in the catalog or make a small file at once.
@@ -51,10 +53,28 @@ class LakeTable:
     partition: str | None
 
 
-def lake_tables(con: duckdb.DuckDBPyConnection) -> dict[str, LakeTable]:
-    """The lake's tables that a flush may stage, by name (none in an encrypted lake): read in
-    one transaction, so from one reading of the catalog (each transaction reads it anew, which
-    costs a busy SQLite catalog's writers up to seconds)."""
+@dataclass(frozen=True, slots=True)
+class Layout:
+    """A lake's tables that a flush may stage, by name, and the DuckDB database that writes
+    their files: one of its own, which never touches the lake's catalog (a query of the lake's
+    database reads it, and with a SQLite catalog beside other writers that costs seconds)."""
+
+    tables: Mapping[str, LakeTable]
+    files: duckdb.DuckDBPyConnection
+
+
+def read_layout(con: duckdb.DuckDBPyConnection) -> Layout:
+    """The layout of ``con``'s lake."""
+    tables, data_path = _lake_tables(con)
+    files = duckdb.connect(":memory:", config=dict(LAKE_SETTINGS))
+    if data_path is not None and is_remote(data_path):
+        use_object_store(files, data_path)
+    return Layout(tables, files)
+
+
+def _lake_tables(con: duckdb.DuckDBPyConnection) -> tuple[dict[str, LakeTable], str | None]:
+    """The lake's tables that a flush may stage, by name (none in an encrypted lake), and its
+    data path: read in one transaction, so from one reading of the catalog."""
     with Transaction(con):
         options = dict(
             con.execute(
@@ -62,7 +82,7 @@ def lake_tables(con: duckdb.DuckDBPyConnection) -> dict[str, LakeTable]:
             ).fetchall()
         )
         if options.get("encrypted", "false") != "false" or not options.get("data_path"):
-            return {}
+            return {}, None
         paths = con.execute(
             f"SELECT t.table_id, t.table_name, s.path, s.path_is_relative, t.path,"
             f" t.path_is_relative FROM {_METADATA}.ducklake_table t"
@@ -100,23 +120,24 @@ def lake_tables(con: duckdb.DuckDBPyConnection) -> dict[str, LakeTable]:
         tables[table] = LakeTable(
             folder, tuple(columns.get(table, ())), parts[0][0] if parts else None
         )
-    return tables
+    return tables, data_path
 
 
 def append_to_lake(
     con: duckdb.DuckDBPyConnection,
-    layout: Mapping[str, LakeTable],
-    views: Mapping[str, str],
+    layout: Layout,
     tables: Mapping[str, pa.Table],
     transaction: AbstractContextManager[None],
 ) -> None:
-    """Append ``tables`` (registered as ``views``) to the lake in ``transaction``: the large
-    ones staged before it and registered in it, the others inserted in it."""
-    staged = stage(con, layout, tables, views)
+    """Append ``tables`` to ``con``'s lake in ``transaction``: the large ones staged before it
+    (by ``layout.files``) and registered in it, the others inserted in it."""
+    with registered(layout.files, tables) as views:
+        staged = stage(layout.files, layout.tables, tables, views)
+    rest = {n: t for n, t in tables.items() if n not in staged}
     try:
-        with transaction:
+        with transaction, registered(con, rest) as views:
             register(con, staged)
-            insert_views(con, {n: v for n, v in views.items() if n not in staged})
+            insert_views(con, views)
     except BaseException:
         discard(staged)
         raise

@@ -73,7 +73,7 @@ class ShardWriter(StoreWriter):
         now = dt.datetime.now(dt.UTC).replace(tzinfo=None)
         with (
             connection(self.path, lock_timeout=self.lock_timeout, config=config) as con,
-            self._transaction(con),
+            self._turns.transaction(con),
         ):
             with registered(con, tables) as views:
                 insert_views(con, views)
@@ -126,7 +126,7 @@ class ShardWriter(StoreWriter):
         config = writer_config(sum(t.nbytes for t in tables.values()))
         with (
             connection(self.path, lock_timeout=self.lock_timeout, config=config) as con,
-            self._transaction(con),
+            self._turns.transaction(con),
         ):
             self.succeeded, self.failed = write_replacing(con, experiment_id, tables)
             counts = shard_counts(con, experiment_id, record.item_offset, record.rows)

@@ -15,6 +15,7 @@ import datetime as dt
 import os
 import time
 from collections.abc import Mapping, Sequence
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
@@ -33,9 +34,9 @@ from evalkit.store._batch_io import (
     writer_config,
 )
 from evalkit.store._claim import ClaimState, claim
-from evalkit.store._commit_lock import COMMIT_LOCK_WAIT_S, LockedCommit, commit_lock_file
+from evalkit.store._commit_lock import CatalogTurns
 from evalkit.store._connect import StoreLockedError, connection, retry_busy
-from evalkit.store._lake_stage import LakeTable, append_to_lake, lake_tables
+from evalkit.store._lake_stage import Layout, append_to_lake, read_layout
 from evalkit.store._liveness import this_host
 from evalkit.store._location import is_lake
 from evalkit.store._migrate import migrate
@@ -102,17 +103,10 @@ class StoreWriter:
         #: catalog busy) and were run again.
         self.lost_commits = 0
         self._lake = is_lake(self.path)
-        self._commit_lock = commit_lock_file(self.path)
+        self._turns = CatalogTurns(self.path, lock_timeout)
         self._progress_at = time.monotonic()
         #: A lake's tables, read at its first flush (``_lake_stage.py``).
-        self._layout: dict[str, LakeTable] | None = None
-
-    def _transaction(self, con: duckdb.DuckDBPyConnection) -> Transaction:
-        if self._commit_lock is not None:
-            return LockedCommit(
-                con, self._commit_lock, wait=min(COMMIT_LOCK_WAIT_S, self.lock_timeout)
-            )
-        return Transaction(con)
+        self._layout: Layout | None = None
 
     def begin(self, record: ExperimentRecord, scorers: Sequence[ScorerRecord]) -> None:
         """Create or migrate the store (loading rows spilled there earlier, see
@@ -122,9 +116,9 @@ class StoreWriter:
         self.experiment_id = record.id
 
     def _begin(self, record: ExperimentRecord, scorers: Sequence[ScorerRecord]) -> None:
-        with connection(self.path, lock_timeout=self.lock_timeout) as con:
+        with self._turns.turn(), connection(self.path, lock_timeout=self.lock_timeout) as con:
             migrate(con, where=self.path, timeout=self.lock_timeout)
-            with self._transaction(con):
+            with Transaction(con):
                 con.execute(
                     "INSERT INTO experiments (id, name, description, dataset, config, metadata,"
                     " status, total_items, succeeded_count, failed_count, started_at,"
@@ -208,9 +202,9 @@ class StoreWriter:
         config: Mapping[str, Any] | None,
         expected: ClaimState | None,
     ) -> None:
-        with connection(self.path, lock_timeout=self.lock_timeout) as con:
+        with self._turns.turn(), connection(self.path, lock_timeout=self.lock_timeout) as con:
             migrate(con, where=self.path, timeout=self.lock_timeout)
-            with self._transaction(con):
+            with Transaction(con):
                 claim(
                     con,
                     experiment_id,
@@ -279,7 +273,8 @@ class StoreWriter:
         assert self.experiment_id is not None
         self._progress_at = time.monotonic()
         try:
-            with connection(self.path, lock_timeout=0.0) as con, self._transaction(con):
+            turn = self._turns.turn()
+            with turn, connection(self.path, lock_timeout=0.0) as con, Transaction(con):
                 con.execute(
                     "UPDATE experiments SET succeeded_count = ?, failed_count = ?,"
                     " heartbeat_at = ? WHERE id = ?",
@@ -330,29 +325,30 @@ class StoreWriter:
         assert experiment_id is not None
         tables = kept.tables
         config = writer_config(sum(t.nbytes for t in tables.values()))
-        with connection(self.path, lock_timeout=0.0, config=config) as con:
+        with ExitStack() as stack:
+            with self._turns.turn():  # opening a lake reads its catalog
+                con = stack.enter_context(connection(self.path, lock_timeout=0.0, config=config))
+                if self._lake and self._layout is None:
+                    self._layout = read_layout(con)
             if self.resuming:
-                with self._transaction(con):
+                with self._turns.transaction(con):
                     self.succeeded, self.failed = write_replacing(con, experiment_id, tables)
                 return
-            with registered(con, tables) as views:
-                if self._lake:  # a pure append: the counts are written apart (_write_progress)
-                    if self._layout is None:
-                        self._layout = lake_tables(con)
-                    append_to_lake(con, self._layout, views, tables, self._transaction(con))
-                else:
-                    with self._transaction(con):
-                        insert_views(con, views)
-                        con.execute(
-                            "UPDATE experiments SET succeeded_count = ?, failed_count = ?,"
-                            " heartbeat_at = ? WHERE id = ?",
-                            [
-                                self.succeeded + kept.succeeded,
-                                self.failed + kept.failed,
-                                naive_utc(dt.datetime.now(dt.UTC)),
-                                experiment_id,
-                            ],
-                        )
+            if self._layout is not None:  # a pure append: counts apart (_write_progress)
+                append_to_lake(con, self._layout, tables, self._turns.transaction(con))
+            else:
+                with registered(con, tables) as views, self._turns.transaction(con):
+                    insert_views(con, views)
+                    con.execute(
+                        "UPDATE experiments SET succeeded_count = ?, failed_count = ?,"
+                        " heartbeat_at = ? WHERE id = ?",
+                        [
+                            self.succeeded + kept.succeeded,
+                            self.failed + kept.failed,
+                            naive_utc(dt.datetime.now(dt.UTC)),
+                            experiment_id,
+                        ],
+                    )
         self.succeeded += kept.succeeded
         self.failed += kept.failed
 
@@ -376,7 +372,11 @@ class StoreWriter:
         self, status: str, completed_at: dt.datetime, dataset_fingerprint: str | None
     ) -> str:
         assert self.experiment_id is not None
-        with connection(self.path, lock_timeout=self.lock_timeout) as con, self._transaction(con):
+        with (
+            self._turns.turn(),
+            connection(self.path, lock_timeout=self.lock_timeout) as con,
+            Transaction(con),
+        ):
             if self.resuming:
                 self.succeeded, self.failed = recount_experiment(con, self.experiment_id)
                 status = final_status(con, self.experiment_id, status)

@@ -3,22 +3,14 @@ turn writers sharing a SQLite catalog take to commit (``_lake_stage.py``)."""
 
 from __future__ import annotations
 
-import fcntl
-import os
-import threading
-import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
+import duckdb
 import pytest
 
-from evalkit.store import (
-    connection,
-    ducklake_missing,
-    prepare_store,
-    store_location,
-)
+from evalkit.store import connection, ducklake_missing, prepare_store
+from evalkit.store._batch_io import Transaction
+from evalkit.store._lake_stage import append_to_lake, read_layout
 from tests.benchmarks.bench_ducklake import begin, finish, prebuilt_batches
 
 pytestmark = pytest.mark.skipif(
@@ -48,38 +40,30 @@ def staged_files(data: Path) -> list[Path]:
     return sorted(data.rglob("evalkit-*.parquet"))
 
 
-@contextmanager
-def commit_turn(store: str) -> Iterator[None]:
-    """Hold the commit turn of ``store``'s SQLite catalog, as another writer committing."""
-    catalog = store_location(store).file
-    assert catalog is not None
-    lock = catalog.with_name(catalog.name + ".commit-lock")
-    fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o666)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        yield
-    finally:
-        os.close(fd)
+class SeenAtCommit(Transaction):
+    """The flush's transaction, noting the staged files already there when it begins."""
+
+    def __init__(self, con: duckdb.DuckDBPyConnection, data: Path) -> None:
+        super().__init__(con)
+        self.data = data
+        self.seen: list[Path] = []
+
+    def __enter__(self) -> None:
+        self.seen = staged_files(self.data)
+        super().__enter__()
 
 
-def test_a_flush_writes_its_parquet_files_while_another_writer_holds_the_commit_turn(
+def test_a_flush_writes_its_parquet_files_before_its_commit_and_registers_them_in_it(
     lake: str, tmp_path: Path
 ) -> None:
-    writer = begin(lake, "e1", 5_000)
+    finish(begin(lake, "e0", 0))
     [batch] = prebuilt_batches("e1", 0, 5_000)
-    with commit_turn(lake):
-        flushing = threading.Thread(target=writer.write, args=(batch,))
-        flushing.start()
-        deadline = time.monotonic() + 20
-        while len(staged_files(tmp_path / "data")) < 2 and time.monotonic() < deadline:
-            time.sleep(0.05)
-        # Both large tables are written while the turn is held; none is in the store yet.
-        assert len(staged_files(tmp_path / "data")) == 2
-        assert count(lake, "e1") == 0
-        assert flushing.is_alive()
-    flushing.join(60)
-    assert not flushing.is_alive()
-    finish(writer)
+    with connection(lake) as con:
+        commit = SeenAtCommit(con, tmp_path / "data")
+        append_to_lake(con, read_layout(con), batch.tables(), commit)
+    # Both large tables were written before the transaction began (outside the commit turn
+    # writers sharing a SQLite catalog take), and the commit made them the lake's.
+    assert [f.parent.parent.name for f in commit.seen] == ["experiment_items", "scores"]
     assert count(lake, "e1") == 20_000
     with connection(lake, read_only=True) as con:
         files = {
@@ -88,7 +72,7 @@ def test_a_flush_writes_its_parquet_files_while_another_writer_holds_the_commit_
                 "SELECT data_file FROM ducklake_list_files('evalkit_lake', 'scores')"
             ).fetchall()
         }
-    assert files & {f.name for f in staged_files(tmp_path / "data")}
+    assert {f.name for f in commit.seen} & files
 
 
 def test_staged_files_are_the_partition_of_their_experiment(lake: str, tmp_path: Path) -> None:
