@@ -16,12 +16,11 @@ import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-import duckdb
-
 from evalkit.errors import StoreError
 from evalkit.store._connect import DEFAULT_BUSY_TIMEOUT, connection, quote_ident, retry_busy
 from evalkit.store._liveness import effective_status
 from evalkit.store._location import StoreLocation, store_location
+from evalkit.store._merge_write import base_tables
 from evalkit.store._migrate import migrate
 
 #: The tables holding an experiment's rows (``experiments`` by ``id``, the others by
@@ -70,7 +69,7 @@ def copy_experiments(
         heads = con.execute(
             "SELECT id, status, writer_pid, writer_host FROM experiments ORDER BY started_at, id"
         ).fetchall()
-        present = _tables(con)
+        present = base_tables(con)
     chosen = _choose(src, [h[0] for h in heads], experiments)
     running = tuple(
         h[0] for h in heads if h[0] in chosen and effective_status(h[1], h[2], h[3]) == "running"
@@ -92,14 +91,6 @@ def copy_experiments(
         copied.append(experiment_id)
     already = tuple(e for e in chosen if e in held)
     return CopySummary(tuple(copied), rows, already, running)
-
-
-def _tables(con: duckdb.DuckDBPyConnection) -> set[str]:
-    rows = con.execute(
-        "SELECT table_name FROM information_schema.tables WHERE table_type = 'BASE TABLE'"
-        " AND table_catalog = current_database() AND table_schema = current_schema()"
-    ).fetchall()
-    return {r[0] for r in rows}
 
 
 def _choose(src: StoreLocation, ids: list[str], wanted: Sequence[str] | None) -> list[str]:
