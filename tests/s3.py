@@ -34,7 +34,7 @@ class S3Server:
             "AWS_ENDPOINT_URL": self.endpoint,
         }
 
-    def keys(self, prefix: str = "") -> list[str]:
+    def objects(self, prefix: str = "") -> list[str]:
         """The object keys of the bucket under ``prefix``."""
         client = boto3.client(
             "s3",

@@ -74,6 +74,24 @@ def _lock_down(con: duckdb.DuckDBPyConnection, store: str) -> None:
         raise StoreError(f"{store}: cannot open the store read-only for SQL ({locked})")
 
 
+#: Statements that write files. Read-only, a lake's data path is the one place files may be
+#: reached (its Parquet files), and DuckDB's allowed directories let writes through as well.
+_WRITES_FILES = {duckdb.StatementType.COPY, duckdb.StatementType.EXPORT}
+
+
+def _refuse_writes(con: duckdb.DuckDBPyConnection, store: str, query: str) -> None:
+    try:
+        kinds = {s.type for s in con.extract_statements(query)}
+    except duckdb.Error as exc:
+        raise _query_failed(con, store, exc, write=False) from exc
+    if kinds & _WRITES_FILES:
+        raise StoreError(
+            f"{store}: query refused: COPY … TO and EXPORT DATABASE write files\n(evalkit sql is"
+            " read-only: it reads the store's own tables and views only, see `evalkit sql"
+            " --help`; --write lifts every limit)"
+        )
+
+
 def _query_failed(
     con: duckdb.DuckDBPyConnection, store: str, exc: duckdb.Error, *, write: bool
 ) -> StoreError:
@@ -121,6 +139,7 @@ def cmd_sql(args: argparse.Namespace) -> int:
     with connection(store, read_only=not args.write, private=True) as con:
         if not args.write:
             _lock_down(con, store)
+            _refuse_writes(con, store, args.query)
         try:
             cursor = execute_interruptibly(con, args.query)
         except duckdb.Error as exc:

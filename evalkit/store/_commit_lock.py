@@ -103,7 +103,8 @@ class CatalogTurns:
     """A writer's turns at ``store``'s SQLite catalog (none for any other store), waited for
     up to ``lock_timeout`` s, :data:`COMMIT_LOCK_WAIT_S` at most.
 
-    The turn is held for every use of the catalog but a flush's Parquet writing: two
+    The turn is held for a writer's uses of the catalog (not yet the recovery of spilled rows
+    or the merge of shards), but not while a flush writes its Parquet files: two
     processes using a SQLite catalog at once stall each other a whole second (DuckDB's SQLite
     waits for a busy catalog in steps of 1 s; docs/pages/design/store-location.md).
     """

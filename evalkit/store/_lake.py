@@ -30,7 +30,7 @@ from evalkit.store._location import (
     store_location,
 )
 from evalkit.store._object_store import use_object_store
-from evalkit.store._verified import LAKE_SETTINGS
+from evalkit.store._verified import LAKE_SETTINGS, OFFLINE
 
 #: The catalog name the lake is attached under.
 LAKE_ALIAS = "evalkit_lake"
@@ -142,7 +142,7 @@ def open_lake(
     if private or data_path is not None or location.catalog == "duckdb":
         # A DuckDB catalog file takes one process at a time, as a store file does: it is held
         # only while used, never kept open by a process between its writes.
-        return _attach(location, read_only, lock_timeout, config, data_path)
+        return _attach(location, read_only, lock_timeout, config, data_path, checked=not private)
     key = (os.getpid(), location.target, read_only)
     with _SHARED_LOCK:
         shared = _SHARED.get(key)
@@ -163,14 +163,18 @@ def _attach(
     lock_timeout: float,
     config: Mapping[str, str] | None,
     data_path: str | None,
+    *,
+    checked: bool = True,
 ) -> duckdb.DuckDBPyConnection:
+    """``checked``: the extension files DuckDB checked once are loaded without its check
+    (``_verified.py``); a private database (``evalkit sql``, whose user may LOAD) checks each."""
     if data_path is None and not location.exists():
         data_path = location.default_data_path()
     if not read_only and location.file is not None:
         # A new lake's catalog may name a folder not made yet (team/catalog.sqlite).
         location.file.parent.mkdir(parents=True, exist_ok=True)
     settings: dict[str, str | bool | int | float | list[str]] = {
-        **LAKE_SETTINGS,
+        **(LAKE_SETTINGS if checked else OFFLINE),
         **(config or {}),
     }
     con = duckdb.connect(":memory:", config=settings)

@@ -12,8 +12,9 @@ writing runs side by side (docs/pages/design/store-location.md).
 A table is staged when it has at least :data:`STAGE_MIN_ROWS` rows and its files can be named
 as DuckLake names them: unpartitioned, or partitioned by ``experiment_id`` alone with one
 value in the batch. An encrypted lake's tables are never staged (DuckLake writes their keys).
-A staged file whose commit fails is deleted (a local data path; on object storage it is left
-to DuckLake's ``ducklake_delete_orphaned_files``).
+A staged file whose transaction is rolled back before its COMMIT is deleted (a local data
+path); one whose COMMIT was tried is left, since it may have gone through: if not, it is an
+orphan for DuckLake's ``ducklake_delete_orphaned_files``, as on object storage.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ import duckdb
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from evalkit.errors import StoreError
 from evalkit.store._batch_io import Transaction, insert_views, registered
 from evalkit.store._connect import quote_ident
 from evalkit.store._lake import LAKE_ALIAS
@@ -134,12 +136,18 @@ def append_to_lake(
     with registered(layout.files, tables) as views:
         staged = stage(layout.files, layout.tables, tables, views)
     rest = {n: t for n, t in tables.items() if n not in staged}
+    reached_commit = False
     try:
-        with transaction, registered(con, rest) as views:
-            register(con, staged)
-            insert_views(con, views)
+        with transaction:
+            with registered(con, rest) as views:
+                register(con, staged)
+                insert_views(con, views)
+            reached_commit = True
     except BaseException:
-        discard(staged)
+        # Rolled back: the files are nobody's. Once COMMIT was tried they may be the lake's
+        # (it may have gone through): left for ducklake_delete_orphaned_files if not.
+        if not reached_commit:
+            discard(staged)
         raise
 
 
@@ -159,7 +167,10 @@ def stage(
             if target is None or folder is None:
                 continue
             if not is_remote(folder):
-                Path(folder).mkdir(parents=True, exist_ok=True)
+                try:
+                    Path(folder).mkdir(parents=True, exist_ok=True)
+                except OSError as exc:
+                    raise StoreError(f"{folder}: cannot write the store's files: {exc}") from exc
             file = f"{folder}evalkit-{uuid.uuid4().hex}.parquet"
             present = set(table.column_names)
             select = ", ".join(

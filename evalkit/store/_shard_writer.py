@@ -18,7 +18,7 @@ import duckdb
 import pyarrow as pa
 
 from evalkit._json import json_text
-from evalkit.store._batch_io import insert_views, registered, writer_config
+from evalkit.store._batch_io import Transaction, insert_views, registered, writer_config
 from evalkit.store._connect import connection, retry_busy
 from evalkit.store._liveness import this_host
 from evalkit.store._migrate import migrate
@@ -72,8 +72,9 @@ class ShardWriter(StoreWriter):
         config = writer_config(sum(t.nbytes for t in tables.values()))
         now = dt.datetime.now(dt.UTC).replace(tzinfo=None)
         with (
+            self._turns.turn(),
             connection(self.path, lock_timeout=self.lock_timeout, config=config) as con,
-            self._turns.transaction(con),
+            Transaction(con),
         ):
             with registered(con, tables) as views:
                 insert_views(con, views)
@@ -125,8 +126,9 @@ class ShardWriter(StoreWriter):
         experiment_id = self.experiment_id
         config = writer_config(sum(t.nbytes for t in tables.values()))
         with (
+            self._turns.turn(),
             connection(self.path, lock_timeout=self.lock_timeout, config=config) as con,
-            self._turns.transaction(con),
+            Transaction(con),
         ):
             self.succeeded, self.failed = write_replacing(con, experiment_id, tables)
             counts = shard_counts(con, experiment_id, record.item_offset, record.rows)

@@ -53,12 +53,14 @@ async def test_a_run_writes_its_rows_to_object_storage_with_keys_from_the_enviro
     )
     assert result.status == "completed"
     assert read_item_scores(lake(tmp_path), result.experiment_id).num_rows == 80
-    keys = s3.keys("lake/")
+    keys = s3.objects("lake/")
     assert any(k.startswith("lake/main/scores/experiment_id=") for k in keys), keys
     assert all(k.endswith(".parquet") for k in keys)
     assert not list(tmp_path.rglob("*.parquet"))  # nothing beside the catalog
     said = texts(lake(tmp_path)) + "".join(capsys.readouterr())
     assert s3.secret not in said
+    for file in tmp_path.rglob("catalog.sqlite*"):  # the catalog and its WAL
+        assert s3.secret.encode() not in file.read_bytes()
 
 
 def test_large_flushes_are_staged_straight_to_object_storage(s3: S3Server, tmp_path: Path) -> None:
@@ -67,7 +69,7 @@ def test_large_flushes_are_staged_straight_to_object_storage(s3: S3Server, tmp_p
     for batch in prebuilt_batches("e1", 0, 5_000):
         writer.write(batch)
     finish(writer)
-    staged = [k for k in s3.keys("lake/main/") if "/evalkit-" in k]
+    staged = [k for k in s3.objects("lake/main/") if "/evalkit-" in k]
     assert {tuple(k.split("/")[2:4]) for k in staged} == {
         ("scores", "experiment_id=e1"), ("experiment_items", "experiment_id=e1")
     }  # fmt: skip
@@ -121,3 +123,18 @@ def test_a_data_path_on_an_object_store_duckdb_cannot_write_is_refused_naming_it
 ) -> None:
     with pytest.raises(StoreError, match=r"'az://box/lake/'.*az:// is not an object store"):
         prepare_store(lake(tmp_path), data_path="az://box/lake/")
+
+
+@pytest.mark.parametrize("where", ["s3", "folder"])
+def test_read_only_sql_cannot_write_into_the_lakes_data_path(
+    s3: S3Server, tmp_path: Path, where: str
+) -> None:
+    data = DATA if where == "s3" else f"{tmp_path / 'data'}/"
+    store = prepare_store(lake(tmp_path), data_path=data)
+    finish(begin(store, "e0", 0))
+    forged = f"{data}main/scores/forged.parquet"
+    done = sql(store, f"COPY (SELECT 42 AS score) TO '{forged}'", dict(os.environ))
+    assert done.returncode != 0
+    assert "query refused: COPY … TO and EXPORT DATABASE write files" in done.stderr
+    assert not [k for k in s3.objects() if "forged" in k]
+    assert not (tmp_path / "data" / "main" / "scores" / "forged.parquet").exists()

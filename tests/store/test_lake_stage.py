@@ -108,3 +108,33 @@ def test_a_small_flush_is_inserted_in_its_commit(lake: str, tmp_path: Path) -> N
     finish(writer)
     assert count(lake, "small") == 400
     assert staged_files(tmp_path / "data") == []
+
+
+class CommitFails(Transaction):
+    """A transaction whose body runs and whose COMMIT fails (it may have gone through)."""
+
+    def __exit__(self, exc_type: type[BaseException] | None, *rest: object) -> None:
+        super().__exit__(RuntimeError, *rest)  # rolled back, as a failed COMMIT leaves it
+        raise duckdb.TransactionException("Failed to commit DuckLake transaction")
+
+
+class BeginFails(Transaction):
+    def __enter__(self) -> None:
+        raise duckdb.TransactionException("the catalog is busy")
+
+
+def test_staged_files_are_deleted_only_when_the_commit_was_never_tried(
+    lake: str, tmp_path: Path
+) -> None:
+    finish(begin(lake, "e0", 0))
+    [batch] = prebuilt_batches("e1", 0, 5_000)
+    with connection(lake) as con:
+        layout = read_layout(con)
+        with pytest.raises(duckdb.TransactionException, match="busy"):
+            append_to_lake(con, layout, batch.tables(), BeginFails(con))
+        assert staged_files(tmp_path / "data") == []
+        with pytest.raises(duckdb.TransactionException, match="Failed to commit"):
+            append_to_lake(con, layout, batch.tables(), CommitFails(con))
+    # A COMMIT that failed may have gone through: its files are left (orphans if not).
+    assert len(staged_files(tmp_path / "data")) == 2
+    assert count(lake, "e1") == 0

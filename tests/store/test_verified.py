@@ -53,7 +53,9 @@ def test_a_checked_file_is_kept_under_its_identity_and_a_changed_one_is_checked_
     assert json.loads(verdicts_file().read_text()) == kept  # the refusal is not kept
 
 
-def test_a_file_with_a_bad_signature_is_never_loaded_by_a_lake(cache: Path, tmp_path: Path) -> None:
+def test_a_file_with_a_bad_signature_is_refused_and_its_refusal_not_kept(
+    cache: Path, tmp_path: Path
+) -> None:
     copy = copy_of_ducklake(tmp_path / "ext")
     copy.write_bytes(copy.read_bytes()[:-512] + bytes(512))  # its signature block zeroed
     with pytest.raises(StoreError, match="DuckDB refused this extension file"):
