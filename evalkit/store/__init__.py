@@ -38,7 +38,7 @@ if TYPE_CHECKING:
     from evalkit.store._copy import COPIED_TABLES, CopySummary, copy_experiments
     from evalkit.store._export import EXPORT_FORMATS, ExportFormat, export_experiment
     from evalkit.store._extensions import ducklake_missing, has_extension
-    from evalkit.store._lake import lake_data_path, prepare_store, store_exists
+    from evalkit.store._lake import prepare_store, store_exists
     from evalkit.store._lake_merge import merge_finished_slices
     from evalkit.store._liveness import effective_status, process_alive, this_host
     from evalkit.store._location import (
@@ -51,7 +51,7 @@ if TYPE_CHECKING:
     )
     from evalkit.store._merge import merge_stores
     from evalkit.store._migrate import migrate, schema_version
-    from evalkit.store._object_store import credentials_hint
+    from evalkit.store._object_store import credentials_hint, lake_data_path
     from evalkit.store._prices import PRICES_AS_OF, SEED_PRICES
     from evalkit.store._read import (
         list_experiments,
@@ -119,7 +119,6 @@ __getattr__, __dir__ = _exports(
             "has_extension",
         ),
         "evalkit.store._lake": (
-            "lake_data_path",
             "prepare_store",
             "store_exists",
         ),
@@ -138,7 +137,7 @@ __getattr__, __dir__ = _exports(
             "this_host",
         ),
         "evalkit.store._merge": ("merge_stores",),
-        "evalkit.store._object_store": ("credentials_hint",),
+        "evalkit.store._object_store": ("credentials_hint", "lake_data_path"),
         "evalkit.store._migrate": (
             "migrate",
             "schema_version",

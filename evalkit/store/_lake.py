@@ -29,7 +29,7 @@ from evalkit.store._location import (
     sql_literal,
     store_location,
 )
-from evalkit.store._object_store import use_object_store
+from evalkit.store._object_store import lake_data_path, use_object_store
 from evalkit.store._verified import LAKE_SETTINGS, OFFLINE
 
 #: The catalog name the lake is attached under.
@@ -98,14 +98,6 @@ def loaded(con: duckdb.DuckDBPyConnection, extension: str) -> bool:
         "SELECT loaded FROM duckdb_extensions() WHERE extension_name = ?", [extension]
     ).fetchall()
     return bool(rows and rows[0][0])
-
-
-def lake_data_path(con: duckdb.DuckDBPyConnection) -> str | None:
-    """The attached lake's data path, as its catalog holds it."""
-    rows = con.execute(
-        "SELECT value FROM ducklake_options(?) WHERE option_name = 'data_path'", [LAKE_ALIAS]
-    ).fetchall()
-    return str(rows[0][0]) if rows and rows[0][0] else None
 
 
 # One database per process, lake and mode, its extensions loaded and the lake attached once:

@@ -72,6 +72,14 @@ def use_object_store(
     con.execute(f"CREATE OR REPLACE TEMPORARY SECRET {ENV_SECRET} (TYPE s3, {settings})")
 
 
+def lake_data_path(con: duckdb.DuckDBPyConnection) -> str | None:
+    """The data path of ``con``'s current database, a lake, as its catalog holds it."""
+    rows = con.execute(
+        "SELECT value FROM ducklake_options(current_database()) WHERE option_name = 'data_path'"
+    ).fetchall()
+    return str(rows[0][0]) if rows and rows[0][0] else None
+
+
 def credentials_hint(con: duckdb.DuckDBPyConnection, exc: BaseException) -> str:
     """What to add to ``exc``'s message when it is an object store refusing or not reached
     while ``con``'s lake reads or writes its data path there; else ``""``."""
@@ -79,15 +87,13 @@ def credentials_hint(con: duckdb.DuckDBPyConnection, exc: BaseException) -> str:
     if not any(sign in text for sign in ("HTTP", "hostname", "403", "Forbidden", "AccessDenied")):
         return ""
     try:
-        rows = con.execute(
-            "SELECT value FROM ducklake_options(current_database()) WHERE option_name = 'data_path'"
-        ).fetchall()
+        data_path = lake_data_path(con)
     except duckdb.Error:
         return ""
-    if not rows or not is_remote(str(rows[0][0])):
+    if data_path is None or not is_remote(data_path):
         return ""
     return (
-        f"\n(the store's Parquet files are under {rows[0][0]}: its credentials come from a"
+        f"\n(the store's Parquet files are under {data_path}: its credentials come from a"
         " DuckDB secret whose scope covers it, or, for s3://, from AWS_ACCESS_KEY_ID and"
         " AWS_SECRET_ACCESS_KEY, with AWS_ENDPOINT_URL for an S3-compatible server)"
     )
