@@ -136,7 +136,9 @@ class _Runner:
             check=False,
             timeout=120,
             cwd="/",
-            **({"user": self.ids[0], "group": self.ids[1], "extra_groups": []} if self.ids else {}),
+            user=self.ids[0] if self.ids else None,
+            group=self.ids[1] if self.ids else None,
+            extra_groups=[] if self.ids else None,
         )
         if check and proc.returncode:
             raise RuntimeError(f"{tool} failed ({proc.returncode}): {proc.stderr or proc.stdout}")

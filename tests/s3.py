@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
-import boto3
+import boto3  # type: ignore[import-untyped]  # boto3 ships no type stubs
 from moto.server import ThreadedMotoServer
 
 BUCKET = "evals"

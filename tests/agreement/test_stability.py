@@ -85,6 +85,7 @@ def test_noise_share_is_the_noise_variance_over_the_intervals() -> None:
     # se = (0.1 - -0.1) / (2 * 1.959964) = 0.05102; variance of the mean 0.0026031.
     share = noise_share(0.01, None, n_paired=100, ci_low=-0.1, ci_high=0.1, confidence=0.95)
     assert share == pytest.approx(0.02 / 100 / (0.2 / (2 * 1.959964)) ** 2, rel=1e-5)
+    assert share is not None
     own = noise_share(0.01, 0.03, n_paired=100, ci_low=-0.1, ci_high=0.1, confidence=0.95)
     assert own == pytest.approx(share * 2)
     assert noise_share(10.0, None, n_paired=100, ci_low=-0.1, ci_high=0.1, confidence=0.95) == 1

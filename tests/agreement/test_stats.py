@@ -5,12 +5,13 @@ import math
 import subprocess
 import sys
 import warnings
+from typing import Literal
 
 import krippendorff
 import numpy as np
 import numpy.typing as npt
 import pytest
-from scipy import stats
+from scipy import stats  # type: ignore[import-untyped]  # scipy ships no type stubs
 from sklearn.exceptions import UndefinedMetricWarning
 from sklearn.metrics import accuracy_score, cohen_kappa_score, confusion_matrix
 
@@ -37,6 +38,8 @@ from evalkit.agreement._resample import (
 from evalkit.errors import ConfigError
 
 FloatArray = npt.NDArray[np.float64]
+# The levels of measurement these tests compare with the krippendorff package.
+Metric = Literal["nominal", "ordinal"]
 NAN = math.nan
 # Five levels on a 0-1 scale; the generated labels never use 0.75, which must still count.
 LEVELS = (0.0, 0.25, 0.5, 0.75, 1.0)
@@ -46,7 +49,8 @@ CATEGORICAL: tuple[LabelKind, ...] = ("binary", "categorical", "ordinal")
 
 def _snap(values: FloatArray, levels: FloatArray) -> FloatArray:
     # argmin takes the first of equal distances: the lower level, as the module must.
-    return levels[np.argmin(np.abs(values[:, None] - levels[None, :]), axis=1)]
+    snapped: FloatArray = levels[np.argmin(np.abs(values[:, None] - levels[None, :]), axis=1)]
+    return snapped
 
 
 def _labelled(
@@ -138,7 +142,7 @@ def _reliability(seed: int, raters: int, items: int, levels: FloatArray, used: F
 @pytest.mark.parametrize(("raters", "items"), [(2, 10), (3, 200), (5, 1_500)])
 @pytest.mark.parametrize("missing", [0.0, 0.2])
 def test_alpha_is_krippendorffs_with_every_level_in_the_domain(
-    kind: LabelKind, metric: str, seed: int, raters: int, items: int, missing: float
+    kind: LabelKind, metric: Metric, seed: int, raters: int, items: int, missing: float
 ) -> None:
     levels = np.array((0.0, 1.0) if kind == "binary" else LEVELS)
     used = levels if kind == "binary" else USED
@@ -175,7 +179,7 @@ def _pairwise_interval_alpha(ratings: FloatArray) -> float:
         pairs += x.size
     pooled = keep[~np.isnan(keep)]
     expected = ((pooled[:, None] - pooled[None, :]) ** 2).sum() / (pairs - 1)
-    return 1.0 - observed / expected
+    return float(1.0 - observed / expected)
 
 
 def test_interval_alpha_past_the_librarys_memory_bound_is_the_textbook_value() -> None:
@@ -292,7 +296,7 @@ def test_continuous_resamples_of_a_constant_side_are_undefined() -> None:
 @pytest.mark.parametrize("metric", ["nominal", "ordinal"])
 @pytest.mark.parametrize("seed", [0, 1, 2, 3])
 def test_alpha_from_coincidences_is_krippendorffs_on_resampled_items(
-    metric: str, seed: int
+    metric: Metric, seed: int
 ) -> None:
     rng = np.random.default_rng(seed)
     levels = np.array(LEVELS)
@@ -305,7 +309,7 @@ def test_alpha_from_coincidences_is_krippendorffs_on_resampled_items(
         picked = rng.integers(0, ratings.shape[1], size=ratings.shape[1])
         w = np.bincount(picked, minlength=ratings.shape[1])
         o, n_v = (w @ contributions)[None, :], (w @ pairable)[None, :]
-        ours = alpha_from_coincidences(o, n_v, metric)[0]  # type: ignore[arg-type]
+        ours = alpha_from_coincidences(o, n_v, metric)[0]
         theirs = krippendorff.alpha(ratings[:, picked], value_domain=levels,
                                     level_of_measurement=metric)  # fmt: skip
         assert ours == pytest.approx(theirs, abs=1e-12)
@@ -431,7 +435,7 @@ def test_alpha_of_identical_or_unpaired_ratings_is_undefined() -> None:
 def test_perfect_rater_agreement_is_alpha_one() -> None:
     ratings = np.tile([0.0, 0.5, 1.0, 0.5], (3, 10))
     for kind in ("categorical", "ordinal", "continuous"):
-        assert inter_rater_alpha(ratings, kind=kind) == Estimate(1.0, 1.0, 1.0)  # type: ignore[arg-type]
+        assert inter_rater_alpha(ratings, kind=kind) == Estimate(1.0, 1.0, 1.0)
 
 
 # --- Intervals ----------------------------------------------------------------------------
@@ -559,7 +563,8 @@ def test_to_dict_is_json_with_undefined_values_as_null() -> None:
 
 @pytest.mark.parametrize(("call", "match"), [
     (lambda: agreement([1.0], [1.0, 0.0], kind="binary"), "equal lengths.*1 judge.*2 human"),
-    (lambda: agreement([1.0], [1.0], kind="nominal"), "kind must be one of.*'nominal'"),
+    # Wrong on purpose (hence the type: ignore): the check at run time is under test.
+    (lambda: agreement([1.0], [1.0], kind="nominal"), "kind must be one of.*'nominal'"),  # type: ignore[arg-type]
     (lambda: agreement([1.0], [1.0], kind="ordinal", levels=(1.0,)), r"at least two.*\(1.0,\)"),
     (lambda: agreement([1.0, 0.0], [1.0, 1.0], kind="categorical"), "levels=None.*1 distinct"),
     (lambda: agreement([1.0], [1.0], kind="binary", levels=(0, 1, 2)), "exactly two levels, got 3"),
@@ -573,7 +578,7 @@ def test_to_dict_is_json_with_undefined_values_as_null() -> None:
     (lambda: agreement([1.0], [1.0], kind="continuous", confidence=1.0), "confidence.*1.0"),
     (lambda: agreement([1.0], [1.0], kind="continuous", confidence=0), "confidence.*0"),
     (lambda: agreement([1.0], [1.0], kind="continuous", resamples=0), "resamples.*0"),
-    (lambda: agreement([1.0], [1.0], kind="continuous", resamples=2.5), "resamples.*2.5"),
+    (lambda: agreement([1.0], [1.0], kind="continuous", resamples=2.5), "resamples.*2.5"),  # type: ignore[arg-type]
     (lambda: inter_rater_alpha([1.0, 0.0], kind="binary"), "two-dimensional.*raters x items"),
     (lambda: inter_rater_alpha([[2.0, 0.0]], kind="binary", levels=(0, 1)), "rating 2.0 is not"),
     (lambda: inter_rater_alpha([[1.0]], kind="continuous", resamples=-1), "resamples.*-1"),

@@ -27,9 +27,10 @@ def runs(items: int, *, binary: bool) -> tuple[pd.DataFrame, pd.DataFrame]:
     else:
         before = rng.uniform(size=items)
         after = np.clip(before + rng.normal(-0.01, 0.1, items), 0.0, 1.0)
-    make = lambda s: pd.DataFrame(  # noqa: E731
-        {"item_id": ids, "scorer_id": "s", "score": s, "status": "success"}
-    )
+
+    def make(s: np.ndarray) -> pd.DataFrame:
+        return pd.DataFrame({"item_id": ids, "scorer_id": "s", "score": s, "status": "success"})
+
     return make(before), make(after)
 
 

@@ -412,7 +412,8 @@ def main() -> None:
                     measure_shards(*fresh_store(Path(folder), server, f"lake_shards_{k}"), rows)
                     for k in range(args.repeat)
                 ]
-                figures = sorted(done, key=lambda f: f["ratio"])[len(done) // 2]
+                # Any: the median pair's figures gain the list of every pair's ratio.
+                figures: dict[str, Any] = sorted(done, key=lambda f: f["ratio"])[len(done) // 2]
                 figures["ratios"] = [f["ratio"] for f in done]
             else:
                 store, data = fresh_store(Path(folder), server, f"lake_{mode}")

@@ -65,7 +65,7 @@ def _engine(name: str) -> Any:
 
 def _matcher(name: str, module: Any, pattern: str, full: bool) -> Callable[[str], Any]:
     compiled = module.compile(pattern)
-    method = compiled.fullmatch if full else compiled.search
+    method: Callable[..., Any] = compiled.fullmatch if full else compiled.search
     if name == "regex":
         return lambda text: method(text, timeout=1.0)
     return method

@@ -11,12 +11,12 @@ import time
 
 import anyio
 
-from evalkit import create_scorer
+from evalkit import Scorer, create_scorer
 
 TARGET_RUNS_PER_S = 50_000
 
 
-def build_scorer():  # type: ignore[no-untyped-def]
+def build_scorer() -> Scorer:
     return (
         create_scorer("Bench Quality")
         .preprocess(lambda run: {"word_count": len(run.output.split())})

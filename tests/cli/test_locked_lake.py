@@ -121,6 +121,7 @@ def test_rows_of_a_lake_kept_busy_past_the_timeout_are_spilled_and_loaded_once_b
         assert spilled, "no recovery files"
     (experiment,), (scores,) = stored(store)
     assert experiment[0] == "running"
+    assert isinstance(scores[0], int)  # count(*)
     assert scores[0] < ROWS  # the rows not written are in the recovery folder, not the lake
 
     done = cli("run", "locked.toml", "--no-progress", "--resume")

@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import pandas as pd
@@ -25,9 +25,12 @@ def binary_runs(
     candidate = baseline.copy()
     candidate[:flipped] = 0.0
     ids = [f"q{i:05d}" for i in range(n)]
-    make = lambda scores: pd.DataFrame(  # noqa: E731
-        {"item_id": ids, "scorer_id": scorer, "score": scores, "status": "success"}
-    )
+
+    def make(scores: np.ndarray) -> pd.DataFrame:
+        return pd.DataFrame(
+            {"item_id": ids, "scorer_id": scorer, "score": scores, "status": "success"}
+        )
+
     return make(baseline), make(candidate)
 
 
@@ -78,7 +81,8 @@ def as_arrow(df: pd.DataFrame) -> pa.Table:
 def as_mapping(df: pd.DataFrame) -> dict[str, dict[str, float | None]]:
     nested: dict[str, dict[str, float | None]] = {}
     for row in df.itertuples():
-        score = None if row.status == "failed" else float(row.score)
+        # cast: the score column holds floats (pandas' stubs type a row's fields as any scalar).
+        score = None if row.status == "failed" else float(cast(float, row.score))
         nested.setdefault(str(row.scorer_id), {})[str(row.item_id)] = score
     return nested
 
@@ -99,10 +103,11 @@ def with_result_columns(df: pd.DataFrame) -> pd.DataFrame:
     """The extra columns of ``ExperimentResult.to_pandas()``: mixed types Arrow cannot convert."""
     n = len(df)
     mixed: list[Any] = [{"question": "q", "lang": "en"}, "plain text", [1, 2], 3.5, None]
+    steps: list[Any] = [{"n": i} if i % 2 else "x" for i in range(n)]
     return df.assign(
         input=[mixed[i % len(mixed)] for i in range(n)],
         output=[mixed[(i + 1) % len(mixed)] for i in range(n)],
-        preprocess_step_result=[{"n": i} if i % 2 else "x" for i in range(n)],
+        preprocess_step_result=steps,
     )
 
 
@@ -146,7 +151,10 @@ def test_a_zero_effect_is_unchanged_and_not_significant() -> None:
     # Same distribution, independent noise around the same mean: no systematic change.
     after = np.clip(before + rng.normal(0, 0.05, 1_000), 0, 1)
     after = after - (after.mean() - before.mean())
-    make = lambda s: pd.DataFrame({"item_id": ids, "scorer_id": "sim", "score": s})  # noqa: E731
+
+    def make(s: np.ndarray) -> pd.DataFrame:
+        return pd.DataFrame({"item_id": ids, "scorer_id": "sim", "score": s})
+
     result = compare_experiments(make(before), make(after))["sim"]
     assert result.verdict == "unchanged"
     assert result.ci_low is not None

@@ -164,4 +164,4 @@ async def test_experiment_result_diff_uses_the_declared_slices(tmp_path: Path) -
 async def test_bad_slices_fail_before_the_run(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="slices"):
         await run_evals(_rows(1), [get_scorer("exact_match")], store=None, progress=False,
-                        slices="category")  # type: ignore[arg-type]  # fmt: skip
+                        slices="category")  # fmt: skip

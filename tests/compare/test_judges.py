@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from scipy import stats
+from scipy import stats  # type: ignore[import-untyped]  # scipy ships no type stubs
 from sklearn.metrics import cohen_kappa_score
 
 from evalkit import create_scorer, run_evals

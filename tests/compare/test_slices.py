@@ -7,7 +7,7 @@ import pandas as pd
 import pyarrow as pa
 import pytest
 
-from evalkit.compare import compare_experiments, compare_slices, holm
+from evalkit.compare import Direction, compare_experiments, compare_slices, holm
 from evalkit.errors import ConfigError
 from evalkit.run._spec import check_slices
 
@@ -19,7 +19,9 @@ def test_holm_matches_the_textbook_example() -> None:
     assert holm([]) == []
 
 
-def _runs(items: int, drop_in: str, *, drop: float) -> tuple[pd.DataFrame, pd.DataFrame, dict]:
+def _runs(
+    items: int, drop_in: str, *, drop: float
+) -> tuple[pd.DataFrame, pd.DataFrame, dict[str, dict[str, str]]]:
     rng = np.random.default_rng(1)
     ids = [f"i{i}" for i in range(items)]
     cats = [f"c{i % 10}" for i in range(items)]
@@ -28,7 +30,10 @@ def _runs(items: int, drop_in: str, *, drop: float) -> tuple[pd.DataFrame, pd.Da
     for i, cat in enumerate(cats):
         if cat == drop_in and before[i] == 1.0 and rng.uniform() < drop:
             after[i] = 0.0
-    frame = lambda s: pd.DataFrame({"item_id": ids, "scorer_id": "s", "score": s})  # noqa: E731
+
+    def frame(s: np.ndarray) -> pd.DataFrame:
+        return pd.DataFrame({"item_id": ids, "scorer_id": "s", "score": s})
+
     return frame(before), frame(after), {"cat": dict(zip(ids, cats, strict=True))}
 
 
@@ -49,7 +54,10 @@ def test_no_slice_is_flagged_by_chance() -> None:
     items = 3000
     ids = [f"i{i}" for i in range(items)]
     values = {"cat": {i: f"c{n % 30}" for n, i in enumerate(ids)}}
-    frame = lambda s: pd.DataFrame({"item_id": ids, "scorer_id": "s", "score": s})  # noqa: E731
+
+    def frame(s: np.ndarray) -> pd.DataFrame:
+        return pd.DataFrame({"item_id": ids, "scorer_id": "s", "score": s})
+
     base = frame(rng.uniform(size=items))
     cand = frame(rng.uniform(size=items))
     rows = compare_slices(base, cand, values, resamples=2000)
@@ -76,16 +84,24 @@ def test_each_slice_is_the_comparison_of_its_own_items() -> None:
     # exactly what compare_experiments gives on the slice's rows (same draws, same figures),
     # for two scorers of opposite directions, a failed run, and items without the key.
     base, cand, values = _runs(600, "c3", drop=0.5)
-    lower = lambda f: f.assign(scorer_id="t", score=1.0 - f["score"])  # noqa: E731
+
+    def lower(f: pd.DataFrame) -> pd.DataFrame:
+        return f.assign(scorer_id="t", score=1.0 - f["score"])
+
     base, cand = pd.concat([base, lower(base)]), pd.concat([cand, lower(cand)])
     cand = cand.assign(status="success")
-    cand.iloc[5, cand.columns.get_loc("status")] = "failed"
+    status = cand.columns.get_loc("status")
+    assert isinstance(status, int)  # one column of that name: its position
+    cand.iloc[5, status] = "failed"
     values["cat"] = {k: v for k, v in values["cat"].items() if v != "c0"}
-    directions = {"t": "lower"}
+    directions: dict[str, Direction] = {"t": "lower"}
     rows = compare_slices(base, cand, values, directions=directions, resamples=500, seed=3)
     assert {r.value for r in rows} == {*(f"c{i}" for i in range(1, 10)), None}
     for row in rows:
-        label = lambda f: f["item_id"].map(values["cat"])  # noqa: E731
+
+        def label(f: pd.DataFrame) -> pd.Series:
+            return f["item_id"].map(values["cat"])
+
         b_in = label(base).isna() if row.value is None else label(base) == row.value
         c_in = label(cand).isna() if row.value is None else label(cand) == row.value
         expected = compare_experiments(

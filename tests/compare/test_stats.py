@@ -4,7 +4,7 @@ import math
 
 import numpy as np
 import pytest
-from scipy import stats
+from scipy import stats  # type: ignore[import-untyped]  # scipy ships no type stubs
 
 from evalkit import ConfigError
 from evalkit.compare import paired_bootstrap_ci, sign_flip_test

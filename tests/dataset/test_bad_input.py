@@ -158,7 +158,7 @@ def test_a_column_mapping_to_a_missing_column_is_named(tmp_path: Path) -> None:
 
 def test_columns_that_are_not_a_mapping_are_a_config_error() -> None:
     with pytest.raises(ConfigError, match="columns"):
-        read_all([{"q": "x"}], columns=["input"])  # type: ignore[arg-type]
+        read_all([{"q": "x"}], columns=["input"])
 
 
 def test_two_columns_of_one_name_are_a_dataset_error() -> None:
@@ -513,7 +513,7 @@ def test_any_list_of_dicts_reads_or_raises_an_evalkit_error(records: list[dict[s
 
 # Arrow types and matching values; nested types are not drawn for the id column (a known bug,
 # see test_an_id_column_of_nested_values_is_a_dataset_error).
-SCALAR_TYPES = [
+SCALAR_TYPES: list[tuple[Any, st.SearchStrategy[object]]] = [
     (pa.string(), st.text(max_size=10)),
     (pa.large_string(), st.text(max_size=10)),
     (pa.int64(), st.integers(min_value=-(2**63), max_value=2**63 - 1)),
@@ -523,7 +523,7 @@ SCALAR_TYPES = [
     (pa.timestamp("us"), st.datetimes()),
     (pa.null(), st.none()),
 ]
-NESTED_TYPES = [
+NESTED_TYPES: list[tuple[Any, st.SearchStrategy[object]]] = [
     (pa.list_(pa.string()), st.lists(st.text(max_size=5), max_size=3)),
     (
         pa.struct([("a", pa.int64()), ("b", pa.string())]),

@@ -8,9 +8,11 @@ the same 1,000 QA rows here; each is read, evaluated into a real DuckDB store, a
 from __future__ import annotations
 
 import csv
+import importlib
 import json
 from collections.abc import Callable
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import duckdb
@@ -53,13 +55,17 @@ def _jsonl(path: Path, rows: list[dict[str, Any]]) -> Path:
 
 
 HF_REASON = "the optional 'datasets' library (evalkit[hf]) is not installed"
+# Imported by name: to mypy, `import datasets` is this repository's datasets/ folder of
+# sample files (a namespace package), not Hugging Face's library that Python imports.
+datasets: ModuleType | None
 try:
-    import datasets
+    datasets = importlib.import_module("datasets")
 except ImportError:  # the Hugging Face cases are left out; the other formats still run
     datasets = None
 
 
 def _hf_saved(path: Path, rows: list[dict[str, str]]) -> Path:
+    assert datasets is not None
     datasets.disable_progress_bars()
     datasets.Dataset.from_list(rows).save_to_disk(str(path))
     return path
@@ -97,7 +103,8 @@ def write_all(tmp_path: Path, rows: list[dict[str, str]]) -> dict[str, Callable[
     if datasets is not None:
         hf = _hf_saved(tmp_path / "qa_hf", rows)
         made["hf folder"] = lambda: hf
-        made["hf object"] = lambda: datasets.load_from_disk(str(hf))
+        load_from_disk = datasets.load_from_disk
+        made["hf object"] = lambda: load_from_disk(str(hf))
     return made
 
 

@@ -21,6 +21,7 @@ def test_the_sample_experiments_are_there() -> None:
 @pytest.mark.parametrize("path", SAMPLES, ids=lambda path: path.name)
 def test_every_sample_experiment_is_valid(path: Path) -> None:
     config = load_experiment_file(path).config
+    assert config.experiment.dataset is not None
     assert config.experiment.dataset.is_file()
     assert config.experiment.store == ROOT / "evalkit.duckdb"
     assert all(entry.threshold is not None for entry in config.scorers)
@@ -33,4 +34,5 @@ def test_the_regression_demo_pairs_with_quickstart() -> None:
     assert demo.regression.baseline == quickstart.experiment.name
     assert [(s.use, s.id) for s in demo.scorers] == [(s.use, s.id) for s in quickstart.scorers]
     assert quickstart.target is None
+    assert demo.experiment.dataset is not None
     assert demo.experiment.dataset.name == "qa_v2.parquet"

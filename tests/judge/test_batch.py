@@ -272,7 +272,7 @@ async def test_a_cancelled_leader_hands_its_batch_over(
     scorer = create_scorer("One step", judge=batch_judge(judge)).generate_score(
         PromptStep("score", lambda run: f"Score {run.output}")
     )
-    results: list[float] = []
+    results: list[float | None] = []
 
     async def one(index: int, scope: anyio.CancelScope | None = None) -> None:
         with scope or anyio.CancelScope():
@@ -404,7 +404,7 @@ async def test_identical_requests_in_flight_are_told_apart(
     scorer = create_scorer("One step", judge=batch_judge(judge)).generate_score(
         PromptStep("score", lambda run: f"Score {run.output}")
     )
-    results: list[float] = []
+    results: list[float | None] = []
 
     async def one(index: int) -> None:
         results.append((await scorer.run(input="q", output=f"o{index % 3}")).score)

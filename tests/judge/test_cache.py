@@ -388,7 +388,8 @@ async def test_writes_are_batched_and_the_rest_written_on_exit(
             await score_scorer(judge).run(input=f"q{index}", output="a")
         await cache.aflush()
         assert cache.stats().entries == 5
-        assert cache.is_open
+        opened = cache.is_open  # read once: mypy would keep cache.is_open narrowed to True
+        assert opened
     assert not cache.is_open  # opened by use_judge_cache, so closed by it
     assert JudgeCache(cache_path).stats().entries == 5
 

@@ -50,6 +50,7 @@ async def test_a_prompt_scorer_against_the_real_openai_api() -> None:
     )
 
     assert result.analyze_step_result["correct"] is True
+    assert result.score is not None
     assert 0.5 <= result.score <= 1.0
     assert result.reason
     for step in ("analyze", "generate_score", "generate_reason"):

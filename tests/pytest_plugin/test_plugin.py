@@ -12,8 +12,9 @@ import duckdb
 
 # Imported here, before pytester's snapshot of sys.modules: pytester drops the modules a test
 # imported, and the runs in process must find the same modules (and classes) each time;
-# pandas registers its Arrow extension types once per process.
-import pandas.core.arrays.arrow.extension_types  # noqa: F401
+# pandas registers its Arrow extension types once per process. (pandas-stubs has no stub for
+# this module, hence the type: ignore.)
+import pandas.core.arrays.arrow.extension_types  # type: ignore[import-not-found]  # noqa: F401
 import pytest
 
 from evalkit import create_scorer, run_evals_sync

@@ -31,7 +31,12 @@ def test_the_heat_map_is_shaded_by_count_and_the_reasons_are_inert(
 ) -> None:
     path = report_file
     dialogs: list[str] = []
-    page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
+
+    def on_dialog(dialog: Any) -> None:
+        dialogs.append(dialog.message)
+        dialog.dismiss()
+
+    page.on("dialog", on_dialog)
     page.goto(path.as_uri())
 
     heat = page.get_by_role("table", name="Confusion matrix · polite")

@@ -53,8 +53,8 @@ async def _report(case: str) -> tuple[ReportData, dict[str, str]]:
         return build_report(result), {"exact": "passed", "flaky": "failed"}
     if case == "no_data":
         # The case: an all-null groundTruth with exact_match and no threshold.
-        rows = [{**r, "groundTruth": None} for r in ROWS]
-        result = await run_evals(rows, [_exact()], store=None, progress=False)
+        no_truth: list[dict[str, str | None]] = [{**r, "groundTruth": None} for r in ROWS]
+        result = await run_evals(no_truth, [_exact()], store=None, progress=False)
         return build_report(result), {"exact": "failed"}
     assert case == "regressed"
     before = await run_evals(ROWS, [_exact()], store=None, progress=False)

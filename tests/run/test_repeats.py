@@ -13,7 +13,7 @@ import krippendorff
 import numpy as np
 import pytest
 
-from evalkit import ConfigError, Judge, PromptStep, create_scorer, run_evals
+from evalkit import ConfigError, Judge, PromptStep, Scorer, create_scorer, run_evals
 from evalkit.agreement import STABLE_ALPHA
 from evalkit.testing import FakeOpenAIServer, Fault, Rule
 
@@ -25,7 +25,7 @@ def judged(judge: Judge):  # type: ignore[no-untyped-def]
     return create_scorer("graded", judge=judge).generate_score(step)
 
 
-def exact():  # type: ignore[no-untyped-def]
+def exact() -> Scorer:
     return create_scorer("exact").generate_score(lambda run: float(run.output == "answer 1"))
 
 

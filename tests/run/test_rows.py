@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from evalkit.dataset import Item
 from evalkit.run import ItemResult, RowBuffer, ScorerOutcome
@@ -21,7 +21,7 @@ def _result(n: int, scorers: dict[str, float | None]) -> ItemResult:
             generate_score_prompt=f"prompt {n}",
         )  # fmt: skip
         outcomes.append(ScorerOutcome.success(item.id, scorer, run, ("generate_score",), 2.0))
-    status = "success" if None not in scorers.values() else "failed"
+    status: Literal["success", "failed"] = "success" if None not in scorers.values() else "failed"
     return ItemResult(
         item, f"run-{n}", status, f"out {n}", "target", None, tuple(outcomes), 3.0, 4.0, 10 + n
     )

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 import duckdb
 import pyarrow.parquet as pq
@@ -20,6 +20,14 @@ from evalkit.run._summary import SummaryBuilder
 from .test_sharded import ROWS, crash_after, data, scores_of, table
 
 __all__ = ["data"]  # the fixture, imported
+
+
+class RetryOptions(TypedDict):
+    """The options every refused retry below passes to ``run_evals``."""
+
+    resume: str
+    retry_errors: bool
+    progress: bool
 
 
 def flaky_scorers(flag: Path, seen: Path) -> list[Scorer]:
@@ -153,7 +161,7 @@ async def test_what_a_sharded_retry_cannot_do_is_refused_before_writing(
     first = await run_evals(data, flaky_scorers(flag, seen), store=store, shard="0/1",
                             progress=False)  # fmt: skip
     ident = first.experiment_id
-    retry = {"resume": ident, "retry_errors": True, "progress": False}
+    retry: RetryOptions = {"resume": ident, "retry_errors": True, "progress": False}
     with pytest.raises(ConfigError, match="is completed: nothing to resume"):
         await run_evals(data, flaky_scorers(flag, seen), store=store, shard="0/1", **retry)
     crash_after(store, 3)

@@ -165,22 +165,22 @@ def _math(question: str, answer: int, wrong: int) -> dict[str, Any]:
 
 
 def v1_answer(row: dict[str, Any], rng: random.Random) -> str:
-    answer = row["groundTruth"]
+    answer: str = row["groundTruth"]
     draw = rng.random()
     if draw < 0.56:
         return answer
     if draw < 0.64:
         return answer.lower() if draw < 0.60 else f"{answer}."
     if draw < 0.84:
-        return row["sentence"].format(answer=answer)
+        return str(row["sentence"]).format(answer=answer)
     if draw < 0.91:
-        return row["wrong"]
+        return str(row["wrong"])
     if draw < 0.96:
         # A truncated answer: the first word, unless that is only an article.
         words = answer.split()
         if len(words) > 1 and words[0].lower() not in ("the", "a", "an"):
             return words[0]
-        return row["wrong"]
+        return str(row["wrong"])
     return rng.choice(HEDGES)
 
 
@@ -188,12 +188,12 @@ def v2_answer(row: dict[str, Any], v1: str, rng: random.Random) -> str:
     draw = rng.random()
     if row["category"] in REGRESSED_CATEGORIES:
         if draw < 0.5:
-            return row["wrong"]
+            return str(row["wrong"])
         if draw < 0.85:
             return rng.choice(SUPPORT_HEDGES)
         return v1
     if v1 != row["groundTruth"] and row["groundTruth"] not in v1 and draw < 0.15:
-        return row["groundTruth"]
+        return str(row["groundTruth"])
     return v1
 
 

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 import pyarrow.parquet as pq
 import pytest
 
@@ -24,7 +25,8 @@ VALUE = {level: index / 2 for index, level in enumerate(LEVELS)}  # bad 0, ok 0.
 
 @pytest.fixture(scope="module")
 def items() -> list[dict[str, Any]]:
-    return pq.read_table(DATASET).to_pylist()
+    rows: list[dict[str, Any]] = pq.read_table(DATASET).to_pylist()
+    return rows
 
 
 @pytest.fixture(scope="module")
@@ -106,7 +108,11 @@ def test_a_share_of_the_replies_is_drawn_between_two_levels(
     assert 0.1 <= noisy.mean() <= 0.15
     # The two scores of a noisy item snap to different levels: the judge's labels differ.
     levels = np.array([0.0, 0.5, 1.0])
-    snap = lambda s: np.abs(s[:, None] - levels).argmin(axis=1)  # noqa: E731
+
+    def snap(s: npt.NDArray[np.float64]) -> npt.NDArray[np.intp]:
+        nearest: npt.NDArray[np.intp] = np.abs(s[:, None] - levels).argmin(axis=1)
+        return nearest
+
     assert (snap(first)[noisy] != snap(second)[noisy]).all()
 
 

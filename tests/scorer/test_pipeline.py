@@ -10,14 +10,14 @@ from typing import Any
 import anyio
 import pytest
 
-from evalkit import ConfigError, ScorerRun, StepResults, create_scorer
+from evalkit import ConfigError, Scorer, ScorerRun, StepResults, create_scorer
 from evalkit.scorer import slugify
-from evalkit.scorer._scorer import new_run_id
+from evalkit.scorer._ids import new_run_id
 
 ML_OUTPUT = "Machine learning is a subset of artificial intelligence that lets computers learn"
 
 
-def quality_scorer():  # type: ignore[no-untyped-def]
+def quality_scorer() -> Scorer:
     # The reference page's example, in SPEC's snake_case.
     return (
         create_scorer(name="Quality Scorer", description="Evaluates response quality")
@@ -166,7 +166,8 @@ async def test_async_steps_are_awaited() -> None:
 
     async def score(results: StepResults) -> float:
         await anyio.sleep(0)
-        return results.preprocess_step_result / 10
+        length: int = results.preprocess_step_result
+        return length / 10
 
     async def reason(score: float) -> str:
         return f"async {score}"
@@ -304,7 +305,8 @@ async def test_a_sync_function_returning_an_awaitable_is_awaited() -> None:
 
     class AsyncCall:
         async def __call__(self, results: StepResults) -> float:
-            return results.preprocess_step_result + 0.5
+            tenths: float = results.preprocess_step_result
+            return tenths + 0.5
 
     scorer = (
         create_scorer("Mixed")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from functools import partial
 from typing import Any
 
 import anyio
@@ -405,7 +406,7 @@ async def test_judge_max_concurrency_is_respected_across_scorers(judge_key: str)
         async with anyio.create_task_group() as group:
             for index in range(16):
                 scorer = first if index % 2 else second
-                group.start_soon(lambda s=scorer: s.run(input="q", output="a"))
+                group.start_soon(partial(scorer.run, input="q", output="a"))
         assert server.stats.requests == 16
         assert server.stats.max_in_flight == 3
 
@@ -474,7 +475,9 @@ def test_prompt_step_arguments_are_checked() -> None:
 
 
 async def test_create_prompt_must_return_text(server: FakeOpenAIServer, judge: Judge) -> None:
-    scorer = create_scorer("Untyped", judge=judge).generate_score(PromptStep("s", lambda: 42))
+    # An int on purpose (hence the type: ignore): the check at run time is under test.
+    prompt = PromptStep("s", lambda: 42)  # type: ignore[arg-type, return-value]
+    scorer = create_scorer("Untyped", judge=judge).generate_score(prompt)
     error = await run_failing(scorer)
     assert "create_prompt returned int, not the prompt text" in str(error)
     assert server.stats.requests == 0

@@ -47,7 +47,8 @@ async def test_an_own_step_is_bound_once_and_run_per_item() -> None:
         scorers=[scorer],
         store=None,
     )
-    assert sorted(item.outcomes[0].score for item in result.items) == [0.25, 1.0]
+    scores = [item.outcomes[0].score for item in result.items]
+    assert sorted(s for s in scores if s is not None) == [0.25, 1.0]  # a None drops one: unequal
     assert lookup.bound == [("generate_score", "table")]
 
 
@@ -70,4 +71,4 @@ def test_an_object_with_only_half_the_protocol_is_not_a_step() -> None:
 
     assert not isinstance(Half(), Step)
     with pytest.raises(Exception, match="must be a function or a PromptStep"):
-        create_scorer(name="s", description="d").generate_score(Half())  # type: ignore[arg-type]
+        create_scorer(name="s", description="d").generate_score(Half())

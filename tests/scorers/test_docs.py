@@ -76,4 +76,6 @@ async def test_the_llm_page_example(judge: Judge, server: FakeOpenAIServer) -> N
     assert (result.score, result.reason) == (0.5, "The score is 0.5 because ...")
     assert result.preprocess_step_result == {"statements": ["Paris.", "I like trains."]}
     assert [v["verdict"] for v in result.analyze_step_result["verdicts"]] == ["yes", "no"]
-    assert result.judge["analyze"].executions[0].usage.total_tokens > 0
+    usage = result.judge["analyze"].executions[0].usage
+    assert usage is not None
+    assert usage.total_tokens > 0

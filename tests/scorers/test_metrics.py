@@ -144,4 +144,5 @@ async def test_rouge_l_keeps_the_best_reference_by_the_chosen_measure() -> None:
     assert precision.preprocess_step_result["reference"] == 1
     recall = await score(rouge_l(measure="recall"), "the cat", refs)
     assert recall.score == 1.0
+    assert recall.reason is not None
     assert recall.reason.endswith("(best of 2 references: #1).")

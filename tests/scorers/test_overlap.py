@@ -173,6 +173,7 @@ async def test_keyword_coverage_keeps_the_best_of_alternative_references(
     pre = result.preprocess_step_result
     assert (pre["reference"], pre["references"]) == (best, 2)
     assert set(pre["matched"]) | set(pre["missing"]) == set(extract_keywords(truths[best]))
+    assert result.reason is not None
     assert result.reason.endswith(f" (best of 2 references: #{best + 1}).")
 
 

@@ -19,6 +19,7 @@ from evalkit import (
 )
 from evalkit.scorer import slugify
 from evalkit.scorers import _registry, exact_match
+from evalkit.scorers._docstrings import doc_args
 from evalkit.scorers._registry import INPUT_FIELDS, prebuilt
 
 CODE_SCORERS = {
@@ -284,7 +285,7 @@ def test_docstring_args_are_parsed() -> None:
     Returns:
         Nothing.
     """
-    assert _registry.doc_args(inspect.cleandoc(doc)) == {
+    assert doc_args(inspect.cleandoc(doc)) == {
         "first": "One line.",
         "second": "Spans two lines.",
     }

@@ -129,5 +129,6 @@ async def test_textual_difference_is_not_skewed_by_autojunk() -> None:
     # difflib's default heuristic treats characters frequent in a >200-character text as junk,
     # which would lower this near-identical pair's ratio.
     result = await score(textual_difference(), LONG_A, LONG_B)
+    assert result.score is not None
     assert result.score > difflib.SequenceMatcher(None, LONG_A, LONG_B).ratio()
     assert result.score > 0.9

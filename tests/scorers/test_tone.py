@@ -40,6 +40,7 @@ async def test_tone_hand_worked() -> None:
     neutral = await score(tone_consistency(), "", "The sky is above.")
     assert neutral.score == 1.0
     opposite = await score(tone_consistency(), "I love it!", "I hate it!")
+    assert opposite.score is not None
     assert opposite.score < 0.5
     c_love, c_hate = compound("I love it!"), compound("I hate it!")
     assert opposite.reason == (

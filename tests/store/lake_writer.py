@@ -6,14 +6,14 @@ from __future__ import annotations
 import sys
 import time
 
-from evalkit import create_scorer, run_evals_sync
+from evalkit import Scorer, create_scorer, run_evals_sync
 
 
 def rows(count: int) -> list[dict[str, str]]:
     return [{"id": f"i{i:05d}", "input": f"q{i}", "output": f"a{i}"} for i in range(count)]
 
 
-def scorers(delay: float) -> list[object]:
+def scorers(delay: float) -> list[Scorer]:
     def length(run: object) -> float:
         time.sleep(delay)
         return len(run.output) / 10  # type: ignore[attr-defined]

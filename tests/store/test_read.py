@@ -6,6 +6,7 @@ import duckdb
 import pytest
 
 from evalkit import (
+    Scorer,
     StoreError,
     create_scorer,
     list_experiments,
@@ -23,7 +24,7 @@ def app(question: str) -> str:
     return question if question != "q1" else "wrong"
 
 
-def scorers() -> list[object]:
+def scorers() -> list[Scorer]:
     exact = create_scorer("Exact").generate_score(lambda run: float(run.output == run.ground_truth))
 
     def picky(run: object) -> float:

@@ -42,7 +42,7 @@ async def submit(client: AsyncOpenAI, data: bytes) -> Batch:
 
 async def finished(client: AsyncOpenAI, batch: Batch) -> tuple[Batch, list[str]]:
     """Poll until the batch ends; return it and the statuses seen on the way."""
-    seen = [batch.status]
+    seen: list[str] = [batch.status]
     with anyio.fail_after(5):
         while batch.status not in TERMINAL:
             await anyio.sleep(0.01)
@@ -74,6 +74,7 @@ async def test_a_batch_is_answered_by_the_chat_handler(
     assert batch.finalizing_at is not None
     assert batch.completed_at is not None
     assert batch.created_at <= batch.in_progress_at <= batch.completed_at
+    assert batch.request_counts is not None
     assert batch.request_counts == batch.request_counts.__class__(completed=2, failed=0, total=2)
     assert batch.error_file_id is None
     output = await lines_of(client, batch.output_file_id)

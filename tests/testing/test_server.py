@@ -310,8 +310,8 @@ def test_runs_as_a_module_from_the_command_line() -> None:
         assert match, line
         with httpx2.Client(timeout=5) as http:
             response = http.post(f"{match[1]}/chat/completions", json=chat())
-            line = {"custom_id": "a", "method": "POST", "url": "/v1/chat/completions"}
-            data = json.dumps({**line, "body": chat()}).encode()
+            request = {"custom_id": "a", "method": "POST", "url": "/v1/chat/completions"}
+            data = json.dumps({**request, "body": chat()}).encode()
             upload = http.post(
                 f"{match[1]}/files", files={"file": ("in.jsonl", data)}, data={"purpose": "batch"}
             )

@@ -128,6 +128,7 @@ def start_viewer(store: Path, *extra: str) -> tuple[subprocess.Popen[str], str]:
         env=env,
     )  # fmt: skip
     assert proc.stdout is not None
+    assert proc.stderr is not None
     line = proc.stdout.readline()
     if " at http://" not in line:
         proc.kill()

@@ -40,6 +40,7 @@ def assert_judged(
             assert execution.status == "success"
             assert execution.attempt_count == 1
             assert execution.judge_model_id == model
+            assert execution.usage is not None
             assert execution.usage.total_tokens > 0
 
 

@@ -146,5 +146,6 @@ async def test_a_dimension_score_above_1_is_a_judge_format_failure(
     assert "must be between 0 and 1, got 1.5" in str(caught.value)
     assert caught.value.result is not None
     (failed,) = caught.value.result.judge["analyze"].executions
+    assert failed.error is not None
     assert (failed.attempt_count, failed.error.code) == (2, "format")
     assert opening(ANALYZE["user"]) in failed.prompt

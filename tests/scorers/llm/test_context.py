@@ -20,7 +20,11 @@ from evalkit.testing import FakeOpenAIServer
 from tests.scorers.llm._helpers import assert_judged, refused, script, system_messages, user_prompts
 
 CONTEXT = ["Paris is the capital of France.", "Bananas are yellow.", "France is in Europe.", "x"]
-ROW = {"input": "Capital of France?", "output": "Paris.", "request_context": {"context": CONTEXT}}
+ROW: dict[str, Any] = {
+    "input": "Capital of France?",
+    "output": "Paris.",
+    "request_context": {"context": CONTEXT},
+}
 
 
 def precision(*verdicts: tuple[int, str]) -> dict[str, Any]:

@@ -237,7 +237,7 @@ def test_an_extraction_needs_a_sync_prompt() -> None:
     with pytest.raises(ConfigError, match="extraction needs a sync create_prompt"):
         JudgeStep(
             "Extract",
-            prompt,
+            prompt,  # type: ignore[arg-type]  # async on purpose: the check at run time is under test
             instructions="i",
             output_schema=Statements,
             extraction=Extraction((Listed("statements", lambda run: "x"),)),

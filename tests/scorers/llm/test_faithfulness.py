@@ -7,7 +7,14 @@ import pytest
 
 from evalkit import ConfigError, Judge, ScorerRunError
 from evalkit.scorers import faithfulness, hallucination
-from evalkit.scorers._faithfulness import ANALYZE, EXTRACT, INSTRUCTIONS, NO_CLAIMS, REASON
+from evalkit.scorers._faithfulness import (
+    ANALYZE,
+    EXTRACT,
+    INSTRUCTIONS,
+    NO_CLAIMS,
+    REASON,
+    Kind,
+)
 from evalkit.testing import FakeOpenAIServer
 from tests.scorers.llm._helpers import (
     assert_judged,
@@ -22,7 +29,7 @@ CLAIMS = {"claims": ["Paris is in France.", "Paris has 2 million people.", "It i
 CONTEXT = ["Paris is the capital of France.", "About 2.1 million people live in Paris."]
 
 
-def replies(kind: str, *values: str, reason: str = "The reason.") -> dict[Any, Any]:
+def replies(kind: Kind, *values: str, reason: str = "The reason.") -> dict[Any, Any]:
     return {
         EXTRACT: {"claims": [f"claim {i}" for i in range(len(values))]},
         ANALYZE[kind]: verdicts(*values, claim="c"),
@@ -70,6 +77,7 @@ async def test_unsure_is_not_a_hallucination_verdict(
     assert caught.value.failed_step == "analyze"
     assert caught.value.result is not None
     (failed,) = caught.value.result.judge["analyze"].executions
+    assert failed.error is not None
     assert (failed.status, failed.attempt_count, failed.error.code) == ("failed", 2, "format")
 
 
@@ -131,11 +139,11 @@ async def test_a_row_without_context_fails_before_any_call(
 
 @pytest.mark.parametrize("kind", ["faithfulness", "hallucination"])
 async def test_an_empty_output_has_no_claims_and_scores_0_without_calls(
-    llm_server: FakeOpenAIServer, llm_judge: Judge, kind: str
+    llm_server: FakeOpenAIServer, llm_judge: Judge, kind: Kind
 ) -> None:
     scorer = (faithfulness if kind == "faithfulness" else hallucination)(judge=llm_judge)
     result = await scorer.run(input="q", output=None, request_context={"context": CONTEXT})
-    assert (result.score, result.reason) == (0.0, NO_CLAIMS[kind])  # type: ignore[index]
+    assert (result.score, result.reason) == (0.0, NO_CLAIMS[kind])
     assert result.judge == {}
     assert llm_server.stats.requests == 0
 

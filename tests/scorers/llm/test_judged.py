@@ -76,7 +76,7 @@ class Case:
 
     factory: Callable[..., Scorer]
     row: dict[str, Any]
-    extract: dict[Template, Any]
+    extract: dict[Template | str, Any]
     analyze: Template
     reply: Callable[..., dict[str, Any]]
     # The score of three items answered (good, bad, bad), and of only the first one answered.

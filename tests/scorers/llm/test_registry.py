@@ -98,7 +98,7 @@ def test_get_scorer_passes_the_judge_and_records_the_identity(name: str) -> None
     assert "generate_reason" in scorer.steps
 
 
-ROW = {
+ROW: dict[str, Any] = {
     "input": "What does the Nimbus Notes Pro plan cost?",
     "output": "Nimbus Notes Pro costs $8 a month. It syncs across devices.",
     "ground_truth": "$8 per month, billed monthly.",
@@ -117,7 +117,7 @@ def _pieces(*fields: tuple[str, Any]) -> list[dict[str, Any]]:
 
 # The server's generated replies hold one entry per array; steps that send a known number of
 # items need one answer each (ROW has two context pieces and no tool call).
-SCRIPTED: dict[str, dict[Template, Any]] = {
+SCRIPTED: dict[str, dict[Template | str, Any]] = {
     "context_precision": {
         PRECISION_ANALYZE: {"verdicts": _pieces(("reason", "r"), ("verdict", "yes"))}
     },
@@ -139,7 +139,7 @@ async def test_prompt_versions(judge: Judge, server: FakeOpenAIServer) -> None:
     for name in sorted(LLM_SCORERS):
         server.reset()
         script(server, SCRIPTED.get(name, {}))
-        await get_scorer(name, judge=judge).run(**ROW)  # type: ignore[arg-type]
+        await get_scorer(name, judge=judge).run(**ROW)
         # What the model is asked: messages and the structured-output schema of each request.
         sent = [[body["messages"], body.get("response_format")] for body in server.requests]
         digest = hashlib.sha256(json.dumps(sent).encode()).hexdigest()[:16]

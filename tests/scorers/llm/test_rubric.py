@@ -186,6 +186,7 @@ async def test_llm_rubric_score_outside_0_1_fails_after_the_fallback(
     assert caught.value.failed_step == "analyze"
     assert caught.value.result is not None
     (failed,) = caught.value.result.judge["analyze"].executions
+    assert failed.error is not None
     assert (failed.status, failed.attempt_count, failed.error.code) == ("failed", 2, "format")
     assert llm_server.stats.requests == 2
 
