@@ -1,5 +1,9 @@
 """Shared fixtures: the shipped local OpenAI-compatible server and a judge pointed at it; a
-throwaway PostgreSQL server (``tests/postgres.py``)."""
+throwaway PostgreSQL server (``tests/postgres.py``) and S3 server (``tests/s3.py``).
+
+The servers that are slow to start run once per session, that is once per pytest-xdist worker
+process, started on first use; each test gets a namespace of its own on them (a database, a
+bucket), so tests stay independent of their order and of each other."""
 
 from __future__ import annotations
 
@@ -9,8 +13,9 @@ from collections.abc import AsyncIterator, Iterator
 import pytest
 
 from evalkit import Judge
-from evalkit.testing import FakeOpenAIServer
+from evalkit.testing import FakeOpenAIServer, server_process
 from tests.postgres import NoPostgres, PostgresServer, find_bin_dir, postgres_server
+from tests.s3 import S3Server, s3_server
 
 KEY_ENV = "EVALKIT_TEST_JUDGE_KEY"
 
@@ -27,6 +32,16 @@ async def server() -> AsyncIterator[FakeOpenAIServer]:
     """A fresh local server, no latency, no rules."""
     async with FakeOpenAIServer() as running:
         yield running
+
+
+@pytest.fixture(scope="session")
+def judge_process_url() -> Iterator[str]:
+    """The base URL of the shipped test server in its own process, as a user would start it
+    (``python -m evalkit.testing.server``), once per session: it has no rules and answers each
+    request from the request alone, so tests share it without seeing each other. A test that
+    sets rules or reads the server's counters starts a server of its own."""
+    with server_process() as url:
+        yield url
 
 
 @pytest.fixture
@@ -66,7 +81,24 @@ def postgres_session() -> Iterator[PostgresServer]:
 
 @pytest.fixture
 def postgres(postgres_session: PostgresServer, monkeypatch: pytest.MonkeyPatch) -> PostgresServer:
-    """The session's PostgreSQL server, its password in ``PGPASSWORD`` for this test (and the
-    processes it starts): connect with ``postgres.dsn``, which holds no password."""
+    """The session's PostgreSQL server with a new, empty database of this test's own as
+    ``postgres.dbname``, its password in ``PGPASSWORD`` for this test (and the processes it
+    starts): connect with ``postgres.dsn``, which holds no password."""
     monkeypatch.setenv("PGPASSWORD", postgres_session.password)
-    return postgres_session
+    return postgres_session.with_database()
+
+
+@pytest.fixture(scope="session")
+def s3_session() -> Iterator[S3Server]:
+    """One S3 server (moto's) for the whole session, started on first use."""
+    with s3_server() as running:
+        yield running
+
+
+@pytest.fixture
+def s3(s3_session: S3Server, monkeypatch: pytest.MonkeyPatch) -> S3Server:
+    """The session's S3 server with a new, empty bucket of this test's own as ``s3.bucket``,
+    its keys and endpoint in the AWS environment variables for this test."""
+    for name, value in s3_session.environ.items():
+        monkeypatch.setenv(name, value)
+    return s3_session.with_bucket()

@@ -22,9 +22,10 @@ import shutil
 import socket
 import subprocess
 import tempfile
+import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 DEBIAN_BIN_DIRS = "/usr/lib/postgresql"
@@ -69,6 +70,12 @@ class PostgresServer:
         if done.returncode:
             raise RuntimeError(f"createdb {dbname} failed: {done.stderr}")
         return self.dsn_of(dbname)
+
+    def with_database(self) -> PostgresServer:
+        """This server with a new, empty database of its own as :attr:`dbname`."""
+        dbname = f"test_{uuid.uuid4().hex[:12]}"
+        self.create_database(dbname)
+        return replace(self, dbname=dbname)
 
 
 def find_bin_dir() -> Path:

@@ -1,12 +1,16 @@
 """The command line on a DuckLake store whose credentials are persistent DuckDB secrets: the
 PostgreSQL catalog's password is in a secret only (not in the store string, the experiment file
-or the environment), reaches the catalog, and never the store, the console or the reports."""
+or the environment), reaches the catalog, and never the store, the console or the reports.
+
+Each test names its lakes and secrets uniquely: a process keeps the lakes it attached by store
+string, so a command called in this process must not find another test's lake under the name."""
 
 from __future__ import annotations
 
 import json
 import os
 import subprocess
+import sys
 import uuid
 from pathlib import Path
 
@@ -33,60 +37,63 @@ def experiment_on(folder: Path, store: str, extra: str = "") -> Path:
     return path
 
 
+def unique(name: str) -> str:
+    return f"{name}_{uuid.uuid4().hex[:8]}"
+
+
 def test_a_lake_named_by_a_secret_on_the_command_line(tmp_path: Path) -> None:
     home = tmp_path / "home"
-    create_secrets(home, "CREATE PERSISTENT SECRET team_lake (TYPE ducklake, METADATA_PATH"
+    lake, other = unique("team_lake"), unique("other_lake")
+    create_secrets(home, f"CREATE PERSISTENT SECRET {lake} (TYPE ducklake, METADATA_PATH"
                          f" {quoted(f'sqlite:{tmp_path}/team/catalog.sqlite')},"
                          f" DATA_PATH {quoted(f'{tmp_path}/team/data/')})")  # fmt: skip
     env = {"HOME": str(home)}
     write_dataset(tmp_path / "data.parquet")
-    done = run_cli("run", str(experiment_on(tmp_path, "ducklake:team_lake")), "--no-progress",
+    done = run_cli("run", str(experiment_on(tmp_path, f"ducklake:{lake}")), "--no-progress",
                    cwd=tmp_path, env_extra=env)  # fmt: skip
     assert done.code == 0, done.stderr
     assert (tmp_path / "team" / "catalog.sqlite").is_file()
     assert list((tmp_path / "team" / "data").rglob("*.parquet"))
-    sql = run_cli("sql", "SELECT count(*) AS n FROM scores", "--store", "ducklake:team_lake",
+    sql = run_cli("sql", "SELECT count(*) AS n FROM scores", "--store", f"ducklake:{lake}",
                   "--format", "json", cwd=tmp_path, env_extra=env)  # fmt: skip
     assert json.loads(sql.stdout) == [{"n": 120}], sql.stderr
-    missing = run_cli("experiments", "--store", "ducklake:other_lake", cwd=tmp_path,
+    missing = run_cli("experiments", "--store", f"ducklake:{other}", cwd=tmp_path,
                       env_extra=env)  # fmt: skip
     assert missing.code == 2, missing.stderr
-    assert "no DuckDB secret named 'other_lake'" in missing.stderr
+    assert f"no DuckDB secret named '{other}'" in missing.stderr
     assert "Traceback" not in missing.stderr
-    in_file = run_cli("run", str(experiment_on(tmp_path, "ducklake:other_lake")),
+    in_file = run_cli("run", str(experiment_on(tmp_path, f"ducklake:{other}")),
                       "--no-progress", cwd=tmp_path, env_extra=env)  # fmt: skip
     assert in_file.code == 2
     assert "store" in in_file.stderr
-    assert "no DuckDB secret named 'other_lake'" in in_file.stderr
+    assert f"no DuckDB secret named '{other}'" in in_file.stderr
 
 
 @pytest.mark.parametrize("form", ["ducklake secret", "default postgres secret"])
 def test_a_password_in_a_duckdb_secret_reaches_the_catalog_and_nothing_else(
-    postgres_session: PostgresServer,
+    postgres: PostgresServer,
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
     form: str,
 ) -> None:
-    pg = postgres_session
-    monkeypatch.delenv("PGPASSWORD", raising=False)
-    monkeypatch.delenv("PGPASSFILE", raising=False)
-    dbname = f"lake_{uuid.uuid4().hex[:8]}"
-    monkeypatch.setenv("PGPASSWORD", pg.password)
-    pg.create_database(dbname)
+    pg, dbname = postgres, postgres.dbname  # a database of this test's own
     monkeypatch.delenv("PGPASSWORD")
+    monkeypatch.delenv("PGPASSFILE", raising=False)
     home = tmp_path / "home"
     data = tmp_path / "lake-data"
+    pg_secret = unique("evals_pg")
     if form == "ducklake secret":
+        lake = unique("team_lake")
         create_secrets(
             home,
-            f"CREATE PERSISTENT SECRET evals_pg (TYPE postgres, HOST {quoted(pg.host)}, PORT"
+            f"CREATE PERSISTENT SECRET {pg_secret} (TYPE postgres, HOST {quoted(pg.host)}, PORT"
             f" {pg.port}, DATABASE {quoted(dbname)}, USER {quoted(pg.user)}, PASSWORD"
             f" {quoted(pg.password)})",
-            f"CREATE PERSISTENT SECRET team_lake (TYPE ducklake, METADATA_PATH '', DATA_PATH"
+            f"CREATE PERSISTENT SECRET {lake} (TYPE ducklake, METADATA_PATH '', DATA_PATH"
             f" {quoted(f'{data}/')}, METADATA_PARAMETERS MAP {{'TYPE': 'postgres', 'SECRET':"
-            " 'evals_pg'})",
+            f" {quoted(pg_secret)}}})",
         )
-        store, extra = "ducklake:team_lake", ""
+        store, extra = f"ducklake:{lake}", ""
     else:
         # DuckDB's postgres extension takes the unnamed postgres secret for any catalog.
         create_secrets(
@@ -115,7 +122,7 @@ def test_a_password_in_a_duckdb_secret_reaches_the_catalog_and_nothing_else(
         assert outputs[-1].code == 0, outputs[-1].stderr
     stored = json.loads(outputs[3].stdout)
     assert [run["name"] for run in stored] == ["nightly"]
-    assert "evals_pg" in outputs[4].stdout or "__default_postgres" in outputs[4].stdout
+    assert pg_secret in outputs[4].stdout or "__default_postgres" in outputs[4].stdout
     assert_nowhere(pg.password, outputs, tmp_path)
     # Nor in the catalog: the whole PostgreSQL database, dumped.
     dump = subprocess.run(
@@ -125,10 +132,14 @@ def test_a_password_in_a_duckdb_secret_reaches_the_catalog_and_nothing_else(
     )  # fmt: skip
     assert "ducklake_snapshot" in dump.stdout
     assert pg.password not in dump.stdout
-    # Without the secrets (another home), the catalog cannot be reached.
-    refused = run_cli("experiments", "--store", store, cwd=tmp_path,
-                      env_extra={"HOME": str(tmp_path)})  # fmt: skip
-    assert refused.code != 0
+    # Without the secrets (another home), another process cannot reach the catalog: a real
+    # process, since this one may keep the lake attached from the commands above.
+    refused = subprocess.run(
+        [sys.executable, "-m", "evalkit", "experiments", "--store", store], cwd=tmp_path,
+        env={**os.environ, "HOME": str(tmp_path)}, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert refused.returncode != 0
+    assert pg.password not in refused.stdout + refused.stderr
 
 
 def assert_nowhere(password: str, outputs: list[Completed], folder: Path) -> None:

@@ -1,6 +1,5 @@
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import duckdb
@@ -14,10 +13,9 @@ KEY_ENV = "EVALKIT_CLI_TEST_KEY"
 
 
 @pytest.fixture
-def judge_url() -> Iterator[str]:
-    """The shipped test server in its own process, as a user would start it."""
-    with server_process() as url:
-        yield url
+def judge_url(judge_process_url: str) -> str:
+    """The shipped test server in its own process, as a user would start it (tests/conftest.py)."""
+    return judge_process_url
 
 
 def test_an_llm_scorer_with_params_runs_through_the_cli(

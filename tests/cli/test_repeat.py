@@ -4,24 +4,21 @@ server, every execution stored, the judge's self-agreement shown and in ``--json
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
 import duckdb
 import pytest
 
-from evalkit.testing import server_process
 from tests.cli.conftest import Cli, write_dataset
 
 KEY_ENV = "EVALKIT_CLI_TEST_KEY"
 
 
 @pytest.fixture
-def folder(tmp_path: Path) -> Iterator[Path]:
+def folder(tmp_path: Path, judge_process_url: str) -> Path:
     write_dataset(tmp_path / "data.parquet", rows=12)
-    with server_process() as url:
-        (tmp_path / "llm.toml").write_text(
-            f"""
+    (tmp_path / "llm.toml").write_text(
+        f"""
 [experiment]
 name = "llm"
 dataset = "data.parquet"
@@ -29,7 +26,7 @@ store = "evalkit.duckdb"
 
 [judge]
 model = "fake-judge"
-base_url = "{url}"
+base_url = "{judge_process_url}"
 api_key_env = "{KEY_ENV}"
 
 [[scorers]]
@@ -40,9 +37,9 @@ params = {{ rubric = "The answer is a single number.", scale = 1.0 }}
 [[scorers]]
 use = "exact_match"
 """,
-            encoding="utf-8",
-        )
-        yield tmp_path
+        encoding="utf-8",
+    )
+    return tmp_path
 
 
 def test_repeat_3_stores_three_executions_per_pair_and_the_self_agreement(

@@ -7,7 +7,6 @@ import json
 import os
 import subprocess
 import sys
-import uuid
 from pathlib import Path
 
 import pytest
@@ -27,16 +26,8 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def catalog(postgres: PostgresServer) -> str:
-    """A new, empty database of the server as a lake's catalog (no password in it)."""
-    name = f"lake_{uuid.uuid4().hex[:8]}"
-    subprocess.run(
-        [str(postgres.bin_dir / "createdb"), "-h", postgres.host, "-p", str(postgres.port),
-         "-U", postgres.user, name],
-        env={**os.environ, "PGPASSWORD": postgres.password}, check=True, capture_output=True,
-    )  # fmt: skip
-    return f"ducklake:postgres:dbname={name} host={postgres.host} port={postgres.port}" + (
-        f" user={postgres.user}"
-    )
+    """The test's own, empty database of the server as a lake's catalog (no password in it)."""
+    return f"ducklake:postgres:{postgres.dsn}"
 
 
 async def test_a_postgres_catalog_takes_a_run_and_its_readers(

@@ -6,7 +6,6 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -14,7 +13,7 @@ import pytest
 from evalkit import StoreError, run_evals
 from evalkit.store import connection, ducklake_missing, prepare_store, read_item_scores
 from tests.benchmarks.bench_ducklake import begin, finish, prebuilt_batches
-from tests.s3 import S3Server, s3_server
+from tests.s3 import S3Server
 from tests.store.lake_writer import rows, scorers
 
 pytestmark = pytest.mark.skipif(
@@ -22,15 +21,11 @@ pytestmark = pytest.mark.skipif(
 )
 
 ROOT = Path(__file__).resolve().parents[2]
-DATA = "s3://evals/lake/"
 
 
-@pytest.fixture
-def s3(monkeypatch: pytest.MonkeyPatch) -> Iterator[S3Server]:
-    with s3_server() as server:
-        for name, value in server.environ.items():
-            monkeypatch.setenv(name, value)
-        yield server
+def data_path(s3: S3Server) -> str:
+    """The lake's data path in the test's own bucket (the ``s3`` fixture, tests/conftest.py)."""
+    return f"{s3.url}lake/"
 
 
 def lake(tmp_path: Path) -> str:
@@ -49,7 +44,7 @@ async def test_a_run_writes_its_rows_to_object_storage_with_keys_from_the_enviro
     s3: S3Server, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     result = await run_evals(
-        rows(40), scorers(0.0), store=lake(tmp_path), store_data_path=DATA, progress=False
+        rows(40), scorers(0.0), store=lake(tmp_path), store_data_path=data_path(s3), progress=False
     )
     assert result.status == "completed"
     assert read_item_scores(lake(tmp_path), result.experiment_id).num_rows == 80
@@ -64,7 +59,7 @@ async def test_a_run_writes_its_rows_to_object_storage_with_keys_from_the_enviro
 
 
 def test_large_flushes_are_staged_straight_to_object_storage(s3: S3Server, tmp_path: Path) -> None:
-    store = prepare_store(lake(tmp_path), data_path=DATA)
+    store = prepare_store(lake(tmp_path), data_path=data_path(s3))
     writer = begin(store, "e1", 5_000)
     for batch in prebuilt_batches("e1", 0, 5_000):
         writer.write(batch)
@@ -88,7 +83,7 @@ async def test_another_process_reads_the_lake_with_a_persistent_duckdb_secret(
     s3: S3Server, tmp_path: Path
 ) -> None:
     result = await run_evals(
-        rows(200), scorers(0.0), store=lake(tmp_path), store_data_path=DATA, progress=False
+        rows(200), scorers(0.0), store=lake(tmp_path), store_data_path=data_path(s3), progress=False
     )
     home = tmp_path / "home"
     env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_")}
@@ -97,12 +92,12 @@ async def test_another_process_reads_the_lake_with_a_persistent_duckdb_secret(
     # No keys anywhere: the lake's files cannot be read, and the error says where.
     refused = sql(lake(tmp_path), query, env)
     assert refused.returncode != 0
-    assert "under s3://evals/lake/: its credentials come from" in refused.stderr, refused.stderr
+    assert f"under {data_path(s3)}: its credentials come from" in refused.stderr, refused.stderr
     host = s3.endpoint.removeprefix("http://")
     secret = (
         f"CREATE PERSISTENT SECRET team_lake (TYPE s3, KEY_ID '{s3.key_id}',"
         f" SECRET '{s3.secret}', ENDPOINT '{host}', URL_STYLE 'path', USE_SSL false,"
-        " REGION 'us-east-1', SCOPE 's3://evals/')"
+        f" REGION 'us-east-1', SCOPE '{s3.url}')"
     )
     made = subprocess.run(
         [sys.executable, "-c", "import duckdb, sys\n"
@@ -129,7 +124,7 @@ def test_a_data_path_on_an_object_store_duckdb_cannot_write_is_refused_naming_it
 def test_read_only_sql_cannot_write_into_the_lakes_data_path(
     s3: S3Server, tmp_path: Path, where: str
 ) -> None:
-    data = DATA if where == "s3" else f"{tmp_path / 'data'}/"
+    data = data_path(s3) if where == "s3" else f"{tmp_path / 'data'}/"
     store = prepare_store(lake(tmp_path), data_path=data)
     finish(begin(store, "e0", 0))
     forged = f"{data}main/scores/forged.parquet"
