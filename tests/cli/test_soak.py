@@ -10,11 +10,13 @@ nothing is left ``running`` and no process started by a night outlives it.
 
 from __future__ import annotations
 
+import json
 import os
 import random
 import signal
 import subprocess
 import time
+import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -117,26 +119,62 @@ def _no_survivors(folder: Path) -> None:
     assert not alive, f"processes outlived their night: {alive}"
 
 
+def _preflights(base_url: str) -> int:
+    """``GET /v1/models`` requests (a run's preflight check) the test server has received."""
+    root = base_url.rstrip("/").removesuffix("/v1")
+    with urllib.request.urlopen(f"{root}/_evalkit/stats", timeout=30) as response:
+        count: int = json.load(response)["models"]
+    return count
+
+
+def _wait_for_preflights(proc: subprocess.Popen[str], base_url: str, count: int) -> None:
+    """Wait until the server has received ``count`` preflight checks, or ``proc`` ended.
+
+    A run checks its judge's endpoint once its command line is running, with its Ctrl-C
+    handling in place; a signal sent earlier lands in the interpreter's start-up, which on a
+    loaded machine took longer than the old fixed half second.
+    """
+    deadline = time.monotonic() + 120  # far above a run's start-up on a loaded machine
+    while proc.poll() is None and _preflights(base_url) < count:
+        assert time.monotonic() < deadline, "the night sent no preflight check in 120 s"
+        time.sleep(0.01)
+
+
 def _query(store: Path, sql: str, params: list[Any] | None = None) -> list[tuple[Any, ...]]:
     with duckdb.connect(str(store), read_only=True) as con:
         return con.execute(sql, params or []).fetchall()
 
 
-def _night(folder: Path, name: str, rng: random.Random, unfinished: bool, sharded: bool) -> bool:
-    """One night of ``name``: True when it ended unfinished (interrupted or killed)."""
+def _night(
+    folder: Path,
+    name: str,
+    rng: random.Random,
+    unfinished: bool,
+    sharded: bool,
+    *,
+    url: str,
+    preflights: int,
+) -> bool:
+    """One night of ``name``: True when it ended unfinished (interrupted or killed).
+
+    ``preflights``: the server's count of preflight checks once this night's run has sent its.
+    """
     args = [f"{name}.toml", *(["--resume"] if unfinished else [])]
     if sharded:
         args += ["--executor", "process", "--workers", "2"]
     fate = rng.choice(["finish", "sigint", "sigkill"])
     proc = _start(folder, *args)
     if fate != "finish":
-        time.sleep(rng.uniform(0.5, 4.0))
+        _wait_for_preflights(proc, url, preflights)
+        # Then a random moment of the run: the signal's point is the case, no assertion
+        # depends on where it landed.
+        time.sleep(rng.uniform(0.0, 3.0))
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGINT if fate == "sigint" else signal.SIGKILL)
     code, err = _finish(proc)
     if unfinished and code == 2 and "to resume" in err:
         # The signal came after the run had already finished: tonight runs afresh.
-        return _night(folder, name, rng, False, sharded)
+        return _night(folder, name, rng, False, sharded, url=url, preflights=_preflights(url) + 1)
     if fate == "sigint" and code == 130:
         return True
     if code == -signal.SIGKILL:
@@ -171,13 +209,20 @@ def test_twenty_nights_of_faults_kills_and_resumes_leave_a_clean_store(tmp_path:
             sharded = sharded if unfinished["nightly"] else night % 4 == 3
             if night % 2:
                 # Two writers on one store: the second experiment runs alongside, to the end.
+                before = _preflights(faulty)
                 other = _start(soak, "other.toml", *(["--resume"] if unfinished["other"] else []))
-                unfinished["nightly"] = _night(soak, "nightly", rng, unfinished["nightly"], sharded)
+                unfinished["nightly"] = _night(
+                    soak, "nightly", rng, unfinished["nightly"], sharded,
+                    url=faulty, preflights=before + 2,
+                )  # fmt: skip
                 code, err = _finish(other)
                 assert code == 0, f"night {night}, other: {err[-2000:]}"
                 unfinished["other"] = False
             else:
-                unfinished["nightly"] = _night(soak, "nightly", rng, unfinished["nightly"], sharded)
+                unfinished["nightly"] = _night(
+                    soak, "nightly", rng, unfinished["nightly"], sharded,
+                    url=faulty, preflights=_preflights(faulty) + 1,
+                )  # fmt: skip
             _no_survivors(soak)
         if unfinished["nightly"]:
             pool = ["--executor", "process", "--workers", "2"] if sharded else []

@@ -8,7 +8,9 @@ import json
 import os
 import shutil
 import signal
+import subprocess
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -159,14 +161,52 @@ def test_sql_help_says_what_read_only_allows(cli: Cli) -> None:
         assert needle in text, text
 
 
+def _has_open(pid: int, path: Path) -> bool:
+    """Whether process ``pid`` has ``path`` open."""
+    fds = Path(f"/proc/{pid}/fd")
+    for fd in fds.iterdir():
+        try:
+            if os.readlink(fd) == str(path):
+                return True
+        except OSError:
+            continue  # closed meanwhile
+    return False
+
+
+def _cpu_ticks(pid: int) -> int:
+    """CPU time (user + system, in clock ticks) spent so far by all threads of ``pid``."""
+    ticks = 0
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            fields = (task / "stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue  # the thread ended meanwhile
+        ticks += int(fields[11]) + int(fields[12])
+    return ticks
+
+
+def _wait_until(proc: subprocess.Popen[str], condition: Callable[[], bool]) -> None:
+    """Until ``condition()`` holds, failing if ``proc`` ends first or after 120 s (far above
+    what a loaded machine needs)."""
+    deadline = time.monotonic() + 120
+    while not condition():
+        assert proc.poll() is None, proc.communicate()
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.01)
+
+
 def test_ctrl_c_during_a_slow_query_is_an_interruption_not_a_traceback(folder: Path) -> None:
     # DuckDB answers a SIGINT that lands inside a query with RuntimeError("Query interrupted"),
     # not KeyboardInterrupt: the command line must still say "interrupted" and exit 130.
     slow = "SELECT count(*) FROM range(100000000000) t(x) WHERE x % 7 = 3"
     proc = start_cli("sql", slow, cwd=folder)
     try:
-        time.sleep(2.0)  # the query runs for minutes: the signal lands inside it
-        assert proc.poll() is None, proc.communicate()
+        # The query runs for minutes; the signal must land inside it, not in the interpreter's
+        # start-up (a fixed 2 s wait was shorter than a loaded machine's start-up): wait until
+        # the process has the store open and has then spent 0.3 s of CPU, all of it querying.
+        _wait_until(proc, lambda: _has_open(proc.pid, folder / "evalkit.duckdb"))
+        ticks = _cpu_ticks(proc.pid) + round(0.3 * os.sysconf("SC_CLK_TCK"))
+        _wait_until(proc, lambda: _cpu_ticks(proc.pid) >= ticks)
         os.killpg(proc.pid, signal.SIGINT)
         _, err = proc.communicate(timeout=30)
     finally:

@@ -295,12 +295,14 @@ async def test_a_batch_attempt_records_its_batch_time_as_the_request(
 async def test_the_back_off_before_a_retry_is_queue_time(
     server: FakeOpenAIServer, judge: Judge
 ) -> None:
-    server.add_rule(Rule(fault=Fault.rate_limit(retry_after=0.5), times=1))
+    # A back-off of 2 s, so the request time (two answers of a local server without latency)
+    # stays far below it even on a loaded machine; counted as request time, it would not.
+    server.add_rule(Rule(fault=Fault.rate_limit(retry_after=2.0), times=1))
     result = await score_scorer(judge).run(input="q", output="a")
     (execution,) = result.judge["generate_score"].executions
     (attempt,) = execution.attempts
     assert attempt.status == "success"
     assert attempt.queue_ms is not None
     assert attempt.request_ms is not None
-    assert attempt.queue_ms >= 500  # the server asked for half a second before the retry
-    assert attempt.request_ms < 500  # two answers of a server without latency
+    assert attempt.queue_ms >= 2000  # the server asked for two seconds before the retry
+    assert attempt.request_ms < 2000

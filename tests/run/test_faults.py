@@ -21,6 +21,11 @@ from evalkit.testing import FakeOpenAIServer, Fault, Rule
 from tests.conftest import KEY_ENV
 
 ITEMS = 500
+# The judge's timeout only has to end the hung requests. It used to be 0.2 s: on a loaded
+# machine the run and the server (one event loop, a hundred items at once) answered ordinary
+# requests later than that, each attempt timed out and nearly every pair failed. Two seconds
+# is far above what a loaded machine needs, and a hang costs its slot only that long.
+JUDGE_TIMEOUT = 2.0
 SCORERS = ("graded", "verdict")
 VERDICT = {
     "type": "object",
@@ -41,7 +46,7 @@ def fault_rules() -> list[Rule]:
         (0.10, Rule(fault=Fault.rate_limit(0.005))),
         (0.025, Rule(fault=Fault.malformed_body())),
         (0.025, Rule(reply='{"score": 0.5, "verdict": "corr')),  # truncated JSON content
-        (0.02, Rule(fault=Fault.hang(1.0))),
+        (0.02, Rule(fault=Fault.hang(2 * JUDGE_TIMEOUT))),
     ]
     rules, left = [], 1.0
     for share, rule in shares:
@@ -101,7 +106,7 @@ async def test_a_run_against_a_flaky_judge_accounts_for_every_pair(
             "You grade answers.",
             base_url=server.base_url,
             api_key_env=KEY_ENV,
-            timeout=0.2,
+            timeout=JUDGE_TIMEOUT,
             max_retries=2,
             rate_limit_retries=3,
         )
