@@ -1,6 +1,9 @@
 """The command line on a DuckLake store whose credentials are persistent DuckDB secrets: the
 PostgreSQL catalog's password is in a secret only (not in the store string, the experiment file
-or the environment), reaches the catalog, and never the store, the console or the reports."""
+or the environment), reaches the catalog, and never the store, the console or the reports.
+
+Real processes: each command reads its secrets from the ``HOME`` it starts with, and a process
+keeps the lake it attached (by the secret's name) for the rest of its life."""
 
 from __future__ import annotations
 
@@ -16,7 +19,7 @@ from evalkit.store import ducklake_missing, has_extension
 from tests.postgres import PostgresServer
 from tests.store.lake_secrets import create_secrets, quoted
 
-from .conftest import Completed, run_cli, write_dataset, write_experiment
+from .conftest import Completed, run_cli_process, write_dataset, write_experiment
 
 pytestmark = pytest.mark.skipif(
     ducklake_missing() is not None or not has_extension("postgres_scanner"),
@@ -40,21 +43,22 @@ def test_a_lake_named_by_a_secret_on_the_command_line(tmp_path: Path) -> None:
                          f" DATA_PATH {quoted(f'{tmp_path}/team/data/')})")  # fmt: skip
     env = {"HOME": str(home)}
     write_dataset(tmp_path / "data.parquet")
-    done = run_cli("run", str(experiment_on(tmp_path, "ducklake:team_lake")), "--no-progress",
-                   cwd=tmp_path, env_extra=env)  # fmt: skip
+    done = run_cli_process("run", str(experiment_on(tmp_path, "ducklake:team_lake")),
+                           "--no-progress", cwd=tmp_path, env_extra=env)  # fmt: skip
     assert done.code == 0, done.stderr
     assert (tmp_path / "team" / "catalog.sqlite").is_file()
     assert list((tmp_path / "team" / "data").rglob("*.parquet"))
-    sql = run_cli("sql", "SELECT count(*) AS n FROM scores", "--store", "ducklake:team_lake",
-                  "--format", "json", cwd=tmp_path, env_extra=env)  # fmt: skip
+    sql = run_cli_process("sql", "SELECT count(*) AS n FROM scores", "--store",
+                          "ducklake:team_lake", "--format", "json", cwd=tmp_path,
+                          env_extra=env)  # fmt: skip
     assert json.loads(sql.stdout) == [{"n": 120}], sql.stderr
-    missing = run_cli("experiments", "--store", "ducklake:other_lake", cwd=tmp_path,
-                      env_extra=env)  # fmt: skip
+    missing = run_cli_process("experiments", "--store", "ducklake:other_lake", cwd=tmp_path,
+                              env_extra=env)  # fmt: skip
     assert missing.code == 2, missing.stderr
     assert "no DuckDB secret named 'other_lake'" in missing.stderr
     assert "Traceback" not in missing.stderr
-    in_file = run_cli("run", str(experiment_on(tmp_path, "ducklake:other_lake")),
-                      "--no-progress", cwd=tmp_path, env_extra=env)  # fmt: skip
+    in_file = run_cli_process("run", str(experiment_on(tmp_path, "ducklake:other_lake")),
+                              "--no-progress", cwd=tmp_path, env_extra=env)  # fmt: skip
     assert in_file.code == 2
     assert "store" in in_file.stderr
     assert "no DuckDB secret named 'other_lake'" in in_file.stderr
@@ -100,8 +104,8 @@ def test_a_password_in_a_duckdb_secret_reaches_the_catalog_and_nothing_else(
     assert not any(pg.password in value for value in os.environ.values())
     assert pg.password not in experiment.read_text(encoding="utf-8") + store
 
-    done = run_cli("run", str(experiment), "--no-progress", "--json", cwd=tmp_path,
-                   env_extra=env)  # fmt: skip
+    done = run_cli_process("run", str(experiment), "--no-progress", "--json", cwd=tmp_path,
+                           env_extra=env)  # fmt: skip
     assert done.code == 0, done.stderr
     assert list(data.rglob("*.parquet"))
     outputs = [done]
@@ -111,7 +115,7 @@ def test_a_password_in_a_duckdb_secret_reaches_the_catalog_and_nothing_else(
         ("sql", "SELECT * FROM experiments", "--store", store, "--format", "json"),
         ("sql", "SELECT * FROM duckdb_secrets()", "--store", store, "--format", "json"),
     ):
-        outputs.append(run_cli(*args, cwd=tmp_path, env_extra=env))
+        outputs.append(run_cli_process(*args, cwd=tmp_path, env_extra=env))
         assert outputs[-1].code == 0, outputs[-1].stderr
     stored = json.loads(outputs[3].stdout)
     assert [run["name"] for run in stored] == ["nightly"]
@@ -126,8 +130,8 @@ def test_a_password_in_a_duckdb_secret_reaches_the_catalog_and_nothing_else(
     assert "ducklake_snapshot" in dump.stdout
     assert pg.password not in dump.stdout
     # Without the secrets (another home), the catalog cannot be reached.
-    refused = run_cli("experiments", "--store", store, cwd=tmp_path,
-                      env_extra={"HOME": str(tmp_path)})  # fmt: skip
+    refused = run_cli_process("experiments", "--store", store, cwd=tmp_path,
+                              env_extra={"HOME": str(tmp_path)})  # fmt: skip
     assert refused.code != 0
 
 
