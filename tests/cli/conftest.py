@@ -103,7 +103,7 @@ def _exit_code(exc: SystemExit, stderr: io.TextIOWrapper) -> int:
 #: Where the interpreter's and the installed libraries' modules live (and evalkit's own).
 _INSTALLED = tuple(
     str(Path(folder).resolve())
-    for folder in {sys.prefix, sys.base_prefix, Path(__file__).resolve().parents[2] / "evalkit"}
+    for folder in (sys.prefix, sys.base_prefix, Path(__file__).resolve().parents[2] / "evalkit")
 )
 
 

@@ -44,7 +44,8 @@ def test_the_real_entry_and_main_in_process_show_the_same(
 def test_a_failed_gate_exits_1_from_the_real_entry_as_in_process(
     cli: Cli, cli_process: Cli, tmp_path: Path
 ) -> None:
-    codes, summaries = [], []
+    codes: list[int] = []
+    summaries: list[tuple[object, list[str]]] = []
     for run in (cli_process, cli):  # the real process: this test is about the entry itself
         folder = tmp_path / f"run{len(codes)}"
         folder.mkdir()
