@@ -14,6 +14,8 @@ from pathlib import Path
 import duckdb
 import pytest
 
+from tests.cli.conftest import Cli
+
 ROOT = Path(__file__).resolve().parents[2]
 EXPERIMENT = ROOT / "experiments" / "judge-agreement.toml"
 FILES = (
@@ -93,8 +95,12 @@ def test_a_stricter_agreement_gate_fails_the_sample(sample: Path) -> None:
     assert "below min_agreement 0.9" in done.stdout + done.stderr
 
 
-def test_the_sample_run_without_the_server_says_which_variable_is_missing(sample: Path) -> None:
-    done = run([sys.executable, "-m", "evalkit", "run", "experiments/judge-agreement.toml"], sample)
-    assert done.returncode == 2
+def test_the_sample_run_without_the_server_says_which_variable_is_missing(
+    sample: Path, cli: Cli, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for name in [name for name in os.environ if name.startswith("EVALKIT_TEST")]:
+        monkeypatch.delenv(name)
+    done = cli("run", "experiments/judge-agreement.toml", cwd=sample)
+    assert done.code == 2
     assert "judge.base_url_env: EVALKIT_TEST_SERVER_URL is not set" in done.stderr
     assert "Traceback" not in done.stderr

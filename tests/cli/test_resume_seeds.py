@@ -171,7 +171,7 @@ def judge_url() -> Iterator[str]:
 
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_a_run_resumes_under_another_hash_seed(
-    cli: Cli, tmp_path: Path, judge_url: str, case: str
+    cli_process: Cli, tmp_path: Path, judge_url: str, case: str
 ) -> None:
     write_dataset(tmp_path / "data.parquet", rows=4)
     for name, text in (("app.py", APP), ("seeds.toml", HEAD + CASES[case])):
@@ -180,7 +180,8 @@ def test_a_run_resumes_under_another_hash_seed(
     (tmp_path / "failing.txt").write_text("2", encoding="utf-8")
 
     def run(seed: str, *args: str) -> dict[str, object]:
-        done = cli(
+        # A real process each: PYTHONHASHSEED is read only when an interpreter starts.
+        done = cli_process(
             "run", "seeds.toml", "--no-progress", "--json", *args,
             env_extra={KEY_ENV: "test-key", "PYTHONHASHSEED": seed},
         )  # fmt: skip

@@ -1,0 +1,60 @@
+"""``python -m evalkit`` shows what ``evalkit.cli.main`` called in process shows: the entry only
+hands off to the command line, and the in-process ``cli`` fixture the other tests use stands
+for the real process (exit code, stdout, stderr, encoding, usage errors)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.cli.conftest import Cli, write_dataset, write_experiment
+
+CASES = {
+    "help": (["--help"], {}),
+    "usage error": (["run"], {}),
+    "unknown command": (["nosuch"], {}),
+    "scorers --json": (["scorers", "--json"], {}),
+    "missing store": (["show", "latest", "--store", "missing.duckdb"], {}),
+    "ascii stdout": (
+        ["sql", "--write", "--store", "new.duckdb", "SELECT 'café ✓' AS x"],
+        {"PYTHONIOENCODING": "ascii"},
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_the_real_entry_and_main_in_process_show_the_same(
+    cli: Cli, cli_process: Cli, tmp_path: Path, case: str
+) -> None:
+    args, env = CASES[case]
+    real_folder, in_folder = tmp_path / "real", tmp_path / "in"
+    real_folder.mkdir()
+    in_folder.mkdir()
+    # A real process: this test is about ``python -m evalkit`` itself.
+    real = cli_process(*args, cwd=real_folder, env_extra=env)
+    in_process = cli(*args, cwd=in_folder, env_extra=env)
+    assert real.code == in_process.code, (real, in_process)
+    assert real.stdout == in_process.stdout
+    assert real.stderr == in_process.stderr
+    assert "Traceback" not in real.stderr
+
+
+def test_a_failed_gate_exits_1_from_the_real_entry_as_in_process(
+    cli: Cli, cli_process: Cli, tmp_path: Path
+) -> None:
+    codes: list[int] = []
+    summaries: list[tuple[object, list[str]]] = []
+    for run in (cli_process, cli):  # the real process: this test is about the entry itself
+        folder = tmp_path / f"run{len(codes)}"
+        folder.mkdir()
+        write_dataset(folder / "data.parquet", wrong=60)
+        write_experiment(folder)
+        done = run("run", "nightly.toml", "--json", cwd=folder)
+        assert "Traceback" not in done.stderr, done.stderr
+        codes.append(done.code)
+        summary = json.loads(done.stdout)
+        summaries.append((summary["status"], sorted(summary)))
+    assert codes == [1, 1]
+    assert summaries[0] == summaries[1]
