@@ -9,6 +9,7 @@ import subprocess
 import sys
 import threading
 import traceback
+import warnings
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -47,31 +48,44 @@ def _without_openai_keys(env_extra: dict[str, str] | None) -> dict[str, str]:
 
 @contextlib.contextmanager
 def _process_like(cwd: Path, env_extra: dict[str, str] | None) -> Iterator[None]:
-    """This process's cwd, environment, standard streams and signal handlers set up as a fresh
-    ``python -m evalkit`` child of the test would see them, and all put back afterwards."""
+    """This process's cwd, environment, standard streams, signal handlers and warning filters
+    set up as a fresh ``python -m evalkit`` child of the test would see them, and all put back
+    afterwards."""
     saved_cwd = os.getcwd()
     saved_env = dict(os.environ)
     saved_streams = sys.stdin, sys.stdout, sys.stderr
     saved_signals = {}
     if threading.current_thread() is threading.main_thread():  # elsewhere none can be set
         saved_signals = {signum: signal.getsignal(signum) for signum in _SIGNALS}
-    try:
-        os.chdir(cwd)
-        os.environ.clear()
-        os.environ.update(_without_openai_keys(env_extra))
-        # A child's stdout is a pipe, so Python sizes it 80x24 (argparse's help, the progress
-        # bar), whatever terminal the test runs in.
-        os.environ.setdefault("COLUMNS", "80")
-        os.environ.setdefault("LINES", "24")
-        yield
-    finally:
-        for signum, handler in saved_signals.items():
-            if handler is not None:  # None: set from outside Python, cannot be put back
-                signal.signal(signum, handler)
-        sys.stdin, sys.stdout, sys.stderr = saved_streams
-        os.environ.clear()
-        os.environ.update(saved_env)
-        os.chdir(saved_cwd)
+    with warnings.catch_warnings():
+        _interpreter_warning_filters()
+        try:
+            os.chdir(cwd)
+            os.environ.clear()
+            os.environ.update(_without_openai_keys(env_extra))
+            # A child's stdout is a pipe, so Python sizes it 80x24 (argparse's help, the progress
+            # bar), whatever terminal the test runs in.
+            os.environ.setdefault("COLUMNS", "80")
+            os.environ.setdefault("LINES", "24")
+            yield
+        finally:
+            for signum, handler in saved_signals.items():
+                if handler is not None:  # None: set from outside Python, cannot be put back
+                    signal.signal(signum, handler)
+            sys.stdin, sys.stdout, sys.stderr = saved_streams
+            os.environ.clear()
+            os.environ.update(saved_env)
+            os.chdir(saved_cwd)
+
+
+def _interpreter_warning_filters() -> None:
+    """The warning filters a fresh interpreter starts with, in place of the suite's ``error``: a
+    library's warning (aiohttp's ResourceWarning on a 1 MB judge prompt) is not an exception in
+    a user's ``evalkit run``, so it must not be one here either."""
+    warnings.resetwarnings()
+    warnings.filterwarnings("default", category=DeprecationWarning, module="__main__")
+    for ignored in (DeprecationWarning, PendingDeprecationWarning, ImportWarning, ResourceWarning):
+        warnings.simplefilter("ignore", ignored, append=True)
 
 
 def _pipe(encoding: str, errors: str) -> io.TextIOWrapper:
