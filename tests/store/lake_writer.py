@@ -1,10 +1,13 @@
 """A writer process for the DuckLake tests: ``python -m tests.store.lake_writer STORE NAME N
-[RESUME]`` runs ``run_evals`` over N items into STORE as experiment NAME, flushing often."""
+[RESUME [DELAY [GATE HELD]]]`` runs ``run_evals`` over N items into STORE as experiment NAME,
+flushing often; each item's scorer takes DELAY seconds, and items from index HELD on wait until
+the file GATE exists, so a test can kill the writer before it could possibly finish."""
 
 from __future__ import annotations
 
 import sys
 import time
+from pathlib import Path
 
 from evalkit import Scorer, create_scorer, run_evals_sync
 
@@ -13,9 +16,12 @@ def rows(count: int) -> list[dict[str, str]]:
     return [{"id": f"i{i:05d}", "input": f"q{i}", "output": f"a{i}"} for i in range(count)]
 
 
-def scorers(delay: float) -> list[Scorer]:
+def scorers(delay: float, gate: Path | None = None, held: int = 0) -> list[Scorer]:
     def length(run: object) -> float:
-        time.sleep(delay)
+        time.sleep(delay)  # the scorer's work: it spreads the items over many flushes
+        index = int(run.output[1:])  # type: ignore[attr-defined]
+        while gate is not None and index >= held and not gate.exists():
+            time.sleep(0.01)
         return len(run.output) / 10  # type: ignore[attr-defined]
 
     return [
@@ -30,8 +36,9 @@ def main(argv: list[str]) -> None:
     store, name, count = argv[0], argv[1], int(argv[2])
     resume = argv[3] or None if len(argv) > 3 else None
     delay = float(argv[4]) if len(argv) > 4 else 0.0
+    gate, held = (Path(argv[5]), int(argv[6])) if len(argv) > 6 else (None, 0)
     result = run_evals_sync(
-        rows(count), scorers(delay), store=store, experiment=name, progress=False,
+        rows(count), scorers(delay, gate, held), store=store, experiment=name, progress=False,
         flush_interval=0.05, concurrency=4, resume=resume, lock_timeout=120,
     )  # fmt: skip
     print(result.experiment_id, result.status, flush=True)
