@@ -1,13 +1,12 @@
 """A writer process for the DuckLake tests: ``python -m tests.store.lake_writer STORE NAME N
-[RESUME [DELAY [GATE HELD]]]`` runs ``run_evals`` over N items into STORE as experiment NAME,
-flushing often; each item's scorer takes DELAY seconds, and items from index HELD on wait until
-the file GATE exists, so a test can kill the writer before it could possibly finish."""
+[RESUME [DELAY [SLOWED]]]`` runs ``run_evals`` over N items into STORE as experiment NAME,
+flushing often; each item's scorer takes DELAY seconds, and a second from index SLOWED on, so a
+test can kill the writer before it could possibly finish."""
 
 from __future__ import annotations
 
 import sys
 import time
-from pathlib import Path
 
 from evalkit import Scorer, create_scorer, run_evals_sync
 
@@ -16,12 +15,11 @@ def rows(count: int) -> list[dict[str, str]]:
     return [{"id": f"i{i:05d}", "input": f"q{i}", "output": f"a{i}"} for i in range(count)]
 
 
-def scorers(delay: float, gate: Path | None = None, held: int = 0) -> list[Scorer]:
+def scorers(delay: float, slowed: int | None = None) -> list[Scorer]:
     def length(run: object) -> float:
         time.sleep(delay)  # the scorer's work: it spreads the items over many flushes
-        index = int(run.output[1:])  # type: ignore[attr-defined]
-        while gate is not None and index >= held and not gate.exists():
-            time.sleep(0.01)
+        if slowed is not None and int(run.output[1:]) >= slowed:  # type: ignore[attr-defined]
+            time.sleep(1.0)  # items still end: the run goes on flushing the ones before
         return len(run.output) / 10  # type: ignore[attr-defined]
 
     return [
@@ -36,9 +34,9 @@ def main(argv: list[str]) -> None:
     store, name, count = argv[0], argv[1], int(argv[2])
     resume = argv[3] or None if len(argv) > 3 else None
     delay = float(argv[4]) if len(argv) > 4 else 0.0
-    gate, held = (Path(argv[5]), int(argv[6])) if len(argv) > 6 else (None, 0)
+    slowed = int(argv[5]) if len(argv) > 5 else None
     result = run_evals_sync(
-        rows(count), scorers(delay, gate, held), store=store, experiment=name, progress=False,
+        rows(count), scorers(delay, slowed), store=store, experiment=name, progress=False,
         flush_interval=0.05, concurrency=4, resume=resume, lock_timeout=120,
     )  # fmt: skip
     print(result.experiment_id, result.status, flush=True)
