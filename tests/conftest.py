@@ -53,7 +53,7 @@ def judge(server: FakeOpenAIServer, judge_key: str) -> Judge:
         base_url=server.base_url,
         api_key_env=judge_key,
         max_retries=1,
-        timeout=5.0,
+        timeout=60.0,  # far above a loaded machine's answer time: no test waits it out
     )
 
 

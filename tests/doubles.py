@@ -6,8 +6,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-import anyio
-
 from evalkit import JudgeCost, JudgeError, JudgeErrorInfo, JudgeExecution, JudgeUsage, ScorerRun
 from evalkit.scorer import RunTrace
 
@@ -32,7 +30,6 @@ class ScriptedJudgeStep:
     cost: JudgeCost | None = None
     duration_ms: float = 10.0
     fails: Callable[[ScorerRun], bool] = lambda run: False
-    sleep: float = 0.0
     duration: Callable[[ScorerRun], float] | None = None
     timing: Callable[[ScorerRun], tuple[float, float]] | None = None  # (queue_ms, request_ms)
 
@@ -44,8 +41,6 @@ class ScriptedJudgeStep:
             prompt = f"{kind} for {owner.name}: {run.input}"
             duration_ms = self.duration(run) if self.duration else self.duration_ms
             trace.prompts[kind] = prompt  # type: ignore[index]
-            if self.sleep:
-                await anyio.sleep(self.sleep)
             if self.fails(run):
                 trace.record(
                     kind,  # type: ignore[arg-type]

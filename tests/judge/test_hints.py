@@ -55,7 +55,9 @@ def test_retry_after_as_an_http_date() -> None:
     date = email.utils.formatdate(time.time() + 30, usegmt=True)
     got = retry_after(httpx2.Headers({"Retry-After": date}))
     assert got is not None
-    assert 28 < got <= 30
+    # The date has whole seconds; 10 s below is far more than a loaded machine needs
+    # between writing the date and reading it, and far from what a misread date gives.
+    assert 20 < got <= 30
 
 
 def test_headers_are_case_insensitive_and_none_is_no_hint() -> None:

@@ -15,7 +15,7 @@ import pyarrow.parquet as pq
 
 from evalkit.store import latest_resumable, list_experiments
 
-ITEMS = 3000
+ITEMS = 1000
 
 SCRIPT = """
 import sys
@@ -32,6 +32,11 @@ def length(run):
 
 async def slow(run):
     await anyio.sleep(0.004)
+    if SLOWED is not None and int(run.input.split()[1]) >= SLOWED:
+        # A second an item from SLOWED on, four at a time: the run's last 80 items or more
+        # take 20 s or more, however fast the machine, so the test kills it before its end;
+        # items still end, so the run keeps flushing what it scored before them.
+        await anyio.sleep(1.0)
     return (zlib.crc32(run.input.encode()) % 1000) / 1000
 
 
@@ -41,9 +46,12 @@ SCORERS = [
 ]
 
 
+SLOWED = int(sys.argv[4]) if len(sys.argv) > 4 else None
+
+
 async def main() -> None:
     data, store = sys.argv[1], sys.argv[2]
-    resume = sys.argv[3] if len(sys.argv) > 3 else None
+    resume = sys.argv[3] or None if len(sys.argv) > 3 else None
     await run_evals(
         data, SCORERS, store=store, experiment="kill", progress=False, concurrency=4,
         flush_interval=0.05, keep_results=False, resume=resume,
@@ -76,7 +84,8 @@ def test_sigkill_at_random_points_then_resume_equals_a_clean_run(tmp_path: Path)
     script = tmp_path / "run.py"
     script.write_text(SCRIPT, encoding="utf-8")
     clean, killed = tmp_path / "clean.duckdb", tmp_path / "killed.duckdb"
-    subprocess.run([sys.executable, str(script), str(data), str(clean)], check=True, timeout=60)
+    # Budgets far above what a loaded machine needs: a whole run takes a few seconds.
+    subprocess.run([sys.executable, str(script), str(data), str(clean)], check=True, timeout=600)
 
     rng = random.Random(8)
     partial: list[int] = []
@@ -84,15 +93,20 @@ def test_sigkill_at_random_points_then_resume_equals_a_clean_run(tmp_path: Path)
         # Kill once a random share of the items is stored, plus a random few ms, so the
         # signal lands at any point of a flush or of the scoring between two flushes.
         target = int(ITEMS * rng.uniform(low, high))
-        args = [sys.executable, str(script), str(data), str(killed)]
+        resume = ""
         if killed.exists() and len(list_experiments(killed)):
-            args.append(latest_resumable(killed, name="kill"))
-        proc = subprocess.Popen(args)
-        deadline = time.monotonic() + 30
+            resume = latest_resumable(killed, name="kill")
+        slowed = str(target + 20)  # at most 919: 80 items or more go slowly
+        proc = subprocess.Popen(
+            [sys.executable, str(script), str(data), str(killed), resume, slowed]
+        )
+        # A look at the store every 0.25 s, not back to back: the run's flushes need the file
+        # between two looks. A run slowed past the deadline is killed where it is.
+        deadline = time.monotonic() + 120
         while proc.poll() is None and time.monotonic() < deadline:
             if killed.exists() and stored_items(killed) >= target:
                 break
-            time.sleep(0.02)
+            time.sleep(0.25)
         time.sleep(rng.uniform(0, 0.05))
         assert proc.poll() is None, "the run ended before it could be killed"
         proc.send_signal(signal.SIGKILL)
@@ -105,7 +119,7 @@ def test_sigkill_at_random_points_then_resume_equals_a_clean_run(tmp_path: Path)
     assert partial == sorted(partial), partial
 
     final = [sys.executable, str(script), str(data), str(killed)]
-    subprocess.run([*final, latest_resumable(killed, name="kill")], check=True, timeout=60)
+    subprocess.run([*final, latest_resumable(killed, name="kill")], check=True, timeout=600)
 
     experiments = list_experiments(killed).to_pylist()
     assert [e["status"] for e in experiments] == ["completed"]

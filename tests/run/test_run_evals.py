@@ -168,22 +168,28 @@ async def test_waiting_scorers_of_one_item_run_concurrently() -> None:
     from tests.doubles import ScriptedJudgeStep
 
     in_flight = max_in_flight = 0
+    all_in = anyio.Event()
 
     def observe(run: Any) -> bool:
         nonlocal in_flight, max_in_flight
         in_flight += 1
         max_in_flight = max(max_in_flight, in_flight)
+        if in_flight == 3:
+            all_in.set()
         return False
 
     async def leave(results: Any) -> float:
         nonlocal in_flight
-        await anyio.sleep(0.01)
+        # Each scorer stays in until all three are: run one after another, the first would
+        # wait here in vain (and fail) however fast the machine.
+        with anyio.fail_after(60):
+            await all_in.wait()
         in_flight -= 1
         return 1.0
 
     scorers = [
         create_scorer(f"Judged {k}")
-        .preprocess(ScriptedJudgeStep({"ok": True}, fails=observe, sleep=0.01))
+        .preprocess(ScriptedJudgeStep({"ok": True}, fails=observe))
         .generate_score(leave)
         for k in range(3)
     ]

@@ -401,7 +401,7 @@ async def test_the_rate_budget_is_shared_by_two_workers(
     async with FakeOpenAIServer() as server:
         judge = Judge(
             "fake-judge", "You grade.", base_url=server.base_url, api_key_env=judge_key,
-            rpm=rpm, cache=False, max_retries=1, timeout=5.0,
+            rpm=rpm, cache=False, max_retries=1, timeout=60.0,
         )  # fmt: skip
         scorer = create_scorer("Judged", id="judged", judge=judge).generate_score(
             PromptStep("score", lambda run: f"Rate the answer to {run.input}")

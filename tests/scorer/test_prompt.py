@@ -393,7 +393,9 @@ async def test_missing_api_key_fails_naming_the_variable(
 
 
 async def test_judge_max_concurrency_is_respected_across_scorers(judge_key: str) -> None:
-    async with FakeOpenAIServer(latency=0.05) as server:
+    # 0.2 s an answer: far longer than a loaded machine takes to send the next requests, so
+    # the calls allowed at once are at the server together.
+    async with FakeOpenAIServer(latency=0.2) as server:
         base = Judge("m", "grade", base_url=server.base_url, api_key_env=judge_key)
         first = create_scorer("A", judge=base.replace(max_concurrency=3)).generate_score(
             score_step()
@@ -414,7 +416,7 @@ async def test_judge_max_concurrency_is_respected_across_scorers(judge_key: str)
 async def test_without_max_concurrency_calls_overlap(
     server: FakeOpenAIServer, judge_key: str
 ) -> None:
-    server.latency = 0.05
+    server.latency = 0.2  # far longer than a loaded machine takes to send all six
     judge = Judge("m", "grade", base_url=server.base_url, api_key_env=judge_key)
     scorer = create_scorer("Free", judge=judge).generate_score(score_step())
     async with anyio.create_task_group() as group:

@@ -225,7 +225,7 @@ async def test_a_catastrophic_pattern_fails_its_item_after_the_timeout() -> None
 
 async def test_regex_match_sees_through_the_patterns_of_issue_15_at_once() -> None:
     for pattern, text in ((r"(a+)+$", "a" * 40 + "!"), (r"^(\w+\s?)*$", "word" * 10 + "!")):
-        result = await score(regex_match(timeout=5.0), text, pattern)
+        result = await score(regex_match(timeout=30.0), text, pattern)
         assert result.score == 0.0
 
 

@@ -163,7 +163,10 @@ def test_several_processes_write_one_lake_at_once(lake: str) -> None:
 
 
 def test_a_writer_killed_mid_write_is_resumed_with_nothing_lost_or_doubled(lake: str) -> None:
-    proc = writer(lake, "killed", 400, "", "0.01")
+    # Items from 200 on take a second each, four at a time: the writer runs 50 s or more
+    # past its first 200 items, however fast the machine, so it is still running when the
+    # test kills it, however slowly the test's polling sees its first 60 items.
+    proc = writer(lake, "killed", 400, "", "0.01", "200")
     deadline = time.monotonic() + 120
     written = 0
     while time.monotonic() < deadline and written < 60:

@@ -266,7 +266,7 @@ def test_a_writer_gives_up_on_a_store_held_open_by_another_process(store: Path) 
         pytest.raises(StoreError, match=r"locked by another process \(waited 0\.3 s"),
     ):
         StoreWriter(store, lock_timeout=0.3).begin(record, [])
-    StoreWriter(store, lock_timeout=5).begin(record, [])
+    StoreWriter(store, lock_timeout=60).begin(record, [])
     assert query(store, "SELECT id, status FROM experiments") == [("e1", "running")]
 
 

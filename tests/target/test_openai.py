@@ -14,7 +14,7 @@ def target_for(server: FakeOpenAIServer, key_env: str, **options: object) -> Ope
         base_url=server.base_url,
         api_key_env=key_env,
         max_retries=0,
-        timeout=5.0,
+        timeout=60.0,  # far above a loaded machine's answer time: no test waits it out
         **options,  # type: ignore[arg-type]
     )
 

@@ -65,7 +65,7 @@ async def test_rules_from_a_file_answer_like_rules_built_in_python(tmp_path: Pat
     rules = load_rules(write(tmp_path, GOOD))
     async with (
         FakeOpenAIServer(rules) as server,
-        httpx2.AsyncClient(base_url=server.base_url, timeout=5) as http,
+        httpx2.AsyncClient(base_url=server.base_url, timeout=60) as http,
     ):
 
         async def ask(prompt: str) -> httpx2.Response:

@@ -41,5 +41,5 @@ def llm_judge(_shared_server: FakeOpenAIServer, _llm_key: str) -> Judge:
         base_url=_shared_server.base_url,
         api_key_env=_llm_key,
         max_retries=0,
-        timeout=5.0,
+        timeout=60.0,  # far above a loaded machine's answer time: no test waits it out
     )
