@@ -148,12 +148,19 @@ async def test_target_failure_fails_that_item_only(tmp_path: Path, store: Path) 
 
 async def test_concurrency_bounds_items_in_flight() -> None:
     in_flight = max_in_flight = 0
+    three_in = anyio.Event()
 
     async def app(question: str) -> str:
+        # The first items wait until three are in flight (so the bound is reached whatever the
+        # machine's speed); a fourth at once would show the bound broken.
         nonlocal in_flight, max_in_flight
         in_flight += 1
         max_in_flight = max(max_in_flight, in_flight)
-        await anyio.sleep(0.01)
+        if in_flight == 3:
+            three_in.set()
+        with anyio.fail_after(60):
+            await three_in.wait()
+        await anyio.sleep(0)
         in_flight -= 1
         return question
 
