@@ -1,9 +1,13 @@
 from __future__ import annotations
 
+import _thread
+import signal
 import subprocess
 import sys
 import threading
+from collections.abc import Iterator, Sequence
 from pathlib import Path
+from typing import cast
 
 import duckdb
 import pytest
@@ -126,6 +130,47 @@ def test_a_ctrl_c_stops_a_query_at_once(attempt: int) -> None:
     name, seconds = done.stdout.split()
     assert name == "KeyboardInterrupt", (done.stdout, done.stderr)
     assert float(seconds) < 20, done.stdout  # the query alone runs for minutes
+
+
+class _BeginsAfterTheCtrlC:
+    """A connection whose query begins only once the Ctrl-C was handled: the moment in which
+    DuckDB forgets an interrupt, since it clears the flag when a query begins. The real
+    connection runs the query; nothing of evalkit is replaced."""
+
+    def __init__(self) -> None:
+        self.con = duckdb.connect()
+        self.interrupt_called = threading.Event()
+        self.stopped = False
+
+    def execute(self, sql: str, parameters: Sequence[object] | None = None) -> object:
+        _thread.interrupt_main()  # the Ctrl-C lands now, before the query has begun
+        assert self.interrupt_called.wait(60)
+        try:
+            return self.con.execute(sql, parameters)
+        except duckdb.InterruptException:
+            self.stopped = True
+            raise
+
+    def interrupt(self) -> None:
+        self.con.interrupt()
+        self.interrupt_called.set()
+
+
+@pytest.fixture
+def python_handles_ctrl_c() -> Iterator[None]:
+    """Python's own SIGINT handler (a pytest-xdist worker may have SIGINT ignored)."""
+    saved = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, saved)
+
+
+def test_a_ctrl_c_before_the_query_has_begun_still_stops_it(python_handles_ctrl_c: None) -> None:
+    # A query of seconds, not minutes: on the old code it ran to its end, uninterrupted.
+    slow_to_begin = _BeginsAfterTheCtrlC()
+    con = cast(duckdb.DuckDBPyConnection, slow_to_begin)  # what execute_interruptibly calls
+    with pytest.raises(KeyboardInterrupt):
+        execute_interruptibly(con, "SELECT count(*) FROM range(3000000000) t(x) WHERE x % 7 = 3")
+    assert slow_to_begin.stopped
 
 
 def test_a_failing_query_raises_its_error_through_the_thread() -> None:
