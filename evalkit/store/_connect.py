@@ -112,8 +112,10 @@ def execute_interruptibly(
     piece can take minutes: a Ctrl-C then went unnoticed until the query ended (in about half
     of the tries on a busy 2-core machine). The query runs in a thread instead, while this one
     waits; a Ctrl-C interrupts the connection (``con.interrupt()``, which DuckDB honours at
-    once) and is raised again as :class:`KeyboardInterrupt`. The connection may stay busy
-    after that, refusing ``close()`` (:func:`connection` lets the process release it).
+    once, repeated until the query has ended: one that lands before the query has begun is
+    otherwise forgotten) and is raised again as :class:`KeyboardInterrupt`. The connection
+    may stay busy after that, refusing ``close()`` (:func:`connection` lets the process
+    release it).
 
     Raises:
         KeyboardInterrupt: Ctrl-C while the query ran (the query was stopped).
@@ -128,13 +130,16 @@ def execute_interruptibly(
             outcome.append((False, exc))
 
     worker = threading.Thread(target=run, name="evalkit-query", daemon=True)
-    worker.start()
     try:
+        worker.start()  # inside: a Ctrl-C may land while the thread starts
         while worker.is_alive():
             worker.join(0.05)
     except KeyboardInterrupt:
-        con.interrupt()
-        worker.join()
+        # Until the query has ended: an interrupt that comes before DuckDB has begun the query
+        # is forgotten when it begins (DuckDB clears the flag then).
+        while worker.is_alive():
+            con.interrupt()
+            worker.join(0.05)
         raise
     ok, value = outcome[0]
     if not ok:
