@@ -122,24 +122,29 @@ def execute_interruptibly(
         duckdb.Error: The query failed.
     """
     outcome: list[tuple[bool, object]] = []
+    # Not the thread's is_alive(): a Ctrl-C that interrupts Thread.join() can leave a running
+    # thread reported as ended (seen on Python 3.11), and the query then ran on unstopped.
+    ended = threading.Event()
 
     def run() -> None:
         try:
             outcome.append((True, con.execute(sql, parameters)))
         except BaseException as exc:  # handed to the waiting thread
             outcome.append((False, exc))
+        finally:
+            ended.set()
 
     worker = threading.Thread(target=run, name="evalkit-query", daemon=True)
     try:
         worker.start()  # inside: a Ctrl-C may land while the thread starts
-        while worker.is_alive():
-            worker.join(0.05)
+        while not ended.wait(0.05):
+            pass
     except KeyboardInterrupt:
         # Until the query has ended: an interrupt that comes before DuckDB has begun the query
         # is forgotten when it begins (DuckDB clears the flag then).
-        while worker.is_alive():
+        while worker.ident is not None and not ended.is_set():
             con.interrupt()
-            worker.join(0.05)
+            ended.wait(0.05)
         raise
     ok, value = outcome[0]
     if not ok:
