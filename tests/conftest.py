@@ -7,6 +7,7 @@ bucket), so tests stay independent of their order and of each other."""
 
 from __future__ import annotations
 
+import signal
 import socket
 from collections.abc import AsyncIterator, Iterator
 
@@ -18,6 +19,16 @@ from tests.postgres import NoPostgres, PostgresServer, find_bin_dir, postgres_se
 from tests.s3 import S3Server, s3_server
 
 KEY_ENV = "EVALKIT_TEST_JUDGE_KEY"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Python's own Ctrl-C handler, in the test session and so in every process it starts.
+
+    A suite started as a background job (``nohup``, ``cmd &`` in a script) inherits SIGINT
+    ignored, and so would each ``python -m evalkit`` that a test sends a Ctrl-C: the signal
+    tests would then wait for a process that cannot hear them."""
+    if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 @pytest.fixture
