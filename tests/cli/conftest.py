@@ -8,12 +8,14 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 import traceback
 import warnings
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+import duckdb
 import pandas as pd
 import pytest
 
@@ -269,3 +271,27 @@ max_drop = 0.02
         encoding="utf-8",
     )
     return path
+
+
+def wait_for(
+    check: Callable[[], bool],
+    what: str,
+    child: subprocess.Popen[str] | None = None,
+    *,
+    timeout: float = 90,
+) -> None:
+    """Until ``check()`` holds (the store may be busy being written: try again), failing if
+    ``child`` ends first or after ``timeout`` seconds (far above a loaded machine's need)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if child is not None and child.poll() is not None:
+            pytest.fail(f"the run ended before {what}: {child.communicate()}")
+        try:
+            if check():
+                return
+        except (duckdb.Error, OSError):
+            pass
+        time.sleep(0.1)
+    if child is not None:
+        os.killpg(child.pid, signal.SIGKILL)
+    pytest.fail(f"no {what} within {timeout:g} s")

@@ -10,7 +10,7 @@ import os
 import signal
 import subprocess
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +21,7 @@ import pytest
 
 from evalkit.testing import server_process
 
-from .conftest import start_cli
+from .conftest import start_cli, wait_for
 
 KEY_ENV = "EVALKIT_SIGNALS_TEST_KEY"
 SHARDS, ROWS_PER_SHARD = 12, 3
@@ -79,26 +79,6 @@ def start(folder: Path, *options: str) -> subprocess.Popen[str]:
 def query(store: Path, sql: str) -> list[tuple[Any, ...]]:
     with duckdb.connect(str(store), read_only=True) as con:
         return con.execute(sql).fetchall()
-
-
-def wait_for(
-    check: Callable[[], bool], what: str, child: subprocess.Popen[str] | None = None
-) -> None:
-    """Until ``check()`` holds (the store may be busy being written: try again), failing if
-    ``child`` ends first."""
-    deadline = time.monotonic() + 90
-    while time.monotonic() < deadline:
-        if child is not None and child.poll() is not None:
-            pytest.fail(f"the run ended before {what}: {child.communicate()}")
-        try:
-            if check():
-                return
-        except (duckdb.Error, OSError):
-            pass
-        time.sleep(0.1)
-    if child is not None:
-        os.killpg(child.pid, signal.SIGKILL)
-    pytest.fail(f"no {what} within 90 s")
 
 
 def shards_done(store: Path) -> int:

@@ -8,15 +8,20 @@ import json
 import os
 import shutil
 import signal
-import subprocess
 import time
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from evalkit.judge import JudgeCache, default_cache_path
-from tests.cli.conftest import Cli, run_cli, start_cli, write_dataset, write_experiment
+from tests.cli.conftest import (
+    Cli,
+    run_cli,
+    start_cli,
+    wait_for,
+    write_dataset,
+    write_experiment,
+)
 
 
 @pytest.fixture(scope="module")
@@ -185,16 +190,6 @@ def _cpu_ticks(pid: int) -> int:
     return ticks
 
 
-def _wait_until(proc: subprocess.Popen[str], condition: Callable[[], bool]) -> None:
-    """Until ``condition()`` holds, failing if ``proc`` ends first or after 120 s (far above
-    what a loaded machine needs)."""
-    deadline = time.monotonic() + 120
-    while not condition():
-        assert proc.poll() is None, proc.communicate()
-        assert time.monotonic() < deadline, "timed out"
-        time.sleep(0.01)
-
-
 def test_ctrl_c_during_a_slow_query_is_an_interruption_not_a_traceback(folder: Path) -> None:
     # DuckDB answers a SIGINT that lands inside a query with RuntimeError("Query interrupted"),
     # not KeyboardInterrupt: the command line must still say "interrupted" and exit 130.
@@ -204,9 +199,10 @@ def test_ctrl_c_during_a_slow_query_is_an_interruption_not_a_traceback(folder: P
         # The query runs for minutes; the signal must land inside it, not in the interpreter's
         # start-up (a fixed 2 s wait was shorter than a loaded machine's start-up): wait until
         # the process has the store open and has then spent 0.3 s of CPU, all of it querying.
-        _wait_until(proc, lambda: _has_open(proc.pid, folder / "evalkit.duckdb"))
+        wait_for(lambda: _has_open(proc.pid, folder / "evalkit.duckdb"), "the store open", proc,
+                 timeout=120)  # fmt: skip
         ticks = _cpu_ticks(proc.pid) + round(0.3 * os.sysconf("SC_CLK_TCK"))
-        _wait_until(proc, lambda: _cpu_ticks(proc.pid) >= ticks)
+        wait_for(lambda: _cpu_ticks(proc.pid) >= ticks, "0.3 s of querying", proc, timeout=120)
         os.killpg(proc.pid, signal.SIGINT)
         _, err = proc.communicate(timeout=30)
     finally:
