@@ -2,8 +2,9 @@
 version by version (the Arrow schemas of the rows a writer appends are in ``_arrow.py``).
 
 A store records its version in ``schema_version``; ``migrate`` (evalkit.store._migrate)
-applies every migration above it. Version 7 (judge execution records) is in ``_schema_v7.py``,
-to keep this module small. Views are recreated by the migration that changes them.
+applies every migration above it. Versions 7 (judge execution records) and 8 (verdicts and
+baseline pins) are in ``_schema_v7.py`` and ``_schema_v8.py``, to keep this module small.
+Views are recreated by the migration that changes them.
 Why the schema is in one place and writers take Arrow: docs/pages/design/store-takes-arrow.md.
 """
 
@@ -16,6 +17,7 @@ import duckdb
 from evalkit.store._lake import in_lake, lake_ddl, partition_by_experiment
 from evalkit.store._prices import PRICES_AS_OF, SEED_PRICES
 from evalkit.store._schema_v7 import migrate_to_7
+from evalkit.store._schema_v8 import migrate_to_8
 
 _TABLES_V1 = """
 CREATE TABLE schema_version (
@@ -386,6 +388,7 @@ MIGRATIONS: tuple[Callable[[duckdb.DuckDBPyConnection], None], ...] = (
     _migrate_to_5,
     _migrate_to_6,
     migrate_to_7,
+    migrate_to_8,
 )
 
 #: The schema version this evalkit writes.

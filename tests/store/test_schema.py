@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import gzip
+import shutil
 from pathlib import Path
 
 import duckdb
@@ -25,6 +27,8 @@ TABLES = {
     "shards_done",
     "scorer_agreement",
     "score_repeats",
+    "scorer_gates",
+    "baseline_pins",
 }
 
 
@@ -38,7 +42,7 @@ async def test_new_store_has_schema_views_and_seeded_prices(store: Path) -> None
                 "SELECT view_name FROM duckdb_views() WHERE NOT internal"
             ).fetchall()
         }
-        assert schema_version(con) == SCHEMA_VERSION == 7
+        assert schema_version(con) == SCHEMA_VERSION == 8
         prices = con.execute("SELECT count(*) FROM model_prices").fetchone()
     assert tables == TABLES
     assert {"scorer_summary", "judge_usage", "agreement_summary", "pair_spread",
@@ -100,7 +104,7 @@ def test_a_version_1_store_gains_the_writer_columns(store: Path) -> None:
             " failed_count, started_at) VALUES ('old', 'n', 'completed', 1, 1, 0, now())"
         )
         assert migrate(con, where=str(store)) == 1
-        assert schema_version(con) == SCHEMA_VERSION == 7
+        assert schema_version(con) == SCHEMA_VERSION == 8
         row = con.execute(
             "SELECT id, status, writer_pid, writer_host, heartbeat_at FROM experiments"
         ).fetchall()
@@ -125,7 +129,7 @@ def test_a_version_3_store_gains_shards_done_and_keeps_its_rows(
             MIGRATIONS[3](con)
             con.execute(_SHARD_ROW)
         assert migrate(con, where=str(store)) == 3
-        assert schema_version(con) == SCHEMA_VERSION == 7
+        assert schema_version(con) == SCHEMA_VERSION == 8
         rows = con.execute("SELECT experiment_id, shard_index, rows FROM shards_done").fetchall()
     assert rows == ([("old", 0, 5)] if ran_sharded else [])
 
@@ -148,3 +152,61 @@ def test_the_arrow_schemas_match_the_tables(store: Path) -> None:
             assert [(n, "VARCHAR" if t == "JSON" else t) for n, t in columns] == arrow, table
     finally:
         con.close()
+
+
+#: A store written by evalkit at schema version 7 (main at 29e443a, DuckDB 1.5.5): quickstart,
+#: regression-demo, a --limit 20 quickstart and 40 items of judge-agreement on the test server.
+STORE_V7 = Path(__file__).parent / "data" / "store-v7.duckdb.gz"
+
+_EVERY_TABLE = (
+    "experiments",
+    "experiment_scorers",
+    "experiment_items",
+    "scores",
+    "scorer_errors",
+    "judge_executions",
+    "score_repeats",
+    "scorer_agreement",
+)
+
+
+def _contents(
+    con: duckdb.DuckDBPyConnection, columns: dict[str, list[str]]
+) -> dict[str, list[str]]:
+    """Every row of every table, in the columns given (the table's columns before)."""
+    return {
+        t: sorted(repr(r) for r in con.execute(f"SELECT {', '.join(c)} FROM {t}").fetchall())
+        for t, c in columns.items()
+    }
+
+
+def _columns(con: duckdb.DuckDBPyConnection) -> dict[str, list[str]]:
+    return {t: [d[0] for d in con.execute(f"SELECT * FROM {t} LIMIT 0").description]
+            for t in _EVERY_TABLE}  # fmt: skip
+
+
+def test_a_store_written_at_version_7_migrates_in_place_with_nothing_lost(tmp_path: Path) -> None:
+    store = tmp_path / "evalkit.duckdb"
+    with gzip.open(STORE_V7) as packed, store.open("wb") as out:
+        shutil.copyfileobj(packed, out)
+    with duckdb.connect(str(store), read_only=True) as con:
+        assert schema_version(con) == 7
+        columns = _columns(con)
+        before = _contents(con, columns)
+    assert len(before["scores"]) == 1922
+    assert len(before["judge_executions"]) == 40
+    con = open_connection(store)
+    try:
+        assert migrate(con, where=str(store)) == 7
+        assert schema_version(con) == SCHEMA_VERSION == 8
+        after = _contents(con, columns)
+        verdicts = con.execute(
+            "SELECT count(*), count(verdict), count(baseline_id) FROM experiments"
+        ).fetchall()
+        gates = con.execute("SELECT count(*) FROM scorer_gates").fetchall()
+    finally:
+        con.close()
+    assert after == before
+    # The runs were never judged in the store: NULL, not a guess.
+    assert verdicts == [(4, 0, 0)]
+    assert gates == [(0,)]
