@@ -129,6 +129,14 @@ def _print_pairs(args: argparse.Namespace, diff: Any, slices: list[str]) -> None
         for p in diff.pairs.to_dict(orient="records")
     ]  # fmt: skip
     print(text_table(columns, rows))
+    cut = [
+        f"{one_line(p['item_id'])} {one_line(p['scorer_id'])} ({side})"
+        for p in diff.pairs.to_dict(orient="records")
+        for side in ("baseline", "candidate")
+        if p[f"{side}_reason_truncated"]
+    ]
+    if cut:
+        print("reasons cut at the judge's token limit (truncated): " + ", ".join(cut))
     shown = len(diff.pairs)
     if args.offset + shown < diff.total:
         print(

@@ -31,6 +31,11 @@ def _short(value: Any) -> str:
     return repr(text if len(text) <= _TEXT else text[: _TEXT - 1] + "…")
 
 
+def _reason(truncated: bool) -> str:
+    """The label of a reason: a judge reply cut at its token limit says so."""
+    return "reason (truncated)" if truncated else "reason"
+
+
 def _item_line(view: ItemView) -> str:
     score = "failed" if view.score is None else f"{view.score:.3f}"
     parts = [f"{visible(view.item_id)}  score {score}", f"input {_short(view.input)}"]
@@ -38,7 +43,7 @@ def _item_line(view: ItemView) -> str:
     if view.ground_truth is not None:
         parts.append(f"expected {_short(view.ground_truth)}")
     if view.reason:
-        parts.append(f"reason {_short(view.reason)}")
+        parts.append(f"{_reason(view.reason_truncated)} {_short(view.reason)}")
     return "    " + "  ".join(parts)
 
 
@@ -53,7 +58,7 @@ def _pair_line(pair: PairView) -> str:
     if pair.ground_truth is not None:
         parts.append(f"expected {_short(pair.ground_truth)}")
     if pair.reason:
-        parts.append(f"reason {_short(pair.reason)}")
+        parts.append(f"{_reason(pair.reason_truncated)} {_short(pair.reason)}")
     return "    " + "  ".join(parts)
 
 

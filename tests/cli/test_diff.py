@@ -9,7 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli.conftest import Completed, run_cli
+from evalkit import Judge
+from evalkit.testing import FakeOpenAIServer
+from tests.cli.conftest import Cli, Completed, run_cli
+from tests.truncated import CUT_REPLY, two_nights
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -114,3 +117,22 @@ def test_the_html_report_shows_the_dropped_slices_and_pairs(demo: tuple[Path, Co
     assert "evalkit diff" in html
     markdown = Path(folder, json.loads(done.stdout)["reports"]["markdown"]).read_text("utf-8")
     assert "category=billing" in markdown
+
+
+async def test_diff_flags_a_reason_cut_at_the_token_limit(
+    cli: Cli, tmp_path: Path, server: FakeOpenAIServer, judge: Judge
+) -> None:
+    first, second = await two_nights(tmp_path / "evalkit.duckdb", judge, server)
+    done = cli("diff", first.experiment_id, second.experiment_id)
+    assert done.code == 0, done.stderr
+    assert (
+        "reasons cut at the judge's token limit (truncated): q0 explained (candidate),"
+        " q1 explained (candidate)"
+    ) in done.stdout
+    listed = cli("diff", first.experiment_id, second.experiment_id, "--json")
+    pairs = {p["item_id"]: p for p in json.loads(listed.stdout)["pairs"]}
+    assert sorted(pairs) == ["q0", "q1"]
+    for pair in pairs.values():
+        assert pair["candidate_reason"] == CUT_REPLY
+        assert pair["candidate_reason_truncated"] is True
+        assert pair["baseline_reason_truncated"] is False
