@@ -35,6 +35,10 @@ _ORDERS: dict[str, str] = {
     "candidate": "candidate_score ASC",
 }
 
+#: The store version whose ``judge_executions`` has ``truncated`` (an older store, read
+#: without being migrated, flags no reason).
+_TRUNCATED_SINCE = 7
+
 #: The columns of :attr:`ItemDiff.pairs`, in order (slice columns follow).
 PAIR_COLUMNS = (
     "item_id",
@@ -340,7 +344,9 @@ def _truncated(con: duckdb.DuckDBPyConnection, rows: list[int]) -> set[int]:
     """The score rows among ``rows`` whose reason was cut at the judge's token limit: the
     generate_reason step's reply of that pair (its own execution, not a repeat's) was flagged
     ``truncated`` in ``judge_executions``."""
-    if not rows:
+    from evalkit.store import schema_version
+
+    if not rows or schema_version(con) < _TRUNCATED_SINCE:
         return set()
     found = con.execute(
         "SELECT DISTINCT s.rowid FROM scores s JOIN judge_executions j"

@@ -7,9 +7,11 @@ import json
 import shutil
 from pathlib import Path
 
+import duckdb
 import pytest
 
 from evalkit import Judge
+from evalkit.compare import diff_items
 from evalkit.testing import FakeOpenAIServer
 from tests.cli.conftest import Cli, Completed, run_cli
 from tests.truncated import CUT_REPLY, two_nights
@@ -136,3 +138,17 @@ async def test_diff_flags_a_reason_cut_at_the_token_limit(
         assert pair["candidate_reason"] == CUT_REPLY
         assert pair["candidate_reason_truncated"] is True
         assert pair["baseline_reason_truncated"] is False
+
+
+async def test_a_store_from_before_truncated_reasons_still_diffs(
+    tmp_path: Path, server: FakeOpenAIServer, judge: Judge
+) -> None:
+    store = tmp_path / "evalkit.duckdb"
+    first, second = await two_nights(store, judge, server)
+    # The store as version 6 left it: judge_executions without its truncated column.
+    with duckdb.connect(str(store)) as con:
+        con.execute("ALTER TABLE judge_executions DROP COLUMN truncated")
+        con.execute("DELETE FROM schema_version WHERE version > 6")
+    diff = diff_items(store, first.experiment_id, second.experiment_id)
+    assert sorted(diff.pairs["item_id"]) == ["q0", "q1"]
+    assert list(diff.pairs["candidate_reason_truncated"]) == [False, False]
