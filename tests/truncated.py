@@ -26,18 +26,23 @@ async def two_nights(
 ) -> tuple[ExperimentResult, ExperimentResult]:
     """Night 1: q0-q3 right. Night 2 (threshold 0.9, missed): q0 and q1 wrong, and the judge's
     explanation of a wrong answer stops at its token limit, so their reasons are flagged
-    truncated."""
+    truncated. Every item is labelled 1.0 (column ``human``): on night 2 the judge and the
+    people disagree on q0 and q1."""
     server.add_rule(Rule("Explain 0.0", reply=CUT_REPLY, finish_reason="length"))
     server.add_rule(Rule("Explain", reply="It matches."))
-    rows = [{"id": f"q{i}", "input": f"question {i}", "groundTruth": "a"} for i in range(4)]
+    rows = [
+        {"id": f"q{i}", "input": f"question {i}", "groundTruth": "a", "human": 1.0}
+        for i in range(4)
+    ]
     first = await run_evals(
         [{**row, "output": "a"} for row in rows],
         [explained(judge)],
-        store=store, experiment="qa", progress=False,
+        store=store, experiment="qa", progress=False, labels={"explained": "human"},
     )  # fmt: skip
     second = await run_evals(
         [{**row, "output": "b" if i < 2 else "a"} for i, row in enumerate(rows)],
         [explained(judge)],
         store=store, experiment="qa", progress=False, thresholds={"explained": 0.9},
+        labels={"explained": "human"},
     )  # fmt: skip
     return first, second

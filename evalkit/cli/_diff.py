@@ -163,7 +163,7 @@ def _disagreements(
         rows += [
             {"scorer_id": m.scorer_id, "item_id": d.item_id, "label": d.label,
              "label_text": shown.label_text, "baseline_score": scores.get(d.item_id),
-             "score": d.score, "reason": d.reason}
+             "score": d.score, "reason": d.reason, "reason_truncated": d.reason_truncated}
             for d, shown in zip(m.disagreements, view.disagreements, strict=True)
         ]  # fmt: skip
     return rows
@@ -174,7 +174,8 @@ def _print_disagreements(rows: list[dict[str, Any]]) -> None:
     columns = ["scorer", "item", "human label", "baseline", "candidate", "judge's reason"]
     print(text_table(columns, [
         [r["scorer_id"], r["item_id"], r["label_text"], r["baseline_score"], r["score"],
-         r["reason"]] for r in rows
+         f"(truncated) {r['reason']}" if r["reason_truncated"] and r["reason"] else r["reason"]]
+        for r in rows
     ]))  # fmt: skip
 
 

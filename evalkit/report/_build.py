@@ -36,19 +36,13 @@ def _regression_reason(c: ScorerComparison) -> str:
     )
 
 
-def _reason_truncated(o: Any) -> bool:
-    """Whether the outcome's reason is a judge reply cut at its token limit."""
-    record = o.result.judge.get("generate_reason") if o.result is not None else None
-    return record is not None and any(e.truncated for e in record.executions)
-
-
 def _view(item: Any, o: Any) -> ItemView:
     row = item.item
     return ItemView(
         row.id, o.scorer_id, o.score, row.input, item.output, row.ground_truth,
         reason=o.reason, failed_step=o.failed_step,
         error=o.error.message if o.error is not None else None,
-        reason_truncated=_reason_truncated(o),
+        reason_truncated=o.reason_truncated,
     )  # fmt: skip
 
 

@@ -138,6 +138,15 @@ async def test_diff_flags_a_reason_cut_at_the_token_limit(
         assert pair["candidate_reason"] == CUT_REPLY
         assert pair["candidate_reason_truncated"] is True
         assert pair["baseline_reason_truncated"] is False
+    # The disagreements with the human labels, read back from the store.
+    found = json.loads(listed.stdout)["disagreements"]
+    assert {(d["item_id"], d["reason"], d["reason_truncated"]) for d in found} == {
+        ("q0", CUT_REPLY, True),
+        ("q1", CUT_REPLY, True),
+    }
+    lines = done.stdout.splitlines()
+    rows = lines[lines.index("where the candidate's judge and the human labels disagree most:") :]
+    assert sum(f"(truncated) {CUT_REPLY}" in row for row in rows) == 2
 
 
 async def test_a_store_from_before_truncated_reasons_still_diffs(

@@ -1,5 +1,6 @@
 """A reason cut at the judge's token limit is flagged wherever a report shows it: the regressed
-pairs and the lowest-scored items of the HTML report and the pytest plugin's message."""
+pairs, the lowest-scored items and the disagreements with the human labels of the HTML and
+Markdown reports, and the pytest plugin's message."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from pathlib import Path
 from evalkit import Judge
 from evalkit.cli import judge_run
 from evalkit.pytest_plugin import EvalOutcome
-from evalkit.report import html_report
+from evalkit.report import html_report, markdown_summary
 from evalkit.testing import FakeOpenAIServer
 from tests.truncated import CUT_REPLY, two_nights
 
@@ -44,7 +45,17 @@ async def test_a_truncated_reason_is_flagged_in_the_reports(
     assert "baseline: It matches.<hr>" in regressed
     worst_html = html[html.index("<h2>Worst items") :]
     assert worst_html.count(flagged) == 2
-    assert html.count("(truncated)</span>") == 4
+    # The pairs where the judge and the people differ most (both labelled 1.0, scored 0).
+    (agreement,) = report.agreement
+    assert {(d.item_id, d.reason_truncated) for d in agreement.disagreements} == {
+        ("q0", True),
+        ("q1", True),
+    }
+    agreed = html[html.index("Agreement with human labels") : html.index("<h2>Regressed items")]
+    assert agreed.count(flagged) == 2
+    assert html.count("(truncated)</span>") == 6
+    markdown = markdown_summary(report)
+    assert markdown.count(f"| {CUT_REPLY} (truncated) |") == 2
     message = EvalOutcome(judged).message
     assert "misses the threshold" in message
     assert f"reason (truncated) '{CUT_REPLY}'" in message
