@@ -48,9 +48,9 @@ def _item_line(view: ItemView) -> str:
 
 
 def _pair_line(pair: PairView) -> str:
-    before, after = pair.baseline_score, pair.score
+    change = f"{pair.baseline_score:.3f} → {pair.score:.3f} ({pair.delta:+.3f})"
     parts = [
-        f"{visible(pair.item_id)}  {before:.3f} → {after:.3f} ({after - before:+.3f})",
+        f"{visible(pair.item_id)}  {change}",
         f"input {_short(pair.input)}",
         f"output {_short(pair.output)}",
         f"baseline output {_short(pair.baseline_output)}",
