@@ -17,6 +17,12 @@ MAX_CONCURRENCY = 10_000
 #: The most executions ``repeats`` may ask of each LLM-judged pair (each one is a judge call).
 MAX_REPEATS = 20
 
+#: Most worker processes of a sharded run (``workers``). Each is a Python process holding the
+#: run's stack, about 150 MB, so 1,024 on one machine is already 150 GB; a Ray cluster of
+#: that many CPUs is large, and past it more items in flight come from ``concurrency``
+#: inside each worker, not from more processes.
+MAX_WORKERS = 1024
+
 
 def check_concurrency_ceiling(key: str, value: int) -> None:
     """Refuse a concurrency above :data:`MAX_CONCURRENCY`, naming ``key`` (option or flag).
@@ -28,4 +34,18 @@ def check_concurrency_ceiling(key: str, value: int) -> None:
         raise ConfigError(
             f"{key} = {value} is above the ceiling of {MAX_CONCURRENCY} items in flight"
             " (more only costs memory; see docs/pages/design/ceilings-on-inputs.md)"
+        )
+
+
+def check_workers_ceiling(key: str, value: int) -> None:
+    """Refuse more worker processes than :data:`MAX_WORKERS`, naming ``key`` (option or flag).
+
+    Raises:
+        ConfigError: ``value`` is above the ceiling.
+    """
+    if value > MAX_WORKERS:
+        raise ConfigError(
+            f"{key} = {value} is above the ceiling of {MAX_WORKERS} worker processes (each"
+            " holds the run's stack; more items in flight come from the concurrency inside each"
+            " worker; see docs/pages/design/ceilings-on-inputs.md)"
         )

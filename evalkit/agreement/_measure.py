@@ -37,16 +37,18 @@ RATERS = "raters"
 
 @dataclass(frozen=True, slots=True)
 class Disagreement:
-    """A pair where the scorer and the people differ most."""
+    """A pair where the scorer and the people differ most (``reason_truncated``: the reason is
+    a judge reply cut at its token limit)."""
 
     item_id: str
     score: float
     label: float
     reason: str | None
+    reason_truncated: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         return {"item_id": self.item_id, "score": self.score, "label": self.label,
-                "reason": self.reason}  # fmt: skip
+                "reason": self.reason, "reason_truncated": self.reason_truncated}  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)
@@ -154,6 +156,7 @@ def measure(
     seed: int = 0,
     limit: int = 10,
     source: str = "labels",
+    truncated: Sequence[bool] = (),
 ) -> ScorerAgreement:
     """Measure one scorer's agreement with its labels.
 
@@ -167,6 +170,8 @@ def measure(
         seed: Seeds the bootstrap (the same run gives the same intervals).
         limit: Disagreements kept.
         source: The dataset, named by a label's error.
+        truncated: Per item, whether its reason is a judge reply cut at its token limit
+            (empty: none is).
 
     Raises:
         DatasetError: A label is not one of the levels, or not a number.
@@ -187,6 +192,8 @@ def measure(
         raters = inter_rater_alpha(rows, **options)
     picked = disagreements(judge, human, kind=kind, levels=levels, limit=limit)
     found = tuple(
-        Disagreement(item_ids[i], float(judge[i]), float(human[i]), reasons[i]) for i in picked
-    )
+        Disagreement(item_ids[i], float(judge[i]), float(human[i]), reasons[i],
+                     bool(truncated[i]) if truncated else False)
+        for i in picked
+    )  # fmt: skip
     return ScorerAgreement(spec.scorer_id, spec, kind, main, columns, raters, found)

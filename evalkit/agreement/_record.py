@@ -35,7 +35,8 @@ def measure_labels(
     for scorer_id, spec in labels.items():
         found = read(spec)
         measured[scorer_id] = measure(spec, found.item_ids, found.scores, found.reasons,
-                                      found.labels, source=source)  # fmt: skip
+                                      found.labels, source=source,
+                                      truncated=found.truncated)  # fmt: skip
     return measured
 
 

@@ -129,6 +129,14 @@ def _print_pairs(args: argparse.Namespace, diff: Any, slices: list[str]) -> None
         for p in diff.pairs.to_dict(orient="records")
     ]  # fmt: skip
     print(text_table(columns, rows))
+    cut = [
+        f"{one_line(p['item_id'])} {one_line(p['scorer_id'])} ({side})"
+        for p in diff.pairs.to_dict(orient="records")
+        for side in ("baseline", "candidate")
+        if p[f"{side}_reason_truncated"]
+    ]
+    if cut:
+        print("reasons cut at the judge's token limit (truncated): " + ", ".join(cut))
     shown = len(diff.pairs)
     if args.offset + shown < diff.total:
         print(
@@ -155,7 +163,7 @@ def _disagreements(
         rows += [
             {"scorer_id": m.scorer_id, "item_id": d.item_id, "label": d.label,
              "label_text": shown.label_text, "baseline_score": scores.get(d.item_id),
-             "score": d.score, "reason": d.reason}
+             "score": d.score, "reason": d.reason, "reason_truncated": d.reason_truncated}
             for d, shown in zip(m.disagreements, view.disagreements, strict=True)
         ]  # fmt: skip
     return rows
@@ -166,7 +174,8 @@ def _print_disagreements(rows: list[dict[str, Any]]) -> None:
     columns = ["scorer", "item", "human label", "baseline", "candidate", "judge's reason"]
     print(text_table(columns, [
         [r["scorer_id"], r["item_id"], r["label_text"], r["baseline_score"], r["score"],
-         r["reason"]] for r in rows
+         f"(truncated) {r['reason']}" if r["reason_truncated"] and r["reason"] else r["reason"]]
+        for r in rows
     ]))  # fmt: skip
 
 

@@ -12,7 +12,7 @@ from evalkit.cli._main import EXIT_FAILED_GATE, EXIT_OK
 from evalkit.cli._refs import find_experiment
 from evalkit.cli._slices import declared_slices, slices_table, stored_slices
 from evalkit.compare import Comparison, compare_experiments, compare_judges
-from evalkit.errors import BaselineError, StoreError
+from evalkit.errors import BaselineError, ConfigError, StoreError
 from evalkit.report import items_done
 from evalkit.scorers import list_scorers
 from evalkit.store import DEFAULT_STORE, connection, read_item_scores
@@ -45,6 +45,8 @@ def directions_of(store: str, experiment_id: str) -> dict[str, str]:
 def cmd_experiments(args: argparse.Namespace) -> int:
     """List stored runs, newest first, with each scorer's mean."""
     store = args.store or DEFAULT_STORE
+    if args.limit < 1:
+        raise ConfigError(f"--limit must be at least 1 (runs to list), got {args.limit}")
     runs = stored_experiments(store, name=args.name, limit=args.limit).to_pylist()
     means: dict[str, list[str]] = {}
     for row in _scorer_rows(store, [r["id"] for r in runs]):
@@ -120,6 +122,12 @@ def cmd_compare(args: argparse.Namespace) -> int:
     """Paired comparison of two stored runs; exit 1 when a scorer regressed, 2 when the runs
     do not pair (another dataset, no item in common, no scorer scored in both)."""
     store = args.store or DEFAULT_STORE
+    # The rule of [regression] min_paired in an experiment file: a share, NaN and inf refused.
+    if not 0.0 <= args.min_paired <= 1.0:
+        raise ConfigError(
+            f"--min-paired must be a number from 0 to 1, got {args.min_paired} (the share of"
+            " the candidate's items the baseline must hold)"
+        )
     baseline = find_experiment(store, args.baseline)
     candidate = find_experiment(
         store, args.candidate, exclude=baseline["id"] if baseline is not None else None

@@ -113,7 +113,9 @@ def build_parser() -> argparse.ArgumentParser:
         default="local",
         help="where shards run: this process, a process pool, or Ray (default: local)",
     )
-    run.add_argument("--workers", type=int, metavar="N", help="worker processes (process/ray)")
+    run.add_argument(
+        "--workers", type=int, metavar="N", help="worker processes (process/ray; 1 to 1024)"
+    )
     run.add_argument("--ray-address", metavar="ADDR", help="an existing Ray cluster to use")
     run.add_argument("--shard", metavar="I/N", help="run only slice I of N (CI matrix jobs)")
     run.add_argument("--json", action="store_true", help="print a machine-readable summary")
@@ -147,7 +149,9 @@ def build_parser() -> argparse.ArgumentParser:
     experiments = commands.add_parser("experiments", help="list stored runs, newest first")
     _add_store(experiments)
     experiments.add_argument("--name", help="only runs of this name")
-    experiments.add_argument("--limit", type=int, default=20, metavar="N", help="at most N rows")
+    experiments.add_argument(
+        "--limit", type=int, default=20, metavar="N", help="at most N rows (1 or more; 20)"
+    )
     experiments.add_argument("--json", action="store_true", help="print JSON")
     experiments.set_defaults(handler=_later("_inspect", "cmd_experiments"))
 
@@ -170,7 +174,7 @@ def build_parser() -> argparse.ArgumentParser:
         default=0.9,
         metavar="SHARE",
         help="share of the candidate's items the baseline must hold unless both ran on the"
-        " same dataset (0.9)",
+        " same dataset (0 to 1; 0.9)",
     )
     compare.add_argument("--json", action="store_true", help="print JSON")
     compare.add_argument(

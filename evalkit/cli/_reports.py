@@ -113,6 +113,7 @@ def explain_from_store(
                     _decoded(p["baseline_output"]), _decoded(p["candidate_output"]),
                     p["baseline_reason"], p["candidate_reason"],
                     tuple((k, p[f"slice:{k}"]) for k in slices),
+                    bool(p["baseline_reason_truncated"]), bool(p["candidate_reason_truncated"]),
                 )
                 for p in diff.pairs.to_dict(orient="records")
             ]  # fmt: skip

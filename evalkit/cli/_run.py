@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from evalkit._ceilings import check_workers_ceiling
 from evalkit.agreement import REPEATS
 from evalkit.cli._agreement import agreement_table, noise_shares, stability_table
 from evalkit.cli._file_run import run_experiment_file
@@ -28,6 +29,7 @@ def _sharding(args: argparse.Namespace) -> dict[str, Any]:
     if getattr(args, "workers", None) is not None:
         if args.workers < 1:
             raise ConfigError(f"--workers must be at least 1, got {args.workers}")
+        check_workers_ceiling("--workers", args.workers)
         options["workers"] = args.workers
     if getattr(args, "shard", None) is not None:
         options["shard"] = args.shard

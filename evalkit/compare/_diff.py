@@ -35,6 +35,10 @@ _ORDERS: dict[str, str] = {
     "candidate": "candidate_score ASC",
 }
 
+#: The store version whose ``judge_executions`` has ``truncated`` (an older store, read
+#: without being migrated, flags no reason).
+_TRUNCATED_SINCE = 7
+
 #: The columns of :attr:`ItemDiff.pairs`, in order (slice columns follow).
 PAIR_COLUMNS = (
     "item_id",
@@ -49,6 +53,8 @@ PAIR_COLUMNS = (
     "candidate_output",
     "baseline_reason",
     "candidate_reason",
+    "baseline_reason_truncated",
+    "candidate_reason_truncated",
     "metadata",
 )
 
@@ -61,7 +67,9 @@ class ItemDiff:
         pairs: One row per (item, scorer) pair on this page: :data:`PAIR_COLUMNS` (``input``,
             ``ground_truth``, the outputs and ``metadata`` as JSON text; ``delta`` is
             ``candidate - baseline``, ``improvement`` the change signed by the scorer's
-            direction, negative when worse), then one ``slice:KEY`` column per slice key.
+            direction, negative when worse; ``*_reason_truncated`` is True when that run's
+            reason is a judge reply cut at its token limit), then one ``slice:KEY`` column per
+            slice key.
         total: Pairs matching the filters, over every page.
         only_in_baseline: Items evaluated in the baseline only (whatever the filters).
         only_in_candidate: Items evaluated in the candidate only.
@@ -311,8 +319,12 @@ def _details(
         [[*page["b_row"].tolist(), *page["c_row"].tolist()]],
     ).df()
     reason = by_row.set_index("r")["reason"]
+    cut = _truncated(con, [*page["b_row"].tolist(), *page["c_row"].tolist()])
     page = page.assign(
-        baseline_reason=page["b_row"].map(reason), candidate_reason=page["c_row"].map(reason)
+        baseline_reason=page["b_row"].map(reason),
+        candidate_reason=page["c_row"].map(reason),
+        baseline_reason_truncated=page["b_row"].isin(cut),
+        candidate_reason_truncated=page["c_row"].isin(cut),
     ).drop(columns=["b_row", "c_row"])
     c_items = items[items["experiment_id"] == candidate].drop(columns="experiment_id")
     b_items = items[items["experiment_id"] == baseline].drop(columns="experiment_id")
@@ -326,6 +338,25 @@ def _details(
     columns = [*PAIR_COLUMNS, *(f"slice:{key}" for key in slices)]
     frame = frame[columns]
     return frame.astype(object).where(frame.notna(), None)
+
+
+def _truncated(con: duckdb.DuckDBPyConnection, rows: list[int]) -> set[int]:
+    """The score rows among ``rows`` whose reason was cut at the judge's token limit: the
+    generate_reason step's reply of that pair (its own execution, not a repeat's) was flagged
+    ``truncated`` in ``judge_executions``."""
+    from evalkit.store import schema_version
+
+    if not rows or schema_version(con) < _TRUNCATED_SINCE:
+        return set()
+    found = con.execute(
+        "SELECT DISTINCT s.rowid FROM scores s JOIN judge_executions j"
+        " ON j.experiment_id = s.experiment_id AND j.run_id = s.run_id"
+        " AND j.item_id = s.item_id AND j.scorer_id = s.scorer_id"
+        " WHERE s.rowid IN (SELECT unnest(?::BIGINT[])) AND j.step = 'generate_reason'"
+        " AND coalesce(j.repeat_index, 0) = 0 AND j.truncated",
+        [rows],
+    ).fetchall()
+    return {int(row[0]) for row in found}
 
 
 def _alias(index: int) -> str:

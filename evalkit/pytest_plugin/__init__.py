@@ -12,9 +12,9 @@ two fixtures and one option, nothing else.
 
 Either way the run goes to the store like any run, and a run that fails a gate (a threshold,
 the error rate, no data, the regression against its baseline) fails its test when the test
-body ends, with the per-scorer verdict, the failure groups and the worst items as the message;
-``outcome.check()`` fails it at once, and ``evalkit_run(..., check=False)`` leaves the verdict
-to the test.
+body ends, with the per-scorer verdict, the failure groups and the items (those that dropped
+most against the baseline, else the lowest-scored) as the message; ``outcome.check()`` fails
+it at once, and ``evalkit_run(..., check=False)`` leaves the verdict to the test.
 
 See docs/pages/design/pytest-verdict-after-the-body.md.
 """

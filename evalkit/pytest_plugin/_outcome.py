@@ -16,17 +16,24 @@ import pytest
 
 from evalkit.cli import JudgedRun, judge_run, run_experiment_file
 from evalkit.errors import EvalkitError, ExperimentFileError
-from evalkit.report import ItemView, console_failure_groups, console_table, visible
+from evalkit.report import ItemView, PairView, console_failure_groups, console_table, visible
 from evalkit.run import ExperimentResult, run_evals_sync
 from evalkit.store import store_location
 
 _TEXT = 60
+#: Items listed per scorer: the largest drops, or the lowest scores.
+_SHOWN = 5
 
 
 def _short(value: Any) -> str:
     text = value if isinstance(value, str) else repr(value)
     text = visible(text.replace("\n", " "))
     return repr(text if len(text) <= _TEXT else text[: _TEXT - 1] + "…")
+
+
+def _reason(truncated: bool) -> str:
+    """The label of a reason: a judge reply cut at its token limit says so."""
+    return "reason (truncated)" if truncated else "reason"
 
 
 def _item_line(view: ItemView) -> str:
@@ -36,7 +43,22 @@ def _item_line(view: ItemView) -> str:
     if view.ground_truth is not None:
         parts.append(f"expected {_short(view.ground_truth)}")
     if view.reason:
-        parts.append(f"reason {_short(view.reason)}")
+        parts.append(f"{_reason(view.reason_truncated)} {_short(view.reason)}")
+    return "    " + "  ".join(parts)
+
+
+def _pair_line(pair: PairView) -> str:
+    change = f"{pair.baseline_score:.3f} → {pair.score:.3f} ({pair.delta:+.3f})"
+    parts = [
+        f"{visible(pair.item_id)}  {change}",
+        f"input {_short(pair.input)}",
+        f"output {_short(pair.output)}",
+        f"baseline output {_short(pair.baseline_output)}",
+    ]
+    if pair.ground_truth is not None:
+        parts.append(f"expected {_short(pair.ground_truth)}")
+    if pair.reason:
+        parts.append(f"{_reason(pair.reason_truncated)} {_short(pair.reason)}")
     return "    " + "  ".join(parts)
 
 
@@ -47,8 +69,34 @@ def _below_par(score: float | None, mean: float | None, *, higher_is_better: boo
     return score < mean if higher_is_better else score > mean
 
 
-def _worst(judged: JudgedRun) -> list[str]:
-    """The worst-scored items of every scorer that did not pass."""
+def _drops(judged: JudgedRun) -> tuple[list[str], set[str]]:
+    """The pairs that dropped most against the baseline, per scorer that regressed (as
+    ``evalkit diff`` lists them), and the scorers listed."""
+    report = judged.report
+    lines: list[str] = []
+    listed: set[str] = set()
+    for row in report.scorers:
+        pairs = report.regressed_items.get(row.scorer_id, [])[:_SHOWN]
+        if row.verdict != "regressed" or not pairs:
+            continue
+        listed.add(row.scorer_id)
+        total = report.regressed_totals.get(row.scorer_id, len(pairs))
+        scorer = visible(row.scorer_id)
+        lines.append(f"  {scorer}: {total} pairs dropped, the {len(pairs)} largest first:")
+        lines.extend(_pair_line(pair) for pair in pairs)
+        if total > len(pairs):
+            lines.append(
+                f"    all {total}: evalkit diff {report.baseline_id} {report.experiment_id}"
+                f" --scorer {scorer} --store {visible(judged.store)}"
+            )
+    if not lines:
+        return [], listed
+    return [f"largest drops against the baseline {visible(report.baseline or '')}:", *lines], listed
+
+
+def _lowest(judged: JudgedRun, listed: set[str]) -> list[str]:
+    """The lowest-scored items of every other scorer that did not pass (a threshold, an error
+    rate, no baseline to compare with): this run's own scores, not drops."""
     lines: list[str] = []
     for row in judged.report.scorers:
         views = [
@@ -56,16 +104,20 @@ def _worst(judged: JudgedRun) -> list[str]:
             for view in judged.report.worst_items.get(row.scorer_id, [])
             if _below_par(view.score, row.mean, higher_is_better=row.higher_is_better)
         ]
-        if row.verdict == "passed" or not views:
+        if row.verdict == "passed" or row.scorer_id in listed or not views:
             continue
         lines.append(f"  {visible(row.scorer_id)}:")
         lines.extend(_item_line(view) for view in views)
-    return ["worst items:", *lines] if lines else []
+    if not lines:
+        return []
+    why = "no baseline" if judged.report.baseline_id is None else "not the regression gate"
+    return [f"lowest-scored items ({why}: this run's lowest scores, not drops):", *lines]
 
 
 def message(judged: JudgedRun) -> str:
     """What a failed run's test says: the verdict, the per-scorer table, the failure groups,
-    the worst items and where the run is stored."""
+    the largest drops against the baseline of each scorer that regressed (the lowest scores of
+    the other failed scorers) and where the run is stored."""
     result = judged.result
     head = f"evalkit: {visible(result.name)!r} ({result.experiment_id}) failed its gates"
     lines = [head, "", console_table(judged.report)]
@@ -74,7 +126,9 @@ def message(judged: JudgedRun) -> str:
     groups = console_failure_groups(judged.report)
     if groups:
         lines.append(groups)
-    lines.extend(_worst(judged))
+    drops, listed = _drops(judged)
+    lines.extend(drops)
+    lines.extend(_lowest(judged, listed))
     lines.append(f"stored in {judged.store} as {result.experiment_id}")
     return "\n".join(lines)
 

@@ -90,6 +90,7 @@ class DisagreementView:
         label: The people's label (their consensus) on the scorer's scale.
         label_text: The label as the people wrote it (``good``), or the number.
         reason: The judge's reason, cut to :data:`MAX_REASON` characters (None: none given).
+        reason_truncated: The reason is a judge reply cut at its token limit.
     """
 
     scorer_id: str
@@ -98,6 +99,7 @@ class DisagreementView:
     label: float
     label_text: str
     reason: str | None
+    reason_truncated: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -210,6 +212,7 @@ def agreement_view(m: ScorerAgreement, bounds: Mapping[str, float] | None = None
                 d.label,
                 names.get(d.label, f"{d.label:g}"),
                 _cut(d.reason),
+                d.reason_truncated,
             )
             for d in m.disagreements
         ),

@@ -42,6 +42,7 @@ def _view(item: Any, o: Any) -> ItemView:
         row.id, o.scorer_id, o.score, row.input, item.output, row.ground_truth,
         reason=o.reason, failed_step=o.failed_step,
         error=o.error.message if o.error is not None else None,
+        reason_truncated=o.reason_truncated,
     )  # fmt: skip
 
 

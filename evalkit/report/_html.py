@@ -32,7 +32,7 @@ body{font:14px/1.45 system-ui,sans-serif;margin:2rem auto;max-width:80rem;color:
 h1{margin-bottom:.2rem} .meta{color:#555} table{border-collapse:collapse;margin:1rem 0}
 th,td{border:1px solid #ddd;padding:.3rem .6rem;text-align:left;vertical-align:top}
 th{background:#f5f5f5} td.num{text-align:right;font-variant-numeric:tabular-nums}
-.passed{color:#1a7f37} .failed,.regressed{color:#cf222e;font-weight:600}
+.passed{color:#1a7f37} .failed,.regressed{color:#cf222e;font-weight:600} .truncated{color:#9a6700}
 p.verdict{font-size:1.1rem} hr{border:0;border-top:1px dashed #ccc}
 .cell{max-width:24rem;white-space:pre-wrap;word-break:break-word;font-family:monospace;font-size:12px}
 del{background:#ffebe9;color:#82071e} ins{background:#dafbe1;color:#116329;text-decoration:none}
@@ -48,6 +48,11 @@ _MAX_GROUPS = 20
 _MAX_SLICE_ROWS = 200
 _WORDS = re.compile(r"\s+|\S+\s*")
 _HEAD = Markup("<tr><th>item</th><th>scorer</th><th>input</th><th>output</th><th>ground truth</th>")
+#: After a reason that is a judge reply cut at its token limit.
+_CUT = Markup(
+    " <span class='truncated' title=\"the judge's reply stopped at its token limit\">"
+    "(truncated)</span>"
+)
 
 
 def _text(value: Any) -> str:
@@ -97,6 +102,10 @@ def _pval(value: float | None) -> str:
     return "-" if value is None else f"{value:.3g}"
 
 
+def _cut(truncated: bool) -> Markup:
+    return _CUT if truncated else Markup("")
+
+
 @cache
 def _template() -> jinja2.Template:
     env = jinja2.Environment(
@@ -134,4 +143,5 @@ def html_report(report: ReportData) -> str:
         num=_num,
         signed=_signed,
         pval=_pval,
+        cut=_cut,
     )

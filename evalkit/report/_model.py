@@ -95,7 +95,11 @@ class ScorerRow:
 
 @dataclass(frozen=True, slots=True)
 class ItemView:
-    """An item shown in a report (a worst-scored item or a failure)."""
+    """An item shown in a report (a worst-scored item or a failure).
+
+    ``reason_truncated`` says the reason is a judge reply cut at its token limit (the
+    generate_reason step's execution was flagged ``truncated``).
+    """
 
     item_id: str
     scorer_id: str
@@ -106,11 +110,16 @@ class ItemView:
     reason: str | None = None
     failed_step: str | None = None
     error: str | None = None
+    reason_truncated: bool = False
 
 
 @dataclass(frozen=True, slots=True)
 class PairView:
-    """A pair whose score dropped from the baseline to this run, both sides shown."""
+    """A pair whose score dropped from the baseline to this run, both sides shown.
+
+    ``reason_truncated`` and ``baseline_reason_truncated`` say that run's reason is a judge
+    reply cut at its token limit.
+    """
 
     item_id: str
     scorer_id: str
@@ -124,6 +133,8 @@ class PairView:
     baseline_reason: str | None = None
     reason: str | None = None
     slices: tuple[tuple[str, str | None], ...] = ()
+    baseline_reason_truncated: bool = False
+    reason_truncated: bool = False
 
 
 @dataclass(frozen=True, slots=True)

@@ -222,5 +222,6 @@ def _markdown_disagreements(a: AgreementView) -> list[str]:
            "| item | judge score | human label | judge's reason |",
            "|---|---:|---|---|"]  # fmt: skip
     out += [f"| {_md_escape(d.item_id)} | {d.score:.3f} | {_md_escape(d.label_text)} | "
-            f"{_md_escape(d.reason or '-')} |" for d in a.disagreements]  # fmt: skip
+            f"{_md_escape(d.reason or '-')}{' (truncated)' if d.reason_truncated else ''} |"
+            for d in a.disagreements]  # fmt: skip
     return out

@@ -176,6 +176,13 @@ class ScorerOutcome:
         """Whether the scorer finished every step."""
         return self.status == "success"
 
+    @property
+    def reason_truncated(self) -> bool:
+        """Whether :attr:`reason` is a judge reply cut at its token limit (the generate_reason
+        step's execution was flagged ``truncated``)."""
+        record = self.result.judge.get("generate_reason") if self.result is not None else None
+        return record is not None and any(e.truncated for e in record.executions)
+
 
 @dataclass(frozen=True, slots=True)
 class ItemResult:

@@ -119,7 +119,7 @@ def _executions(
 
 def _labeled(items: tuple[ItemResult, ...], spec: LabelSpec) -> LabeledScores:
     """One scorer's successful scores beside each item's labels, from the kept results."""
-    ids, scores, reasons = [], [], []
+    ids, scores, reasons, cut = [], [], [], []
     labels: dict[str, list[Any]] = {column: [] for column in spec.columns}
     for item in items:
         for outcome in item.outcomes:
@@ -130,8 +130,9 @@ def _labeled(items: tuple[ItemResult, ...], spec: LabelSpec) -> LabeledScores:
             ids.append(item.item.id)
             scores.append(outcome.score)
             reasons.append(outcome.reason)
+            cut.append(outcome.reason_truncated)
             metadata = item.item.metadata if isinstance(item.item.metadata, dict) else {}
             for column in spec.columns:
                 labels[column].append(metadata.get(column))
     return LabeledScores(tuple(ids), tuple(scores), tuple(reasons),
-                         {c: tuple(v) for c, v in labels.items()})  # fmt: skip
+                         {c: tuple(v) for c, v in labels.items()}, tuple(cut))  # fmt: skip

@@ -21,6 +21,7 @@ from typing import Any
 import anyio.to_thread
 
 from evalkit import agreement
+from evalkit._ceilings import check_workers_ceiling
 from evalkit._json import dumps
 from evalkit.dataset import Dataset, load_dataset
 from evalkit.errors import ConfigError
@@ -369,6 +370,7 @@ def _check_sharding(
     count = workers if workers is not None else (1 if executor == "local" else _cpus())
     if isinstance(count, bool) or not isinstance(count, int) or count < 1:
         raise ConfigError(f"workers must be a positive integer, got {workers!r}")
+    check_workers_ceiling("workers", count)
     if not isinstance(data, (str, Path)):
         raise ConfigError(
             f"executor={executor!r} and shard need a Parquet file or folder path as data "

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from evalkit.store._connect import DEFAULT_BUSY_TIMEOUT, connection, retry_busy
-from evalkit.store._migrate import migrate
+from evalkit.store._migrate import migrate, schema_version
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,32 +28,45 @@ class LabeledScores:
         reasons: The scorer's reasons (None where it gave none).
         labels: Per label column, the label of each item as read from its metadata (None
             where the item has none).
+        truncated: Per item, whether its reason is a judge reply cut at its token limit
+            (empty: not known, none flagged).
     """
 
     item_ids: tuple[str, ...]
     scores: tuple[float, ...]
     reasons: tuple[str | None, ...]
     labels: Mapping[str, tuple[Any, ...]]
+    truncated: tuple[bool, ...] = ()
 
 
 def read_labeled_scores(
     store: str | os.PathLike[str], experiment_id: str, scorer_id: str, columns: Sequence[str]
 ) -> LabeledScores:
     """The successful scores of ``scorer_id`` in one experiment beside each item's labels."""
-    picks = ", ".join(f"json_extract(i.metadata, ${n + 3})" for n in range(len(columns)))
-    sql = f"""
-        SELECT s.item_id, s.score, s.reason{", " + picks if picks else ""}
-        FROM scores s
-        JOIN experiment_items i ON i.experiment_id = s.experiment_id AND i.run_id = s.run_id
-             AND i.item_id = s.item_id
-        WHERE s.experiment_id = $1 AND s.scorer_id = $2
-        ORDER BY i.item_index, s.item_id
-    """
+    picks = "".join(f", json_extract(i.metadata, ${n + 3})" for n in range(len(columns)))
     paths = [f"$.{json.dumps(column)}" for column in columns]
     with connection(store, read_only=True) as con:
+        # A reason cut at the judge's token limit: its generate_reason execution (the pair's
+        # own, not a repeat's) flagged truncated, which a store before version 7 has not.
+        cut = (
+            "EXISTS (SELECT 1 FROM judge_executions j WHERE j.experiment_id = s.experiment_id"
+            " AND j.run_id = s.run_id AND j.item_id = s.item_id AND j.scorer_id = s.scorer_id"
+            " AND j.step = 'generate_reason' AND coalesce(j.repeat_index, 0) = 0"
+            " AND j.truncated)"
+            if schema_version(con) >= 7
+            else "false"
+        )
+        sql = f"""
+            SELECT s.item_id, s.score, s.reason, {cut}{picks}
+            FROM scores s
+            JOIN experiment_items i ON i.experiment_id = s.experiment_id
+                 AND i.run_id = s.run_id AND i.item_id = s.item_id
+            WHERE s.experiment_id = $1 AND s.scorer_id = $2
+            ORDER BY i.item_index, s.item_id
+        """
         rows = con.execute(sql, [experiment_id, scorer_id, *paths]).fetchall()
     labels = {
-        column: tuple(None if row[3 + k] is None else json.loads(row[3 + k]) for row in rows)
+        column: tuple(None if row[4 + k] is None else json.loads(row[4 + k]) for row in rows)
         for k, column in enumerate(columns)
     }
     return LabeledScores(
@@ -61,6 +74,7 @@ def read_labeled_scores(
         tuple(float(row[1]) for row in rows),
         tuple(row[2] for row in rows),
         labels,
+        tuple(bool(row[3]) for row in rows),
     )
 
 

@@ -9,7 +9,7 @@ import duckdb
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from evalkit.errors import StoreError
+from evalkit.errors import ConfigError, StoreError
 from evalkit.store._connect import DEFAULT_STORE, connection
 from evalkit.store._liveness import effective_status, with_effective_status
 from evalkit.store._migrate import migrate, schema_version
@@ -57,14 +57,20 @@ def list_experiments(
         store: The store file.
         name: Only experiments of this name.
         status: Only experiments with this status (or any of these statuses).
-        limit: At most this many rows.
+        limit: At most this many rows (a whole number >= 0).
 
     Returns:
         An Arrow table with ``id``, ``name``, ``description``, ``status``, ``dataset``,
         ``dataset_fingerprint``, ``total_items``, ``succeeded_count``, ``failed_count``,
         ``started_at``, ``completed_at`` (UTC) and ``partial`` (a run of part of its dataset:
         a limit or one shard slice).
+
+    Raises:
+        ConfigError: ``limit`` is not a whole number >= 0.
+        StoreError: The store is missing or cannot be read.
     """
+    if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 0):
+        raise ConfigError(f"limit must be a whole number >= 0, got {limit!r}")
     where: list[str] = []
     params: list[Any] = []
     if name is not None:

@@ -7,9 +7,14 @@ import json
 import shutil
 from pathlib import Path
 
+import duckdb
 import pytest
 
-from tests.cli.conftest import Completed, run_cli
+from evalkit import Judge
+from evalkit.compare import diff_items
+from evalkit.testing import FakeOpenAIServer
+from tests.cli.conftest import Cli, Completed, run_cli
+from tests.truncated import CUT_REPLY, two_nights
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -114,3 +119,45 @@ def test_the_html_report_shows_the_dropped_slices_and_pairs(demo: tuple[Path, Co
     assert "evalkit diff" in html
     markdown = Path(folder, json.loads(done.stdout)["reports"]["markdown"]).read_text("utf-8")
     assert "category=billing" in markdown
+
+
+async def test_diff_flags_a_reason_cut_at_the_token_limit(
+    cli: Cli, tmp_path: Path, server: FakeOpenAIServer, judge: Judge
+) -> None:
+    first, second = await two_nights(tmp_path / "evalkit.duckdb", judge, server)
+    done = cli("diff", first.experiment_id, second.experiment_id)
+    assert done.code == 0, done.stderr
+    assert (
+        "reasons cut at the judge's token limit (truncated): q0 explained (candidate),"
+        " q1 explained (candidate)"
+    ) in done.stdout
+    listed = cli("diff", first.experiment_id, second.experiment_id, "--json")
+    pairs = {p["item_id"]: p for p in json.loads(listed.stdout)["pairs"]}
+    assert sorted(pairs) == ["q0", "q1"]
+    for pair in pairs.values():
+        assert pair["candidate_reason"] == CUT_REPLY
+        assert pair["candidate_reason_truncated"] is True
+        assert pair["baseline_reason_truncated"] is False
+    # The disagreements with the human labels, read back from the store.
+    found = json.loads(listed.stdout)["disagreements"]
+    assert {(d["item_id"], d["reason"], d["reason_truncated"]) for d in found} == {
+        ("q0", CUT_REPLY, True),
+        ("q1", CUT_REPLY, True),
+    }
+    lines = done.stdout.splitlines()
+    rows = lines[lines.index("where the candidate's judge and the human labels disagree most:") :]
+    assert sum(f"(truncated) {CUT_REPLY}" in row for row in rows) == 2
+
+
+async def test_a_store_from_before_truncated_reasons_still_diffs(
+    tmp_path: Path, server: FakeOpenAIServer, judge: Judge
+) -> None:
+    store = tmp_path / "evalkit.duckdb"
+    first, second = await two_nights(store, judge, server)
+    # The store as version 6 left it: judge_executions without its truncated column.
+    with duckdb.connect(str(store)) as con:
+        con.execute("ALTER TABLE judge_executions DROP COLUMN truncated")
+        con.execute("DELETE FROM schema_version WHERE version > 6")
+    diff = diff_items(store, first.experiment_id, second.experiment_id)
+    assert sorted(diff.pairs["item_id"]) == ["q0", "q1"]
+    assert list(diff.pairs["candidate_reason_truncated"]) == [False, False]

@@ -69,6 +69,40 @@ def test_concurrency_above_the_ceiling_is_refused(cli: Cli, tmp_path: Path, valu
     )
 
 
+def test_workers_above_the_ceiling_are_refused(cli: Cli, tmp_path: Path) -> None:
+    write_dataset(tmp_path / "data.parquet")
+    path = write_experiment(tmp_path)
+    for value in ("1025", "99999999999999999999"):
+        done = cli("run", path.name, "--no-progress", "--executor", "process", "--workers", value)
+        assert_clean_usage_error(done, f"--workers = {value} is above the ceiling of 1024")
+    assert not (tmp_path / "evalkit.duckdb").exists()
+    done = cli("run", path.name, "--no-progress", "--executor", "process", "--workers", "0")
+    assert_clean_usage_error(done, "--workers must be at least 1, got 0")
+
+
+@pytest.mark.parametrize("value", ["nan", "inf", "-inf", "-0.1", "1.5"])
+def test_min_paired_must_be_a_share(cli: Cli, tmp_path: Path, value: str) -> None:
+    write_dataset(tmp_path / "data.parquet")
+    path = write_experiment(tmp_path)
+    assert cli("run", path.name, "--no-progress").code == 0
+    assert cli("run", path.name, "--no-progress").code == 0
+    done = cli("compare", "nightly", "nightly", f"--min-paired={value}")
+    assert_clean_usage_error(done, f"--min-paired must be a number from 0 to 1, got {value}")
+    # The same key in the experiment file is refused the same way, with its file and line.
+    path.write_text(path.read_text() + f"min_paired = {value}\n", encoding="utf-8")
+    done = cli("run", path.name, "--no-progress")
+    assert_clean_usage_error(done, "nightly.toml:20", "regression.min_paired", value)
+
+
+@pytest.mark.parametrize("value", ["-1", "0"])
+def test_experiments_limit_must_be_at_least_one(cli: Cli, tmp_path: Path, value: str) -> None:
+    write_dataset(tmp_path / "data.parquet")
+    assert cli("run", write_experiment(tmp_path).name, "--no-progress").code == 0
+    done = cli("experiments", "--limit", value)
+    assert_clean_usage_error(done, f"--limit must be at least 1 (runs to list), got {value}")
+    assert done.stdout == ""
+
+
 def test_missing_experiment_file(cli: Cli) -> None:
     assert_clean_usage_error(cli("run", "nope.toml"), "nope.toml")
 

@@ -12,13 +12,16 @@ import duckdb
 
 # Imported here, before pytester's snapshot of sys.modules: pytester drops the modules a test
 # imported, and the runs in process must find the same modules (and classes) each time;
-# pandas registers its Arrow extension types once per process. (pandas-stubs has no stub for
-# this module, hence the type: ignore.)
+# pandas registers its Arrow extension types once per process, and pyarrow.dataset (which
+# DuckDB imports to scan Arrow data) cannot be imported a second time. (pandas-stubs has no stub
+# for this module, hence the type: ignore.)
 import pandas.core.arrays.arrow.extension_types  # type: ignore[import-not-found]  # noqa: F401
+import pyarrow.dataset  # noqa: F401
 import pytest
 
 from evalkit import create_scorer, run_evals_sync
 from evalkit.cli import judge_run, run_experiment_file
+from evalkit.compare import diff_items
 from tests.cli.conftest import write_dataset, write_experiment
 
 pytest_plugins = ["pytester"]
@@ -104,7 +107,7 @@ def test_each_experiment_file_is_a_test_that_fails_with_its_verdict(
     assert "misses the threshold >= 0.95" in failure
     assert "failure groups:" in failure
     assert "flaky failure on <n>" in failure  # grouped, numbers as placeholders
-    assert "worst items:" in failure
+    assert "lowest-scored items (no baseline: this run's lowest scores, not drops):" in failure
     assert "q000  score 0.000" in failure  # a wrong item, with its input and expected text
     assert "expected '0'" in failure
     assert "Traceback" not in failure
@@ -172,12 +175,15 @@ def test_evalkit_run_gates_python_runs_and_stores_them(pytester: pytest.Pytester
     missed = shown[shown.index("_ test_misses_its_threshold _") :]
     assert "evalkit: 'test_misses_its_threshold' (" in missed
     assert "misses the threshold >= 0.99" in missed
-    assert "worst items:" in missed
+    assert "lowest-scored items (no baseline: this run's lowest scores, not drops):" in missed
     assert "q1  score 0.000  input 'q1'  output '-1'  expected '1'" in missed
-    assert "score 1.000" not in missed  # the worst items are those below the mean
+    assert "score 1.000" not in missed  # the lowest-scored items are those below the mean
     regressed = shown[shown.index("_ test_regresses _") :]
     assert "regressed" in regressed
     assert "baseline history (" in regressed
+    assert "largest drops against the baseline history (" in regressed
+    assert "    q2  1.000 → 0.000 (-1.000)  input 'q2'  output 'x'" in regressed
+    assert "    q1  " not in regressed  # wrong in both runs: no drop
     assert _stored(pytester.path / "evalkit.duckdb") == [
         ("history", 40),
         ("test_left_to_the_test", 20),
@@ -230,3 +236,55 @@ def test_the_plugin_is_inert_in_a_suite_that_does_not_use_it(pytester: pytest.Py
     assert not list(pytester.path.rglob("*.duckdb"))  # no store, nothing written
     markers = pytester.runpytest_subprocess(*_plugin_args(), "--markers")
     markers.stdout.fnmatch_lines(["@pytest.mark.evalkit(*experiment_files*"])
+
+
+SHIPPED = """
+import pytest
+
+
+@pytest.mark.evalkit("experiments/*.toml")
+def test_experiment(evalkit_experiment):
+    pass
+"""
+
+
+def test_a_regression_lists_the_largest_drops_against_the_baseline(
+    pytester: pytest.Pytester,
+) -> None:
+    # The shipped demo: quickstart (v1) first, then regression-demo (v2), judged against it.
+    for folder, names in (
+        ("experiments", ("quickstart.toml", "regression-demo.toml")),
+        ("datasets", ("qa_v1.parquet", "qa_v2.parquet")),
+    ):
+        (pytester.path / folder).mkdir()
+        for name in names:
+            (pytester.path / folder / name).write_bytes((ROOT / folder / name).read_bytes())
+    pytester.makepyfile(test_shipped=SHIPPED)
+    run = pytester.runpytest(*_plugin_args(), "-v")
+    run.assert_outcomes(passed=1, failed=1)
+    shown = run.stdout.str()
+    failure = shown[shown.index("_ test_experiment[regression-demo] _") :]
+    assert "regressed" in failure
+    with duckdb.connect(str(pytester.path / "evalkit.duckdb"), read_only=True) as con:
+        ids = dict(con.execute("SELECT name, id FROM experiments").fetchall())
+    baseline, candidate = ids["quickstart"], ids["regression-demo"]
+    assert f"largest drops against the baseline quickstart ({baseline}):" in failure
+    assert "worst items" not in failure
+    assert "lowest-scored" not in failure
+    for scorer in ("exact", "contains", "token_f1"):
+        section = failure[failure.index(f"  {scorer}: ") :]
+        dropped = diff_items(
+            pytester.path / "evalkit.duckdb", baseline, candidate, scorer=scorer, dropped=True,
+            limit=5,
+        )  # fmt: skip
+        assert section.startswith(f"  {scorer}: {dropped.total} pairs dropped")
+        lines = section.splitlines()[1:6]
+        for line, pair in zip(lines, dropped.pairs.to_dict(orient="records"), strict=True):
+            before, after = pair["baseline_score"], pair["candidate_score"]
+            assert line.startswith(
+                f"    {pair['item_id']}  {before:.3f} → {after:.3f} ({after - before:+.3f})"
+            )
+        assert f"evalkit diff {baseline} {candidate} --scorer {scorer}" in section
+    # The v2 answer that dropped (v1 knew it), not qa-0002's '100.', wrong in both versions.
+    assert "    qa-0019  1.000 → 0.000 (-1.000)  input 'What happens to my notes" in failure
+    assert "qa-0002" not in failure

@@ -276,6 +276,7 @@ async def test_limit_evaluates_the_first_rows(store: Path) -> None:
     [
         ({"concurrency": 0}, "concurrency"),
         ({"limit": -1}, "limit"),
+        ({"executor": "process", "workers": 1025}, "workers = 1025 is above the ceiling of 1024"),
         ({"flush_interval": 0}, "flush_interval"),
         ({"thresholds": {"nope": 0.5}}, "no scorer with id 'nope'"),
     ],

@@ -6,6 +6,7 @@ import duckdb
 import pytest
 
 from evalkit import (
+    ConfigError,
     Scorer,
     StoreError,
     create_scorer,
@@ -89,6 +90,14 @@ async def test_read_item_scores_pairs_every_item_and_scorer(store: Path) -> None
     assert list(frame["item_id"].unique()) == [r.item.id for r in result.items]
     with pytest.raises(StoreError, match="no experiment"):
         read_item_scores(store, "nope")
+
+
+@pytest.mark.parametrize("limit", [-1, 1.5, True])
+async def test_a_limit_that_is_not_a_count_is_refused(store: Path, limit: object) -> None:
+    await run_evals(ROWS, scorers(), target=app, store=store, progress=False)
+    with pytest.raises(ConfigError, match=f"limit must be a whole number >= 0, got {limit!r}"):
+        list_experiments(store, limit=limit)  # type: ignore[arg-type]
+    assert list_experiments(store, limit=0).num_rows == 0
 
 
 def test_reading_a_missing_store(tmp_path: Path) -> None:
