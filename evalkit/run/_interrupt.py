@@ -40,14 +40,16 @@ class RunInterrupted(KeyboardInterrupt):
     """
 
     def __init__(self, result: ExperimentResult | None = None) -> None:
-        said = ()
-        if result is not None:
-            done = f"{result.summary.processed} of {result.summary.total_items}"
-            said = (f"experiment {result.experiment_id} ({result.name}) cancelled by Ctrl-C"
-                    f" after {done} items",)  # fmt: skip
+        if result is None:
+            super().__init__()
+        else:
+            said = (
+                f"experiment {result.experiment_id} ({result.name}) cancelled by Ctrl-C after"
+                f" {result.summary.processed} of {result.summary.total_items} items"
+            )
             if result.store is not None:
-                said = (f"{said[0]}; resume it with resume={result.experiment_id!r}",)
-        super().__init__(*said)
+                said += f"; resume it with resume={result.experiment_id!r}"
+            super().__init__(said)
         self.result = result
 
 
