@@ -9,10 +9,16 @@ See docs/pages/design/pytest-verdict-after-the-body.md.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
+import signal
+import threading
+import warnings
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from types import FrameType
 from typing import Any
 
 import pyarrow as pa
@@ -32,7 +38,7 @@ from evalkit.compare import Comparison, SliceComparison, compare_experiments
 from evalkit.errors import BaselineError, ConfigError, StoreError
 from evalkit.experiment_file import RegressionSection, load_experiment_file
 from evalkit.report import ReportData, build_report
-from evalkit.run import ExperimentResult, run_evals_sync
+from evalkit.run import ExperimentResult, RunInterrupted, run_evals_sync
 from evalkit.store import (
     latest_resumable,
     read_experiment,
@@ -69,6 +75,50 @@ class JudgedRun:
     def passed(self) -> bool:
         """Every gate passed and the baseline, if one was named, could be used."""
         return self.report.passed and self.baseline_error is None
+
+
+class InterruptedRun(KeyboardInterrupt):
+    """Ctrl-C stopped the run of an experiment file before every item was scored.
+
+    Attributes:
+        judged: The run as it stopped (status ``cancelled``), judged on its own gates with no
+            baseline, for its partial reports; None when nothing of it was recorded.
+    """
+
+    def __init__(self, judged: JudgedRun | None) -> None:
+        super().__init__(*(() if judged is None else (judged.result.experiment_id,)))
+        self.judged = judged
+
+
+#: What a Ctrl-C that came while a finished run was judged or reported leads to.
+FINISHING_CTRL_C = (
+    "evalkit: Ctrl-C after every item was scored: the run is finished (its verdict and"
+    " reports are written)"
+)
+
+
+@contextlib.contextmanager
+def ctrl_c_noted() -> Iterator[list[int]]:
+    """Inside the block a Ctrl-C is noted in the list yielded, not obeyed.
+
+    For the moments after a run was recorded: a run that scored every item is being judged
+    and reported (stopping that would leave a finished run without its verdict and reports),
+    or a stopped run is being reported. See docs/pages/design/ctrl-c-once.md. In the main
+    thread only; elsewhere, nothing changes.
+    """
+    seen: list[int] = []
+    if threading.current_thread() is not threading.main_thread():
+        yield seen
+        return
+
+    def note(signum: int, frame: FrameType | None) -> None:
+        seen.append(signum)
+
+    previous = signal.signal(signal.SIGINT, note)
+    try:
+        yield seen
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 def _compare(
@@ -182,6 +232,9 @@ def run_experiment_file(
     Raises:
         ExperimentFileError: The file is not a valid experiment.
         EvalkitError: The run could not start (data, store, preflight, a missing baseline).
+        InterruptedRun: Ctrl-C stopped the run (a ``KeyboardInterrupt`` carrying it, judged
+            on its own gates, for its partial reports). A Ctrl-C after every item was scored
+            lets the run finish and be judged instead.
     """
     built = FileBuilder()
     # Scorer names, imports and thresholds are checked with the schema: one error lists all.
@@ -214,37 +267,50 @@ def run_experiment_file(
     if report_dir is not None:
         check_report_dir(Path(report_dir))
     data, columns = open_dataset(file, sharded=bool(executor))
-    result = run_evals_sync(
-        data,
-        scorers,
-        columns=columns,
-        target=built.target,
-        concurrency=concurrency or config.experiment.concurrency or 8,
-        store=where,
-        store_data_path=(
-            store_data_path if store_data_path is not None else config.experiment.store_data_path
-        ),
-        experiment=config.experiment.name,
-        description=config.experiment.description,
-        thresholds=built.thresholds,
-        max_error_rate=build_error_rates(file, scorers),
-        progress=progress,
-        limit=limit,
-        metadata={"experiment_file": str(file.path)},
-        cache=False if not cache else None,
-        resume=resume_id,
-        retry_errors=retry_errors,
-        regenerate=regenerate,
-        force=force,
-        preflight=preflight,
-        lock_timeout=lock_timeout,
-        slices=config.experiment.slices,
-        labels=config.experiment.labels or None,
-        min_agreement=build_min_agreement(file, scorers) or None,
-        repeats=repeats if repeats is not None else config.experiment.repeats or 1,
-        **executor,
-    )
-    return _judged(result, where, ref, runs, directions, gate)
+    try:
+        result = run_evals_sync(
+            data,
+            scorers,
+            columns=columns,
+            target=built.target,
+            concurrency=concurrency or config.experiment.concurrency or 8,
+            store=where,
+            store_data_path=(
+                store_data_path
+                if store_data_path is not None
+                else config.experiment.store_data_path
+            ),
+            experiment=config.experiment.name,
+            description=config.experiment.description,
+            thresholds=built.thresholds,
+            max_error_rate=build_error_rates(file, scorers),
+            progress=progress,
+            limit=limit,
+            metadata={"experiment_file": str(file.path)},
+            cache=False if not cache else None,
+            resume=resume_id,
+            retry_errors=retry_errors,
+            regenerate=regenerate,
+            force=force,
+            preflight=preflight,
+            lock_timeout=lock_timeout,
+            slices=config.experiment.slices,
+            labels=config.experiment.labels or None,
+            min_agreement=build_min_agreement(file, scorers) or None,
+            repeats=repeats if repeats is not None else config.experiment.repeats or 1,
+            **executor,
+        )
+    except RunInterrupted as stop:
+        judged = None
+        if stop.result is not None:
+            with ctrl_c_noted():  # the stop is under way: another Ctrl-C changes nothing
+                judged = _judged(stop.result, where, None, [], directions, gate)
+        raise InterruptedRun(judged) from stop
+    with ctrl_c_noted() as late:
+        run = _judged(result, where, ref, runs, directions, gate)
+    if late:
+        warnings.warn(FINISHING_CTRL_C, RuntimeWarning, stacklevel=2)
+    return run
 
 
 def _judged(

@@ -11,6 +11,9 @@ While a command runs, :func:`guarded_streams` puts a guard on ``sys.stdout`` and
   rest of what it prints is dropped, the exit code stays what the command found, and no
   ``BrokenPipeError`` is printed, now or when the interpreter flushes at exit.
 - A character the stream's encoding cannot hold is written as a backslash escape.
+- evalkit's own notes, the ``RuntimeWarning``s whose text starts with ``evalkit:`` (a store
+  locked by another process, a judge that moved since the run being resumed), are one line
+  of their own on stderr, without the file and line Python's warnings are shown with.
 
 See docs/pages/design/cli-output-streams.md.
 """
@@ -19,6 +22,7 @@ from __future__ import annotations
 
 import os
 import sys
+import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any, TextIO, cast
@@ -93,6 +97,15 @@ def _is_terminal(stream: TextIO) -> bool:
 def guarded_streams() -> Iterator[None]:
     """Guard ``sys.stdout`` and ``sys.stderr`` for the duration of a command (see above)."""
     stdout, stderr = sys.stdout, sys.stderr
+    shown = warnings.showwarning
+
+    def show(message: Warning | str, category: type[Warning], *args: Any, **kwargs: Any) -> None:
+        if category is RuntimeWarning and str(message).startswith("evalkit: "):
+            print(message, file=sys.stderr)
+        else:
+            shown(message, category, *args, **kwargs)
+
+    warnings.showwarning = show
     guards = []
     if stdout is not None:
         guards.append(_Guard(stdout, escape=_is_terminal(stdout)))
@@ -106,3 +119,4 @@ def guarded_streams() -> Iterator[None]:
         for guard in guards:
             guard.flush()
         sys.stdout, sys.stderr = stdout, stderr
+        warnings.showwarning = shown

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
+import shlex
+import signal
 import sys
 from pathlib import Path
 from typing import Any
@@ -10,7 +13,13 @@ from typing import Any
 from evalkit._ceilings import check_workers_ceiling
 from evalkit.agreement import REPEATS
 from evalkit.cli._agreement import agreement_table, noise_shares, stability_table
-from evalkit.cli._file_run import run_experiment_file
+from evalkit.cli._file_run import (
+    FINISHING_CTRL_C,
+    InterruptedRun,
+    JudgedRun,
+    ctrl_c_noted,
+    run_experiment_file,
+)
 from evalkit.cli._format import json_text, one_line
 from evalkit.cli._main import EXIT_FAILED_GATE, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
 from evalkit.cli._reports import write_reports
@@ -41,7 +50,20 @@ def _sharding(args: argparse.Namespace) -> dict[str, Any]:
 def cmd_run(args: argparse.Namespace) -> int:
     """Run the experiment; 0 when every gate passed, 1 when a threshold or regression failed."""
     report_dir = Path(args.report_dir)
-    run = run_experiment_file(
+    try:
+        run = _run_file(args, report_dir)
+    except InterruptedRun as stop:
+        return _interrupted(args, stop.judged, report_dir)
+    # Every item is scored and the run stored: a Ctrl-C now would only lose its reports.
+    with ctrl_c_noted() as late:
+        code = _report(args, run, report_dir)
+    if late:
+        print(FINISHING_CTRL_C, file=sys.stderr)
+    return code
+
+
+def _run_file(args: argparse.Namespace, report_dir: Path) -> JudgedRun:
+    return run_experiment_file(
         args.file,
         report_dir=report_dir,
         store=args.store,
@@ -60,6 +82,10 @@ def cmd_run(args: argparse.Namespace) -> int:
         repeats=args.repeat,
         **_sharding(args),
     )
+
+
+def _report(args: argparse.Namespace, run: JudgedRun, report_dir: Path) -> int:
+    """Print the finished run's verdict and write its reports; the exit code."""
     result, report, comparison, error = run.result, run.report, run.comparison, run.baseline_error
     store, baseline = run.store, run.baseline
     paths: dict[str, Path] | None = None
@@ -141,6 +167,60 @@ def cmd_run(args: argparse.Namespace) -> int:
     if result.status == "failed":
         print(f"evalkit: every item of {result.name!r} failed", file=sys.stderr)
     return EXIT_OK if report.passed else EXIT_FAILED_GATE
+
+
+def _interrupted(args: argparse.Namespace, stopped: JudgedRun | None, report_dir: Path) -> int:
+    """Ctrl-C stopped the run: write its partial reports and say how to resume it (stderr)."""
+    # From here on the process only reports and exits: later Ctrl-Cs are absorbed
+    # (docs/pages/design/ctrl-c-once.md).
+    with contextlib.suppress(ValueError):  # not the main thread: nothing to absorb
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if stopped is None:  # stopped before its experiment was written: nothing to resume
+        print("evalkit: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    result = stopped.result
+    summary = result.summary
+    print(
+        f"evalkit: interrupted: {result.name!r} ({result.experiment_id}) is stored"
+        f" {result.status} after {summary.processed} of {summary.total_items} items",
+        file=sys.stderr,
+    )
+    try:
+        paths = write_reports(stopped.report, report_dir)
+        print("evalkit: partial reports: " + "  ".join(one_line(str(p)) for p in paths.values()),
+              file=sys.stderr)  # fmt: skip
+    except OSError as exc:
+        print(f"evalkit: warning: cannot write the partial reports to {report_dir}:"
+              f" {exc.strerror or exc}", file=sys.stderr)  # fmt: skip
+    print(f"evalkit: resume it with: {resume_command(args, result.experiment_id)}",
+          file=sys.stderr)  # fmt: skip
+    return EXIT_INTERRUPTED
+
+
+def resume_command(args: argparse.Namespace, experiment_id: str) -> str:
+    """The ``evalkit run`` command line that resumes ``experiment_id`` as ``args`` ran it:
+    the options a resume needs to find the run (``--store``), to be allowed to resume it
+    (``--limit``, ``--repeat``; a sharded run's ``--executor``, ``--workers``, ``--shard``,
+    ``--ray-address``), and that shape what it does or writes (``--retry-errors``,
+    ``--regenerate``, ``--baseline``, ``--report-dir``)."""
+    words = ["python", "-m", "evalkit", "run", args.file, "--resume", experiment_id]
+    valued = [
+        ("--store", args.store),
+        ("--limit", args.limit),
+        ("--repeat", args.repeat),
+        ("--executor", None if args.executor == "local" else args.executor),
+        ("--workers", args.workers),
+        ("--shard", args.shard),
+        ("--ray-address", args.ray_address),
+        ("--baseline", args.baseline),
+        ("--report-dir", None if args.report_dir == "reports" else args.report_dir),
+    ]
+    for flag, value in valued:
+        if value is not None:
+            words += [flag, str(value)]
+    words += [flag for flag, on in (("--retry-errors", args.retry_errors),
+                                    ("--regenerate", args.regenerate)) if on]  # fmt: skip
+    return shlex.join(words)
 
 
 def _baseline_noise(store: str, baseline: dict[str, Any] | None) -> dict[str, float]:

@@ -34,6 +34,7 @@ th,td{border:1px solid #ddd;padding:.3rem .6rem;text-align:left;vertical-align:t
 th{background:#f5f5f5} td.num{text-align:right;font-variant-numeric:tabular-nums}
 .passed{color:#1a7f37} .failed,.regressed{color:#cf222e;font-weight:600} .truncated{color:#9a6700}
 p.verdict{font-size:1.1rem} hr{border:0;border-top:1px dashed #ccc}
+p.partial{background:#fff8c5;border:1px solid #d4a72c;padding:.5rem .75rem;font-weight:600}
 .cell{max-width:24rem;white-space:pre-wrap;word-break:break-word;font-family:monospace;font-size:12px}
 del{background:#ffebe9;color:#82071e} ins{background:#dafbe1;color:#116329;text-decoration:none}
 .charts{display:flex;flex-wrap:wrap;gap:1.5rem} figure{margin:0} figcaption{font-weight:600}

@@ -14,11 +14,11 @@ from evalkit.report._safe import visible
 
 def junit_xml(report: ReportData) -> str:
     """A JUnit XML document; a scorer whose threshold or regression gate failed is a failure."""
-    failed = sum(1 for s in report.scorers if s.gate_failed)
+    failed = sum(1 for s in report.scorers if s.gate_failed) + bool(report.partial)
     suite = ET.Element(
         "testsuite",
         name=f"evalkit.{visible(report.name)}",
-        tests=str(len(report.scorers)),
+        tests=str(len(report.scorers) + bool(report.partial)),
         failures=str(failed),
         errors="0",
         timestamp=visible(report.started_at),
@@ -44,4 +44,10 @@ def junit_xml(report: ReportData) -> str:
             ET.SubElement(case, "failure", message=message).text = detail
         else:
             ET.SubElement(case, "system-out").text = detail
+    if report.partial:
+        # A stopped run is not a passing one, whatever its scorers' gates say so far.
+        case = ET.SubElement(suite, "testcase", classname=visible(report.name), name="(run)")
+        ET.SubElement(case, "failure", message=visible(report.partial)).text = visible(
+            f"status {report.status}"
+        )
     return ET.tostring(suite, encoding="unicode", xml_declaration=True) + "\n"

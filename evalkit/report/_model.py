@@ -180,6 +180,20 @@ class ReportData:
         return not any(s.gate_failed for s in self.scorers)
 
     @property
+    def partial(self) -> str | None:
+        """Why the report covers only part of the run, as a sentence every rendering shows:
+        the run was cancelled (Ctrl-C) or interrupted before every item was evaluated. None
+        for a run that ended."""
+        if self.status not in ("cancelled", "interrupted"):
+            return None
+        done = self.succeeded_items + self.failed_items
+        return (
+            f"Partial report: the run was {self.status} after {done} of {self.total_items}"
+            f" items; its figures and verdict cover those items only. Resume it to finish it"
+            f" (evalkit run FILE --resume {self.experiment_id})."
+        )
+
+    @property
     def verdict_line(self) -> str:
         """``PASSED``, or ``FAILED: `` and which bound failed for which scorer."""
         if self.passed:

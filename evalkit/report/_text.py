@@ -123,6 +123,7 @@ def markdown_summary(report: ReportData) -> str:
     out = [
         f"# {_md_escape(report.name)}",
         "",
+        *([f"> **{_md_escape(report.partial)}**", ""] if report.partial else []),
         f"- experiment: {_md_code(report.experiment_id)} — {_md_escape(report.status)}",
         f"- verdict: **{_md_escape(report.verdict_line)}**",
         f"- dataset: {_md_code(report.dataset or '-')}",

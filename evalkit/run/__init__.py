@@ -9,6 +9,7 @@ from evalkit._lazy import exports as _exports
 if TYPE_CHECKING:
     from evalkit.run._api import run_evals, run_evals_sync
     from evalkit.run._experiment import ExperimentResult, ExperimentStatus
+    from evalkit.run._interrupt import RunInterrupted
     from evalkit.run._outcome import ErrorInfo, ItemResult, ScorerOutcome
     from evalkit.run._rows import RowBuffer
     from evalkit.run._summary import RunSummary, ScorerSummary
@@ -25,6 +26,7 @@ __getattr__, __dir__ = _exports(
             "ExperimentResult",
             "ExperimentStatus",
         ),
+        "evalkit.run._interrupt": ("RunInterrupted",),
         "evalkit.run._outcome": (
             "ErrorInfo",
             "ItemResult",
@@ -49,6 +51,7 @@ __all__ = [
     "ExperimentStatus",
     "ItemResult",
     "RowBuffer",
+    "RunInterrupted",
     "RunSummary",
     "ScorerOutcome",
     "ScorerSummary",

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import functools
 import os
+import warnings
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -17,7 +18,13 @@ from evalkit.errors import ConfigError
 from evalkit.run._checks import check_store_data_path
 from evalkit.run._executors import ExecutorName
 from evalkit.run._experiment import ExperimentResult
-from evalkit.run._interrupt import CtrlC
+from evalkit.run._interrupt import (
+    LATE_CTRL_C,
+    CtrlC,
+    RunInterrupted,
+    keep_partial,
+    wants_partial,
+)
 from evalkit.run._local import drive_local
 from evalkit.run._result import build_result
 from evalkit.run._runner import ItemCallback
@@ -215,6 +222,16 @@ async def run_evals(
         )
         driven = await drive_sharded(spec, spec.sharding, shard_writer)
         writer = shard_writer
+    if driven.stop is not None:
+        # Cancelled, and recorded so: run_evals_sync keeps what the run did for its caller
+        # (evalkit run writes its reports and says how to resume it); the stop goes on.
+        if wants_partial():
+            with anyio.CancelScope(shield=True):
+                try:
+                    keep_partial(await build_result(spec, driven, writer))
+                except Exception as exc:
+                    driven.stop.add_note(f"evalkit: the stopped run's result was lost: {exc}")
+        raise driven.stop
     result = await build_result(spec, driven, writer)
     if spec.sharding is not None and spec.sharding.slice is not None and spec.store is not None:
         # The slices of a matrix writing one DuckLake store: the last to finish merges them.
@@ -231,19 +248,27 @@ def run_evals_sync(
 ) -> ExperimentResult:
     """:func:`run_evals` for synchronous code: same arguments, same result.
 
+    A Ctrl-C (SIGINT) cancels the run, which is recorded ``cancelled`` with the items
+    finished so far, and raises :class:`~evalkit.run.RunInterrupted` (a ``KeyboardInterrupt``)
+    carrying that partial result; later Ctrl-Cs are absorbed until it is recorded. A Ctrl-C
+    that comes after every item was scored does not cancel the run: it finishes as usual and
+    is returned, with a ``RuntimeWarning`` saying so (docs/pages/design/ctrl-c-once.md).
+
     Raises:
         ConfigError: Called from inside a running event loop (``await run_evals`` there).
+        RunInterrupted: Ctrl-C stopped the run before every item was scored.
     """
     call = functools.partial(run_evals, data, scorers, **options)
     ctrl_c = CtrlC()
     try:
         with ctrl_c.installed():
             result = anyio.run(ctrl_c.run, call)
-            if ctrl_c.interrupted or result is None:
-                # Ctrl-C at any moment is an interrupted run, even one that just finished
-                # (docs/pages/design/ctrl-c-once.md).
-                raise KeyboardInterrupt
-            return result
+            if result is None:
+                raise RunInterrupted(ctrl_c.partial)
+        if ctrl_c.interrupted:
+            # The run had scored every item when the Ctrl-C came: it finished, and says so.
+            warnings.warn(LATE_CTRL_C, RuntimeWarning, stacklevel=2)
+        return result
     except RuntimeError as exc:
         if "Already running" not in str(exc):
             raise

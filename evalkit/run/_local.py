@@ -15,7 +15,7 @@ import anyio.to_thread
 from evalkit.judge import JudgeCache, default_cache_path, use_judge_cache
 from evalkit.run._checks import asks_judge
 from evalkit.run._feed import ItemFeed
-from evalkit.run._interrupt import is_interrupt, leading_error
+from evalkit.run._interrupt import is_interrupt, leading_error, on_all_scored
 from evalkit.run._item import ItemEvaluator
 from evalkit.run._progress import Progress
 from evalkit.run._result import Driven
@@ -29,9 +29,12 @@ from evalkit.store import StoreWriter
 async def drive_local(spec: RunSpec, writer: StoreWriter | None) -> Driven:
     """Run the spec's items (a resume's remaining pairs) in this process into ``writer``.
 
+    An interruption (Ctrl-C, a cancellation) is recorded ``cancelled`` and returned as the
+    run so far, with its ``stop`` for ``run_evals`` to raise again.
+
     Raises:
-        BaseException: Whatever stopped the run, after it was recorded ``cancelled`` or
-            ``failed`` (see :class:`Runner`).
+        BaseException: Whatever else stopped the run, after it was recorded ``failed`` (see
+            :class:`Runner`).
     """
     plan, options = spec.plan, spec.options
     rows = spec.dataset.batches(limit=options.limit)
@@ -63,6 +66,7 @@ async def drive_local(spec: RunSpec, writer: StoreWriter | None) -> Driven:
         keep_results=spec.keep_results,
         on_item_complete=options.on_item_complete,
         flush_interval=options.flush_interval,
+        all_scored=on_all_scored(),
     )
     # Only runs that ask a judge open the cache, and before the experiment row is written:
     # a cache that cannot open leaves no row behind (the file is then opened for each read
@@ -87,17 +91,20 @@ async def drive_local(spec: RunSpec, writer: StoreWriter | None) -> Driven:
                 await anyio.to_thread.run_sync(open_row)
             status = await runner.run()
     except BaseException as exc:
+        interrupted = is_interrupt(leading_error(exc))
         if writer is not None and opened and not runner.recorded:
             # Stopped after the experiment row was written but before the runner started
             # (a Ctrl-C in between): the row must not stay `running`.
-            stopped = "cancelled" if is_interrupt(leading_error(exc)) else "failed"
+            stopped = "cancelled" if interrupted else "failed"
             finish = functools.partial(
                 writer.finish, status=stopped, completed_at=dt.datetime.now(dt.UTC),
                 dataset_fingerprint=None,
             )  # fmt: skip
             with anyio.CancelScope(shield=True):
                 await anyio.to_thread.run_sync(finish)
-        raise
+        if not interrupted or (writer is not None and not opened):
+            raise  # nothing of the run was recorded: nothing to report
+        return Driven("cancelled", summary.build(), runner.sorted_items(), None, stop=exc)
     return Driven(status, summary.build(), runner.sorted_items(), runner.feed.fingerprint)
 
 

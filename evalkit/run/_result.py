@@ -38,12 +38,15 @@ class Driven:
             shards finished before).
         items: The kept item results, in dataset order.
         dataset_fingerprint: The fingerprint of the rows read, or None.
+        stop: The interruption (Ctrl-C, a cancellation) that stopped the run, recorded
+            ``cancelled``; ``run_evals`` raises it again once it has built the result.
     """
 
     status: ExperimentStatus
     summary: RunSummary
     items: tuple[ItemResult, ...]
     dataset_fingerprint: str | None
+    stop: BaseException | None = None
 
 
 async def build_result(

@@ -68,6 +68,7 @@ class Runner:
         keep_results: bool,
         on_item_complete: ItemCallback | None,
         flush_interval: float,
+        all_scored: Callable[[], None] = lambda: None,
     ) -> None:
         self.experiment_id = experiment_id
         self.feed = feed
@@ -78,6 +79,10 @@ class Runner:
         self.scorer_names = scorer_names
         # A worker with no item to take would only cost memory (and 10**6 of them, minutes).
         self.concurrency = max(1, min(concurrency, max_items))
+        self.max_items = max_items
+        #: Called once every item is scored: a Ctrl-C (under run_evals_sync) then lets the
+        #: run finish (docs/pages/design/ctrl-c-once.md). A shard's runner has none.
+        self._all_scored = all_scored
         self.keep_results = keep_results
         self.on_item_complete = on_item_complete
         self.flush_interval = flush_interval
@@ -114,6 +119,7 @@ class Runner:
                 async with anyio.create_task_group() as workers:
                     for _ in range(self.concurrency):
                         workers.start_soon(self._worker)
+                self._all_scored()  # also when the feed held fewer items than planned
                 outer.cancel_scope.cancel()
         except BaseException as exc:
             error = leading_error(exc)
@@ -143,6 +149,8 @@ class Runner:
 
     async def _complete(self, result: ItemResult) -> None:
         self.summary.add(result)
+        if self.summary.processed >= self.max_items:
+            self._all_scored()
         if self.keep_results:
             self.items.append(result)
             self._unfrozen += 1

@@ -22,7 +22,7 @@ from evalkit.judge import default_cache_path, store_entries
 from evalkit.run._checks import asks_judge
 from evalkit.run._executors import ShardConfig, ShardResult, Stopped, execute
 from evalkit.run._experiment import ExperimentStatus
-from evalkit.run._interrupt import is_interrupt
+from evalkit.run._interrupt import is_interrupt, on_all_scored
 from evalkit.run._progress import Progress
 from evalkit.run._result import Driven
 from evalkit.run._shards import Shard
@@ -34,9 +34,11 @@ from evalkit.store import ShardRecord, ShardWriter
 async def drive_sharded(spec: RunSpec, sharding: Sharding, writer: ShardWriter | None) -> Driven:
     """Run the spec's shards (a resume's unfinished ones) on its executor into ``writer``.
 
+    An interruption (Ctrl-C, a cancellation) is recorded ``cancelled`` and returned as the
+    run so far (the shards finished), with its ``stop`` for ``run_evals`` to raise again.
+
     Raises:
-        BaseException: Whatever stopped the run, after it was recorded ``cancelled`` or
-            ``failed``.
+        BaseException: Whatever else stopped the run, after it was recorded ``failed``.
     """
     retries = sharding.retries
     summary = SummaryBuilder(spec.scorer_ids, spec.total_items)
@@ -81,6 +83,7 @@ async def drive_sharded(spec: RunSpec, sharding: Sharding, writer: ShardWriter |
 
     stop, ended, lock = threading.Event(), threading.Event(), threading.Lock()
     started = False
+    all_scored = on_all_scored()
 
     def drive() -> None:
         nonlocal started
@@ -102,6 +105,8 @@ async def drive_sharded(spec: RunSpec, sharding: Sharding, writer: ShardWriter |
                     bar.item_done(False)
         except Stopped:
             pass  # the cancellation that asked for it is raised by the awaiting task
+        else:
+            all_scored()  # every shard is recorded: a Ctrl-C now lets the run finish
         finally:
             ended.set()
 
@@ -126,7 +131,9 @@ async def drive_sharded(spec: RunSpec, sharding: Sharding, writer: ShardWriter |
         if writer is not None:
             with anyio.CancelScope(shield=True):
                 await anyio.to_thread.run_sync(_finish, writer, status)
-        raise
+        if status == "failed":
+            raise
+        return Driven(status, summary.build(), (), None, stop=exc)
     bar.close()
     status = summary.status()
     if writer is not None:

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from evalkit.report import ReportData, console_table, html_report, markdown_summary
+from evalkit.report import ReportData, console_table, html_report, junit_xml, markdown_summary
 
 
 def report(status: str, *, succeeded: int, failed: int, total: int = 200) -> ReportData:
@@ -35,3 +35,23 @@ def test_a_finished_run_shows_its_item_count() -> None:
     assert "- items: 200 (3 failed)" in markdown_summary(done).splitlines()
     assert " 200 items, 3 failed" in html_report(done)
     assert "of 200" not in console_table(done) + markdown_summary(done) + html_report(done)
+
+
+@pytest.mark.parametrize("status", ["cancelled", "interrupted"])
+def test_a_stopped_runs_reports_are_marked_partial(status: str) -> None:
+    stopped = report(status, succeeded=40, failed=3)
+    said = (
+        f"Partial report: the run was {status} after 43 of 200 items; its figures and verdict"
+        " cover those items only. Resume it to finish it (evalkit run FILE --resume exp-1)."
+    )
+    assert f"<p class='partial'>{said}</p>" in html_report(stopped)
+    assert markdown_summary(stopped).splitlines()[2] == f"> **{said}**"
+    junit = junit_xml(stopped)
+    assert 'tests="1" failures="1"' in junit
+    assert f'<testcase classname="nightly" name="(run)"><failure message="{said}">' in junit
+
+
+def test_a_finished_runs_reports_are_not_marked_partial() -> None:
+    done = report("completed", succeeded=200, failed=0)
+    assert "Partial report" not in html_report(done) + markdown_summary(done) + junit_xml(done)
+    assert 'tests="0" failures="0"' in junit_xml(done)

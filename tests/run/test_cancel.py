@@ -110,9 +110,77 @@ def test_ctrl_c_stops_cleanly_and_keeps_what_was_scored(store: Path) -> None:
     rest, err = child.communicate(timeout=60)
     done = [line.split()[1] for line in seen + rest.splitlines() if line.startswith("done")]
     assert child.returncode != 0
-    assert "KeyboardInterrupt" in err
+    assert "RunInterrupted: experiment" in err  # a KeyboardInterrupt saying how to resume
+    assert "resume it with resume=" in err
     assert 4 <= len(done) < 1000
     assert query(store, "SELECT status, succeeded_count FROM experiments") == [
         ("cancelled", len(done))
     ]
     assert {r[0] for r in query(store, "SELECT item_id FROM scores")} == set(done)
+
+
+_STOPPED = textwrap.dedent(
+    """
+    import sys
+
+    from evalkit import create_scorer, run_evals_sync
+
+    ROWS = int(sys.argv[2])
+    finished = []
+
+    def done(result):
+        finished.append(result.item.id)
+        if len(finished) == int(sys.argv[3]):
+            print("waiting", flush=True)
+            sys.stdin.readline()  # the test sends SIGINT, then a line
+
+    rows = [{"input": f"q{i}", "output": "a"} for i in range(ROWS)]
+    scorer = create_scorer("One").generate_score(lambda run: 1.0)
+    try:
+        result = run_evals_sync(rows, [scorer], store=sys.argv[1], concurrency=1,
+                                progress=False, on_item_complete=done)
+    except KeyboardInterrupt as stop:  # evalkit.run.RunInterrupted: the run as it stopped
+        print("interrupted", flush=True)
+        result = stop.result
+    print(result.status, result.summary.processed, len(result.items), flush=True)
+    """
+)
+
+
+def stop_at(store: Path, rows: int, at: int) -> tuple[list[str], str]:
+    """Run ``_STOPPED``: a Ctrl-C while the callback of the ``at``-th finished item runs."""
+    child = subprocess.Popen(
+        [sys.executable, "-c", _STOPPED, str(store), str(rows), str(at)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=Path(__file__).parents[2],
+    )
+    assert child.stdout is not None
+    assert child.stdin is not None
+    assert child.stdout.readline() == "waiting\n"
+    child.send_signal(signal.SIGINT)
+    out, err = child.communicate("go\n", timeout=60)
+    assert child.returncode == 0, err
+    return out.split(), err
+
+
+def test_a_ctrl_c_before_the_last_item_raises_run_interrupted_with_the_partial_run(
+    store: Path,
+) -> None:
+    out, _ = stop_at(store, rows=50, at=3)
+    assert out[:2] == ["interrupted", "cancelled"]
+    processed, kept = int(out[2]), int(out[3])
+    assert 3 <= processed < 50
+    assert kept == processed
+    assert query(store, "SELECT status, succeeded_count FROM experiments") == [
+        ("cancelled", processed)
+    ]
+
+
+def test_a_ctrl_c_after_the_last_item_was_scored_lets_the_run_finish(store: Path) -> None:
+    out, err = stop_at(store, rows=5, at=5)
+    assert out == ["completed", "5", "5"]
+    assert "evalkit: Ctrl-C after every item was scored: the run is finished" in err
+    assert query(store, "SELECT status, succeeded_count FROM experiments") == [("completed", 5)]

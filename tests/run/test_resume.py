@@ -8,9 +8,10 @@ from typing import Any
 import duckdb
 import pytest
 
-from evalkit import Scorer, create_scorer, run_evals
+from evalkit import OpenAITarget, Scorer, create_scorer, run_evals
 from evalkit.errors import ConfigError, StoreError
 from evalkit.store import latest_resumable, list_experiments, read_experiment
+from evalkit.testing import FakeOpenAIServer
 
 ROWS = [
     {"id": f"r{i}", "input": f"q{i}", "output": str(i), "groundTruth": str(i)} for i in range(40)
@@ -234,3 +235,30 @@ async def test_resuming_an_unknown_experiment_fails(store: Path) -> None:
         await run_evals(ROWS, [switch.scorer("a")], store=store, resume="nope")
     with pytest.raises(StoreError, match="no run named 'other' to resume"):
         latest_resumable(store, name="other")
+
+
+async def test_a_target_that_moved_resumes_with_a_note(store: Path, judge_key: str) -> None:
+    def target(server: FakeOpenAIServer, model: str = "app-model") -> OpenAITarget:
+        return OpenAITarget(model, base_url=server.base_url, api_key_env=judge_key, max_retries=0)
+
+    rows = [{k: v for k, v in row.items() if k != "output"} for row in ROWS]
+    switch = Switch()
+    async with FakeOpenAIServer() as before, FakeOpenAIServer() as after:
+        first = await run_evals(rows, [switch.scorer("a")], target=target(before), store=store,
+                                progress=False)  # fmt: skip
+        simulate_kill(store, first.experiment_id, keep=5)
+        with pytest.raises(ConfigError) as caught:  # another model: that changes results
+            await run_evals(rows, [switch.scorer("a")], target=target(after, "other-model"),
+                            store=store, progress=False, resume=first.experiment_id)  # fmt: skip
+        assert "target model: 'app-model' -> 'other-model'" in str(caught.value)
+        assert "base_url" not in str(caught.value)
+        with pytest.warns(RuntimeWarning) as noted:
+            resumed = await run_evals(rows, [switch.scorer("a")], target=target(after),
+                                      store=store, progress=False,
+                                      resume=first.experiment_id)  # fmt: skip
+        assert after.stats.completions == len(ROWS) - 5
+    assert [str(w.message) for w in noted] == [
+        f"evalkit: target moved: {before.base_url} -> {after.base_url};"
+        f" resuming {first.experiment_id}"
+    ]
+    assert resumed.status == "completed"

@@ -183,7 +183,7 @@ def test_ctrl_c_stops_a_stuck_sync_step_at_once(tmp_path: Path, how: str) -> Non
         child.kill()  # a child still stuck (the bug) must not outlive the test
         child.wait()
     assert child.returncode != 0
-    assert "KeyboardInterrupt" in err
+    assert "RunInterrupted: experiment" in err  # evalkit.run.RunInterrupted: a KeyboardInterrupt
     assert query(store, "SELECT status, succeeded_count FROM experiments") == [("cancelled", 2)]
     # The interrupted item is not recorded (a resume scores it), the finished ones are.
     assert outcomes(store) == {"0": ("success", 1.0, None), "1": ("success", 1.0, None)}
