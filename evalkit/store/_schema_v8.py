@@ -35,6 +35,9 @@ CREATE TABLE IF NOT EXISTS scorer_gates (
     judged_at TIMESTAMP NOT NULL
 );
 """
+_ERROR_CODES = """
+ALTER TABLE scorer_errors ADD COLUMN error_code VARCHAR;
+"""
 _PINS = """
 CREATE TABLE IF NOT EXISTS baseline_pins (
     experiment_name VARCHAR NOT NULL,
@@ -53,3 +56,6 @@ def migrate_to_8(con: duckdb.DuckDBPyConnection) -> None:
     # name is in force, and the rows are the history of who moved the bar and why.
     lake_ddl(con, _VERDICTS)
     lake_ddl(con, _PINS)
+    # A failure's machine-readable code (a JudgeError's: "empty_extraction", "timeout", an
+    # HTTP status) beside its name and message; NULL for older rows and errors without one.
+    lake_ddl(con, _ERROR_CODES)
