@@ -95,6 +95,39 @@ async def test_each_request_is_a_stored_attempt_with_its_outcome_and_format(
     }
 
 
+async def test_a_missing_key_is_one_attempt_without_a_latency(
+    server: FakeOpenAIServer, store: Path
+) -> None:
+    judge = Judge("m", "grade", base_url=server.base_url, api_key_env="EVALKIT_NO_SUCH_KEY_29")
+    scorer = create_scorer("Q", judge=judge).generate_score(
+        PromptStep("score", lambda run: f"Rate {run.output}")
+    )
+    await run_evals(
+        [{"input": "q", "output": "a"}], [scorer], store=store, progress=False, preflight=False
+    )
+    (row,) = rows_of(
+        store,
+        "SELECT attempt_count, model_call_count, error_code, request_ms, attempts"
+        " FROM judge_executions",
+    )
+    assert (row["attempt_count"], row["model_call_count"], row["error_code"]) == (
+        1,
+        0,
+        "missing_key",
+    )
+    assert row["request_ms"] is None
+    (attempt,) = json.loads(row["attempts"])
+    assert (attempt["status"], attempt["error"]["code"], attempt["format"]) == (
+        "failed",
+        "missing_key",
+        None,
+    )
+    # Nothing was sent: no latency, though the row is an attempt.
+    (usage,) = rows_of(store, "SELECT attempts, latency_p50_ms FROM judge_usage")
+    assert usage == {"attempts": 1, "latency_p50_ms": None}
+    assert server.stats.requests == 0
+
+
 def _a_version_6_store(path: Path) -> None:
     from evalkit.store._schema import MIGRATIONS
 
