@@ -134,7 +134,11 @@ async def _ask(
     if judge.mode == "batch":
         # Batch requests skip the online limiter: batches have their own pool and limits.
         collector = batch_collector(
-            judge, client=client, host=request.host, cache=active_judge_cache()
+            judge,
+            client=client,
+            endpoint=request.endpoint,
+            host=request.host,
+            cache=active_judge_cache(),
         )
         step_key = request.step_key(spec)
     else:
