@@ -151,18 +151,22 @@ async def _ask(
     records: list[JudgeAttempt] = []
     plan = AttemptPlan(request, spec)
     body: dict[str, Any] = {}
+    built = False  # whether the attempt's request was built (so sent): else it has no format
 
     def build() -> dict[str, Any]:
         # Called as each request is sent: it goes in the format known to work by then.
-        nonlocal body
-        body = request.body(*plan.request(prompt, spec))
+        nonlocal body, built
+        body, built = request.body(*plan.request(prompt, spec)), True
         return body
 
     def retried(error: JudgeError, timing: CallTiming) -> None:
+        nonlocal built
         records.append(call_failed(error, timing, format=plan.format))
+        built = False  # the next request is built again, when it is sent
 
     while plan.next():
         planned += 1
+        body, built = {}, False
         timing = CallTiming()
         try:
             if collector is not None:
@@ -192,8 +196,9 @@ async def _ask(
                 )
         except Exception as exc:
             error = exc if isinstance(exc, JudgeError) else _unexpected(exc, request.label)
-            # A refused attempt is kept too.
-            records.append(call_failed(error, timing, format=plan.format))
+            # A refused attempt is kept too; one stopped before its request (an open
+            # breaker) asked in no format.
+            records.append(call_failed(error, timing, format=plan.format if built else None))
             if plan.refused(exc, body):  # a format or field the server does not take
                 continue
             breaker.observe(exc)
