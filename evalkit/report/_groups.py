@@ -34,12 +34,15 @@ _HEX = re.compile(r"\b(?=[0-9a-fA-F]*\d)(?=[0-9a-fA-F]*[a-fA-F])[0-9a-fA-F]{8,}\
 _NUMBER = re.compile(r"(?<![\w.])(?<!HTTP )\d+(?:\.\d+)*")
 # Where a server is reached, kept as written: a URL's scheme and authority (its path is
 # normalised like any text: an id in it varies), and a host with its port (an IP address,
-# ``localhost`` or a dotted name). One group per item's id is the problem, not per endpoint.
+# ``localhost`` or a dotted name). An endpoint is the same in all of one judge's failures, so
+# keeping it splits no group. Every repetition is bounded (a scheme of at most 32 characters, a
+# host of at most 253), so a long message costs linear time, not quadratic.
 _ENDPOINT = re.compile(
-    r"""(\b[A-Za-z][A-Za-z0-9+.-]*://(?:[^\s/?#'"<>()\[\]{},@]*@)?"""
-    r"""(?:\[[0-9A-Fa-f:.]+\]|[^\s/?#'"<>()\[\]{},:]+)(?::\d+)?"""
-    r"""|(?<![\w.:/-])(?:\[[0-9A-Fa-f:.]+\]|localhost|\d{1,3}(?:\.\d{1,3}){3}"""
-    r"""|[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}):\d{1,5}(?![\w.:]))"""
+    r"""((?<![\w.+-])[A-Za-z][A-Za-z0-9+.-]{0,31}://(?:[^\s/?#'"<>()\[\]{},@]{0,256}@)?"""
+    r"""(?:\[[0-9A-Fa-f:.]{1,64}\]|[^\s/?#'"<>()\[\]{},:]{1,253})(?::\d{1,5})?"""
+    r"""|(?<![\w.:/-])(?:\[[0-9A-Fa-f:.]{1,64}\]|localhost|\d{1,3}(?:\.\d{1,3}){3}"""
+    r"""|(?=[A-Za-z0-9.-]{4,253}:\d)[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,})"""
+    r""":\d{1,5}(?![\w.:]))"""
 )
 
 
