@@ -218,6 +218,8 @@ class ScorerRunError(EvalkitError):
         self.result = result
         self.cause_name = type(cause).__name__
         self.cause_message = str(cause) or self.cause_name
+        #: The cause's machine-readable code (a JudgeError's ``code``), or None.
+        self.cause_code: str | None = cause.code if isinstance(cause, JudgeError) else None
         super().__init__(f"Scorer {scorer_name!r} failed at {failed_step}: {self.cause_message}")
 
     def _pickled_state(self) -> dict[str, Any]:
@@ -227,13 +229,16 @@ class ScorerRunError(EvalkitError):
         return state
 
     def to_dict(self) -> dict[str, Any]:
-        """A JSON-ready summary without ``result``."""
+        """A JSON-ready summary without ``result``; the cause's ``code`` when it has one."""
+        cause: dict[str, Any] = {"name": self.cause_name, "message": self.cause_message}
+        if self.cause_code is not None:
+            cause["code"] = self.cause_code
         return {
             **super().to_dict(),
             "scorer_id": self.scorer_id,
             "failed_step": self.failed_step,
             "completed_steps": list(self.completed_steps),
-            "cause": {"name": self.cause_name, "message": self.cause_message},
+            "cause": cause,
         }
 
 

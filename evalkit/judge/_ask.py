@@ -9,7 +9,9 @@ server refusing the response format (or a length field) is asked again without i
 ``_formats.py`` plans.
 With a judge cache active and a cacheable judge, a cached success is replayed instead (a
 reply cut at the token limit is never cached). Each attempt leaves its own record
-(``_attempts.py``), with its time in evalkit's queue apart from its request's.
+(``_attempts.py``), with its time in evalkit's queue apart from its request's and the format
+it asked in: every HTTP request is one attempt, a retry of a timeout or a 5xx included
+(``chat_completion`` reports each retried request).
 A judge in batch mode sends each attempt through its batch collector (``_batch.py``) instead
 of an online call; everything else — validation, fallback, cache, records — is the same.
 """
@@ -65,9 +67,10 @@ async def ask(request: PreparedRequest, prompt: str, spec: OutputSpec, started: 
     """Ask ``request.judge`` for ``spec``'s output to ``prompt``; never raises a JudgeError.
 
     A missing API key (the variable ``api_key_env`` names is not set) is no exception either:
-    it gives a failed execution with ``attempt_count`` 0, error ``ConfigError`` and code
-    ``missing_key``, and the ConfigError as the error to raise, so the store's
-    ``judge_executions`` shows which judge could not be asked and why.
+    it gives a failed execution of one attempt that sent nothing (``attempt_count`` 1,
+    ``model_call_count`` 0, no request time), error ``ConfigError`` and code ``missing_key``,
+    and the ConfigError as the error to raise, so the store's ``judge_executions`` shows
+    which judge could not be asked and why.
 
     Args:
         request: The judge's prepared request.
@@ -131,39 +134,56 @@ async def _ask(
     if judge.mode == "batch":
         # Batch requests skip the online limiter: batches have their own pool and limits.
         collector = batch_collector(
-            judge, client=client, host=request.host, cache=active_judge_cache()
+            judge,
+            client=client,
+            endpoint=request.endpoint,
+            host=request.host,
+            cache=active_judge_cache(),
         )
         step_key = request.step_key(spec)
     else:
         limiter = request.limiter()
-    attempts = calls = 0
+    planned = calls = 0
     usage: JudgeUsage | None = None
     cost: float | None = 0.0
     last: Reply | None = None
     failure: FormatFailure | None = None
     records: list[JudgeAttempt] = []
     plan = AttemptPlan(request, spec)
-    while (attempt := plan.next(prompt, spec)) is not None:
-        text, extra = attempt
-        attempts += 1
-        body = request.body(text, extra)
+    body: dict[str, Any] = {}
+    built = False  # whether the attempt's request was built (so sent): else it has no format
+
+    def build() -> dict[str, Any]:
+        # Called as each request is sent: it goes in the format known to work by then.
+        nonlocal body, built
+        body, built = request.body(*plan.request(prompt, spec)), True
+        return body
+
+    def retried(error: JudgeError, timing: CallTiming) -> None:
+        nonlocal built
+        records.append(call_failed(error, timing, format=plan.format))
+        built = False  # the next request is built again, when it is sent
+
+    while plan.next():
+        planned += 1
+        body, built = {}, False
         timing = CallTiming()
         try:
             if collector is not None:
                 breaker.check(request.label)
-                hashed = request_hash(step_key, prompt, attempts)
+                hashed = request_hash(step_key, prompt, planned)
                 sent = time.perf_counter()
                 try:
-                    reply = await collector.complete(body, hashed, request.label)
+                    reply = await collector.complete(build(), hashed, request.label)
                 finally:
                     timing = batch_timing(time.perf_counter() - sent)
             else:
-                tokens = (
-                    request.estimate_tokens(text, extra, limiter) if limiter.limits_tokens else 0
-                )
+                tokens = 0
+                if limiter.limits_tokens:
+                    tokens = request.estimate_tokens(*plan.request(prompt, spec), limiter)
                 reply = await chat_completion(
                     client,
-                    body,
+                    build,
                     timeout=policy.timeout,
                     max_retries=policy.max_retries,
                     label=request.label,
@@ -172,10 +192,13 @@ async def _ask(
                     rate_limit_retries=policy.rate_limit_retries,
                     breaker=breaker,
                     timing=timing,
+                    on_retry=retried,
                 )
         except Exception as exc:
             error = exc if isinstance(exc, JudgeError) else _unexpected(exc, request.label)
-            records.append(call_failed(error, timing))  # a refused attempt is kept too
+            # A refused attempt is kept too; one stopped before its request (an open
+            # breaker) asked in no format.
+            records.append(call_failed(error, timing, format=plan.format if built else None))
             if plan.refused(exc, body):  # a format or field the server does not take
                 continue
             breaker.observe(exc)
@@ -192,17 +215,17 @@ async def _ask(
             output, value = plan.parse(spec, reply.content or "")
         except FormatFailure as exc:
             failure = truncation(exc, reply, judge.max_tokens)
-            records.append(replied(reply, "format_failed", timing, failure))
+            records.append(replied(reply, "format_failed", timing, failure, format=plan.format))
             plan.failed_format()
             continue
-        records.append(replied(reply, "success", timing, None))
+        records.append(replied(reply, "success", timing, None, format=plan.format))
         truncated = is_truncated(reply)
         if cache is not None and plan.parsed is not None and not truncated:
             cache.put(
                 request.step_key(spec),
                 key,
                 plan.parsed,
-                attempt_count=attempts,
+                attempt_count=len(records),
                 model=judge.model or "",
                 host=request.host,
                 step=spec.kind,
@@ -212,7 +235,7 @@ async def _ask(
             prompt=prompt,
             judge_model_id=judge.model or "",
             judge_provider=judge.provider,
-            attempt_count=attempts,
+            attempt_count=len(records),
             model_call_count=calls,
             duration_ms=(time.perf_counter() - started) * 1000,
             output=output,
@@ -226,6 +249,7 @@ async def _ask(
         )
         return Asked(execution, value=value)
     assert failure is not None
+    attempts = len(records)
     how = "" if attempts == 1 else f" after {attempts} attempts ({plan.describe()})"
     error = JudgeError(
         f"{request.label} did not answer {spec.describe}{how}: {failure}", code=failure.code
@@ -243,15 +267,20 @@ def _unexpected(exc: Exception, label: str) -> JudgeError:
 def _not_asked(
     request: PreparedRequest, prompt: str, started: float, error: ConfigError
 ) -> JudgeExecution:
+    # An attempt (SPEC: attempt_count >= 1) that ended before its request: nothing was sent,
+    # so it has no format, no request time and no reply.
+    info = JudgeErrorInfo(type(error).__name__, str(error), "missing_key")
+    attempt = JudgeAttempt(status="failed", error=info)
     return JudgeExecution(
         status="failed",
         prompt=prompt,
         judge_model_id=request.judge.model or "",
         judge_provider=request.judge.provider,
-        attempt_count=0,
+        attempt_count=1,
         model_call_count=0,
         duration_ms=(time.perf_counter() - started) * 1000,
-        error=JudgeErrorInfo(type(error).__name__, str(error), "missing_key"),
+        error=info,
+        attempts=(attempt,),
     )
 
 

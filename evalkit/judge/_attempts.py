@@ -48,9 +48,15 @@ def truncation(failure: FormatFailure, reply: Reply, max_tokens: int | None) -> 
 
 
 def replied(
-    reply: Reply, status: AttemptStatus, timing: CallTiming | None, failure: Exception | None
+    reply: Reply,
+    status: AttemptStatus,
+    timing: CallTiming | None,
+    failure: Exception | None,
+    *,
+    format: str | None,
 ) -> JudgeAttempt:
-    """The record of an attempt that got ``reply`` (``failure``: why it was not accepted)."""
+    """The record of an attempt that got ``reply`` (``failure``: why it was not accepted),
+    sent in ``format`` (see :attr:`JudgeAttempt.format`)."""
     raw = reply.content if reply.content is not None else reply.refusal
     error = None
     if failure is not None:
@@ -64,16 +70,21 @@ def replied(
         error=error,
         queue_ms=_ms(timing, queue=True),
         request_ms=_ms(timing, queue=False),
+        format=format,
     )
 
 
-def call_failed(error: JudgeError, timing: CallTiming | None) -> JudgeAttempt:
-    """The record of an attempt whose call failed with ``error`` (no reply)."""
+def call_failed(
+    error: JudgeError, timing: CallTiming | None, *, format: str | None
+) -> JudgeAttempt:
+    """The record of an attempt whose request, sent in ``format``, failed with ``error`` (no
+    reply)."""
     return JudgeAttempt(
         status="failed",
         error=error_info(error),
         queue_ms=_ms(timing, queue=True),
         request_ms=_ms(timing, queue=False),
+        format=format,
     )
 
 

@@ -57,7 +57,7 @@ _LOOP: RunVar[object] = RunVar("evalkit_batch_loop")
 
 
 def batch_collector(
-    judge: Judge, *, client: AsyncOpenAI, host: str, cache: JudgeCache | None
+    judge: Judge, *, client: AsyncOpenAI, endpoint: str, host: str, cache: JudgeCache | None
 ) -> BatchCollector:
     """The running event loop's collector for ``judge`` (and the active ``cache``)."""
     journal = None if cache is None else BatchJournal.of(cache)
@@ -79,7 +79,9 @@ def batch_collector(
         key = (judge.batch_key, loop)
     collector = collectors.get(key)
     if collector is None:
-        collector = BatchCollector(judge, client=client, host=host, journal=journal)
+        collector = BatchCollector(
+            judge, client=client, endpoint=endpoint, host=host, journal=journal
+        )
         collectors[key] = collector
     return collector
 
@@ -91,14 +93,23 @@ class BatchCollector:
         judge: The first judge using it: its endpoint, model, batch settings, and the
             ``timeout``/``max_retries`` of the Batch API calls.
         client: The client of the endpoint.
-        host: The endpoint's host name (recorded with each batch).
+        endpoint: The endpoint, ``scheme://host:port/path`` (``PreparedRequest.endpoint``):
+            its batches are journaled and looked up by it.
+        host: The endpoint's host name (recorded with each batch too).
         journal: The batch journal of the active judge cache's run; None for no resume.
     """
 
     def __init__(
-        self, judge: Judge, *, client: AsyncOpenAI, host: str, journal: BatchJournal | None
+        self,
+        judge: Judge,
+        *,
+        client: AsyncOpenAI,
+        endpoint: str,
+        host: str,
+        journal: BatchJournal | None,
     ) -> None:
         self.client = client
+        self.endpoint = endpoint
         self.host = host
         self.model = judge.model or ""
         self.journal = journal
@@ -253,6 +264,7 @@ class BatchCollector:
             if self.journal is not None:
                 await self.journal.record(
                     batch_id=batch_id,
+                    endpoint=self.endpoint,
                     host=self.host,
                     model=self.model,
                     input_file_id=file_id,
@@ -360,7 +372,7 @@ class BatchCollector:
                 break
             self._loading = loading = anyio.Event()
             try:
-                records = await self.journal.load(self.host, self.model)
+                records = await self.journal.load(self.endpoint, self.host, self.model)
             finally:
                 self._loading = None
                 loading.set()

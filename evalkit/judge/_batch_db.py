@@ -1,7 +1,8 @@
 """The batch journal: which provider batches hold which judge requests, in the cache's file.
 
 Two tables beside ``judge_cache``: ``judge_batches`` (one row per submitted batch: id, endpoint
-host, model, input file, request count, status, times) and ``judge_batch_requests`` (the
+host, model, input file, request count, status, times, and the whole endpoint, scheme, host,
+port and path, that a run looks its batches up by) and ``judge_batch_requests`` (the
 request hash → ``custom_id`` mapping of each batch). A batch stays here while its results may
 still be needed: ``submitted`` until it ends, ``completed`` until a run that read it ends
 normally. A batch that failed, expired or was cancelled is removed, so its requests are asked
@@ -40,6 +41,7 @@ CREATE TABLE IF NOT EXISTS {REQUESTS} (
     request_hash BLOB NOT NULL,
     custom_id VARCHAR NOT NULL
 );
+ALTER TABLE {BATCHES} ADD COLUMN IF NOT EXISTS endpoint VARCHAR;
 """
 
 _REQUEST_SCHEMA = pa.schema(
@@ -54,6 +56,7 @@ def record(
     con: Any,
     *,
     batch_id: str,
+    endpoint: str,
     host: str,
     model: str,
     input_file_id: str,
@@ -74,8 +77,10 @@ def record(
     con.execute("BEGIN TRANSACTION")
     try:
         con.execute(
-            f"INSERT INTO {BATCHES} VALUES (?, ?, ?, ?, ?, 'submitted', ?, ?)",
-            [batch_id, host, model, input_file_id, len(requests), when(now), when(now)],
+            f"INSERT INTO {BATCHES} (batch_id, endpoint, host, model, input_file_id,"
+            " request_count, status, created_at, updated_at)"
+            " VALUES (?, ?, ?, ?, ?, ?, 'submitted', ?, ?)",
+            [batch_id, endpoint, host, model, input_file_id, len(requests), when(now), when(now)],
         )
         insert(con, REQUESTS, table)
         con.execute("COMMIT")
@@ -118,14 +123,20 @@ def prune(con: Any, now: float) -> None:
     forget(con, old)
 
 
-def load(con: Any, host: str, model: str) -> list[Record]:
-    """The remembered requests of batches to ``model`` at ``host``, newest batch last (so a
-    request in two batches maps to the newer)."""
+def load(con: Any, endpoint: str, host: str, model: str) -> list[Record]:
+    """The remembered requests of batches to ``model`` at ``endpoint``, newest batch last (so
+    a request in two batches maps to the newer).
+
+    Two endpoints on one host (two ports, two paths) are two servers: neither reads the
+    other's batches. A batch recorded before the endpoint was kept (``endpoint`` NULL) is
+    looked up by its ``host``; its requests' hashes name their endpoint anyway.
+    """
     result = con.execute(
         f"SELECT r.request_hash, r.batch_id, r.custom_id, b.status FROM {REQUESTS} r "
-        f"JOIN {BATCHES} b USING (batch_id) WHERE b.host = ? AND b.model = ? "
+        f"JOIN {BATCHES} b USING (batch_id) WHERE b.model = ? "
+        "AND (b.endpoint = ? OR (b.endpoint IS NULL AND b.host = ?)) "
         "ORDER BY b.created_at",
-        [host, model],
+        [model, endpoint, host],
     )
     return [
         (bytes(h), batch_id, custom_id, status)
@@ -136,7 +147,7 @@ def load(con: Any, host: str, model: str) -> list[Record]:
 def batches(con: Any) -> list[dict[str, Any]]:
     """Every remembered batch (for inspection)."""
     result = con.execute(
-        f"SELECT batch_id, host, model, input_file_id, request_count, status,"
+        f"SELECT batch_id, endpoint, host, model, input_file_id, request_count, status,"
         f" epoch_us(created_at) AS created_at, epoch_us(updated_at) AS updated_at"
         f" FROM {BATCHES} ORDER BY {BATCHES}.created_at"
     )

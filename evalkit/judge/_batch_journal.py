@@ -46,14 +46,16 @@ class BatchJournal:
         """The journal of ``cache``'s current run (made at its first use in the run)."""
         return cache._attach(BatchJournal, lambda: BatchJournal(cache))
 
-    async def load(self, host: str, model: str) -> list[db.Record]:
-        """The remembered requests of batches to ``model`` at ``host`` (see ``_batch_db``)."""
-        return await self._cache._read(lambda con: db.load(con, host, model))
+    async def load(self, endpoint: str, host: str, model: str) -> list[db.Record]:
+        """The remembered requests of batches to ``model`` at ``endpoint`` (``host``: its
+        host name, for batches recorded before the endpoint was; see ``_batch_db``)."""
+        return await self._cache._read(lambda con: db.load(con, endpoint, host, model))
 
     async def record(
         self,
         *,
         batch_id: str,
+        endpoint: str,
         host: str,
         model: str,
         input_file_id: str,
@@ -65,6 +67,7 @@ class BatchJournal:
             lambda con: db.record(
                 con,
                 batch_id=batch_id,
+                endpoint=endpoint,
                 host=host,
                 model=model,
                 input_file_id=input_file_id,

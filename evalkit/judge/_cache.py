@@ -235,11 +235,12 @@ class JudgeCache:
     def batches(self) -> list[dict[str, Any]]:
         """The provider batches the journal remembers, oldest first (judges in batch mode).
 
-        Each is a dict with ``batch_id``, ``host``, ``model``, ``input_file_id``,
-        ``request_count``, ``status`` (``"submitted"``: not known to be over; ``"completed"``:
-        answered, not yet read by a run that ended normally), ``created_at`` and
-        ``updated_at``. A run picks these batches up instead of sending their requests again.
-        Does not create a missing file.
+        Each is a dict with ``batch_id``, ``endpoint`` (``scheme://host:port/path``, what a
+        run looks its batches up by; None for a batch recorded before it was kept), ``host``,
+        ``model``, ``input_file_id``, ``request_count``, ``status`` (``"submitted"``: not
+        known to be over; ``"completed"``: answered, not yet read by a run that ended
+        normally), ``created_at`` and ``updated_at``. A run picks these batches up instead
+        of sending their requests again. Does not create a missing file.
         """
         self.flush()
         if not self.path.exists():

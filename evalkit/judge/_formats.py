@@ -14,13 +14,15 @@ to take (0 for one never refused). A *format refusal* — an error status whose 
 response format is not supported (``transport/_refusals.py``) — moves it one step down at once
 (from step 1 straight to step 3 unless the refusal names the ``schema`` field), without
 retrying the refused request, and is remembered for the process (:data:`MEMORY`), so later
-calls start there; a refusal of one schema (OpenAI's "Invalid schema for response_format")
-moves that call only. Step 1 is skipped at OpenAI's and Azure's own endpoints, which take no
-``schema`` in JSON mode. A *format failure* (a reply that is not the JSON asked for) gets one
-more attempt, one step down (the JSON-mode fallback of SPEC §1). A pinned mode starts at its
-step and is never moved by a refusal (except JSON mode dropping a ``schema`` the server
-refuses). The same memory holds the length fields (``max_tokens``, ``max_completion_tokens``)
-an endpoint refused, which :meth:`PreparedRequest.body` leaves out.
+calls start there. The memory is read as each request is sent, not when the call began: calls
+queued in the limiter behind the first refusal go straight to the step that works. A refusal
+of one schema (OpenAI's "Invalid schema for response_format") moves that call only. Step 1 is
+skipped at OpenAI's and Azure's own endpoints, which take no ``schema`` in JSON mode. A
+*format failure* (a reply that is not the JSON asked for) gets one more attempt, one step down
+(the JSON-mode fallback of SPEC §1). A pinned mode starts at its step and is never moved by a
+refusal (except JSON mode dropping a ``schema`` the server refuses). The same memory holds the
+length fields (``max_tokens``, ``max_completion_tokens``) an endpoint refused, which
+:meth:`PreparedRequest.body` leaves out.
 
 Why: docs/pages/design/format-refusals.md.
 """
@@ -44,6 +46,10 @@ if TYPE_CHECKING:
 
 JSON_SCHEMA, SCHEMA_JSON_MODE, JSON_MODE, PROMPT = range(4)
 _NAMES = ("json_schema", "json_object with the schema", "json_object", "the schema in the prompt")
+#: Each step's name in an attempt's record (``JudgeAttempt.format``); a plain-text step's is
+#: :data:`TEXT`.
+FORMATS = ("json_schema", "json_object+schema", "json_object", "prompt")
+TEXT = "text"
 _PINNED = {"json_schema": JSON_SCHEMA, "json_object": SCHEMA_JSON_MODE, "prompt": PROMPT}
 _FENCED = re.compile(r"```(?:json)?\s*\n?(.*?)```", re.DOTALL)
 #: Most endpoint-and-model pairs remembered (the oldest is forgotten past this).
@@ -103,14 +109,17 @@ MEMORY = FormatMemory()
 class AttemptPlan:
     """The attempts of one prompt step's call: which shape comes next, and how to read it.
 
-    :meth:`next` gives the next attempt's prompt text and extra request fields (None when no
-    attempt is left); :meth:`refused` and :meth:`failed_format` say how the last one ended.
+    :meth:`next` says whether an attempt is left, :meth:`request` gives its prompt text and
+    extra request fields as they are to be sent now (called again before each request of
+    the attempt, it follows what the endpoint was learned to take meanwhile); :meth:`refused`
+    and :meth:`failed_format` say how the last one ended.
     """
 
     __slots__ = (
         "_auto",
         "_fallback_used",
         "_key",
+        "_new",
         "_official",
         "_pending",
         "_step",
@@ -125,6 +134,7 @@ class AttemptPlan:
         self._auto = mode == "auto"
         self._fallback_used = False
         self._step: int | None = None
+        self._new = False
         #: The reply text the last :meth:`parse` read (the JSON taken out of it).
         self.parsed: str | None = None
         if not isinstance(spec, JsonSpec):
@@ -138,16 +148,33 @@ class AttemptPlan:
     def _skip(self, step: int) -> int:
         return JSON_MODE if step == SCHEMA_JSON_MODE and self._official else min(step, PROMPT)
 
-    def next(self, prompt: str, spec: OutputSpec) -> tuple[str, dict[str, Any]] | None:
-        """The next attempt's ``(prompt text, extra request fields)``, or None."""
+    def next(self) -> bool:
+        """Whether an attempt is left (then :meth:`request` gives it)."""
         step, self._pending = self._pending, None
         if step is None:
-            return None
+            return False
         self._step = step
+        self._new = True
+        return True
+
+    def request(self, prompt: str, spec: OutputSpec) -> tuple[str, dict[str, Any]]:
+        """The current attempt's ``(prompt text, extra request fields)`` as sent now.
+
+        With ``"auto"``, a step the endpoint was learned to refuse since the attempt was
+        planned (another call's refusal, seen while this one queued) is skipped.
+        """
+        step = self._step
+        assert step is not None
         if step < 0:
             return prompt, spec.first
         assert isinstance(spec, JsonSpec)
-        self.tried.append(_NAMES[step])
+        if self._auto:
+            step = self._step = max(step, self._skip(MEMORY.start(self._key)))
+        if self._new:
+            self.tried.append(_NAMES[step])
+            self._new = False
+        else:
+            self.tried[-1] = _NAMES[step]
         if step == JSON_SCHEMA:
             return prompt, spec.first
         text = prompt + spec.fallback_suffix
@@ -156,6 +183,13 @@ class AttemptPlan:
         if step == JSON_MODE:
             return text, {"response_format": {"type": "json_object"}}
         return text, {}
+
+    @property
+    def format(self) -> str:
+        """The current attempt's format, as its record names it (:data:`FORMATS`, or
+        :data:`TEXT` for a plain-text step)."""
+        step = self._step
+        return TEXT if step is None or step < 0 else FORMATS[step]
 
     def refused(self, error: BaseException, body: dict[str, Any]) -> bool:
         """Whether ``error`` refused a field of ``body`` that can be dropped: then the refusal

@@ -68,15 +68,20 @@ class JudgeErrorInfo:
 
 @dataclass(frozen=True, slots=True)
 class JudgeAttempt:
-    """One attempt of a judge execution: the first request, or the fallback after it.
+    """One attempt of a judge execution: one HTTP request (a retry is an attempt of its own).
 
     ``status`` is ``"success"`` (the reply was accepted), ``"format_failed"`` (a reply not in
     the asked format: cut off, not JSON, failing the schema, refused; ``error`` says which)
-    or ``"failed"`` (no reply: an HTTP error, a timeout, a dropped connection).
+    or ``"failed"`` (no reply: an HTTP error, a timeout, a dropped connection, or no request
+    at all for a missing API key).
     ``raw_excerpt`` is the reply's first 2,000 characters (``raw_chars`` its full length);
     ``queue_ms`` is the time the attempt waited for evalkit's own limiter and back-off,
-    ``request_ms`` the time of its HTTP call(s) (retries included). A batch-mode attempt has
-    no ``queue_ms``: its ``request_ms`` is the time until its batch answered.
+    ``request_ms`` the time of its HTTP request. A batch-mode attempt has no ``queue_ms``: its
+    ``request_ms`` is the time until its batch answered. ``format`` is how the request asked
+    for its output: ``"json_schema"`` (native structured output), ``"json_object+schema"``
+    (JSON mode carrying the schema), ``"json_object"`` (bare JSON mode), ``"prompt"`` (the
+    schema in the prompt alone) or ``"text"`` (a plain-text step); None in records written
+    before it was kept.
     """
 
     status: AttemptStatus
@@ -87,12 +92,14 @@ class JudgeAttempt:
     error: JudgeErrorInfo | None = None
     queue_ms: float | None = None
     request_ms: float | None = None
+    format: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict of the attempt."""
         error = self.error
         return {
             "status": self.status,
+            "format": self.format,
             "finish_reason": self.finish_reason,
             "usage": None if self.usage is None else self.usage.to_dict(),
             "raw_excerpt": self.raw_excerpt,

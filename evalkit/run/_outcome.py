@@ -54,6 +54,17 @@ class ErrorInfo:
             data=exc.to_dict() if isinstance(exc, EvalkitError) else None,
         )
 
+    @property
+    def code(self) -> str | None:
+        """The error's machine-readable code: its scorer step's cause's (a JudgeError's
+        ``code``, e.g. ``"empty_extraction"`` or ``"timeout"``), or its own; None without."""
+        data = self.data or {}
+        cause = data.get("cause")
+        code = cause.get("code") if isinstance(cause, dict) else None
+        if code is None:
+            code = data.get("code")
+        return code if isinstance(code, str) else None
+
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict: name, message, cause, traceback and the error's own fields."""
         return {

@@ -175,6 +175,7 @@ class RowBuffer:
                         o.failed_step, json_text(list(o.completed_steps)),
                         error.name if error else None, error.message if error else None,
                         json_text(error.to_dict()) if error else None, o.duration_ms, when,
+                        error.code if error else None,
                     )
                 )  # fmt: skip
             if run is not None and run.judge:

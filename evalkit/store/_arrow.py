@@ -42,6 +42,7 @@ ARROW_SCHEMAS: Mapping[str, pa.Schema] = {
             ("experiment_id", _S), ("run_id", _S), ("scorer_id", _S), ("scorer_name", _S),
             ("item_id", _S), ("failed_step", _S), ("completed_steps", _S), ("error_name", _S),
             ("error_message", _S), ("error", _S), ("duration_ms", _F), ("created_at", _TS),
+            ("error_code", _S),
         ]
     ),
     "judge_executions": pa.schema(

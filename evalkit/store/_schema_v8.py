@@ -12,6 +12,7 @@ from __future__ import annotations
 import duckdb
 
 from evalkit.store._lake import lake_ddl
+from evalkit.store._schema_v7 import _JUDGE_USAGE_V7
 
 _VERDICTS = """
 ALTER TABLE experiments ADD COLUMN verdict VARCHAR;
@@ -35,6 +36,15 @@ CREATE TABLE IF NOT EXISTS scorer_gates (
     judged_at TIMESTAMP NOT NULL
 );
 """
+_ERROR_CODES = """
+ALTER TABLE scorer_errors ADD COLUMN error_code VARCHAR;
+"""
+# A missing API key is now one attempt that sent nothing (request_ms NULL, attempts set): only
+# rows written before request_ms was kept (attempts NULL too) fall back to their duration.
+_BEFORE_REQUEST_MS = "AND attempt_count > 0 THEN"
+_JUDGE_USAGE_V8 = _JUDGE_USAGE_V7.replace(
+    _BEFORE_REQUEST_MS, "AND attempt_count > 0 AND attempts IS NULL THEN"
+)
 _PINS = """
 CREATE TABLE IF NOT EXISTS baseline_pins (
     experiment_name VARCHAR NOT NULL,
@@ -53,3 +63,7 @@ def migrate_to_8(con: duckdb.DuckDBPyConnection) -> None:
     # name is in force, and the rows are the history of who moved the bar and why.
     lake_ddl(con, _VERDICTS)
     lake_ddl(con, _PINS)
+    # A failure's machine-readable code (a JudgeError's: "empty_extraction", "timeout", an
+    # HTTP status) beside its name and message; NULL for older rows and errors without one.
+    lake_ddl(con, _ERROR_CODES)
+    con.execute(_JUDGE_USAGE_V8)

@@ -128,7 +128,8 @@ params = {{ rubric = "Numbers only." }}
         ).fetchall()
     assert failed == [("q000", "analyze"), ("q001", "analyze"), ("q002", "analyze")]
     assert [r[:10] for r in rows] == [
-        (item, "rubric", "failed", "analyze", "failed", "fake-judge", 0, 0, "ConfigError",
+        # One attempt, ended before its request (SPEC: attempt_count >= 1).
+        (item, "rubric", "failed", "analyze", "failed", "fake-judge", 1, 0, "ConfigError",
          "missing_key")
         for item in ("q000", "q001", "q002")
     ]  # fmt: skip

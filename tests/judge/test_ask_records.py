@@ -3,6 +3,7 @@ cause, and the time spent in evalkit's own queue apart from the request (issue 2
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +21,7 @@ from evalkit import (
     create_scorer,
     use_judge_cache,
 )
-from evalkit.testing import FakeOpenAIServer, Fault, Rule
+from evalkit.testing import PROFILES, FakeOpenAIServer, Fault, Rule
 
 
 class Claims(pydantic.BaseModel):
@@ -264,12 +265,20 @@ async def test_a_truncated_reason_is_not_cached(
     assert server.stats.requests == 2
 
 
-async def test_a_missing_key_records_no_attempt(server: FakeOpenAIServer) -> None:
+async def test_a_missing_key_is_one_attempt_that_sent_nothing(server: FakeOpenAIServer) -> None:
     judge = Judge("m", "grade", base_url=server.base_url, api_key_env="EVALKIT_NO_SUCH_KEY_20")
     error = await failing(score_scorer(judge))
     assert error.result is not None
     (execution,) = error.result.judge["generate_score"].executions
-    assert (execution.attempts, execution.request_ms, execution.queue_ms) == ((), None, None)
+    # SPEC: attempt_count >= 1; the call was attempted, and refused before any request.
+    assert (execution.attempt_count, execution.model_call_count) == (1, 0)
+    (attempt,) = execution.attempts
+    assert attempt.status == "failed"
+    assert attempt.error is not None
+    assert (attempt.error.name, attempt.error.code) == ("ConfigError", "missing_key")
+    assert (attempt.format, attempt.request_ms, attempt.queue_ms) == (None, None, None)
+    assert (execution.request_ms, execution.queue_ms) == (None, None)
+    assert server.stats.requests == 0
     assert not isinstance(error.__cause__, JudgeError)
 
 
@@ -295,14 +304,98 @@ async def test_a_batch_attempt_records_its_batch_time_as_the_request(
 async def test_the_back_off_before_a_retry_is_queue_time(
     server: FakeOpenAIServer, judge: Judge
 ) -> None:
-    # A back-off of 2 s, so the request time (two answers of a local server without latency)
+    # A back-off of 2 s, so the request time (an answer of a local server without latency)
     # stays far below it even on a loaded machine; counted as request time, it would not.
     server.add_rule(Rule(fault=Fault.rate_limit(retry_after=2.0), times=1))
     result = await score_scorer(judge).run(input="q", output="a")
     (execution,) = result.judge["generate_score"].executions
-    (attempt,) = execution.attempts
-    assert attempt.status == "success"
-    assert attempt.queue_ms is not None
-    assert attempt.request_ms is not None
-    assert attempt.queue_ms >= 2000  # the server asked for two seconds before the retry
-    assert attempt.request_ms < 2000
+    limited, answered = execution.attempts  # each request is an attempt of its own
+    assert (limited.status, answered.status) == ("failed", "success")
+    assert limited.error is not None
+    assert limited.error.code == "429"
+    assert answered.queue_ms is not None
+    assert answered.request_ms is not None
+    assert answered.queue_ms >= 2000  # the server asked for two seconds before the retry
+    assert answered.request_ms < 2000
+    assert execution.attempt_count == 2 == server.stats.requests
+
+
+async def test_every_request_is_an_attempt_with_its_own_outcome(
+    server: FakeOpenAIServer, judge_key: str
+) -> None:
+    # Two requests hang past the timeout and are retried; the third is answered. Each one is
+    # an attempt, ended by its own timeout (issue 29 item 8: one attempt used to span them).
+    server.add_rule(Rule("Rate", fault=Fault.hang(), times=2))
+    judge = Judge(
+        "m", "grade", base_url=server.base_url, api_key_env=judge_key, timeout=1.0, max_retries=2
+    )
+    result = await score_scorer(judge).run(input="q", output="a")
+    (execution,) = result.judge["generate_score"].executions
+    assert execution.status == "success"
+    assert execution.attempt_count == len(execution.attempts) == server.stats.requests == 3
+    assert execution.model_call_count == 1
+    *timed_out, answered = execution.attempts
+    for attempt in timed_out:
+        assert attempt.status == "failed"
+        assert attempt.error is not None
+        assert attempt.error.code == "timeout"
+        assert "no reply within the 1 s timeout" in attempt.error.message
+        assert attempt.request_ms is not None
+        assert attempt.raw_excerpt is None
+    assert answered.status == "success"
+    assert answered.raw_excerpt == '{"score": 0.5}'
+    assert [a.to_dict()["error"] is None for a in execution.attempts] == [False, False, True]
+    assert execution.request_ms == pytest.approx(
+        sum(a.request_ms for a in execution.attempts if a.request_ms is not None)
+    )
+
+
+async def test_a_call_failing_after_its_retries_records_each_request(
+    server: FakeOpenAIServer, judge: Judge
+) -> None:
+    server.add_rule(Rule(fault=Fault.http(503, "busy")))
+    error = await failing(score_scorer(judge.replace(max_retries=2)))
+    assert error.result is not None
+    (execution,) = error.result.judge["generate_score"].executions
+    assert execution.attempt_count == len(execution.attempts) == server.stats.requests == 3
+    assert [a.status for a in execution.attempts] == ["failed"] * 3
+    assert [a.error.code if a.error else None for a in execution.attempts] == ["503"] * 3
+    assert execution.error is not None
+    assert execution.error.code == "503"
+
+
+@pytest.mark.parametrize(
+    ("profile", "formats"),
+    [
+        ("openai", ["json_schema"]),
+        ("llama-cpp-python", ["json_schema", "json_object+schema"]),
+        ("refuses-all", ["json_schema", "json_object+schema", "prompt"]),
+    ],
+)
+async def test_each_attempt_records_the_format_it_asked_in(
+    judge_key: str, profile: str, formats: list[str]
+) -> None:
+    refuses_all = dataclasses.replace(PROFILES["llama-cpp-python"], formats=frozenset())
+    async with FakeOpenAIServer(profile=refuses_all if profile == "refuses-all" else profile) as (
+        server
+    ):
+        judge = Judge("m", "grade", base_url=server.base_url, api_key_env=judge_key)
+        result = await reason_scorer(judge).run(input="q", output="a")
+        scored = await score_scorer(judge).run(input="q", output="a")
+    (score,) = scored.judge["generate_score"].executions
+    assert [a.format for a in score.attempts] == formats
+    assert [a.to_dict()["format"] for a in score.attempts] == formats
+    (reason,) = result.judge["generate_reason"].executions
+    assert [a.format for a in reason.attempts] == ["text"]
+
+
+async def test_a_format_fallback_records_both_formats(
+    server: FakeOpenAIServer, judge: Judge
+) -> None:
+    server.add_rule(Rule("Rate", reply="not JSON", response_format="json_schema"))
+    result = await score_scorer(judge).run(input="q", output="a")
+    (execution,) = result.judge["generate_score"].executions
+    assert [(a.status, a.format) for a in execution.attempts] == [
+        ("format_failed", "json_schema"),
+        ("success", "json_object+schema"),
+    ]

@@ -442,3 +442,32 @@ async def test_a_remembered_batch_that_expired_is_sent_again(judge: Judge, tmp_p
     assert statuses == ["expired", "completed", "completed", "completed"]
     assert all(isinstance(r, ScorerRunResult) for r in results.values())
     assert journal(path) == []
+
+
+async def test_two_servers_on_one_host_resume_only_their_own_batches(
+    judge: Judge, tmp_path: Path
+) -> None:
+    # The journal was keyed on the host alone: two servers on 127.0.0.1 shared it (issue 29
+    # item 7). Each batch is recorded with its endpoint, and a run reads only its own.
+    path = tmp_path / "evalkit-cache.duckdb"
+    async with (
+        FakeOpenAIServer(RULES, batch_delay=30.0) as first,
+        FakeOpenAIServer(RULES, batch_delay=0.15) as second,
+    ):
+        on_first = three_step_scorer(batch_judge(judge, base_url=first.base_url))
+        on_second = three_step_scorer(batch_judge(judge, base_url=second.base_url))
+        await interrupted_run(on_first, path, lambda: first.stats, batches=1, how="cancel")
+        await interrupted_run(on_second, path, lambda: second.stats, batches=1, how="cancel")
+        endpoints = {b["batch_id"]: b["endpoint"] for b in JudgeCache(path).batches()}
+        assert endpoints == {
+            first.batches[0]["id"]: first.base_url.rstrip("/"),
+            second.batches[0]["id"]: second.base_url.rstrip("/"),
+        }
+        results = await run_items(on_second, count=RESUMED, cache=path)
+        assert (second.stats.batches, second.stats.batch_requests) == (3, 3 * RESUMED)
+        assert first.stats.batches == 1
+    assert all(isinstance(r, ScorerRunResult) for r in results.values())
+    # The first server's batch is still remembered, for a run against it.
+    assert [(b["endpoint"], b["status"]) for b in JudgeCache(path).batches()] == [
+        (first.base_url.rstrip("/"), "submitted")
+    ]

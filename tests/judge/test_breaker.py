@@ -71,6 +71,10 @@ async def test_the_first_auth_or_quota_error_stops_every_later_call(
     assert codes == sorted([first_code] + [later_code] * 19)
     stopped = [e for e in executions if e.error is not None and e.error.code == later_code]
     assert all(e.model_call_count == 0 and e.attempt_count == 1 for e in stopped)
+    # Stopped before its request: an attempt that asked in no format.
+    assert {a.format for e in stopped for a in e.attempts} == {None}
+    (first,) = [e for e in executions if e not in stopped]
+    assert [a.format for a in first.attempts] == ["json_schema"]
     message = stopped[0].error.message if stopped[0].error else ""
     assert words in message
     assert "stopped after the first such error" in message
@@ -205,6 +209,7 @@ async def test_an_endpoint_whose_first_connections_all_fail_is_stopped(
     assert sorted(codes, key=str) == ["connection"] * 5 + ["unreachable"] * 25
     stopped = [e for e in executions if e.error is not None and e.error.code == "unreachable"]
     assert all(e.model_call_count == 0 and e.attempt_count == 1 for e in stopped)
+    assert {a.format for e in stopped for a in e.attempts} == {None}
     message = stopped[0].error.message if stopped[0].error else ""
     assert "not sent: circuit open: endpoint unreachable" in message
     assert "connection refused" in message.lower() or "connect call failed" in message.lower()

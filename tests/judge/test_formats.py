@@ -74,6 +74,35 @@ async def test_llm_rubric_scores_every_item_with_about_one_request_each(
         assert formats_sent(server) == [expected] * 10
 
 
+@pytest.mark.parametrize("mode", ["concurrency", "tokens"])
+async def test_calls_queued_behind_the_first_refusal_go_straight_to_the_working_format(
+    judge_key: str, mode: str
+) -> None:
+    # One call at a time: the first is refused, and every call that queued behind it (built
+    # before the refusal was seen) is sent in the format learned, not refused once more.
+    async with FakeOpenAIServer(profile="llama-cpp-python") as server:
+        options: dict[str, Any] = {"max_concurrency": 1}
+        if mode == "tokens":
+            options["tpm"] = 10_000_000  # a token estimate is made before the call queues
+        judge = judge_for(server, judge_key, **options)
+        outcomes: list[Any] = []
+
+        async def one(index: int) -> None:
+            outcomes.append(await ask_score(judge, f"Grade answer {index}."))
+
+        async with anyio.create_task_group() as group:
+            for index in range(12):
+                group.start_soon(one, index)
+        refused = formats_sent(server).count("json_schema")
+        assert refused == 1
+        assert server.stats.requests == 12 + 1
+    assert [o.value for o in outcomes] == [0.5] * 12
+    attempts = sorted(o.execution.attempt_count for o in outcomes)
+    assert attempts == [1] * 11 + [2]
+    queued = [o.execution.attempts for o in outcomes if o.execution.attempt_count == 1]
+    assert {a[0].format for a in queued} == {"json_object+schema"}
+
+
 async def test_a_refusal_is_not_retried_and_the_fallback_carries_the_schema(
     judge_key: str,
 ) -> None:

@@ -23,7 +23,21 @@ from evalkit.report._build import build_report
         ),
         ("request req_8f3aB91c2dE4 refused", "request <id> refused"),
         ("got 'yes' and \"no\" instead", "got '…' and \"…\" instead"),
-        ("connect to 127.0.0.1:8000 failed", "connect to <n>:<n> failed"),
+        ("upstream 10.0.0.2 refused", "upstream <n> refused"),
+        # Endpoints stay readable: they say which server failed (issue 29 item 8).
+        ("connect to 127.0.0.1:8000 failed", "connect to 127.0.0.1:8000 failed"),
+        (
+            "judge 'm' at http://127.0.0.1:8000/v1: no reply within the 300 s timeout",
+            "judge '…' at http://127.0.0.1:8000/v1: no reply within the <n> s timeout",
+        ),
+        ("at http://[::1]:8080/v1 after 3 tries", "at http://[::1]:8080/v1 after <n> tries"),
+        ("localhost:11434 refused 2 times", "localhost:11434 refused <n> times"),
+        (
+            "GET https://api.example.com/v1/batches/batch_8f3aB91c2dE4 failed",
+            "GET https://api.example.com/v1/batches/<id> failed",
+        ),
+        ("judge-0.judges.svc:8080 said 503", "judge-0.judges.svc:8080 said <n>"),
+        ("at 12:30 row 4", "at <n>:<n> row <n>"),
         ("no digits here", "no digits here"),
     ],
 )
@@ -90,3 +104,21 @@ async def test_a_run_without_kept_results_has_no_groups() -> None:
     )
     assert result.summary.failed > 0
     assert build_report(result).failure_groups == ()
+
+
+async def test_failures_differing_by_a_count_group_together_with_their_endpoint_readable() -> None:
+    url = "http://127.0.0.1:8000/v1"
+
+    def judged(run: Any) -> float:
+        n = int(run.input[1:])
+        raise RuntimeError(f"judge 'm' at {url}: no reply within the 300 s timeout ({n} retries)")
+
+    data = [{"id": f"item-{n}", "input": f"q{n}", "output": "a"} for n in range(5)]
+    result = await run_evals(
+        data, [create_scorer("slow").generate_score(judged)], store=None, progress=False
+    )
+    (group,) = failure_groups(result.items, scorer_ids=result.scorer_ids)
+    assert group.count == 5
+    assert group.pattern == (
+        "judge '…' at http://127.0.0.1:8000/v1: no reply within the <n> s timeout (<n> retries)"
+    )

@@ -166,6 +166,25 @@ async def test_a_run_against_a_flaky_judge_accounts_for_every_pair(
         if e.status == "failed"
     )
     assert len(failed_execs) == in_memory
+    # Each scorer error keeps its judge failure's code (issue 29 item 7).
+    error_codes = Counter(c for (c,) in rows(store, "SELECT error_code FROM scorer_errors"))
+    assert error_codes == codes
+    # Every HTTP request the server saw is one recorded attempt, with its own outcome: a
+    # retried timeout or 5xx is an attempt of its own (issue 29 item 8).
+    ((attempts, listed),) = rows(
+        store, "SELECT sum(attempt_count), sum(json_array_length(attempts)) FROM judge_executions"
+    )
+    assert attempts == listed == stats.requests
+    outcomes_of_attempts = Counter(
+        code
+        for (code,) in rows(
+            store,
+            "SELECT a->>'$.error.code' FROM judge_executions,"
+            " unnest(CAST(attempts AS JSON[])) AS t(a)",
+        )
+    )
+    assert outcomes_of_attempts["timeout"] > 0  # each hang ended its own attempt
+    assert outcomes_of_attempts["500"] > 0
     # A success after the JSON-mode fallback is one execution with two attempts.
     ((fallbacks,),) = rows(
         store,

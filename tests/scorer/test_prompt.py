@@ -288,7 +288,7 @@ async def test_transport_errors_do_not_trigger_the_fallback(
     assert server.stats.requests == 1  # 400 is not retried by the client either
 
 
-async def test_rate_limit_is_retried_within_one_attempt(
+async def test_rate_limits_are_retried_and_each_request_is_an_attempt(
     server: FakeOpenAIServer, judge: Judge
 ) -> None:
     server.add_rule(Rule(fault=Fault.rate_limit(retry_after=0.01), times=2))
@@ -298,7 +298,10 @@ async def test_rate_limit_is_retried_within_one_attempt(
     result = await scorer.run(input="q", output="a")
     assert result.score == 0.5
     (execution,) = result.judge["generate_score"].executions
-    assert (execution.attempt_count, execution.model_call_count) == (1, 1)
+    # SPEC: every HTTP request is one recorded attempt (a 429 retry included).
+    assert (execution.attempt_count, execution.model_call_count) == (3, 1)
+    assert [a.status for a in execution.attempts] == ["failed", "failed", "success"]
+    assert [a.error.code for a in execution.attempts if a.error] == ["429", "429"]
     assert server.stats.requests == 3
     assert server.stats.faults == 2
 

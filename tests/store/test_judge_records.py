@@ -14,7 +14,7 @@ import pytest
 
 from evalkit import Judge, PromptStep, create_scorer, run_evals
 from evalkit.store import SCHEMA_VERSION, merge_stores, migrate, schema_version
-from evalkit.testing import FakeOpenAIServer, Rule
+from evalkit.testing import FakeOpenAIServer, Fault, Rule
 
 
 def rows_of(store: Path, sql: str) -> list[dict[str, Any]]:
@@ -67,6 +67,65 @@ async def test_executions_are_stored_with_their_attempts_and_times(
     for row in (score, reason):
         assert row["queue_ms"] >= 0
         assert 0 < row["request_ms"] <= row["duration_ms"]
+
+
+async def test_each_request_is_a_stored_attempt_with_its_outcome_and_format(
+    server: FakeOpenAIServer, judge_key: str, store: Path
+) -> None:
+    # The first requests hang past the timeout and are retried inside the call (issue 29
+    # item 8: the server saw more requests than the store recorded attempts).
+    server.add_rule(Rule("Rate", fault=Fault.hang(), times=3))
+    judge = Judge(
+        "m", "grade", base_url=server.base_url, api_key_env=judge_key, timeout=1.0, max_retries=3
+    )
+    rows = [{"input": "q", "output": f"a{i}"} for i in range(4)]
+    await run_evals(rows, [explained(judge)], store=store, progress=False)
+    stored = rows_of(store, "SELECT step, attempt_count, attempts FROM judge_executions")
+    assert sum(r["attempt_count"] for r in stored) == server.stats.requests == 8 + 3
+    attempts = [(r["step"], a) for r in stored for a in json.loads(r["attempts"])]
+    assert len(attempts) == server.stats.requests
+    timed_out = [a for _, a in attempts if a["status"] == "failed"]
+    assert len(timed_out) == 3
+    for attempt in timed_out:
+        assert attempt["error"]["code"] == "timeout"
+        assert "no reply within the 1 s timeout" in attempt["error"]["message"]
+    assert {(step, a["format"]) for step, a in attempts} == {
+        ("generate_score", "json_schema"),
+        ("generate_reason", "text"),
+    }
+
+
+async def test_a_missing_key_is_one_attempt_without_a_latency(
+    server: FakeOpenAIServer, store: Path
+) -> None:
+    judge = Judge("m", "grade", base_url=server.base_url, api_key_env="EVALKIT_NO_SUCH_KEY_29")
+    scorer = create_scorer("Q", judge=judge).generate_score(
+        PromptStep("score", lambda run: f"Rate {run.output}")
+    )
+    await run_evals(
+        [{"input": "q", "output": "a"}], [scorer], store=store, progress=False, preflight=False
+    )
+    (row,) = rows_of(
+        store,
+        "SELECT attempt_count, model_call_count, error_code, request_ms, attempts"
+        " FROM judge_executions",
+    )
+    assert (row["attempt_count"], row["model_call_count"], row["error_code"]) == (
+        1,
+        0,
+        "missing_key",
+    )
+    assert row["request_ms"] is None
+    (attempt,) = json.loads(row["attempts"])
+    assert (attempt["status"], attempt["error"]["code"], attempt["format"]) == (
+        "failed",
+        "missing_key",
+        None,
+    )
+    # Nothing was sent: no latency, though the row is an attempt.
+    (usage,) = rows_of(store, "SELECT attempts, latency_p50_ms FROM judge_usage")
+    assert usage == {"attempts": 1, "latency_p50_ms": None}
+    assert server.stats.requests == 0
 
 
 def _a_version_6_store(path: Path) -> None:

@@ -26,6 +26,13 @@ A :class:`CallTiming` passed in adds up where the time went: waiting for the lim
 back-off (``queue_s``, evalkit's own queue), and the HTTP attempts (``request_s``); see
 docs/pages/design/judge-time-apart-from-the-queue.md.
 
+Every HTTP request is one attempt a caller can record: ``on_retry`` hears of each request that
+failed and was retried (its error, as the call would have raised it, and its own time), so a
+judge stores one attempt per request with its own outcome, never one attempt spanning several
+requests (and their timeouts). ``body`` may be a function, called each time a request is about
+to be sent (after the limiter admitted it): a call that queued while another learned what the
+endpoint takes sends what works (docs/pages/design/format-refusals.md).
+
 An authentication or quota error trips the judge's circuit breaker (``policy/_breaker.py``): calls
 waiting in the limiter or between retries then stop without sending anything. So do the first
 few attempts at an endpoint all failing to connect: each attempt tells the breaker whether it
@@ -36,6 +43,7 @@ from __future__ import annotations
 
 import random
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -70,9 +78,15 @@ class CallTiming:
     request_s: float = 0.0
 
 
+#: A request that failed and is retried: its error and its own time (see :func:`chat_completion`).
+RetryHook = Callable[[JudgeError, CallTiming], None]
+#: What to send: a body, or a function giving the body when a request is about to be sent.
+Body = dict[str, Any] | Callable[[], dict[str, Any]]
+
+
 async def chat_completion(
     client: AsyncOpenAI,
-    body: dict[str, Any],
+    body: Body,
     *,
     timeout: float,
     max_retries: int,
@@ -82,12 +96,14 @@ async def chat_completion(
     rate_limit_retries: int = 0,
     breaker: CircuitBreaker | None = None,
     timing: CallTiming | None = None,
+    on_retry: RetryHook | None = None,
 ) -> Reply:
     """POST ``body`` to ``/chat/completions`` and read the reply, retrying what is transient.
 
     Args:
         client: The client to send with.
-        body: The request body.
+        body: The request body, or a function returning it, called once per request after
+            the limiter admitted it (so a request reflects what was learned while it queued).
         timeout: Seconds allowed to each HTTP attempt.
         max_retries: Retries after a 5xx, 408, 409, timeout or dropped connection.
         label: Names the caller in error messages (e.g. ``"judge 'gpt-4o' at ..."``).
@@ -97,7 +113,13 @@ async def chat_completion(
             a 429 saying the quota is exhausted (``insufficient_quota``) is never retried.
         breaker: The caller's circuit breaker: checked before each attempt is sent, and
             opened by an authentication or quota error.
-        timing: Where the time spent waiting and sending is added up, when given.
+        timing: Where the time spent waiting and sending is added up, when given. With
+            ``on_retry``, it holds the last request's time only (each retried request's time
+            went to ``on_retry``).
+        on_retry: Called for each request that failed and is retried, with its error (as
+            the call would raise it, were it not retried) and its own time (the wait for the
+            limiter before it, and its HTTP request; the back-off after it counts toward the
+            next request's wait). Every HTTP request is then one recorded attempt.
 
     Raises:
         JudgeError: The call failed (``code`` is the HTTP status, ``"timeout"``,
@@ -105,6 +127,8 @@ async def chat_completion(
             the breaker is open (``"auth"``, ``"quota"``) and nothing was sent.
     """
     options: Any = {"timeout": timeout, "max_retries": 0}
+    if timing is None:
+        timing = CallTiming()
     transport = chat_transport(client)
     failures = limited = 0
     error: openai.OpenAIError
@@ -115,19 +139,19 @@ async def chat_completion(
         queued = time.perf_counter()
         permit = None if limiter is None else await limiter.acquire(tokens)
         sent = time.perf_counter()
-        if timing is not None:
-            timing.queue_s += sent - queued
+        timing.queue_s += sent - queued
         try:
             if breaker is not None:
                 breaker.check(label)  # it may have opened while this call queued
+            payload = body() if callable(body) else body
             with anyio.move_on_after(timeout) as deadline:
                 if transport is not None:
                     response: RawReply | httpx2.Response = await transport.post(
-                        body, timeout=timeout
+                        payload, timeout=timeout
                     )
                 else:
                     response = await client.post(
-                        "/chat/completions", cast_to=httpx2.Response, body=body, options=options
+                        "/chat/completions", cast_to=httpx2.Response, body=payload, options=options
                     )
             if deadline.cancelled_caught:
                 raise openai.APITimeoutError(request=request_of(client))
@@ -158,8 +182,7 @@ async def chat_completion(
                 _report(limiter, permit, response, reply)
             return reply
         finally:
-            if timing is not None:
-                timing.request_s += time.perf_counter() - sent
+            timing.request_s += time.perf_counter() - sent
             if limiter is not None and permit is not None:
                 limiter.release(permit)
         if _is_rate_limit(error):
@@ -174,12 +197,16 @@ async def chat_completion(
             wait = _backoff(failures, hint, first=0.5, cap=8.0)
         if wait is None:
             raise _give_up(error, label, timeout, failures, breaker, client.api_key)
+        if on_retry is not None:
+            retries = failures - 1 if not _is_rate_limit(error) else failures
+            failed = translate_error(error, label, timeout, retries, known=[client.api_key])
+            on_retry(failed, CallTiming(timing.queue_s, timing.request_s))
+            timing.queue_s = timing.request_s = 0.0
         if limiter is not None:
             limiter.retried()
         slept = time.perf_counter()
         await anyio.sleep(wait)
-        if timing is not None:
-            timing.queue_s += time.perf_counter() - slept
+        timing.queue_s += time.perf_counter() - slept
 
 
 def _give_up(

@@ -269,14 +269,16 @@ async def test_a_run_stores_the_failure_and_both_calls(
 
     with duckdb.connect(str(store), read_only=True) as db:
         errors = db.execute(
-            "SELECT failed_step, error_name, error_message, error->>'cause' FROM scorer_errors"
+            "SELECT failed_step, error_name, error_message, error->>'cause', error_code"
+            " FROM scorer_errors"
         ).fetchall()
         calls = db.execute(
             "SELECT step, execution_index, status FROM judge_executions ORDER BY execution_index"
         ).fetchall()
         scores = db.execute("SELECT score FROM scores").fetchall()
-    ((step, name, message, cause),) = errors
+    ((step, name, message, cause, code),) = errors
     assert (step, name, cause) == ("preprocess", "ScorerRunError", "JudgeError")
+    assert code == "empty_extraction"  # the JudgeError's code, kept (issue 29 item 7)
     assert "found nothing to judge in a non-empty output" in message
     assert [tuple(call) for call in calls] == [
         ("preprocess", 0, "success"),
