@@ -5,17 +5,26 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from evalkit.cli._baseline import pairs_with
 from evalkit.cli._format import json_text, one_line, records, text_table
 from evalkit.cli._judges import judges_section
 from evalkit.cli._main import EXIT_FAILED_GATE, EXIT_OK
 from evalkit.cli._refs import find_experiment
 from evalkit.cli._slices import declared_slices, slices_table, stored_slices
-from evalkit.compare import Comparison, compare_experiments, compare_judges
+from evalkit.compare import (
+    LATEST,
+    LATEST_COMPLETE,
+    Baseline,
+    Comparison,
+    baseline_candidates,
+    choose_baseline,
+    compare_experiments,
+    compare_judges,
+    pairs_with,
+)
 from evalkit.errors import BaselineError, StoreError
 from evalkit.report import items_done
 from evalkit.scorers import list_scorers
-from evalkit.store import DEFAULT_STORE, connection, read_item_scores
+from evalkit.store import DEFAULT_STORE, connection, read_gates, read_item_scores, read_pin
 from evalkit.store import list_experiments as stored_experiments
 
 
@@ -55,13 +64,14 @@ def cmd_experiments(args: argparse.Namespace) -> int:
             run["scorer_means"] = means.get(run["id"], [])
         print(json_text(runs))
         return EXIT_OK
-    columns = ["name", "id", "started", "status", "items", "failed", "scorer means"]
+    columns = ["name", "id", "started", "status", "verdict", "items", "failed", "scorer means"]
     rows = [
         [
             r["name"],
             r["id"],
             r["started_at"],
             r["status"],
+            r["verdict"] or "-",
             items_done(r["succeeded_count"] + r["failed_count"], r["total_items"]),
             r["failed_count"],
             " ".join(means.get(r["id"], [])),
@@ -79,19 +89,66 @@ def cmd_show(args: argparse.Namespace) -> int:
     if run is None:
         raise StoreError(f"{store}: no finished experiment yet")
     summary = _scorer_rows(store, [run["id"]])
+    gates = read_gates(store, run["id"])
+    pin = read_pin(store, run["name"])
     if args.json:
-        print(json_text({**run, "scorers": summary}))
+        pinned = None
+        if pin is not None:
+            pinned = {"experiment_id": pin.experiment_id, "pinned_by": pin.pinned_by,
+                      "note": pin.note, "created_at": pin.created_at, "reason": pin.reason}  # fmt: skip
+        print(json_text({**run, "scorers": summary, "gates": gates, "pinned_baseline": pinned}))
         return EXIT_OK
     for key in ("id", "name", "description", "status", "dataset", "dataset_fingerprint"):
         print(f"{key:>20}: {one_line(run.get(key)) or '-'}")
     done = items_done(run["succeeded_count"] + run["failed_count"], run["total_items"])
     print(f"{'items':>20}: {done} ({run['failed_count']} failed)")
     print(f"{'started':>20}: {run['started_at']}  completed: {run['completed_at'] or '-'}")
+    print(f"{'verdict':>20}: {run.get('verdict') or '- (not judged)'}")
+    if run.get("baseline_id"):
+        why = f" ({one_line(run['baseline_reason'])})" if run.get("baseline_reason") else ""
+        print(f"{'baseline':>20}: {one_line(run['baseline_id'])}{why}")
+    elif run.get("baseline_reason"):
+        print(f"{'baseline':>20}: - ({one_line(run['baseline_reason'])})")
+    if pin is not None:
+        mark = " (this run)" if pin.experiment_id == run["id"] else ""
+        print(
+            f"{'pinned baseline':>20}: {one_line(pin.experiment_id)}{mark} ({one_line(pin.reason)})"
+        )
     columns = ["scorer", "n", "errors", "mean", "stddev", "ci95_low", "ci95_high", "pass_rate"]
     keys = ["scorer_id", "n", "errors", "mean", "stddev", "ci95_low", "ci95_high", "pass_rate"]
     print()
     print(text_table(columns, [[row[k] for k in keys] for row in summary]))
+    if gates:
+        print()
+        columns = ["scorer", "gate", "mean", "Δ vs baseline", "p", "regression"]
+        rows = [[g["scorer_id"], "passed" if g["passed"] else "failed", g["mean"], g["delta"],
+                 g["p_value"], g["regression"] or "-"] for g in gates]  # fmt: skip
+        print(text_table(columns, rows))
+        for g in gates:
+            for reason in g["reasons"]:
+                print(f"{one_line(g['scorer_id'])}: {one_line(reason)}")
     return EXIT_OK
+
+
+def _baseline_of(store: str, ref: str, candidate: dict[str, Any], min_paired: float) -> Baseline:
+    """The baseline ``ref`` designates for ``candidate``: for ``latest`` (and
+    ``latest-complete``) the run ``evalkit run`` would judge it against, never itself."""
+    if ref in (LATEST, LATEST_COMPLETE):
+        options = baseline_candidates(store, ref, name=candidate["name"], exclude=candidate["id"])
+        chosen = choose_baseline(store, options, ref=ref, candidate=candidate,
+                                 min_paired=min_paired)  # fmt: skip
+        if chosen.run is None:
+            raise BaselineError(ref, f"{chosen.note} (candidate {candidate['id']})")
+        return chosen
+    run = find_experiment(store, ref)
+    if run is None:
+        raise StoreError(f"{store}: no finished experiment to compare")
+    if run["id"] == candidate["id"]:
+        raise BaselineError(ref, f"run {run['id']} is the candidate itself")
+    reason = pairs_with(store, run, candidate, min_paired=min_paired)
+    if reason is not None:
+        raise BaselineError(ref, reason)
+    return Baseline(run, reason="named explicitly")
 
 
 def comparison_table(comparison: Comparison) -> str:
@@ -120,15 +177,20 @@ def cmd_compare(args: argparse.Namespace) -> int:
     """Paired comparison of two stored runs; exit 1 when a scorer regressed, 2 when the runs
     do not pair (another dataset, no item in common, no scorer scored in both)."""
     store = args.store or DEFAULT_STORE
-    baseline = find_experiment(store, args.baseline)
-    candidate = find_experiment(
-        store, args.candidate, exclude=baseline["id"] if baseline is not None else None
-    )
-    if baseline is None or candidate is None:
-        raise StoreError(f"{store}: no finished experiment to compare")
-    reason = pairs_with(store, baseline, candidate, min_paired=args.min_paired)
-    if reason is not None:
-        raise BaselineError(args.baseline, reason)
+    if args.baseline in (LATEST, LATEST_COMPLETE):
+        # The candidate first: "latest" is its baseline, chosen as evalkit run chooses it.
+        candidate = find_experiment(store, args.candidate)
+        if candidate is None:
+            raise StoreError(f"{store}: no finished experiment to compare")
+    else:
+        named = find_experiment(store, args.baseline)
+        exclude = named["id"] if named is not None else None
+        candidate = find_experiment(store, args.candidate, exclude=exclude)
+        if candidate is None:
+            raise StoreError(f"{store}: no finished experiment to compare")
+    chosen = _baseline_of(store, args.baseline, candidate, args.min_paired)
+    baseline = chosen.run
+    assert baseline is not None
     scores = read_item_scores(store, baseline["id"]), read_item_scores(store, candidate["id"])
     comparison = compare_experiments(
         *scores,
@@ -157,6 +219,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
             json_text(
                 {
                     "baseline": baseline["id"],
+                    "baseline_reason": chosen.reason,
                     "candidate": candidate["id"],
                     **comparison.to_dict(),
                     "slices": [row.to_dict() for row in slices],
@@ -167,7 +230,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
     else:
         print(
             f"baseline {one_line(baseline['name'])} ({one_line(baseline['id'])}) → "
-            f"candidate {one_line(candidate['name'])} ({one_line(candidate['id'])})"
+            f"candidate {one_line(candidate['name'])} ({one_line(candidate['id'])});"
+            f" baseline: {one_line(chosen.reason)}"
         )
         print(comparison_table(comparison))
         if slices and (args.slices or args.slices_table):

@@ -13,6 +13,7 @@ if TYPE_CHECKING:
     from evalkit.run._rows import RowBuffer
     from evalkit.run._summary import RunSummary, ScorerSummary
     from evalkit.run._thresholds import ScorerVerdict, Threshold, Verdict
+    from evalkit.run._verdict_record import gate_records, record_run_verdict
 
 __getattr__, __dir__ = _exports(
     globals(),
@@ -40,6 +41,10 @@ __getattr__, __dir__ = _exports(
             "Threshold",
             "Verdict",
         ),
+        "evalkit.run._verdict_record": (
+            "gate_records",
+            "record_run_verdict",
+        ),
     },
 )
 
@@ -55,6 +60,8 @@ __all__ = [
     "ScorerVerdict",
     "Threshold",
     "Verdict",
+    "gate_records",
+    "record_run_verdict",
     "run_evals",
     "run_evals_sync",
 ]

@@ -23,6 +23,7 @@ from evalkit.run._result import build_result
 from evalkit.run._runner import ItemCallback
 from evalkit.run._sharded import drive_sharded
 from evalkit.run._spec import RunOptions, prepare
+from evalkit.run._verdict_record import record_run_verdict
 from evalkit.scorer import Scorer
 from evalkit.store import (
     DEFAULT_LOCK_TIMEOUT,
@@ -216,6 +217,9 @@ async def run_evals(
         driven = await drive_sharded(spec, spec.sharding, shard_writer)
         writer = shard_writer
     result = await build_result(spec, driven, writer)
+    if spec.store is not None:
+        # The run's own gates; ``evalkit run`` records it again with its regression gate.
+        await anyio.to_thread.run_sync(functools.partial(record_run_verdict, result))
     if spec.sharding is not None and spec.sharding.slice is not None and spec.store is not None:
         # The slices of a matrix writing one DuckLake store: the last to finish merges them.
         merged = merge_finished_slices(spec.store, result.experiment_id)

@@ -27,7 +27,7 @@ from evalkit.store._migrate import migrate
 #: ``experiment_id``), in the order they are copied.
 COPIED_TABLES = ("experiments", "experiment_scorers", "experiment_items", "scores",
                  "scorer_errors", "judge_executions", "score_repeats", "shards_done",
-                 "scorer_agreement")  # fmt: skip
+                 "scorer_agreement", "scorer_gates")  # fmt: skip
 
 _BATCH_ROWS = 100_000
 
