@@ -88,11 +88,11 @@ def cmd_show_baseline(args: argparse.Namespace) -> int:
             json_text(
                 {
                     "name": args.name,
-                    "pinned": None if pin is None else {**_pin_dict(pin), "reason": pin.reason},
+                    "pinned": None if pin is None else pin.to_dict(),
                     "latest": None
                     if latest is None or latest.run is None
                     else {"id": latest.run["id"], "reason": latest.reason},
-                    "history": [_pin_dict(p) for p in history],
+                    "history": [p.to_dict() for p in history],
                 }
             )
         )
@@ -117,12 +117,3 @@ def cmd_show_baseline(args: argparse.Namespace) -> int:
         ]  # fmt: skip
         print(text_table(["when", "action", "run", "by", "note"], rows))
     return EXIT_OK
-
-
-def _pin_dict(pin: Any) -> dict[str, Any]:
-    return {
-        "experiment_id": pin.experiment_id,
-        "pinned_by": pin.pinned_by,
-        "note": pin.note,
-        "created_at": pin.created_at,
-    }

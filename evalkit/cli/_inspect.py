@@ -92,10 +92,7 @@ def cmd_show(args: argparse.Namespace) -> int:
     gates = read_gates(store, run["id"])
     pin = read_pin(store, run["name"])
     if args.json:
-        pinned = None
-        if pin is not None:
-            pinned = {"experiment_id": pin.experiment_id, "pinned_by": pin.pinned_by,
-                      "note": pin.note, "created_at": pin.created_at, "reason": pin.reason}  # fmt: skip
+        pinned = None if pin is None else pin.to_dict()
         print(json_text({**run, "scorers": summary, "gates": gates, "pinned_baseline": pinned}))
         return EXIT_OK
     for key in ("id", "name", "description", "status", "dataset", "dataset_fingerprint"):
@@ -143,8 +140,6 @@ def _baseline_of(store: str, ref: str, candidate: dict[str, Any], min_paired: fl
     run = find_experiment(store, ref)
     if run is None:
         raise StoreError(f"{store}: no finished experiment to compare")
-    if run["id"] == candidate["id"]:
-        raise BaselineError(ref, f"run {run['id']} is the candidate itself")
     reason = pairs_with(store, run, candidate, min_paired=min_paired)
     if reason is not None:
         raise BaselineError(ref, reason)

@@ -65,19 +65,22 @@ def not_eligible(run: dict[str, Any]) -> str | None:
     return None
 
 
+def _unpinned_reason(run: dict[str, Any]) -> str:
+    if run.get("verdict") == "passed":
+        return "newest passing run"
+    return "newest run stored before verdicts were kept"
+
+
+def _why(run: dict[str, Any]) -> str:
+    if run.get("verdict") == "passed":
+        return "newest passing run"
+    return "newest run stored before verdicts were kept"
+
+
 def _latest(store: str, name: str, runs: list[dict[str, Any]]) -> list[Baseline]:
     pin = read_pin(store, name)
     if pin is None:
-        return [
-            Baseline(
-                r,
-                reason="newest passing run"
-                if r.get("verdict") == "passed"
-                else "newest run stored before verdicts were kept",
-            )  # fmt: skip
-            for r in runs
-            if r.get("verdict") != "failed"
-        ]
+        return [Baseline(r, reason=_why(r)) for r in runs if r.get("verdict") != "failed"]
     newer = [
         Baseline(r, reason=f"newest passing run since the pin ({pin.reason})")
         for r in runs

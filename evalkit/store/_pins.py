@@ -11,6 +11,7 @@ import datetime as dt
 import getpass
 import os
 from dataclasses import dataclass
+from typing import Any
 
 from evalkit.errors import ConfigError, StoreError
 from evalkit.store._batch_io import Transaction
@@ -43,6 +44,17 @@ class BaselinePin:
         """``pinned by alice: v2 is the new normal`` (the note only when there is one)."""
         who = f"pinned by {self.pinned_by}" if self.pinned_by else "pinned"
         return f"{who}: {self.note}" if self.note else who
+
+    def to_dict(self) -> dict[str, Any]:
+        """The row's fields and :attr:`reason`, JSON-ready but for ``created_at``."""
+        return {
+            "experiment_name": self.experiment_name,
+            "experiment_id": self.experiment_id,
+            "pinned_by": self.pinned_by,
+            "note": self.note,
+            "created_at": self.created_at,
+            "reason": self.reason,
+        }
 
 
 def current_user() -> str | None:

@@ -81,11 +81,14 @@ def nights(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[dict[st
 
 def test_a_failed_night_never_becomes_the_bar(nights: tuple[Path, list[dict[str, Any]]]) -> None:
     folder, (one, two, three) = nights
-    assert one["passed"] and one["baseline"] is None
-    assert not two["passed"] and two["baseline"] == one["experiment_id"]
+    assert one["passed"]
+    assert one["baseline"] is None
+    assert not two["passed"]
+    assert two["baseline"] == one["experiment_id"]
     assert two["baseline_reason"] == "newest passing run"
     # Night 3 is judged against night 1, the newest passing night, not the failed night 2.
-    assert not three["passed"] and three["baseline"] == one["experiment_id"]
+    assert not three["passed"]
+    assert three["baseline"] == one["experiment_id"]
     assert {s["verdict"] for s in three["scorers"]} == {"regressed"}
     assert _verdicts(folder) == [
         (one["experiment_id"], "passed", None),
@@ -182,7 +185,8 @@ def test_a_pinned_night_is_the_new_normal(
     assert baseline["latest"]["reason"].startswith("newest passing run since the pin")
     assert baseline["pinned"]["experiment_id"] == two["experiment_id"]
     done = run_cli("baseline", "unpin", "nightly-qa", "--by", "bob", cwd=folder)
-    assert done.code == 0 and "by bob" in done.stdout
+    assert done.code == 0
+    assert "by bob" in done.stdout
     history = json.loads(run_cli("baseline", "show", "nightly-qa", "--json",
                                  cwd=folder).stdout)["history"]  # fmt: skip
     assert [(h["experiment_id"], h["pinned_by"]) for h in history] == [
