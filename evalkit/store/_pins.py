@@ -18,6 +18,7 @@ from evalkit.store._batch_io import Transaction
 from evalkit.store._commit_lock import CatalogTurns
 from evalkit.store._connect import DEFAULT_BUSY_TIMEOUT, connection, retry_busy
 from evalkit.store._lake import store_exists
+from evalkit.store._location import StoreLocation
 from evalkit.store._migrate import migrate, schema_version
 
 
@@ -152,6 +153,34 @@ def read_pin(store: str | os.PathLike[str], name: str) -> BaselinePin | None:
     if not history or history[0].experiment_id is None:
         return None
     return history[0]
+
+
+def copy_pins(source: StoreLocation, destination: StoreLocation, experiment_ids: list[str]) -> int:
+    """Copy the pins and unpins of the names of ``experiment_ids`` that ``destination``
+    lacks (``evalkit store copy``; one transaction); returns how many were copied."""
+    if not experiment_ids:
+        return 0
+    with connection(source, read_only=True) as con:
+        rows = con.execute(
+            "SELECT experiment_name, experiment_id, pinned_by, note, created_at"
+            " FROM baseline_pins WHERE experiment_name IN"
+            " (SELECT name FROM experiments WHERE list_contains(?, id))",
+            [experiment_ids],
+        ).fetchall()
+    if not rows:
+        return 0
+    turns = CatalogTurns(destination.text, DEFAULT_BUSY_TIMEOUT)
+    with turns.turn(), connection(destination) as con, Transaction(con):
+        held = set(
+            con.execute(
+                "SELECT experiment_name, experiment_id, pinned_by, note, created_at"
+                " FROM baseline_pins"
+            ).fetchall()
+        )
+        new = [row for row in rows if tuple(row) not in held]
+        if new:
+            con.executemany("INSERT INTO baseline_pins VALUES (?, ?, ?, ?, ?)", new)
+    return len(new)
 
 
 def _now() -> dt.datetime:
