@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from evalkit import run_evals
+from evalkit.errors import ConfigError
 from evalkit.store import (
     GateRecord,
     connection,
@@ -22,7 +23,6 @@ from evalkit.store import (
     record_verdict,
     unpin_baseline,
 )
-from evalkit.errors import ConfigError
 from tests.store.lake_writer import rows, scorers
 from tests.store.test_ducklake import writer
 
