@@ -13,6 +13,7 @@ from evalkit import run_evals
 from evalkit.errors import ConfigError
 from evalkit.store import (
     GateRecord,
+    StoredVerdict,
     connection,
     copy_experiments,
     ducklake_missing,
@@ -131,7 +132,7 @@ def test_a_verdict_is_recorded_while_other_processes_write_the_lake(tmp_path: Pa
     procs = [writer(lake, f"busy{n}", 150) for n in range(2)]
     try:
         for n in range(10):
-            verdict = "failed" if n % 2 else "passed"
+            verdict: StoredVerdict = "failed" if n % 2 else "passed"
             record_verdict(lake, judged, verdict, GATES, baseline_reason=f"round {n}")
             assert _head(lake, judged) == (verdict, None, f"round {n}")
     finally:
