@@ -13,7 +13,7 @@ fingerprint, or at least ``min_paired`` of the candidate's items.
 - a run name or id: that run, named explicitly; one that does not qualify is an error,
   never a silent pass.
 
-See docs/pages/how-to/nightly-ci.md#failed-nights-and-pinned-baselines.
+See docs/pages/design/failed-nights-never-the-bar.md.
 """
 
 from __future__ import annotations
@@ -82,7 +82,7 @@ def _latest(store: str, name: str, runs: list[dict[str, Any]]) -> list[Baseline]
     if pin is None:
         return [Baseline(r, reason=_why(r)) for r in runs if r.get("verdict") != "failed"]
     newer = [
-        Baseline(r, reason=f"newest passing run since the pin ({pin.reason})")
+        Baseline(r, reason=f"newest passing run since {pin.experiment_id} was pinned")
         for r in runs
         if r.get("verdict") == "passed"
         and r["id"] != pin.experiment_id

@@ -40,7 +40,7 @@ def console_table(report: ReportData) -> str:
     if report.baseline:
         head += f", baseline {_one_line(report.baseline)}"
         if report.baseline_reason:
-            head += f" ({_one_line(report.baseline_reason)})"
+            head += f": {_one_line(report.baseline_reason)}"
     table = [head, *(line.rstrip() for line in lines)]
     if report.baseline_note:
         table.append(_one_line(report.baseline_note))

@@ -2,7 +2,8 @@
 
 Each pin and unpin is a row (an unpin has no ``experiment_id``); the newest row of an
 experiment name is in force, and the rows are the history of who moved the bar and why.
-How ``baseline = "latest"`` uses a pin is :mod:`evalkit.compare`'s (``baseline_candidates``).
+How ``baseline = "latest"`` uses a pin is :mod:`evalkit.compare`'s (``baseline_candidates``;
+docs/pages/design/failed-nights-never-the-bar.md).
 """
 
 from __future__ import annotations

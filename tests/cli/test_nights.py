@@ -182,7 +182,10 @@ def test_a_pinned_night_is_the_new_normal(
     baseline = json.loads(run_cli("baseline", "show", "nightly-qa", "--json",
                                   cwd=folder).stdout)  # fmt: skip
     assert baseline["latest"]["id"] == night["experiment_id"]
-    assert baseline["latest"]["reason"].startswith("newest passing run since the pin")
+    assert (
+        baseline["latest"]["reason"]
+        == f"newest passing run since {two['experiment_id']} was pinned"
+    )
     assert baseline["pinned"]["experiment_id"] == two["experiment_id"]
     done = run_cli("baseline", "unpin", "nightly-qa", "--by", "bob", cwd=folder)
     assert done.code == 0

@@ -70,8 +70,7 @@ async def test_a_pin_is_the_bar_until_a_newer_run_passes(tmp_path: Path) -> None
     assert chosen(store, LATEST) == [pinned]
     record_verdict(store, three.experiment_id, "passed")
     assert chosen(store, LATEST) == [
-        (three.experiment_id, "newest passing run since the pin (pinned by alice: v2 is the new"
-         " normal)"),
+        (three.experiment_id, f"newest passing run since {two.experiment_id} was pinned"),
         pinned,
     ]  # fmt: skip
     # The run being judged is never its own baseline.
