@@ -13,7 +13,11 @@ if TYPE_CHECKING:
     from evalkit.run._rows import RowBuffer
     from evalkit.run._summary import RunSummary, ScorerSummary
     from evalkit.run._thresholds import ScorerVerdict, Threshold, Verdict
-    from evalkit.run._verdict_record import gate_records, record_run_verdict
+    from evalkit.run._verdict_record import (
+        gate_records,
+        record_merged_verdict,
+        record_run_verdict,
+    )
 
 __getattr__, __dir__ = _exports(
     globals(),
@@ -43,6 +47,7 @@ __getattr__, __dir__ = _exports(
         ),
         "evalkit.run._verdict_record": (
             "gate_records",
+            "record_merged_verdict",
             "record_run_verdict",
         ),
     },
@@ -61,6 +66,7 @@ __all__ = [
     "Threshold",
     "Verdict",
     "gate_records",
+    "record_merged_verdict",
     "record_run_verdict",
     "run_evals",
     "run_evals_sync",

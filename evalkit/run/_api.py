@@ -23,7 +23,7 @@ from evalkit.run._result import build_result
 from evalkit.run._runner import ItemCallback
 from evalkit.run._sharded import drive_sharded
 from evalkit.run._spec import RunOptions, prepare
-from evalkit.run._verdict_record import record_run_verdict
+from evalkit.run._verdict_record import record_merged_verdict, record_run_verdict
 from evalkit.scorer import Scorer
 from evalkit.store import (
     DEFAULT_LOCK_TIMEOUT,
@@ -224,7 +224,7 @@ async def run_evals(
         # The slices of a matrix writing one DuckLake store: the last to finish merges them.
         merged = merge_finished_slices(spec.store, result.experiment_id)
         if merged is not None:
-            measure_merged(spec.store, merged)
+            record_merged_verdict(spec.store, merged, agreement=measure_merged(spec.store, merged))
     return result
 
 

@@ -3,18 +3,25 @@
 ``run_evals`` records the verdict of the run's own gates (coverage, error rate, thresholds,
 agreement); ``evalkit run``, ``judge_run`` and the pytest plugin record it again with the
 regression gate against the baseline, and which baseline and why. A cancelled or
-interrupted run has no verdict (NULL): its gates could not run on the whole dataset.
+interrupted run has no verdict (NULL): its gates could not run on the whole dataset. A run
+merged from several shard slices is judged on its own gates once merged
+(:func:`record_merged_verdict`), from what its config recorded.
 """
 
 from __future__ import annotations
 
+import json
+import os
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
-from evalkit.run._experiment import ExperimentResult
-from evalkit.store import GateRecord, record_verdict
+from evalkit.run._experiment import ExperimentResult, ExperimentStatus
+from evalkit.run._summary import summary_from_counts
+from evalkit.run._thresholds import parse_error_rates, parse_thresholds
+from evalkit.store import GateRecord, read_experiment, read_run_counts, record_verdict
 
 if TYPE_CHECKING:
+    from evalkit.agreement import ScorerAgreement
     from evalkit.compare import Comparison
 
 #: Statuses whose gates could not run: their verdict is NULL.
@@ -92,3 +99,43 @@ def record_run_verdict(
         baseline_id=baseline_id,
         baseline_reason=baseline_reason,
     )
+
+
+def record_merged_verdict(
+    store: str | os.PathLike[str],
+    experiment_id: str,
+    *,
+    agreement: Mapping[str, ScorerAgreement] | None = None,
+) -> None:
+    """Judge a run merged from several shard slices on its own gates (coverage, error rate,
+    thresholds and, with ``agreement`` measured over all its items, agreement), as its
+    config recorded them, and keep the verdict: each slice's verdict judged its slice only.
+
+    A run of one slice keeps the slice's verdict (nothing is done).
+    """
+    run = read_experiment(store, experiment_id)
+    config = json.loads(run["config"] or "{}")
+    if len(config.get("merged_from") or ()) < 2:
+        return
+    scorer_ids = tuple(s["id"] for s in config.get("scorers") or ())
+    result = ExperimentResult(
+        experiment_id=experiment_id,
+        name=run["name"],
+        description=run["description"],
+        status=cast(ExperimentStatus, run["status"]),
+        started_at=run["started_at"],
+        completed_at=run["completed_at"] or run["started_at"],
+        dataset=run["dataset"],
+        dataset_fingerprint=run["dataset_fingerprint"],
+        scorer_ids=scorer_ids,
+        summary=summary_from_counts(read_run_counts(store, experiment_id), scorer_ids),
+        thresholds=parse_thresholds(config.get("thresholds"), scorer_ids),
+        items=(),
+        config=config,
+        store=str(store),
+        results_kept=False,
+        max_error_rates=parse_error_rates(config.get("max_error_rate"), scorer_ids),
+        agreement=dict(agreement or {}),
+        min_agreement=config.get("min_agreement") or {},
+    )
+    record_run_verdict(result)
