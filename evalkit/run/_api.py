@@ -86,7 +86,8 @@ async def run_evals(
         store: The score store: a DuckDB file, or a DuckLake attach string
             (``"ducklake:sqlite:catalog.sqlite"``, ``"ducklake:postgres:dbname=evals
             host=db"``) that many processes and machines can write at once; None keeps
-            everything in memory only.
+            everything in memory only. The run's verdict on its own gates is kept there too
+            (``experiments.verdict``, ``scorer_gates``; none for a cancelled run).
         experiment: The experiment name; defaults to the dataset file's stem.
         description: Free text stored with the experiment.
         thresholds: Per scorer id, ``0.8`` (mean at least 0.8) or ``{"max": 0.1}`` (mean at
