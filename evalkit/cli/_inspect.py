@@ -127,9 +127,13 @@ def cmd_show(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _baseline_of(store: str, ref: str, candidate: dict[str, Any], min_paired: float) -> Baseline:
+def _baseline_of(
+    store: str, ref: str, named: dict[str, Any] | None, candidate: dict[str, Any],
+    min_paired: float,
+) -> Baseline:  # fmt: skip
     """The baseline ``ref`` designates for ``candidate``: for ``latest`` (and
-    ``latest-complete``) the run ``evalkit run`` would judge it against, never itself."""
+    ``latest-complete``) the run ``evalkit run`` would judge it against, never itself;
+    otherwise ``named``, the run ``ref`` names."""
     if ref in (LATEST, LATEST_COMPLETE):
         options = baseline_candidates(store, ref, name=candidate["name"], exclude=candidate["id"])
         chosen = choose_baseline(store, options, ref=ref, candidate=candidate,
@@ -137,13 +141,12 @@ def _baseline_of(store: str, ref: str, candidate: dict[str, Any], min_paired: fl
         if chosen.run is None:
             raise BaselineError(ref, f"{chosen.note} (candidate {candidate['id']})")
         return chosen
-    run = find_experiment(store, ref)
-    if run is None:
+    if named is None:
         raise StoreError(f"{store}: no finished experiment to compare")
-    reason = pairs_with(store, run, candidate, min_paired=min_paired)
+    reason = pairs_with(store, named, candidate, min_paired=min_paired)
     if reason is not None:
         raise BaselineError(ref, reason)
-    return Baseline(run, reason="named explicitly")
+    return Baseline(named, reason="named explicitly")
 
 
 def comparison_table(comparison: Comparison) -> str:
@@ -172,18 +175,14 @@ def cmd_compare(args: argparse.Namespace) -> int:
     """Paired comparison of two stored runs; exit 1 when a scorer regressed, 2 when the runs
     do not pair (another dataset, no item in common, no scorer scored in both)."""
     store = args.store or DEFAULT_STORE
-    if args.baseline in (LATEST, LATEST_COMPLETE):
-        # The candidate first: "latest" is its baseline, chosen as evalkit run chooses it.
-        candidate = find_experiment(store, args.candidate)
-        if candidate is None:
-            raise StoreError(f"{store}: no finished experiment to compare")
-    else:
+    # For "latest", the candidate first: its baseline is chosen as evalkit run chooses it.
+    named = None
+    if args.baseline not in (LATEST, LATEST_COMPLETE):
         named = find_experiment(store, args.baseline)
-        exclude = named["id"] if named is not None else None
-        candidate = find_experiment(store, args.candidate, exclude=exclude)
-        if candidate is None:
-            raise StoreError(f"{store}: no finished experiment to compare")
-    chosen = _baseline_of(store, args.baseline, candidate, args.min_paired)
+    candidate = find_experiment(store, args.candidate, exclude=named["id"] if named else None)
+    if candidate is None:
+        raise StoreError(f"{store}: no finished experiment to compare")
+    chosen = _baseline_of(store, args.baseline, named, candidate, args.min_paired)
     baseline = chosen.run
     assert baseline is not None
     scores = read_item_scores(store, baseline["id"]), read_item_scores(store, candidate["id"])

@@ -15,6 +15,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+import duckdb
+
+from evalkit.errors import ConfigError
 from evalkit.store._batch_io import Transaction
 from evalkit.store._commit_lock import CatalogTurns
 from evalkit.store._connect import DEFAULT_BUSY_TIMEOUT, connection, retry_busy
@@ -78,9 +81,12 @@ def record_verdict(
         baseline_id: The run it was judged against, if any.
         baseline_reason: Why that run was the baseline (or why there was none).
         lock_timeout: Seconds a busy store is retried.
+
+    Raises:
+        ConfigError: ``verdict`` is none of the three.
     """
     if verdict not in ("passed", "failed", None):
-        raise ValueError(f"verdict must be 'passed', 'failed' or None, got {verdict!r}")
+        raise ConfigError(f"verdict must be 'passed', 'failed' or None, got {verdict!r}")
     now = dt.datetime.now(dt.UTC).replace(tzinfo=None)
     rows = [
         (experiment_id, g.scorer_id, g.passed, json.dumps(list(g.reasons)), g.mean,
@@ -96,25 +102,29 @@ def record_verdict(
         with turns.turn(), connection(where, lock_timeout=lock_timeout) as con:
             migrate(con, where=where)
             with Transaction(con):
-                _replace(con)
-
-    def _replace(con: Any) -> None:
-        con.execute("DELETE FROM scorer_gates WHERE experiment_id = ?", [experiment_id])
-        if rows:
-            con.executemany(
-                "INSERT INTO scorer_gates (experiment_id, scorer_id, passed, reasons, mean,"
-                " threshold_min, threshold_max, error_rate, max_error_rate, baseline_id,"
-                " baseline_mean, delta, p_value, regression, judged_at)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                rows,
-            )
-        con.execute(
-            "UPDATE experiments SET verdict = ?, baseline_id = ?, baseline_reason = ? WHERE id = ?",
-            [verdict, baseline_id, baseline_reason, experiment_id],
-        )
+                _replace(con, experiment_id, rows, [verdict, baseline_id, baseline_reason])
 
     # Other runs may be writing a DuckLake store: a lost commit runs again.
     retry_busy(write, timeout=lock_timeout, where=where)
+
+
+def _replace(
+    con: duckdb.DuckDBPyConnection, experiment_id: str, rows: list[tuple[Any, ...]],
+    head: list[Any],
+) -> None:  # fmt: skip
+    con.execute("DELETE FROM scorer_gates WHERE experiment_id = ?", [experiment_id])
+    if rows:
+        con.executemany(
+            "INSERT INTO scorer_gates (experiment_id, scorer_id, passed, reasons, mean,"
+            " threshold_min, threshold_max, error_rate, max_error_rate, baseline_id,"
+            " baseline_mean, delta, p_value, regression, judged_at)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            rows,
+        )
+    con.execute(
+        "UPDATE experiments SET verdict = ?, baseline_id = ?, baseline_reason = ? WHERE id = ?",
+        [*head, experiment_id],
+    )
 
 
 def read_gates(store: str | os.PathLike[str], experiment_id: str) -> list[dict[str, Any]]:
