@@ -65,12 +65,6 @@ def not_eligible(run: dict[str, Any]) -> str | None:
     return None
 
 
-def _unpinned_reason(run: dict[str, Any]) -> str:
-    if run.get("verdict") == "passed":
-        return "newest passing run"
-    return "newest run stored before verdicts were kept"
-
-
 def _why(run: dict[str, Any]) -> str:
     if run.get("verdict") == "passed":
         return "newest passing run"
