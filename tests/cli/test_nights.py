@@ -195,3 +195,19 @@ def test_a_pinned_night_is_the_new_normal(
     assert [(h["experiment_id"], h["pinned_by"]) for h in history] == [
         (None, "bob"), (two["experiment_id"], "alice")
     ]  # fmt: skip
+
+
+def test_only_a_complete_full_run_can_be_pinned(
+    tmp_path: Path, nights: tuple[Path, list[dict[str, Any]]]
+) -> None:
+    shutil.copytree(nights[0], tmp_path / "copy")
+    folder = tmp_path / "copy"
+    done = run_cli("run", "experiments/nightly.toml", "--no-progress", "--limit", "5",
+                   "--json", cwd=folder)  # fmt: skip
+    trial = json.loads(done.stdout)["experiment_id"]
+    refused = run_cli("baseline", "pin", trial, cwd=folder)
+    assert refused.code == 2
+    assert f"run {trial} covered part of its dataset (--limit or --shard)" in refused.stderr
+    unpinned = run_cli("baseline", "unpin", "nightly-qa", cwd=folder)
+    assert unpinned.code == 2
+    assert "no baseline is pinned for experiment 'nightly-qa'" in unpinned.stderr
