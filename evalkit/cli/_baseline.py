@@ -1,132 +1,119 @@
-"""Choosing the baseline a run is judged against, and saying why a run cannot be one.
-
-A baseline must be complete (not cancelled, interrupted or failed), full (not run with
-``--limit`` or one ``--shard`` slice) and must pair with the candidate: the same dataset
-fingerprint, or at least ``min_paired`` of the candidate's items. ``"latest"`` takes the
-newest run of the experiment's name that qualifies and, on the first night, none; a baseline
-named explicitly that does not qualify is an error, never a silent pass.
-"""
+"""``evalkit baseline pin|unpin|show``: a team's "this run is the new normal", in the store."""
 
 from __future__ import annotations
 
-import os
-from dataclasses import dataclass
+import argparse
+from collections.abc import Callable
 from typing import Any
 
-from evalkit.cli._refs import FINISHED, find_experiment
-from evalkit.errors import BaselineError, StoreError
-from evalkit.store import connection, list_experiments, store_exists
+from evalkit.cli._format import json_text, one_line, text_table
+from evalkit.cli._main import EXIT_OK
+from evalkit.cli._refs import find_experiment
 
 
-@dataclass(frozen=True, slots=True)
-class Baseline:
-    """The run chosen as baseline, or None with the line that says why there is none."""
+def add_baseline_commands(commands: Any, add_store: Callable[..., None]) -> None:
+    """Register ``evalkit baseline pin``, ``unpin`` and ``show``."""
+    baseline = commands.add_parser(
+        "baseline",
+        help='pin the run that baseline = "latest" compares with (and unpin it)',
+        description='A pinned run is the bar of baseline = "latest" for its experiment name'
+        " until a run started after the pin passes; then that newer passing run is.",
+    )
+    actions = baseline.add_subparsers(dest="baseline_command", metavar="ACTION", required=True)
+    pin = actions.add_parser("pin", help="pin a run as its experiment's baseline")
+    pin.add_argument("run", metavar="RUN", help="the run: an id (or prefix), or a run name")
+    pin.add_argument("--note", help='why, e.g. "v2 is the new normal"')
+    pin.add_argument("--by", help="who pins (default: the user name from the environment)")
+    add_store(pin)
+    pin.set_defaults(handler=cmd_pin)
+    unpin = actions.add_parser("unpin", help="end the pin of an experiment name")
+    unpin.add_argument("name", metavar="NAME", help="the experiment name")
+    unpin.add_argument("--note", help="why")
+    unpin.add_argument("--by", help="who unpins (default: the user name from the environment)")
+    add_store(unpin)
+    unpin.set_defaults(handler=cmd_unpin)
+    show = actions.add_parser(
+        "show", help='the pin in force, its history, and the run "latest" would take now'
+    )
+    show.add_argument("name", metavar="NAME", help="the experiment name")
+    add_store(show)
+    show.add_argument("--json", action="store_true", help="print JSON")
+    show.set_defaults(handler=cmd_show_baseline)
 
-    run: dict[str, Any] | None
-    note: str | None = None
 
+def cmd_pin(args: argparse.Namespace) -> int:
+    """Pin a complete, full run (a failed night too: that is the point) as the bar."""
+    from evalkit.compare import not_eligible
+    from evalkit.errors import BaselineError, StoreError
+    from evalkit.store import DEFAULT_STORE, pin_baseline
 
-def not_eligible(run: dict[str, Any]) -> str | None:
-    """Why a stored run cannot be a baseline whatever it is compared with, or None."""
-    if run["status"] not in FINISHED:
-        return f"run {run['id']} is {run['status']}, not complete"
-    if run.get("partial"):
-        return f"run {run['id']} covered part of its dataset (--limit or --shard)"
-    return None
-
-
-def candidates(store: str, ref: str, *, name: str) -> list[dict[str, Any]]:
-    """The runs that may be the baseline of a run of ``name``, newest first, found before the
-    run starts (so never the run itself).
-
-    Raises:
-        BaselineError: ``ref`` names a run (or a run name) with no run that can serve.
-    """
-    if not store_exists(store):
-        if ref == "latest":
-            return []
-        raise BaselineError(ref, f"{store} holds no runs yet")
-    if ref == "latest":
-        runs = list_experiments(store, name=name).to_pylist()
-        return [r for r in runs if not_eligible(r) is None]
-    runs = list_experiments(store).to_pylist()
-    if not any(r["id"] == ref for r in runs):
-        named = [r for r in runs if r["name"] == ref]
-        if named:
-            usable = [r for r in named if not_eligible(r) is None]
-            if not usable:
-                raise BaselineError(ref, "; ".join(str(not_eligible(r)) for r in named[:3]))
-            return usable[:1]
-    try:
-        run = find_experiment(store, ref)
-    except StoreError as exc:
-        raise BaselineError(ref, str(exc)) from None
-    assert run is not None
+    store = args.store or DEFAULT_STORE
+    run = find_experiment(store, args.run)
+    if run is None:
+        raise StoreError(f"{store}: no finished run to pin")
     reason = not_eligible(run)
     if reason is not None:
-        raise BaselineError(ref, reason)
-    return [run]
-
-
-def pairing(store: str | os.PathLike[str], baseline_id: str, candidate_id: str) -> tuple[int, int]:
-    """``(paired, total)``: how many of the candidate's items the baseline also holds."""
-    with connection(store, read_only=True) as con:
-        row = con.execute(
-            "SELECT count(*), count(b.item_id) FROM experiment_items c"
-            " LEFT JOIN (SELECT DISTINCT item_id FROM experiment_items WHERE experiment_id = ?)"
-            " b USING (item_id) WHERE c.experiment_id = ?",
-            [baseline_id, candidate_id],
-        ).fetchone()
-    assert row is not None
-    return int(row[1]), int(row[0])
-
-
-def pairs_with(
-    store: str | os.PathLike[str],
-    run: dict[str, Any],
-    candidate: dict[str, Any],
-    *,
-    min_paired: float,
-) -> str | None:
-    """Why ``run`` does not pair with ``candidate`` (both stored rows), or None if it does."""
-    fingerprint = run.get("dataset_fingerprint")
-    if fingerprint is not None and fingerprint == candidate.get("dataset_fingerprint"):
-        return None
-    paired, total = pairing(store, run["id"], candidate["id"])
-    if total == 0:
-        return f"this run ({candidate['id']}) has no items to pair"
-    if paired / total >= min_paired:
-        return None
-    return (
-        f"run {run['id']} holds {paired} of this run's {total} items ({paired / total:.0%}),"
-        f" below min_paired {min_paired:.0%}"
+        raise BaselineError(args.run, reason)
+    pin = pin_baseline(store, run["id"], by=args.by, note=args.note)
+    print(
+        f"pinned {one_line(run['id'])} as the baseline of {one_line(run['name'])!r}"
+        f" ({one_line(pin.reason)})"
     )
+    return EXIT_OK
 
 
-def choose(
-    store: str,
-    runs: list[dict[str, Any]],
-    *,
-    ref: str,
-    candidate: dict[str, Any],
-    min_paired: float,
-) -> Baseline:
-    """The first of ``runs`` that pairs with ``candidate``.
+def cmd_unpin(args: argparse.Namespace) -> int:
+    """End the pin of a name: "latest" is the newest passing run again."""
+    from evalkit.store import DEFAULT_STORE, unpin_baseline
 
-    Raises:
-        BaselineError: ``ref`` was named explicitly and its run does not pair.
-    """
-    skipped = []
-    for run in runs:
-        reason = pairs_with(store, run, candidate, min_paired=min_paired)
-        if reason is None:
-            return Baseline(run)
-        if ref != "latest":
-            raise BaselineError(ref, reason)
-        skipped.append(reason)
-    note = f"no baseline: no earlier complete, full run of {candidate['name']!r}"
-    if skipped:
-        note = f"no baseline: {skipped[0]}" + (
-            f" (and {len(skipped) - 1} older runs)" if len(skipped) > 1 else ""
+    store = args.store or DEFAULT_STORE
+    unpin = unpin_baseline(store, args.name, by=args.by, note=args.note)
+    who = f" by {one_line(unpin.pinned_by)}" if unpin.pinned_by else ""
+    print(f"unpinned the baseline of {one_line(args.name)!r}{who}")
+    return EXIT_OK
+
+
+def cmd_show_baseline(args: argparse.Namespace) -> int:
+    """The pin in force, the history of pins, and what "latest" takes now."""
+    from evalkit.compare import LATEST, baseline_candidates
+    from evalkit.store import DEFAULT_STORE, pin_history, read_pin
+
+    store = args.store or DEFAULT_STORE
+    pin = read_pin(store, args.name)
+    history = pin_history(store, args.name)
+    options = baseline_candidates(store, LATEST, name=args.name)
+    latest = options[0] if options else None
+    if args.json:
+        print(
+            json_text(
+                {
+                    "name": args.name,
+                    "pinned": None if pin is None else pin.to_dict(),
+                    "latest": None
+                    if latest is None or latest.run is None
+                    else {"id": latest.run["id"], "reason": latest.reason},
+                    "history": [p.to_dict() for p in history],
+                }
+            )
         )
-    return Baseline(None, note + "; judged on its own gates only")
+        return EXIT_OK
+    name = one_line(args.name)
+    if pin is None:
+        print(f"{name}: no pinned baseline")
+    else:
+        print(f"{name}: pinned {one_line(pin.experiment_id)} ({one_line(pin.reason)})")
+    if latest is None or latest.run is None:
+        print(f'baseline = "latest" takes: none yet (no complete, full run of {name!r} passed)')
+    else:
+        print(
+            f'baseline = "latest" takes: {one_line(latest.run["id"])}'
+            f" ({one_line(latest.reason)}), if it pairs with the run judged"
+        )
+    if history:
+        rows = [
+            [p.created_at, "pin" if p.experiment_id else "unpin", p.experiment_id or "-",
+             p.pinned_by or "-", p.note or ""]
+            for p in history
+        ]  # fmt: skip
+        print(text_table(["when", "action", "run", "by", "note"], rows))
+    return EXIT_OK

@@ -24,7 +24,6 @@ from typing import Any
 import pyarrow as pa
 
 from evalkit._ceilings import MAX_REPEATS, check_concurrency_ceiling
-from evalkit.cli._baseline import Baseline, candidates, choose
 from evalkit.cli._build import (
     FileBuilder,
     build_directions,
@@ -34,11 +33,20 @@ from evalkit.cli._build import (
 from evalkit.cli._dataset import open_dataset
 from evalkit.cli._reports import check_report_dir, explain_from_store
 from evalkit.cli._slices import stored_slices
-from evalkit.compare import Comparison, SliceComparison, compare_experiments
+from evalkit.compare import (
+    LATEST,
+    LATEST_COMPLETE,
+    Baseline,
+    Comparison,
+    SliceComparison,
+    baseline_candidates,
+    choose_baseline,
+    compare_experiments,
+)
 from evalkit.errors import BaselineError, ConfigError, StoreError
 from evalkit.experiment_file import RegressionSection, load_experiment_file
 from evalkit.report import ReportData, build_report
-from evalkit.run import ExperimentResult, RunInterrupted, run_evals_sync
+from evalkit.run import ExperimentResult, RunInterrupted, record_run_verdict, run_evals_sync
 from evalkit.store import (
     latest_resumable,
     read_experiment,
@@ -59,6 +67,8 @@ class JudgedRun:
         comparison: The run against its baseline, or None without one.
         baseline: The baseline run's stored row, or None.
         baseline_note: Why there is no baseline, when there is none.
+        baseline_reason: Why the baseline was chosen ("newest passing run", "pinned by
+            alice: v2 is the new normal", "named explicitly"), when there is one.
         baseline_error: Why the baseline named explicitly cannot be used (the run is stored).
         store: The store written.
     """
@@ -70,6 +80,7 @@ class JudgedRun:
     baseline_note: str | None
     baseline_error: BaselineError | None
     store: str
+    baseline_reason: str | None = None
 
     @property
     def passed(self) -> bool:
@@ -142,7 +153,7 @@ def _compare(
 def _judge_against(
     store: str,
     ref: str,
-    runs: list[dict[str, Any]],
+    runs: list[Baseline],
     result: ExperimentResult,
     directions: dict[str, Any],
     gate: RegressionSection,
@@ -157,14 +168,15 @@ def _judge_against(
         "name": result.name,
         "dataset_fingerprint": result.dataset_fingerprint,
     }
-    others = [r for r in runs if r["id"] != result.experiment_id]
-    baseline = choose(store, others, ref=ref, candidate=candidate, min_paired=gate.min_paired)
+    baseline = choose_baseline(
+        store, runs, ref=ref, candidate=candidate, min_paired=gate.min_paired
+    )
     if baseline.run is None:
         return baseline, None, None
     comparison, scores = _compare(store, baseline.run, result, directions, gate)
     if all(c.verdict == "not_comparable" for c in comparison):
         reason = f"run {baseline.run['id']} has no item scored by the same scorer in both runs"
-        if ref != "latest":
+        if ref not in (LATEST, LATEST_COMPLETE):
             raise BaselineError(ref, reason)
         return Baseline(None, f"no baseline: {reason}; judged on its own gates only"), None, None
     return baseline, comparison, scores
@@ -255,14 +267,18 @@ def run_experiment_file(
     directions = build_directions(file, scorers)
     gate = config.regression or RegressionSection()
     ref = baseline or (config.regression.baseline if config.regression else None)
-    # Found before the run starts, so a missing or unusable named baseline fails fast.
-    runs = candidates(where, ref, name=config.experiment.name) if ref is not None else []
     resume_id = _resume_id(
         resume,
         where,
         config.experiment.name,
         retry_errors=retry_errors,
         others=regenerate or force,
+    )
+    # Found before the run starts, so a missing or unusable named baseline fails fast.
+    runs = (
+        baseline_candidates(where, ref, name=config.experiment.name, exclude=resume_id)
+        if ref is not None
+        else []
     )
     if report_dir is not None:
         check_report_dir(Path(report_dir))
@@ -317,7 +333,7 @@ def _judged(
     result: ExperimentResult,
     store: str,
     ref: str | None,
-    runs: list[dict[str, Any]],
+    runs: list[Baseline],
     directions: dict[str, Any],
     gate: RegressionSection,
 ) -> JudgedRun:
@@ -345,11 +361,12 @@ def _judged(
         comparison=comparison,
         baseline=label,
         baseline_note=chosen.note,
+        baseline_reason=chosen.reason,
         directions=directions,
         slices=slices,
         **explain,
     )
-    return JudgedRun(
+    judged = JudgedRun(
         result=result,
         report=report,
         comparison=comparison,
@@ -357,7 +374,18 @@ def _judged(
         baseline_note=chosen.note,
         baseline_error=error,
         store=store,
+        baseline_reason=chosen.reason,
     )
+    # The whole verdict, regression gate included, replaces the one run_evals kept.
+    record_run_verdict(
+        result,
+        comparison=comparison,
+        reasons={row.scorer_id: row.reasons for row in report.scorers},
+        passed=judged.passed,
+        baseline_id=chosen.run["id"] if chosen.run is not None else None,
+        baseline_reason=chosen.reason or (str(error) if error is not None else chosen.note),
+    )
+    return judged
 
 
 def judge_run(
@@ -371,8 +399,10 @@ def judge_run(
 
     Args:
         result: A run written to a store (``run_evals(..., store=...)``).
-        baseline: ``"latest"`` (the newest finished run of the same name that pairs with it;
-            none on the first run), a run name or an id; None for no regression gate.
+        baseline: ``"latest"`` (the newest complete, full run of the same name that passed
+            and pairs with it, or the pinned run; none on the first run),
+            ``"latest-complete"`` (the newest such run whatever its verdict), a run name or
+            an id; None for no regression gate.
         max_drop: The drop in a scorer's mean the regression gate tolerates.
         directions: ``"higher"`` or ``"lower"`` per scorer id (default higher).
 
@@ -382,6 +412,10 @@ def judge_run(
     if result.store is None:
         raise ConfigError(f"experiment {result.name!r} was not stored: no baseline to judge by")
     store = result.store
-    runs = candidates(store, baseline, name=result.name) if baseline is not None else []
+    runs = (
+        baseline_candidates(store, baseline, name=result.name, exclude=result.experiment_id)
+        if baseline is not None
+        else []
+    )
     gate = RegressionSection(max_drop=max_drop)
     return _judged(result, store, baseline, runs, dict(directions or {}), gate)

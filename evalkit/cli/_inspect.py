@@ -5,17 +5,26 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from evalkit.cli._baseline import pairs_with
 from evalkit.cli._format import json_text, one_line, records, text_table
 from evalkit.cli._judges import judges_section
 from evalkit.cli._main import EXIT_FAILED_GATE, EXIT_OK
 from evalkit.cli._refs import find_experiment
 from evalkit.cli._slices import declared_slices, slices_table, stored_slices
-from evalkit.compare import Comparison, compare_experiments, compare_judges
+from evalkit.compare import (
+    LATEST,
+    LATEST_COMPLETE,
+    Baseline,
+    Comparison,
+    baseline_candidates,
+    choose_baseline,
+    compare_experiments,
+    compare_judges,
+    pairs_with,
+)
 from evalkit.errors import BaselineError, ConfigError, StoreError
 from evalkit.report import items_done
 from evalkit.scorers import list_scorers
-from evalkit.store import DEFAULT_STORE, connection, read_item_scores
+from evalkit.store import DEFAULT_STORE, connection, read_gates, read_item_scores, read_pin
 from evalkit.store import list_experiments as stored_experiments
 
 
@@ -57,13 +66,14 @@ def cmd_experiments(args: argparse.Namespace) -> int:
             run["scorer_means"] = means.get(run["id"], [])
         print(json_text(runs))
         return EXIT_OK
-    columns = ["name", "id", "started", "status", "items", "failed", "scorer means"]
+    columns = ["name", "id", "started", "status", "verdict", "items", "failed", "scorer means"]
     rows = [
         [
             r["name"],
             r["id"],
             r["started_at"],
             r["status"],
+            r["verdict"] or "-",
             items_done(r["succeeded_count"] + r["failed_count"], r["total_items"]),
             r["failed_count"],
             " ".join(means.get(r["id"], [])),
@@ -81,19 +91,64 @@ def cmd_show(args: argparse.Namespace) -> int:
     if run is None:
         raise StoreError(f"{store}: no finished experiment yet")
     summary = _scorer_rows(store, [run["id"]])
+    gates = read_gates(store, run["id"])
+    pin = read_pin(store, run["name"])
     if args.json:
-        print(json_text({**run, "scorers": summary}))
+        pinned = None if pin is None else pin.to_dict()
+        print(json_text({**run, "scorers": summary, "gates": gates, "pinned_baseline": pinned}))
         return EXIT_OK
     for key in ("id", "name", "description", "status", "dataset", "dataset_fingerprint"):
         print(f"{key:>20}: {one_line(run.get(key)) or '-'}")
     done = items_done(run["succeeded_count"] + run["failed_count"], run["total_items"])
     print(f"{'items':>20}: {done} ({run['failed_count']} failed)")
     print(f"{'started':>20}: {run['started_at']}  completed: {run['completed_at'] or '-'}")
+    print(f"{'verdict':>20}: {run.get('verdict') or '- (not judged)'}")
+    if run.get("baseline_id"):
+        why = f" ({one_line(run['baseline_reason'])})" if run.get("baseline_reason") else ""
+        print(f"{'baseline':>20}: {one_line(run['baseline_id'])}{why}")
+    elif run.get("baseline_reason"):
+        print(f"{'baseline':>20}: - ({one_line(run['baseline_reason'])})")
+    if pin is not None:
+        mark = " (this run)" if pin.experiment_id == run["id"] else ""
+        print(
+            f"{'pinned baseline':>20}: {one_line(pin.experiment_id)}{mark} ({one_line(pin.reason)})"
+        )
     columns = ["scorer", "n", "errors", "mean", "stddev", "ci95_low", "ci95_high", "pass_rate"]
     keys = ["scorer_id", "n", "errors", "mean", "stddev", "ci95_low", "ci95_high", "pass_rate"]
     print()
     print(text_table(columns, [[row[k] for k in keys] for row in summary]))
+    if gates:
+        print()
+        columns = ["scorer", "gate", "mean", "Δ vs baseline", "p", "regression"]
+        rows = [[g["scorer_id"], "passed" if g["passed"] else "failed", g["mean"], g["delta"],
+                 g["p_value"], g["regression"] or "-"] for g in gates]  # fmt: skip
+        print(text_table(columns, rows))
+        for g in gates:
+            for reason in g["reasons"]:
+                print(f"{one_line(g['scorer_id'])}: {one_line(reason)}")
     return EXIT_OK
+
+
+def _baseline_of(
+    store: str, ref: str, named: dict[str, Any] | None, candidate: dict[str, Any],
+    min_paired: float,
+) -> Baseline:  # fmt: skip
+    """The baseline ``ref`` designates for ``candidate``: for ``latest`` (and
+    ``latest-complete``) the run ``evalkit run`` would judge it against, never itself;
+    otherwise ``named``, the run ``ref`` names."""
+    if ref in (LATEST, LATEST_COMPLETE):
+        options = baseline_candidates(store, ref, name=candidate["name"], exclude=candidate["id"])
+        chosen = choose_baseline(store, options, ref=ref, candidate=candidate,
+                                 min_paired=min_paired)  # fmt: skip
+        if chosen.run is None:
+            raise BaselineError(ref, f"{chosen.note} (candidate {candidate['id']})")
+        return chosen
+    if named is None:
+        raise StoreError(f"{store}: no finished experiment to compare")
+    reason = pairs_with(store, named, candidate, min_paired=min_paired)
+    if reason is not None:
+        raise BaselineError(ref, reason)
+    return Baseline(named, reason="named explicitly")
 
 
 def comparison_table(comparison: Comparison) -> str:
@@ -128,15 +183,16 @@ def cmd_compare(args: argparse.Namespace) -> int:
             f"--min-paired must be a number from 0 to 1, got {args.min_paired} (the share of"
             " the candidate's items the baseline must hold)"
         )
-    baseline = find_experiment(store, args.baseline)
-    candidate = find_experiment(
-        store, args.candidate, exclude=baseline["id"] if baseline is not None else None
-    )
-    if baseline is None or candidate is None:
+    # For "latest", the candidate first: its baseline is chosen as evalkit run chooses it.
+    named = None
+    if args.baseline not in (LATEST, LATEST_COMPLETE):
+        named = find_experiment(store, args.baseline)
+    candidate = find_experiment(store, args.candidate, exclude=named["id"] if named else None)
+    if candidate is None:
         raise StoreError(f"{store}: no finished experiment to compare")
-    reason = pairs_with(store, baseline, candidate, min_paired=args.min_paired)
-    if reason is not None:
-        raise BaselineError(args.baseline, reason)
+    chosen = _baseline_of(store, args.baseline, named, candidate, args.min_paired)
+    baseline = chosen.run
+    assert baseline is not None
     scores = read_item_scores(store, baseline["id"]), read_item_scores(store, candidate["id"])
     comparison = compare_experiments(
         *scores,
@@ -165,6 +221,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
             json_text(
                 {
                     "baseline": baseline["id"],
+                    "baseline_reason": chosen.reason,
                     "candidate": candidate["id"],
                     **comparison.to_dict(),
                     "slices": [row.to_dict() for row in slices],
@@ -175,7 +232,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
     else:
         print(
             f"baseline {one_line(baseline['name'])} ({one_line(baseline['id'])}) → "
-            f"candidate {one_line(candidate['name'])} ({one_line(candidate['id'])})"
+            f"candidate {one_line(candidate['name'])} ({one_line(candidate['id'])});"
+            f" baseline: {one_line(chosen.reason)}"
         )
         print(comparison_table(comparison))
         if slices and (args.slices or args.slices_table):

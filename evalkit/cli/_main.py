@@ -53,6 +53,7 @@ def _later(module: str, name: str) -> Handler:
 
 def build_parser() -> argparse.ArgumentParser:
     """The ``evalkit`` argument parser with every subcommand."""
+    from evalkit.cli._baseline import add_baseline_commands
     from evalkit.cli._cache import add_cache_commands
     from evalkit.cli._diff import add_diff_command
     from evalkit.cli._export import add_export_command
@@ -80,7 +81,10 @@ def build_parser() -> argparse.ArgumentParser:
         "--concurrency", type=int, metavar="N", help="items in flight at once (1 to 10000)"
     )
     run.add_argument(
-        "--baseline", metavar="REF", help='"latest", a run name or an id to compare against'
+        "--baseline",
+        metavar="REF",
+        help='"latest" (the newest passing run, or the pinned one), "latest-complete" (the'
+        " newest complete run, passed or not), a run name or an id to compare against",
     )
     run.add_argument(
         "--report-dir", metavar="DIR", default="reports", help="where reports go (reports/)"
@@ -197,6 +201,7 @@ def build_parser() -> argparse.ArgumentParser:
     compare.set_defaults(handler=_later("_inspect", "cmd_compare"))
 
     add_diff_command(commands, _add_store)
+    add_baseline_commands(commands, _add_store)
 
     sql = commands.add_parser(
         "sql",

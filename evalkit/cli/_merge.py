@@ -7,6 +7,7 @@ import argparse
 from evalkit.agreement import measure_merged
 from evalkit.cli._format import one_line
 from evalkit.cli._main import EXIT_OK
+from evalkit.run import record_merged_verdict
 from evalkit.store import DEFAULT_STORE, merge_stores
 
 
@@ -14,6 +15,8 @@ def cmd_merge(args: argparse.Namespace) -> int:
     """Merge every complete set of slices into ``--store``; print the new experiment ids."""
     output = args.store or DEFAULT_STORE
     for experiment_id in merge_stores(args.sources, output):
-        measure_merged(output, experiment_id)
+        record_merged_verdict(
+            output, experiment_id, agreement=measure_merged(output, experiment_id)
+        )
         print(f"merged into {one_line(output)}: {one_line(experiment_id)}")
     return EXIT_OK

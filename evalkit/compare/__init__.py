@@ -5,13 +5,25 @@ per scorer, judges the mean difference with a paired bootstrap confidence interv
 sign-flip test. The two statistics are public too, for use on any paired differences.
 :func:`diff_items` lists the paired items of two stored runs whose score changed, filtered and
 paginated in the store; :func:`compare_slices` judges each slice (a metadata key's value) with a
-Holm correction over the slices. :func:`compare_judges` compares the LLM judges of two stored
+Holm correction over the slices. :func:`baseline_candidates` and :func:`choose_baseline` pick
+the run a candidate is judged against (``"latest"``: the newest passing run, or the pinned one)
+and say why. :func:`compare_judges` compares the LLM judges of two stored
 runs that differ in judge model or prompt version: the two judges' agreement with each other
 and, side by side, each one's with the human labels.
 """
 
 from __future__ import annotations
 
+from evalkit.compare._baseline import (
+    LATEST,
+    LATEST_COMPLETE,
+    Baseline,
+    baseline_candidates,
+    choose_baseline,
+    not_eligible,
+    pairing,
+    pairs_with,
+)
 from evalkit.compare._compare import (
     Comparison,
     ComparisonVerdict,
@@ -38,6 +50,9 @@ from evalkit.compare._slices import (
 from evalkit.compare._stats import SeedLike, paired_bootstrap_ci, sign_flip_test
 
 __all__ = [
+    "LATEST",
+    "LATEST_COMPLETE",
+    "Baseline",
     "Comparison",
     "ComparisonVerdict",
     "DiffOrder",
@@ -51,13 +66,18 @@ __all__ = [
     "ScorerComparison",
     "SeedLike",
     "SliceComparison",
+    "baseline_candidates",
     "changes_by_slice",
+    "choose_baseline",
     "compare_experiments",
     "compare_judges",
     "compare_slices",
     "diff_items",
     "holm",
+    "not_eligible",
     "paired_bootstrap_ci",
+    "pairing",
+    "pairs_with",
     "sign_flip_test",
     "slice_values",
 ]

@@ -13,9 +13,10 @@ class RegressionSection(Table):
     """``[regression]``: the gate against a baseline run.
 
     Attributes:
-        baseline: ``"latest"`` (the newest complete, full run of the same name that pairs
-            with this one; none on the first night), a run's name (its newest such run) or a
-            run's id.
+        baseline: ``"latest"`` (the newest complete, full run of the same name whose
+            verdict passed and that pairs with this one, or the pinned run until a run started
+            after the pin passes; none on the first night), ``"latest-complete"`` (the newest
+            such run whatever its verdict), a run's name (its newest such run) or a run's id.
         max_drop: The drop in mean tolerated before a significant drop fails, in score units.
         confidence: The coverage of the paired bootstrap interval.
         resamples: Bootstrap and sign-flip resamples.

@@ -39,7 +39,7 @@ class ExperimentSection(Table):
 
     Attributes:
         name: Required. Runs of the same name form a history; ``baseline = "latest"`` is the
-            newest complete, full run of this name that pairs with the new one.
+            newest complete, full, passing run of this name that pairs with the new one.
         description: Free text stored with the run.
         dataset: Required unless ``query`` is given. A Parquet file, folder or glob, a CSV,
             TSV, JSON Lines or JSON file, a folder saved by Hugging Face ``datasets``, or

@@ -52,6 +52,7 @@ def build_report(
     comparison: Comparison | None = None,
     baseline: str | None = None,
     baseline_note: str | None = None,
+    baseline_reason: str | None = None,
     directions: Mapping[str, str] | None = None,
     worst: int = 5,
     slices: tuple[SliceComparison, ...] = (),
@@ -69,6 +70,8 @@ def build_report(
         comparison: The run judged against its baseline, if there is one.
         baseline: How to name the baseline in the report (``"quickstart (a1b2c3…)"``).
         baseline_note: Why there is no baseline, when there is none (one line).
+        baseline_reason: Why the baseline was chosen (``"newest passing run"``, ``"pinned
+            by alice: v2 is the new normal"``, ``"named explicitly"``).
         directions: ``"higher"`` or ``"lower"`` per scorer id (default higher).
         worst: How many of the worst-scored items to show per scorer.
         slices: The per-slice comparison (:func:`evalkit.compare.compare_slices`).
@@ -157,6 +160,7 @@ def build_report(
         failures=tuple(failures),
         baseline=baseline,
         baseline_note=baseline_note,
+        baseline_reason=baseline_reason,
         failure_groups=failure_groups(result.items, scorer_ids=result.scorer_ids),
         slices=tuple(slices),
         regressed_items=dict(regressed_items or {}),

@@ -23,6 +23,13 @@ def junit_xml(report: ReportData) -> str:
         errors="0",
         timestamp=visible(report.started_at),
     )
+    if report.baseline:
+        # Which run the regression gate compared with, and why (issue 29).
+        properties = ET.SubElement(suite, "properties")
+        ET.SubElement(properties, "property", name="baseline", value=visible(report.baseline))
+        if report.baseline_reason:
+            ET.SubElement(properties, "property", name="baseline_reason",
+                          value=visible(report.baseline_reason))  # fmt: skip
     for s in report.scorers:
         case = ET.SubElement(
             suite, "testcase", classname=visible(report.name), name=visible(s.scorer_id)

@@ -173,6 +173,8 @@ class ReportData:
     baseline_id: str | None = None
     #: Per labelled scorer, its agreement with the human labels (none without labels).
     agreement: tuple[AgreementView, ...] = ()
+    #: Why the baseline was chosen ("newest passing run", "pinned by alice: …").
+    baseline_reason: str | None = None
 
     @property
     def passed(self) -> bool:
@@ -211,6 +213,7 @@ class ReportData:
             "passed": self.passed,
             "verdict": self.verdict_line,
             "baseline": self.baseline,
+            "baseline_reason": self.baseline_reason,
             "baseline_note": self.baseline_note,
             "scorers": [s.to_dict() for s in self.scorers],
             "slices": [row.to_dict() for row in self.slices],

@@ -39,6 +39,8 @@ def console_table(report: ReportData) -> str:
     )
     if report.baseline:
         head += f", baseline {_one_line(report.baseline)}"
+        if report.baseline_reason:
+            head += f": {_one_line(report.baseline_reason)}"
     table = [head, *(line.rstrip() for line in lines)]
     if report.baseline_note:
         table.append(_one_line(report.baseline_note))
@@ -131,7 +133,8 @@ def markdown_summary(report: ReportData) -> str:
         f"- started {report.started_at}, completed {report.completed_at or '-'}",
     ]
     if report.baseline:
-        out.append(f"- baseline: {_md_code(report.baseline)}")
+        why = f" — {_md_escape(report.baseline_reason)}" if report.baseline_reason else ""
+        out.append(f"- baseline: {_md_code(report.baseline)}{why}")
     if report.baseline_note:
         out.append(f"- {_md_escape(report.baseline_note)}")
     out += ["", "| " + " | ".join(_HEADERS) + " |", "|" + "---|" * len(_HEADERS)]

@@ -14,6 +14,11 @@ if TYPE_CHECKING:
     from evalkit.run._rows import RowBuffer
     from evalkit.run._summary import RunSummary, ScorerSummary
     from evalkit.run._thresholds import ScorerVerdict, Threshold, Verdict
+    from evalkit.run._verdict_record import (
+        gate_records,
+        record_merged_verdict,
+        record_run_verdict,
+    )
 
 __getattr__, __dir__ = _exports(
     globals(),
@@ -42,6 +47,11 @@ __getattr__, __dir__ = _exports(
             "Threshold",
             "Verdict",
         ),
+        "evalkit.run._verdict_record": (
+            "gate_records",
+            "record_merged_verdict",
+            "record_run_verdict",
+        ),
     },
 )
 
@@ -58,6 +68,9 @@ __all__ = [
     "ScorerVerdict",
     "Threshold",
     "Verdict",
+    "gate_records",
+    "record_merged_verdict",
+    "record_run_verdict",
     "run_evals",
     "run_evals_sync",
 ]

@@ -30,6 +30,7 @@ from evalkit.run._result import build_result
 from evalkit.run._runner import ItemCallback
 from evalkit.run._sharded import drive_sharded
 from evalkit.run._spec import RunOptions, prepare
+from evalkit.run._verdict_record import record_merged_verdict, record_run_verdict
 from evalkit.scorer import Scorer
 from evalkit.store import (
     DEFAULT_LOCK_TIMEOUT,
@@ -92,7 +93,8 @@ async def run_evals(
         store: The score store: a DuckDB file, or a DuckLake attach string
             (``"ducklake:sqlite:catalog.sqlite"``, ``"ducklake:postgres:dbname=evals
             host=db"``) that many processes and machines can write at once; None keeps
-            everything in memory only.
+            everything in memory only. The run's verdict on its own gates is kept there too
+            (``experiments.verdict``, ``scorer_gates``; none for a cancelled run).
         experiment: The experiment name; defaults to the dataset file's stem.
         description: Free text stored with the experiment.
         thresholds: Per scorer id, ``0.8`` (mean at least 0.8) or ``{"max": 0.1}`` (mean at
@@ -233,11 +235,14 @@ async def run_evals(
                     driven.stop.add_note(f"evalkit: the stopped run's result was lost: {exc}")
         raise driven.stop
     result = await build_result(spec, driven, writer)
+    if spec.store is not None:
+        # The run's own gates; ``evalkit run`` records it again with its regression gate.
+        await anyio.to_thread.run_sync(functools.partial(record_run_verdict, result))
     if spec.sharding is not None and spec.sharding.slice is not None and spec.store is not None:
         # The slices of a matrix writing one DuckLake store: the last to finish merges them.
         merged = merge_finished_slices(spec.store, result.experiment_id)
         if merged is not None:
-            measure_merged(spec.store, merged)
+            record_merged_verdict(spec.store, merged, agreement=measure_merged(spec.store, merged))
     return result
 
 

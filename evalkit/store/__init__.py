@@ -52,6 +52,14 @@ if TYPE_CHECKING:
     from evalkit.store._merge import merge_stores
     from evalkit.store._migrate import migrate, schema_version
     from evalkit.store._object_store import credentials_hint, lake_data_path
+    from evalkit.store._pins import (
+        BaselinePin,
+        current_user,
+        pin_baseline,
+        pin_history,
+        read_pin,
+        unpin_baseline,
+    )
     from evalkit.store._prices import PRICES_AS_OF, SEED_PRICES
     from evalkit.store._read import (
         list_experiments,
@@ -72,6 +80,7 @@ if TYPE_CHECKING:
         read_outputs,
         read_shard_failures,
     )
+    from evalkit.store._verdicts import GateRecord, StoredVerdict, read_gates, record_verdict
     from evalkit.store._writer import (
         DEFAULT_LOCK_TIMEOUT,
         ExperimentRecord,
@@ -142,6 +151,20 @@ __getattr__, __dir__ = _exports(
             "migrate",
             "schema_version",
         ),
+        "evalkit.store._pins": (
+            "BaselinePin",
+            "current_user",
+            "pin_baseline",
+            "pin_history",
+            "read_pin",
+            "unpin_baseline",
+        ),
+        "evalkit.store._verdicts": (
+            "GateRecord",
+            "StoredVerdict",
+            "read_gates",
+            "record_verdict",
+        ),
         "evalkit.store._prices": (
             "PRICES_AS_OF",
             "SEED_PRICES",
@@ -199,9 +222,11 @@ __all__ = [
     "SCHEMA_VERSION",
     "SEED_PRICES",
     "AgreementRow",
+    "BaselinePin",
     "CopySummary",
     "ExperimentRecord",
     "ExportFormat",
+    "GateRecord",
     "LabeledScores",
     "RowBatch",
     "RowBuffer",
@@ -212,9 +237,11 @@ __all__ = [
     "StoreWriter",
     "StoredExperiment",
     "StoredOutput",
+    "StoredVerdict",
     "connection",
     "copy_experiments",
     "credentials_hint",
+    "current_user",
     "ducklake_missing",
     "effective_status",
     "execute_interruptibly",
@@ -230,6 +257,8 @@ __all__ = [
     "merge_stores",
     "migrate",
     "open_connection",
+    "pin_baseline",
+    "pin_history",
     "prepare_store",
     "process_alive",
     "quote_ident",
@@ -238,12 +267,15 @@ __all__ = [
     "read_experiment",
     "read_for_resume",
     "read_fresh_shares",
+    "read_gates",
     "read_item_scores",
     "read_labeled_scores",
     "read_outputs",
+    "read_pin",
     "read_repeats",
     "read_run_counts",
     "read_shard_failures",
+    "record_verdict",
     "recover",
     "recovery_dir",
     "redact",
@@ -253,5 +285,6 @@ __all__ = [
     "store_exists",
     "store_location",
     "this_host",
+    "unpin_baseline",
     "write_agreement",
 ]

@@ -3,7 +3,8 @@
 A team that started with an ``evalkit.duckdb`` file grows into a DuckLake store (and a lake's
 experiments can be taken back into a file): every row of each experiment, in every table that
 holds an experiment's rows, is streamed from the source to the destination as Arrow batches,
-one experiment per transaction (a failure leaves no half experiment). An experiment the
+one experiment per transaction (a failure leaves no half experiment); then the baseline pins
+of the copied experiments' names that the destination lacks. An experiment the
 destination already holds (same id) is skipped, so copying again copies nothing twice; one
 still being written (``running`` by a live process) is skipped too, as its rows are not all
 there yet.
@@ -22,12 +23,13 @@ from evalkit.store._liveness import effective_status
 from evalkit.store._location import StoreLocation, store_location
 from evalkit.store._merge_write import base_tables
 from evalkit.store._migrate import migrate
+from evalkit.store._pins import copy_pins
 
 #: The tables holding an experiment's rows (``experiments`` by ``id``, the others by
 #: ``experiment_id``), in the order they are copied.
 COPIED_TABLES = ("experiments", "experiment_scorers", "experiment_items", "scores",
                  "scorer_errors", "judge_executions", "score_repeats", "shards_done",
-                 "scorer_agreement")  # fmt: skip
+                 "scorer_agreement", "scorer_gates")  # fmt: skip
 
 _BATCH_ROWS = 100_000
 
@@ -90,6 +92,10 @@ def copy_experiments(
             rows[table] = rows.get(table, 0) + count
         copied.append(experiment_id)
     already = tuple(e for e in chosen if e in held)
+    if "baseline_pins" in present:
+        pinned = retry_busy(lambda: copy_pins(src, dst, chosen), timeout=DEFAULT_BUSY_TIMEOUT)
+        if pinned:
+            rows["baseline_pins"] = pinned
     return CopySummary(tuple(copied), rows, already, running)
 
 

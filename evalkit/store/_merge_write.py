@@ -21,11 +21,13 @@ from evalkit.store._location import StoreLocation, store_location
 
 #: Tables whose rows are copied, each keyed by ``experiment_id``.
 _TABLES = ("experiment_scorers", "experiment_items", "scores", "scorer_errors",
-           "judge_executions", "score_repeats", "shards_done", "scorer_agreement")  # fmt: skip
+           "judge_executions", "score_repeats", "shards_done", "scorer_agreement",
+           "scorer_gates")  # fmt: skip
 #: Tables an older source store may lack (it is read as it is, never migrated).
-_OPTIONAL = {"shards_done", "scorer_agreement", "score_repeats"}
-#: Copied for a group of one slice only (see ``_merge.py``).
-_WHOLE_ONLY = {"scorer_agreement"}
+_OPTIONAL = {"shards_done", "scorer_agreement", "score_repeats", "scorer_gates"}
+#: Copied for a group of one slice only (see ``_merge.py``): a slice's agreement and verdict
+#: judge that slice, not the merged run.
+_WHOLE_ONLY = {"scorer_agreement", "scorer_gates"}
 _HAS_RUN_ID = {"experiment_items", "scores", "scorer_errors", "judge_executions",
                "score_repeats"}  # fmt: skip
 _STATUS_RANK = ["completed", "completed_with_errors", "running", "cancelled", "failed"]
@@ -144,7 +146,15 @@ def _copy_from(
 
 def _head(con: duckdb.DuckDBPyConnection, piece: dict[str, Any]) -> tuple[Any, ...]:
     rows = con.execute(_HEAD, [piece["id"]]).fetchall()
-    return tuple(rows[0])
+    verdict: tuple[Any, ...] = (None, None, None)
+    if "scorer_gates" in base_tables(con):  # schema 8 or later
+        verdict = tuple(
+            con.execute(
+                "SELECT verdict, baseline_id, baseline_reason FROM experiments WHERE id = ?",
+                [piece["id"]],
+            ).fetchall()[0]
+        )
+    return (*rows[0], *verdict)
 
 
 def _insert_head(
@@ -160,16 +170,19 @@ def _insert_head(
     config["merged_from"] = [f"{p['store']}:{p['id']}" for p in pieces]
     status = max((h[5] for h in heads), key=_rank)
     ends = [h[10] for h in heads if h[10] is not None]
+    # A run of one slice keeps its verdict; slices' verdicts are not the merged run's.
+    verdict = heads[0][12:15] if len(heads) == 1 else (None, None, None)
     con.execute(
         "INSERT INTO experiments (id, name, description, dataset, config, metadata, status,"
         " total_items, succeeded_count, failed_count, started_at, completed_at,"
-        " evalkit_version, partial) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        " evalkit_version, partial, verdict, baseline_id, baseline_reason)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         [
             new_id, first[0], first[1], first[2], json.dumps(config), first[4], status,
             sum(h[6] for h in heads), sum(h[7] for h in heads), sum(h[8] for h in heads),
             min(h[9] for h in heads),
             max(ends) if len(ends) == len(heads) else None, first[11],
-            config.get("limit") is not None,
+            config.get("limit") is not None, *verdict,
         ],
     )  # fmt: skip
 

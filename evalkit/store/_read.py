@@ -28,7 +28,13 @@ def _columns(con: duckdb.DuckDBPyConnection) -> str:
     if version < 2:
         writer = "NULL AS writer_pid, NULL AS writer_host"
     partial = "partial" if version >= 3 else "false AS partial"
-    return f"{_EXPERIMENT_COLUMNS}, {partial}, {writer}"
+    verdict = (
+        "verdict, baseline_id, baseline_reason"
+        if version >= 8
+        else "NULL::VARCHAR AS verdict, NULL::VARCHAR AS baseline_id,"
+        " NULL::VARCHAR AS baseline_reason"
+    )
+    return f"{_EXPERIMENT_COLUMNS}, {partial}, {verdict}, {writer}"
 
 
 def _arrow(con: duckdb.DuckDBPyConnection, sql: str, params: list[Any]) -> pa.Table:
@@ -62,8 +68,10 @@ def list_experiments(
     Returns:
         An Arrow table with ``id``, ``name``, ``description``, ``status``, ``dataset``,
         ``dataset_fingerprint``, ``total_items``, ``succeeded_count``, ``failed_count``,
-        ``started_at``, ``completed_at`` (UTC) and ``partial`` (a run of part of its dataset:
-        a limit or one shard slice).
+        ``started_at``, ``completed_at`` (UTC), ``partial`` (a run of part of its dataset:
+        a limit or one shard slice), ``verdict`` (``passed``, ``failed``, or None when no
+        gate could run or the run predates schema 8), ``baseline_id`` and
+        ``baseline_reason`` (the run it was judged against, and why).
 
     Raises:
         ConfigError: ``limit`` is not a whole number >= 0.
@@ -83,7 +91,10 @@ def list_experiments(
     with connection(store, read_only=True) as con:
         if schema_version(con) == 0:
             # A file whose creation was cut short (a run killed while creating the store).
-            blank = f"SELECT {_EXPERIMENT_COLUMNS}, partial, writer_pid, writer_host{tail}"
+            blank = (
+                f"SELECT {_EXPERIMENT_COLUMNS}, partial, verdict, baseline_id, baseline_reason,"
+                f" writer_pid, writer_host{tail}"
+            )
             return with_effective_status(_blank_table(blank, params))
         sql = f"SELECT {_columns(con)}{tail}"
         # The status filter and limit apply to the effective status (a dead running row

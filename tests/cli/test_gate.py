@@ -133,7 +133,8 @@ def test_the_first_night_has_no_baseline_and_passes_on_its_gates(cli: Cli, tmp_p
     assert first.code == 0, first.stderr
     notes = [line for line in first.stdout.splitlines() if line.startswith("no baseline")]
     assert notes == [
-        "no baseline: no earlier complete, full run of 'nightly'; judged on its own gates only"
+        "no baseline: no earlier complete, full run of 'nightly' that passed;"
+        " judged on its own gates only"
     ]
 
 

@@ -219,3 +219,18 @@ def test_html_lists_a_bounded_number_of_individual_failures() -> None:
     assert "item-99<" in page
     assert "item-100<" not in page
     assert "150 more failures" in page
+
+
+def test_every_rendering_says_which_baseline_and_why() -> None:
+    report = replace(make_report(F1), baseline_reason="pinned by alice: v2 is the new normal")
+    why = "pinned by alice: v2 is the new normal"
+    assert console_table(report).splitlines()[0].endswith(f"baseline exp-0: {why}")
+    assert f"- baseline: `exp-0` — {why}" in markdown_summary(report)
+    assert f"baseline <code>exp-0</code> ({why})" in html_report(report)
+    properties = ET.fromstring(junit_xml(report)).find("properties")
+    assert properties is not None
+    assert {p.get("name"): p.get("value") for p in properties} == {
+        "baseline": "exp-0",
+        "baseline_reason": why,
+    }
+    assert report.to_dict()["baseline_reason"] == why

@@ -13,7 +13,7 @@ import pytest
 
 from evalkit import Scorer, create_scorer
 from evalkit.run import run_evals
-from evalkit.store import merge_stores, read_agreement
+from evalkit.store import merge_stores, read_agreement, read_gates
 
 ROWS = 120
 
@@ -67,6 +67,10 @@ async def test_merging_one_slice_copies_its_agreement_rows(data: Path, tmp_path:
     (new_id,) = merge_stores([part], merged)
     assert figures(merged, new_id) == figures(part, *ids(part))
     assert len(figures(merged, new_id)) == 2
+    # Its verdict too (issue 29): a slice that is the whole run was judged as the run.
+    assert verdicts(merged, new_id) == verdicts(part, *ids(part))
+    assert verdicts(merged, new_id)[0] == "passed"
+    assert [g["scorer_id"] for g in read_gates(merged, new_id)] == ["exact"]
 
 
 async def test_merging_several_slices_keeps_no_figure_of_a_single_slice(
@@ -78,6 +82,17 @@ async def test_merging_several_slices_keeps_no_figure_of_a_single_slice(
     merged = tmp_path / "merged.duckdb"
     (new_id,) = merge_stores(parts, merged)
     assert figures(merged, new_id) == []
+    assert verdicts(merged, new_id) == (None, None, None)
+    assert read_gates(merged, new_id) == []
+
+
+def verdicts(store: Path, experiment_id: str) -> tuple[Any, ...]:
+    with duckdb.connect(str(store), read_only=True) as con:
+        found = con.execute(
+            "SELECT verdict, baseline_id, baseline_reason FROM experiments WHERE id = ?",
+            [experiment_id],
+        ).fetchall()
+    return tuple(found[0])
 
 
 def ids(store: Path) -> list[str]:
