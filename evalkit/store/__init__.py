@@ -59,6 +59,7 @@ if TYPE_CHECKING:
         read_item_scores,
         read_run_counts,
     )
+    from evalkit.store._read_only import read_only_connection, refuse_file_writes
     from evalkit.store._recovery import recover, recovery_dir
     from evalkit.store._redact import REDACTED, redact
     from evalkit.store._schema import SCHEMA_VERSION
@@ -152,6 +153,10 @@ __getattr__, __dir__ = _exports(
             "read_item_scores",
             "read_run_counts",
         ),
+        "evalkit.store._read_only": (
+            "read_only_connection",
+            "refuse_file_writes",
+        ),
         "evalkit.store._recovery": (
             "recover",
             "recovery_dir",
@@ -240,6 +245,7 @@ __all__ = [
     "read_fresh_shares",
     "read_item_scores",
     "read_labeled_scores",
+    "read_only_connection",
     "read_outputs",
     "read_repeats",
     "read_run_counts",
@@ -247,6 +253,7 @@ __all__ = [
     "recover",
     "recovery_dir",
     "redact",
+    "refuse_file_writes",
     "resolve_data_path",
     "schema_version",
     "sql_literal",
