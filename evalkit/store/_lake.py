@@ -29,7 +29,7 @@ from evalkit.store._location import (
     sql_literal,
     store_location,
 )
-from evalkit.store._object_store import lake_data_path, use_object_store
+from evalkit.store._object_store import lake_data_path, refresh_credentials, use_object_store
 from evalkit.store._verified import LAKE_SETTINGS, OFFLINE
 
 #: The catalog name the lake is attached under.
@@ -109,6 +109,9 @@ def loaded(con: duckdb.DuckDBPyConnection, extension: str) -> bool:
 # snapshot at each transaction's start, so a kept attachment sees other processes' commits).
 _SHARED: dict[tuple[int, str, bool], duckdb.DuckDBPyConnection] = {}
 _SHARED_LOCK = threading.Lock()
+# The data path of each shared database whose lake keeps its files on object storage: its
+# credentials from the environment are made again at each use (refresh_credentials).
+_REMOTE: dict[tuple[int, str, bool], str] = {}
 
 
 def open_lake(
@@ -149,7 +152,13 @@ def open_lake(
     with _SHARED_LOCK:
         shared = _SHARED.get(key)
         if shared is None:
-            shared = _SHARED[key] = _attach(location, read_only, lock_timeout, config, None)
+            shared = _attach(location, read_only, lock_timeout, config, None)
+            stored = lake_data_path(shared)
+            if stored is not None and is_remote(stored):
+                _REMOTE[key] = stored
+            _SHARED[key] = shared
+        elif key in _REMOTE:
+            refresh_credentials(shared, _REMOTE[key])
         cursor = shared.cursor()  # under the lock: threads share the parent connection
     try:
         cursor.execute(f"USE {LAKE_ALIAS}")
