@@ -1,8 +1,7 @@
 """``evalkit sql``: run a query against the store, read-only unless ``--write``.
 
-Read-only means the store's own tables and views and nothing else: DuckDB's own switches, set
-once the store is open (:data:`_READ_ONLY`) and then locked, so no statement can set them back
-(see docs/pages/design/read-only-sql.md).
+Read-only means the store's own tables and views (and a lake's own data files) and nothing
+else: :func:`evalkit.store.read_only_connection` (see docs/pages/design/read-only-sql.md).
 """
 
 from __future__ import annotations
@@ -24,21 +23,8 @@ from evalkit.store import (
     connection,
     credentials_hint,
     execute_interruptibly,
-    is_lake,
-    is_remote,
-    lake_data_path,
-    sql_literal,
-)
-
-# Order matters: the store is attached first (with external access off, DuckDB may refuse to
-# open a file), lock_configuration comes last, and after it nothing can be changed back.
-_READ_ONLY = (
-    ("enable_external_access", "false"),  # files but the store, URLs, ATTACH, INSTALL/LOAD
-    ("allow_community_extensions", "false"),
-    ("autoinstall_known_extensions", "false"),
-    ("autoload_known_extensions", "false"),
-    ("allow_persistent_secrets", "false"),
-    ("lock_configuration", "true"),
+    read_only_connection,
+    refuse_file_writes,
 )
 
 _REFUSED = (
@@ -49,47 +35,8 @@ _REFUSED = (
     "read-only mode",
     "attached in read-only",
     "read only",
+    "readonly database",  # DuckLake's maintenance on a lake attached read-only
 )
-
-
-def _lock_down(con: duckdb.DuckDBPyConnection, store: str) -> None:
-    # A DuckLake store has used the secret manager already (its catalog, its data path may
-    # need a secret), which DuckDB then keeps as it is: the lake is attached read-only.
-    lake = is_lake(store)
-    try:
-        data_path = lake_data_path(con) if lake else None
-        if data_path is not None and is_remote(data_path):
-            # The lake's Parquet files on object storage stay readable, and only they.
-            con.execute(f"SET allowed_directories = [{sql_literal(data_path)}]")
-        for name, value in _READ_ONLY:
-            if not (lake and name == "allow_persistent_secrets"):
-                con.execute(f"SET {name} = {value}")
-        locked = con.execute(
-            "SELECT current_setting('enable_external_access'),"
-            " current_setting('lock_configuration')"
-        ).fetchone()
-    except duckdb.Error as exc:
-        raise StoreError(f"{store}: cannot open the store read-only for SQL: {exc}") from exc
-    if locked != (False, True):
-        raise StoreError(f"{store}: cannot open the store read-only for SQL ({locked})")
-
-
-#: Statements that write files. Read-only, a lake's data path is the one place files may be
-#: reached (its Parquet files), and DuckDB's allowed directories let writes through as well.
-_WRITES_FILES = {duckdb.StatementType.COPY, duckdb.StatementType.EXPORT}
-
-
-def _refuse_writes(con: duckdb.DuckDBPyConnection, store: str, query: str) -> None:
-    try:
-        kinds = {s.type for s in con.extract_statements(query)}
-    except duckdb.Error as exc:
-        raise _query_failed(con, store, exc, write=False) from exc
-    if kinds & _WRITES_FILES:
-        raise StoreError(
-            f"{store}: query refused: COPY … TO and EXPORT DATABASE write files\n(evalkit sql is"
-            " read-only: it reads the store's own tables and views only, see `evalkit sql"
-            " --help`; --write lifts every limit)"
-        )
 
 
 def _query_failed(
@@ -136,11 +83,11 @@ def _terminal_width() -> int | None:
 def cmd_sql(args: argparse.Namespace) -> int:
     """Print the query's result as a table, CSV or JSON."""
     store = args.store or DEFAULT_STORE
-    with connection(store, read_only=not args.write, private=True) as con:
-        if not args.write:
-            _lock_down(con, store)
-            _refuse_writes(con, store, args.query)
+    opened = connection(store, private=True) if args.write else read_only_connection(store)
+    with opened as con:
         try:
+            if not args.write:
+                refuse_file_writes(con, store, args.query)
             cursor = execute_interruptibly(con, args.query)
         except duckdb.Error as exc:
             raise _query_failed(con, store, exc, write=args.write) from exc

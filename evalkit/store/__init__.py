@@ -67,6 +67,7 @@ if TYPE_CHECKING:
         read_item_scores,
         read_run_counts,
     )
+    from evalkit.store._read_only import read_only_connection, refuse_file_writes
     from evalkit.store._recovery import recover, recovery_dir
     from evalkit.store._redact import REDACTED, redact
     from evalkit.store._schema import SCHEMA_VERSION
@@ -175,6 +176,10 @@ __getattr__, __dir__ = _exports(
             "read_item_scores",
             "read_run_counts",
         ),
+        "evalkit.store._read_only": (
+            "read_only_connection",
+            "refuse_file_writes",
+        ),
         "evalkit.store._recovery": (
             "recover",
             "recovery_dir",
@@ -270,6 +275,7 @@ __all__ = [
     "read_gates",
     "read_item_scores",
     "read_labeled_scores",
+    "read_only_connection",
     "read_outputs",
     "read_pin",
     "read_repeats",
@@ -279,6 +285,7 @@ __all__ = [
     "recover",
     "recovery_dir",
     "redact",
+    "refuse_file_writes",
     "resolve_data_path",
     "schema_version",
     "sql_literal",

@@ -27,7 +27,7 @@ import duckdb
 
 from evalkit.store._batch_io import Transaction
 from evalkit.store._connect import StoreBusyError
-from evalkit.store._location import store_location
+from evalkit.store._location import StoreLocation, store_location
 
 #: Seconds a commit waits for the commit lock (as long as the SQLite catalog's own busy wait).
 COMMIT_LOCK_WAIT_S = 5.0
@@ -36,7 +36,7 @@ _POLL_FIRST_S = 0.001
 _POLL_MAX_S = 0.005
 
 
-def commit_lock_file(store: str) -> Path | None:
+def commit_lock_file(store: str | os.PathLike[str] | StoreLocation) -> Path | None:
     """The lock file beside ``store``'s SQLite catalog; ``None`` for any other store."""
     location = store_location(store)
     if not location.is_lake or location.catalog != "sqlite" or location.file is None:
@@ -103,13 +103,14 @@ class CatalogTurns:
     """A writer's turns at ``store``'s SQLite catalog (none for any other store), waited for
     up to ``lock_timeout`` s, :data:`COMMIT_LOCK_WAIT_S` at most.
 
-    The turn is held for a writer's uses of the catalog (not yet the recovery of spilled rows
-    or the merge of shards), but not while a flush writes its Parquet files: two
+    The turn is held for every writing use of the catalog (a writer's, the recovery of
+    spilled rows, the merge of shards), but not while a flush writes its Parquet files: two
     processes using a SQLite catalog at once stall each other a whole second (DuckDB's SQLite
-    waits for a busy catalog in steps of 1 s; docs/pages/design/store-location.md).
+    waits for a busy catalog in steps of 1 s; docs/pages/design/store-location.md). Turns do
+    not nest: a process holding one waits for itself if it asks again.
     """
 
-    def __init__(self, store: str, lock_timeout: float) -> None:
+    def __init__(self, store: str | os.PathLike[str] | StoreLocation, lock_timeout: float) -> None:
         self.lock = commit_lock_file(store)
         self.wait = min(COMMIT_LOCK_WAIT_S, lock_timeout)
 

@@ -200,6 +200,7 @@ def open_connection(
     config: Mapping[str, str] | None = None,
     row_group_size: int = WRITE_ROW_GROUP_SIZE,
     private: bool = False,
+    pinned: bool = False,
 ) -> duckdb.DuckDBPyConnection:
     """Connect to the store file, waiting up to ``lock_timeout`` s for another process's lock.
 
@@ -212,7 +213,9 @@ def open_connection(
 
     A DuckLake store (``ducklake:…``, see :func:`evalkit.store.store_location`) is attached
     in an in-memory database instead (``_lake.py``), shared by the process's connections to
-    it unless ``private``: it has no file lock to wait for.
+    it unless ``private``: it has no file lock to wait for. ``pinned`` (with ``read_only``)
+    reads a lake at the snapshot that was newest when it was opened, not each query's newest
+    (a store file opened read-only cannot change while it is open).
 
     Raises:
         StoreError: The file cannot be opened, or stayed locked.
@@ -221,7 +224,7 @@ def open_connection(
     if location.is_lake:
         return open_lake(
             location, read_only=read_only, lock_timeout=lock_timeout, config=config,
-            private=private,
+            private=private, pinned=pinned,
         )  # fmt: skip
     where = location.target
     if read_only and not location.exists():
@@ -302,6 +305,7 @@ def connection(
     config: Mapping[str, str] | None = None,
     row_group_size: int = WRITE_ROW_GROUP_SIZE,
     private: bool = False,
+    pinned: bool = False,
 ) -> Iterator[duckdb.DuckDBPyConnection]:
     """:func:`open_connection` as a context manager; DuckDB errors become :class:`StoreError`."""
     con = open_connection(
@@ -311,6 +315,7 @@ def connection(
         config=config,
         row_group_size=row_group_size,
         private=private,
+        pinned=pinned,
     )
     interrupted = False
     try:

@@ -29,7 +29,7 @@ from evalkit.store._location import (
     sql_literal,
     store_location,
 )
-from evalkit.store._object_store import lake_data_path, use_object_store
+from evalkit.store._object_store import lake_data_path, refresh_credentials, use_object_store
 from evalkit.store._verified import LAKE_SETTINGS, OFFLINE
 
 #: The catalog name the lake is attached under.
@@ -39,6 +39,9 @@ _POLL_S = 0.05
 
 #: Milliseconds DuckLake waits before it retries a commit that lost to another's.
 RETRY_WAIT_MS = 5
+
+# The in-memory database a lake is attached in (duckdb.connect(":memory:") names it so).
+_MEMORY = "memory"
 
 #: Seconds an attach waits for a busy catalog when a lake is prepared.
 DEFAULT_ATTACH_TIMEOUT = 60.0
@@ -106,6 +109,9 @@ def loaded(con: duckdb.DuckDBPyConnection, extension: str) -> bool:
 # snapshot at each transaction's start, so a kept attachment sees other processes' commits).
 _SHARED: dict[tuple[int, str, bool], duckdb.DuckDBPyConnection] = {}
 _SHARED_LOCK = threading.Lock()
+# The data path of each shared database whose lake keeps its files on object storage: its
+# credentials from the environment are made again at each use (refresh_credentials).
+_REMOTE: dict[tuple[int, str, bool], str] = {}
 
 
 def open_lake(
@@ -116,6 +122,7 @@ def open_lake(
     config: Mapping[str, str] | None = None,
     data_path: str | None = None,
     private: bool = False,
+    pinned: bool = False,
 ) -> duckdb.DuckDBPyConnection:
     """Connect to the DuckLake at ``location`` (created when missing, unless ``read_only``).
 
@@ -123,7 +130,8 @@ def open_lake(
     when that database is made), unless ``private`` or ``data_path`` ask for a database of
     its own, or the catalog is a DuckDB file (one process at a time, so never held between
     uses) (``evalkit sql`` locks its settings down; a data path matters only to the attach
-    that creates the lake).
+    that creates the lake). ``pinned`` (read-only, a database of its own) attaches the lake at
+    its newest snapshot and keeps it there: later commits of other writers are not seen.
 
     Raises:
         StoreError: The extensions are missing, the catalog cannot be reached, the lake is
@@ -131,15 +139,26 @@ def open_lake(
     """
     if read_only and not location.exists():
         raise StoreError(f"{location}: no such score store")
-    if private or data_path is not None or location.catalog == "duckdb":
+    if pinned and not read_only:
+        raise ValueError("a lake is pinned to a snapshot only when opened read-only")
+    if private or pinned or data_path is not None or location.catalog == "duckdb":
         # A DuckDB catalog file takes one process at a time, as a store file does: it is held
         # only while used, never kept open by a process between its writes.
-        return _attach(location, read_only, lock_timeout, config, data_path, checked=not private)
+        return _attach(
+            location, read_only, lock_timeout, config, data_path,
+            checked=not (private or pinned), pinned=pinned,
+        )  # fmt: skip
     key = (os.getpid(), location.target, read_only)
     with _SHARED_LOCK:
         shared = _SHARED.get(key)
         if shared is None:
-            shared = _SHARED[key] = _attach(location, read_only, lock_timeout, config, None)
+            shared = _attach(location, read_only, lock_timeout, config, None)
+            stored = lake_data_path(shared)
+            if stored is not None and is_remote(stored):
+                _REMOTE[key] = stored
+            _SHARED[key] = shared
+        elif key in _REMOTE:
+            refresh_credentials(shared, _REMOTE[key])
         cursor = shared.cursor()  # under the lock: threads share the parent connection
     try:
         cursor.execute(f"USE {LAKE_ALIAS}")
@@ -157,9 +176,11 @@ def _attach(
     data_path: str | None,
     *,
     checked: bool = True,
+    pinned: bool = False,
 ) -> duckdb.DuckDBPyConnection:
     """``checked``: the extension files DuckDB checked once are loaded without its check
-    (``_verified.py``); a private database (``evalkit sql``, whose user may LOAD) checks each."""
+    (``_verified.py``); a private database (``evalkit sql``, whose user may LOAD) checks each.
+    ``pinned``: attached again at the snapshot the first attach found newest."""
     if data_path is None and not location.exists():
         data_path = location.default_data_path()
     if not read_only and location.file is not None:
@@ -183,22 +204,17 @@ def _attach(
             options.append("META_JOURNAL_MODE 'WAL', META_BUSY_TIMEOUT 5000")
         if read_only:
             options.append("READ_ONLY")
-        clause = f" ({', '.join(options)})" if options else ""
         deadline = time.monotonic() + lock_timeout
-        while True:
-            try:
-                con.execute(f"ATTACH {sql_literal(location.target)} AS {LAKE_ALIAS}{clause}")
-                break
-            except duckdb.Error as exc:
-                if busy(exc) and time.monotonic() < deadline:
-                    time.sleep(_POLL_S)
-                    continue
-                if "requires the extension httpfs" in str(exc) and not loaded(con, "httpfs"):
-                    # The lake's data path is on object storage (use_object_store below).
-                    load_extensions(con, "httpfs")
-                    continue
-                raise _cannot_attach(location, data_path, exc) from exc
-        con.execute(f"USE {LAKE_ALIAS}")
+        _attach_lake(con, location, options, deadline, data_path)
+        if pinned:
+            # A lake reads its newest snapshot at each transaction's start: attached again at
+            # the one found now, every query of the connection reads the same files.
+            snapshot = con.execute(f"SELECT id FROM {LAKE_ALIAS}.current_snapshot()").fetchone()
+            assert snapshot is not None
+            con.execute(f"USE {_MEMORY}")
+            con.execute(f"DETACH {LAKE_ALIAS}")
+            options.append(f"SNAPSHOT_VERSION {int(snapshot[0])}")
+            _attach_lake(con, location, options, deadline, data_path)
         stored = lake_data_path(con) if data_path is None else None
         if stored is not None and is_remote(stored):
             use_object_store(con, stored)
@@ -210,6 +226,32 @@ def _attach(
         con.close()
         raise
     return con
+
+
+def _attach_lake(
+    con: duckdb.DuckDBPyConnection,
+    location: StoreLocation,
+    options: list[str],
+    deadline: float,
+    data_path: str | None,
+) -> None:
+    """ATTACH the lake as :data:`LAKE_ALIAS` and USE it, waiting for a busy catalog until
+    ``deadline``."""
+    clause = f" ({', '.join(options)})" if options else ""
+    while True:
+        try:
+            con.execute(f"ATTACH {sql_literal(location.target)} AS {LAKE_ALIAS}{clause}")
+            break
+        except duckdb.Error as exc:
+            if busy(exc) and time.monotonic() < deadline:
+                time.sleep(_POLL_S)
+                continue
+            if "requires the extension httpfs" in str(exc) and not loaded(con, "httpfs"):
+                # The lake's data path is on object storage (use_object_store below).
+                load_extensions(con, "httpfs")
+                continue
+            raise _cannot_attach(location, data_path, exc) from exc
+    con.execute(f"USE {LAKE_ALIAS}")
 
 
 def store_exists(store: str | os.PathLike[str] | StoreLocation) -> bool:

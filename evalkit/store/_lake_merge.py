@@ -14,6 +14,7 @@ import json
 import os
 from typing import Any
 
+from evalkit.store._commit_lock import CatalogTurns
 from evalkit.store._connect import DEFAULT_BUSY_TIMEOUT, connection, retry_busy
 from evalkit.store._location import StoreLocation, store_location
 from evalkit.store._merge_write import merge_group
@@ -34,7 +35,9 @@ def merge_finished_slices(
 
 
 def _attempt(location: StoreLocation, experiment_id: str) -> str | None:
-    with connection(location) as con:
+    # In the writers' turn, as the slices' own writers were: the merge reads and writes the
+    # catalog (a SQLite catalog used by two processes at once stalls both).
+    with CatalogTurns(location, DEFAULT_BUSY_TIMEOUT).turn(), connection(location) as con:
         rows = con.execute(
             "SELECT id, status, config FROM experiments ORDER BY started_at DESC, id"
         ).fetchall()

@@ -35,7 +35,7 @@ from evalkit.store._batch_io import Transaction, insert_views, registered
 from evalkit.store._connect import quote_ident
 from evalkit.store._lake import LAKE_ALIAS
 from evalkit.store._location import is_remote, sql_literal
-from evalkit.store._object_store import use_object_store
+from evalkit.store._object_store import refresh_credentials, use_object_store
 from evalkit.store._verified import LAKE_SETTINGS
 
 #: Rows from which a table of a flush is written before the commit rather than inserted in
@@ -63,15 +63,18 @@ class Layout:
 
     tables: Mapping[str, LakeTable]
     files: duckdb.DuckDBPyConnection
+    #: The lake's data path when it is on object storage (credentials read at each flush).
+    remote: str | None = None
 
 
 def read_layout(con: duckdb.DuckDBPyConnection) -> Layout:
     """The layout of ``con``'s lake."""
     tables, data_path = _lake_tables(con)
     files = duckdb.connect(":memory:", config=dict(LAKE_SETTINGS))
-    if data_path is not None and is_remote(data_path):
-        use_object_store(files, data_path)
-    return Layout(tables, files)
+    remote = data_path if data_path is not None and is_remote(data_path) else None
+    if remote is not None:
+        use_object_store(files, remote)
+    return Layout(tables, files, remote)
 
 
 def _lake_tables(con: duckdb.DuckDBPyConnection) -> tuple[dict[str, LakeTable], str | None]:
@@ -133,6 +136,8 @@ def append_to_lake(
 ) -> None:
     """Append ``tables`` to ``con``'s lake in ``transaction``: the large ones staged before it
     (by ``layout.files``) and registered in it, the others inserted in it."""
+    if layout.remote is not None:
+        refresh_credentials(layout.files, layout.remote)
     with registered(layout.files, tables) as views:
         staged = stage(layout.files, layout.tables, tables, views)
     rest = {n: t for n, t in tables.items() if n not in staged}

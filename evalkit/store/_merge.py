@@ -29,6 +29,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from evalkit.errors import StoreError
+from evalkit.store._commit_lock import CatalogTurns
 from evalkit.store._connect import DEFAULT_BUSY_TIMEOUT, connection, retry_busy
 from evalkit.store._location import StoreLocation, store_location
 from evalkit.store._merge_write import merge_group
@@ -42,10 +43,15 @@ _Merged = dict[tuple[str, int], dict[int, tuple[str, str]]]
 def _slices(location: StoreLocation, name: str, merged: _Merged) -> list[dict[str, Any]]:
     """The slices of the store at ``location`` (named ``name``); a lake's slices merged there
     already go to ``merged`` instead."""
-    with connection(location, read_only=True) as con:
-        rows = con.execute(
-            "SELECT id, status, config FROM experiments ORDER BY started_at DESC, id"
-        ).fetchall()
+    turns = CatalogTurns(location, DEFAULT_BUSY_TIMEOUT)
+
+    def read() -> list[tuple[Any, ...]]:
+        with turns.turn(), connection(location, read_only=True) as con:
+            return con.execute(
+                "SELECT id, status, config FROM experiments ORDER BY started_at DESC, id"
+            ).fetchall()
+
+    rows = retry_busy(read, timeout=DEFAULT_BUSY_TIMEOUT)
     found: dict[tuple[str, int, int], dict[str, Any]] = {}
     pieces = []
     for experiment_id, status, text in rows:
@@ -104,19 +110,26 @@ def merge_stores(
         missing = sorted(set(range(key[1])) - set(pieces))
         if missing:
             raise _missing(key, missing, merged.get(key, {}))
-    with connection(destination) as con:
-        migrate(con, where=destination.text, timeout=DEFAULT_BUSY_TIMEOUT)
+    # A lake's SQLite catalog is used in the writers' turns (a catalog used by two processes
+    # at once stalls both): to read its slices, to migrate it and to write each merged run.
+    turns = CatalogTurns(destination, DEFAULT_BUSY_TIMEOUT)
+    retry_busy(lambda: _migrate(destination, turns), timeout=DEFAULT_BUSY_TIMEOUT)
     written: list[str] = []
     for (_, count), pieces in sorted(groups.items()):
         chosen = [pieces[i] for i in range(count)]
         written.append(
-            retry_busy(lambda c=chosen: _write(destination, c), timeout=DEFAULT_BUSY_TIMEOUT)  # type: ignore[misc]
+            retry_busy(lambda c=chosen: _write(destination, c, turns), timeout=DEFAULT_BUSY_TIMEOUT)  # type: ignore[misc]
         )
     return written
 
 
-def _write(destination: StoreLocation, pieces: list[dict[str, Any]]) -> str:
-    with connection(destination) as con:
+def _migrate(destination: StoreLocation, turns: CatalogTurns) -> None:
+    with turns.turn(), connection(destination) as con:
+        migrate(con, where=destination.text, timeout=DEFAULT_BUSY_TIMEOUT)
+
+
+def _write(destination: StoreLocation, pieces: list[dict[str, Any]], turns: CatalogTurns) -> str:
+    with turns.turn(), connection(destination) as con:
         return merge_group(con, pieces, destination=destination)
 
 

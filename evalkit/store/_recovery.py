@@ -24,6 +24,7 @@ import pyarrow as pa
 import pyarrow.ipc
 
 from evalkit.store._batch_io import Transaction
+from evalkit.store._commit_lock import CatalogTurns
 from evalkit.store._connect import connection, retry_busy
 from evalkit.store._liveness import process_alive
 from evalkit.store._location import store_location
@@ -117,8 +118,11 @@ def _load(store: str | os.PathLike[str], experiment_id: str, batch: Path, wait: 
     if not tables:
         return
 
+    turns = CatalogTurns(store, wait)
+
     def load() -> None:
-        with connection(store, lock_timeout=wait) as con, Transaction(con):
+        # In the writers' turn: a SQLite catalog used by two processes at once stalls both.
+        with turns.turn(), connection(store, lock_timeout=wait) as con, Transaction(con):
             write_replacing(con, experiment_id, tables)
 
     retry_busy(load, timeout=wait)

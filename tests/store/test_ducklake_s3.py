@@ -133,3 +133,28 @@ def test_read_only_sql_cannot_write_into_the_lakes_data_path(
     assert "query refused: COPY … TO and EXPORT DATABASE write files" in done.stderr
     assert not [k for k in s3.objects() if "forged" in k]
     assert not (tmp_path / "data" / "main" / "scores" / "forged.parquet").exists()
+
+
+def test_each_flush_takes_the_credentials_the_environment_holds_now(
+    s3: S3Server, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A CI job's session token expires about an hour into a run and is replaced in the
+    # environment: the next flush must sign with the new one, not the one the process began with.
+    first, first_secret = s3.new_keys()
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", first)
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", first_secret)
+    store = prepare_store(lake(tmp_path), data_path=data_path(s3))
+    writer = begin(store, "e1", 4_000)
+    writer.write(prebuilt_batches("e1", 0, 2_000)[0])
+    second, second_secret = s3.new_keys()
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", second)
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", second_secret)
+    s3.revoke(first)
+    writer.write(prebuilt_batches("e1", 2_000, 2_000)[0])
+    finish(writer)
+    staged = [k for k in s3.objects("lake/main/scores/") if "/evalkit-" in k]
+    assert len(staged) == 2  # both flushes staged their scores on the object store
+    with connection(store, read_only=True) as con:
+        assert con.execute("SELECT count(*), count(DISTINCT item_id) FROM scores").fetchall() == [
+            (16_000, 4_000)
+        ]
