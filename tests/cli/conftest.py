@@ -63,8 +63,9 @@ def _process_like(cwd: Path, env_extra: dict[str, str] | None) -> Iterator[None]
         _interpreter_warning_filters()
         try:
             os.chdir(cwd)
+            env = _without_openai_keys(env_extra)  # read before the environment is cleared
             os.environ.clear()
-            os.environ.update(_without_openai_keys(env_extra))
+            os.environ.update(env)
             # A child's stdout is a pipe, so Python sizes it 80x24 (argparse's help, the progress
             # bar), whatever terminal the test runs in.
             os.environ.setdefault("COLUMNS", "80")

@@ -5,11 +5,12 @@ for the real process (exit code, stdout, stderr, encoding, usage errors)."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
 
-from tests.cli.conftest import Cli, write_dataset, write_experiment
+from tests.cli.conftest import Cli, _process_like, write_dataset, write_experiment
 
 CASES = {
     "help": (["--help"], {}),
@@ -58,3 +59,17 @@ def test_a_failed_gate_exits_1_from_the_real_entry_as_in_process(
         summaries.append((summary["status"], sorted(summary)))
     assert codes == [1, 1]
     assert summaries[0] == summaries[1]
+
+
+def test_the_in_process_cli_sees_the_environment_without_openai_keys(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    # As a child started with the test's environment minus OPENAI*: not an empty environment.
+    monkeypatch.setenv("EVALKIT_ENTRY_PROBE", "seen")
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-not-for-the-cli")
+    with _process_like(tmp_path, {"EXTRA": "1"}):
+        assert os.environ.get("EVALKIT_ENTRY_PROBE") == "seen"
+        assert "OPENAI_API_KEY" not in os.environ
+        assert os.environ.get("EXTRA") == "1"
+    assert os.environ["OPENAI_API_KEY"] == "sk-not-for-the-cli"
+    assert "EXTRA" not in os.environ
