@@ -164,7 +164,8 @@ def test_hostile_outputs_render_inert(page: Any, viewer: str, store: Store) -> N
 
 
 def _items(page: Any) -> list[str]:
-    return page.locator("table.items tbody td.item").all_inner_texts()
+    found: list[str] = page.locator("table.items tbody td.item").all_inner_texts()
+    return found
 
 
 def test_run_items_search_filter_sort_page_and_link(
