@@ -354,14 +354,15 @@ def _table(
 
 
 def run_page(store: _queries.Source, ref: str, p: Params) -> dict[str, Any]:
-    """Everything the run page shows: :func:`evalkit.view._queries.experiment` and one page
-    of its item table (``items``).
+    """Everything the run page shows: :func:`evalkit.view._queries.experiment`, one page of
+    its item table (``items``, see :func:`table`) and the metadata keys its slice filter can
+    name (``slice_keys``).
 
     Raises:
         StoreError: No run has this id (or id prefix).
     """
     with reading(store) as con:
-        data = _queries.experiment_in(con, ref, _queries.name_of(store))
+        data = _queries.experiment(con, ref, _queries.name_of(store))
         scorers = [s["scorer_id"] for s in data["scorers"]]
         data["items"] = table(con, data["run"]["id"], p, scorers)
         data["slice_keys"] = _queries.metadata_keys(con, data["run"]["id"])

@@ -2,7 +2,9 @@
 connection (the :class:`~evalkit.view._reader.Reader` shares one between requests for a
 bounded time, so a run can write the store meanwhile).
 
-Each function takes the store as a :class:`Reader` or a path (then opened for that call).
+Each page's function takes the store as a :class:`Reader` or a path (then opened for that
+call); :func:`experiment` takes an open connection, on which the run page then reads its item
+table (``_items.py``).
 See docs/pages/design/viewer-stack.md.
 """
 
@@ -169,20 +171,14 @@ def experiments(
     }
 
 
-def experiment(store: Source, ref: str) -> dict[str, Any]:
+def experiment(con: duckdb.DuckDBPyConnection, ref: str, where: str) -> dict[str, Any]:
     """One run: its row, scorers with their statistics and distribution, its verdict's
     baseline and each scorer's gate, coverage, failure groups, and the other runs of its name
-    (to compare with).
+    (to compare with), on an open connection; ``where`` names the store in messages.
 
     Raises:
         StoreError: No run has this id (or id prefix).
     """
-    with reading(store) as con:
-        return experiment_in(con, ref, name_of(store))
-
-
-def experiment_in(con: duckdb.DuckDBPyConnection, ref: str, where: str) -> dict[str, Any]:
-    """:func:`experiment` on an open connection; ``where`` names the store in messages."""
     runs = all_runs(con)
     run = find_run(runs, ref, where)
     eid = run["id"]

@@ -221,14 +221,16 @@ def test_run_items_search_filter_sort_page_and_link(
         "1.000"
     )
 
-    # Each row links to its item, and to its judge executions.
+    # Each row links to its item (beside the baseline the night was judged against), and to
+    # its judge executions.
     page.goto(run + "?q=what+is+7+%2B")
     page.locator("table.items a.item-link").first.click()
-    page.wait_for_url(re.compile(r"/item\?id=q007"))
+    page.wait_for_url(re.compile(rf"/item\?id=q007&baseline={store.baseline}$"))
     assert page.locator("code.item-id").inner_text() == "q007"
+    assert page.locator("h2", has_text="Baseline output").count() == 1
     page.go_back()
     page.locator("table.items a.judge-link").first.click()
-    page.wait_for_url(re.compile(r"/item\?id=q007#judge"))
+    page.wait_for_url(re.compile(rf"/item\?id=q007&baseline={store.baseline}#judge$"))
     assert page.locator("#judge details.execution").count() >= 1
     assert page.errors == []
 
