@@ -227,16 +227,9 @@ def _gates(con: duckdb.DuckDBPyConnection, eid: str) -> list[dict[str, Any]]:
 
 
 def _reasons(stored: Any) -> list[str]:
-    """A gate's stored reasons (a JSON list of sentences) as a list of text."""
-    try:
-        found = json.loads(stored) if isinstance(stored, str) else stored
-    except ValueError:
-        return [str(stored)]
-    if found is None:
-        return []
-    if isinstance(found, list):
-        return [str(r) for r in found]
-    return [str(found)]
+    """A gate's stored reasons (JSON, a list of sentences: DuckDB checks it is JSON) as text."""
+    found = json.loads(stored) if isinstance(stored, str) else stored
+    return [str(r) for r in found] if isinstance(found, list) else []
 
 
 def _scorer_stats(con: duckdb.DuckDBPyConnection, eid: str) -> list[dict[str, Any]]:
