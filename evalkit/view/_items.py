@@ -242,11 +242,13 @@ def _page_ids(
         """
         order = f"score {direction} NULLS LAST, item_id ASC"
         score_params = [eid, by]
+    # The count and the page in one statement over the filtered rows; the page's order is
+    # applied again to its rows, as a join keeps none.
     sql = f"""
         WITH p AS MATERIALIZED ({chosen}),
-        page AS (SELECT r FROM p ORDER BY {order} LIMIT ? OFFSET ?)
+        page AS (SELECT * FROM p ORDER BY {order} LIMIT ? OFFSET ?)
         SELECT t.total, page.r FROM (SELECT count(*) AS total FROM p) t
-        LEFT JOIN page ON true
+        LEFT JOIN page ON true ORDER BY {order}
     """
     found = con.execute(
         sql, [*params, *score_params, PAGE_SIZE, (p.page - 1) * PAGE_SIZE]
