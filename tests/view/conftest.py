@@ -130,9 +130,17 @@ def write_verdicts(store: Path, baseline: str, candidate: str) -> None:
         for scorer, passed, reasons in gates:
             con.execute(
                 "INSERT INTO scorer_gates (experiment_id, scorer_id, passed, reasons, mean,"
-                " threshold_min, baseline_id, baseline_mean, delta, p_value, judged_at)"
-                " VALUES (?, ?, ?, ?, 0.58, 0.9, ?, 1.0, -0.42, 0.0001, now()::TIMESTAMP)",
-                [candidate, scorer, passed, json.dumps(reasons), baseline],
+                " threshold_min, baseline_id, baseline_mean, delta, p_value, regression,"
+                " judged_at) VALUES (?, ?, ?, ?, 0.58, 0.9, ?, 1.0, -0.42, 0.0001, ?,"
+                " now()::TIMESTAMP)",
+                [
+                    candidate,
+                    scorer,
+                    passed,
+                    json.dumps(reasons),
+                    baseline,
+                    "unchanged" if passed else "regressed",
+                ],
             )
 
 

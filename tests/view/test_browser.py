@@ -300,6 +300,7 @@ def test_failed_nights_are_marked_and_filtered(
     page.go_back()
     gates = page.locator("table.gates tbody tr")
     assert gates.count() == 3
-    assert "regressed: -0.390" in gates.nth(1).inner_text()
+    assert "regressed: -0.390" in gates.nth(1).locator("td.reasons").inner_text()
+    assert gates.nth(2).locator("td.regression").inner_text() == "unchanged"
     page.screenshot(path=str(tmp_path / "run.png"), full_page=True)
     assert page.errors == []
