@@ -160,6 +160,14 @@ def test_hostile_outputs_render_inert(page: Any, viewer: str, store: Store) -> N
     cell = page.locator("table.diff td.out").nth(1).inner_text()  # the 1 MB output, cut
     assert cell.startswith("lorem ipsum")
     assert len(cell) < 1_000
+    # The run's item table, too.
+    page.goto(f"{viewer}experiments/{store.candidate}?q=pwned")
+    assert "<script>" in page.locator("table.items td.out").inner_text()
+    page.goto(f"{viewer}experiments/{store.candidate}?q=lorem")
+    assert len(page.locator("table.items td.out").inner_text()) < 1_000
+    page.goto(f"{viewer}experiments/{store.candidate}?q=evil")
+    assert "\\u202e" in page.locator("table.items td.out").inner_text()
+    assert page.evaluate("window.__pwned") is None
     assert page.errors == []
 
 
