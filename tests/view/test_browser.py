@@ -209,6 +209,10 @@ def test_run_items_search_filter_sort_page_and_link(
     page.wait_for_url(re.compile(r"failed=1"))
     assert _items(page) == ["q104", "q107", "q110"]
     assert page.locator("table.items tbody .badge.status-failed").count() == 3
+    page.goto(run)
+    page.locator("a.failed-items").click()  # the run's count of items with a failure
+    page.wait_for_url(re.compile(r"failed=1"))
+    assert _items(page) == ["q104", "q107", "q110"]
 
     page.goto(run)
     page.locator("table.items td.slices a.chip", has_text="shipping").first.click()
