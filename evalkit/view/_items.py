@@ -17,6 +17,7 @@ from typing import Any
 import duckdb
 from multidict import MultiMapping
 
+from evalkit._json import json_pointer
 from evalkit.report import error_pattern
 from evalkit.view import _queries
 from evalkit.view._queries import reading, rows
@@ -103,8 +104,8 @@ class Params:
         return {
             "q": self.q,
             "scorer": self.scorer,
-            "min": "" if self.min is None else f"{self.min:g}",
-            "max": "" if self.max is None else f"{self.max:g}",
+            "min": "" if self.min is None else repr(self.min),
+            "max": "" if self.max is None else repr(self.max),
             "failed": "1" if self.failed else "",
             "slice": self.slice,
             "group": json.dumps(list(self.group), ensure_ascii=False, separators=(",", ":"))
@@ -126,13 +127,6 @@ class Params:
             or self.slice
             or self.group
         )
-
-
-def _pointer(key: str) -> str:
-    """A metadata key as a JSON pointer (``a.b`` is key ``b`` inside ``a``), as the compare
-    grid's slice filter reads it."""
-    parts = [p.replace("~", "~0").replace("/", "~1") for p in key.split(".")]
-    return "/" + "/".join(parts)
 
 
 def _order(sort: str, scorers: list[str]) -> tuple[str, str | None, bool]:
@@ -182,7 +176,7 @@ def _where(con: duckdb.DuckDBPyConnection, eid: str, p: Params) -> tuple[list[st
     key, _, value = p.slice.partition("=")
     if key.strip() and "=" in p.slice:
         where.append("json_extract_string(metadata, ?) = ?")
-        params += [_pointer(key.strip()), value.strip()]
+        params += [json_pointer(key.strip()), value.strip()]
     one = " AND scorer_id = ?" if p.scorer else ""
     if p.min is not None or p.max is not None:
         where.append(

@@ -235,3 +235,11 @@ def test_a_schema_7_store_shows_without_verdicts(tmp_path: Path) -> None:
         stop(proc)
     with duckdb.connect(str(path), read_only=True) as con:  # left as it was
         assert con.execute("SELECT max(version) FROM schema_version").fetchone() == (7,)
+
+
+def test_the_item_tables_links_keep_its_filters_exactly(viewer: str, store: Store) -> None:
+    found = _items(viewer, store.candidate, "scorer=exact&min=0.123456789&max=nan&page=2")
+    # A bound goes into the next page's links as given; one that is not a number is no bound.
+    assert (found["params"]["min"], found["params"]["max"]) == ("0.123456789", "")
+    assert found["params"]["page"] == 2
+    assert found["total"] == 87  # exact >= 0.123456789: the right answers
