@@ -20,6 +20,7 @@ from multidict import MultiMapping
 from evalkit._json import json_pointer
 from evalkit.report import error_pattern
 from evalkit.view import _queries
+from evalkit.view._compare import labels
 from evalkit.view._queries import reading, rows
 
 #: Items of the table per page.
@@ -251,17 +252,6 @@ def _page_ids(
     return total, [r for _, r in found if r is not None]
 
 
-def _labels(metadata: str | None) -> list[tuple[str, str]]:
-    """An item's metadata as ``(key, value)`` labels: its text and number values, at most 3."""
-    try:
-        found = json.loads(metadata) if metadata else None
-    except ValueError:
-        return []
-    if not isinstance(found, dict):
-        return []
-    return [(str(k), str(v)) for k, v in found.items() if isinstance(v, str | int | float)][:3]
-
-
 def _details(con: duckdb.DuckDBPyConnection, eid: str, ids: list[int]) -> list[dict[str, Any]]:
     """The page's items (by row id, in that order) with their texts and, per scorer, the
     score or the error, and whether a judge was called for them."""
@@ -302,7 +292,7 @@ def _details(con: duckdb.DuckDBPyConnection, eid: str, ids: list[int]) -> list[d
     items.sort(key=lambda i: position[i.pop("r")])
     for item in items:
         item["scores"] = scores.get(item["item_id"], {})
-        item["slices"] = _labels(item["metadata"])
+        item["slices"] = labels(item["metadata"])
         item["judged"] = item["item_id"] in judged
     return items
 
