@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+import duckdb
 import pandas as pd
 import pytest
 
@@ -109,8 +110,6 @@ def write_verdicts(store: Path, baseline: str, candidate: str) -> None:
     """The nights' verdicts, written into the store as a run stores them (schema 8): the
     baseline passed, the candidate failed against it (exact and token-f1 dropped, the rubric
     held), ``smoke`` was never judged (NULL)."""
-    import duckdb
-
     with duckdb.connect(str(store)) as con:
         con.execute("UPDATE experiments SET verdict = NULL, baseline_id = NULL,"
                     " baseline_reason = NULL")  # fmt: skip
