@@ -13,10 +13,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-import duckdb
 import pandas as pd
 import pytest
 
+from evalkit.store import GateRecord, record_verdict
 from evalkit.testing import server_process
 from tests.cli.conftest import run_cli
 
@@ -106,41 +106,30 @@ def write_rules(path: Path) -> Path:
 BASELINE_REASON = "newest passing run of nightly"
 
 
-def write_verdicts(store: Path, baseline: str, candidate: str) -> None:
-    """The nights' verdicts, written into the store as a run stores them (schema 8): the
-    baseline passed, the candidate failed against it (exact and token-f1 dropped, the rubric
-    held), ``smoke`` was never judged (NULL)."""
-    with duckdb.connect(str(store)) as con:
-        con.execute("UPDATE experiments SET verdict = NULL, baseline_id = NULL,"
-                    " baseline_reason = NULL")  # fmt: skip
-        con.execute("UPDATE experiments SET verdict = 'passed' WHERE id = ?", [baseline])
-        con.execute(
-            "UPDATE experiments SET verdict = 'failed', baseline_id = ?, baseline_reason = ?"
-            " WHERE id = ?",
-            [baseline, BASELINE_REASON, candidate],
-        )
-        con.execute("DELETE FROM scorer_gates")
-        gates = [
-            ("exact", False, ["mean 0.580 below threshold_min 0.9",
-                              "regressed: -0.420 (p < 0.001)"]),
-            ("token-f1", False, ["regressed: -0.390 (p < 0.001)"]),
-            ("rubric", True, []),
-        ]  # fmt: skip
-        for scorer, passed, reasons in gates:
-            con.execute(
-                "INSERT INTO scorer_gates (experiment_id, scorer_id, passed, reasons, mean,"
-                " threshold_min, baseline_id, baseline_mean, delta, p_value, regression,"
-                " judged_at) VALUES (?, ?, ?, ?, 0.58, 0.9, ?, 1.0, -0.42, 0.0001, ?,"
-                " now()::TIMESTAMP)",
-                [
-                    candidate,
-                    scorer,
-                    passed,
-                    json.dumps(reasons),
-                    baseline,
-                    "unchanged" if passed else "regressed",
-                ],
-            )
+def write_verdicts(store: Path, baseline: str, candidate: str, smoke: str) -> None:
+    """The nights' verdicts, recorded as a run records them: the baseline passed, the
+    candidate failed against it (exact and token-f1 dropped, the rubric held), ``smoke`` was
+    never judged (NULL, as a cancelled run)."""
+    record_verdict(store, baseline, "passed")
+    gates = [
+        GateRecord("exact", False, ("mean 0.580 below threshold_min 0.9",
+                                    "regressed: -0.420 (p < 0.001)"),
+                   mean=0.58, threshold_min=0.9, baseline_mean=1.0, delta=-0.42,
+                   p_value=0.0001, regression="regressed"),
+        GateRecord("token-f1", False, ("regressed: -0.390 (p < 0.001)",), mean=0.58,
+                   baseline_mean=0.97, delta=-0.39, p_value=0.0001, regression="regressed"),
+        GateRecord("rubric", True, (), mean=0.5, baseline_mean=0.5, delta=0.0, p_value=1.0,
+                   regression="unchanged"),
+    ]  # fmt: skip
+    record_verdict(
+        store,
+        candidate,
+        "failed",
+        gates,
+        baseline_id=baseline,
+        baseline_reason=BASELINE_REASON,
+    )
+    record_verdict(store, smoke, None)
 
 
 @dataclass(frozen=True)
@@ -173,7 +162,7 @@ def store(tmp_path_factory: pytest.TempPathFactory) -> Store:
         candidate = _run(folder, "nightly.toml")
         write_file(folder, "smoke", "smoke.parquet", url)
         smoke = _run(folder, "smoke.toml")
-    write_verdicts(folder / "evalkit.duckdb", baseline, candidate)
+    write_verdicts(folder / "evalkit.duckdb", baseline, candidate, smoke)
     return Store(folder / "evalkit.duckdb", baseline, candidate, smoke)
 
 
