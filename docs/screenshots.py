@@ -7,7 +7,8 @@ Chromium (Playwright, as the browser tests drive it):
     python docs/screenshots.py            # writes docs/pages/images/*.png
 
 Needs the test extras (``pip install -e '.[test]'``) and Chromium (``apt-get install
-chromium``). The README shows ``compare.png``.
+chromium``). The README shows ``compare.png``; the viewer's how-to ``compare.png`` and
+``items.png``.
 """
 
 from __future__ import annotations
@@ -72,6 +73,14 @@ def main() -> None:
                     page.set_viewport_size({"width": 1360, "height": height})
                     page.screenshot(path=str(IMAGES / name))
                     print(f"wrote {(IMAGES / name).relative_to(ROOT)}")
+                # The top of the run's item table: the candidate's answers exact scored 0.
+                page.set_viewport_size({"width": 1360, "height": 1000})
+                page.goto(f"{url}experiments/{candidate}?scorer=exact&max=0.5")
+                box = page.locator("#items").bounding_box()
+                assert box is not None
+                clip = {**box, "height": min(box["height"], 760)}
+                page.screenshot(path=str(IMAGES / "items.png"), clip=clip, full_page=True)
+                print(f"wrote {(IMAGES / 'items.png').relative_to(ROOT)}")
                 browser.close()
         finally:
             viewer.terminate()

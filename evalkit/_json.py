@@ -1,4 +1,5 @@
-"""Turning arbitrary step results into JSON-ready values (for ``to_dict`` and the store)."""
+"""Turning arbitrary step results into JSON-ready values (for ``to_dict`` and the store), and
+metadata keys into the JSON pointers DuckDB reads them by."""
 
 from __future__ import annotations
 
@@ -114,3 +115,10 @@ def json_text(value: Any) -> str | None:
         return _encode(value)
     except (TypeError, ValueError):
         return _encode(to_jsonable(value))
+
+
+def json_pointer(key: str) -> str:
+    """A metadata key as a JSON pointer (``a.b`` is key ``b`` inside ``a``), as the slice
+    filters of ``evalkit diff`` and the viewer read it with ``json_extract_string``."""
+    parts = [p.replace("~", "~0").replace("/", "~1") for p in key.split(".")]
+    return "/" + "/".join(parts)

@@ -15,9 +15,9 @@ def add_view_command(commands: argparse._SubParsersAction[argparse.ArgumentParse
     view = commands.add_parser(
         "view",
         help="browse the store in a local web viewer (read-only)",
-        description="Serve a read-only web viewer over the store: runs and their trends, one"
-        " run, two runs compared item by item, one item with its judge calls. A run can"
-        " write the store meanwhile.",
+        description="Serve a read-only web viewer over the store: runs with their verdicts"
+        " and trends, one run with its gates and its items, two runs compared item by item,"
+        " one item with its judge calls. A run can write the store meanwhile.",
     )
     view.add_argument(
         "--store",

@@ -17,6 +17,7 @@ from typing import Any, Literal, TypeAlias
 import duckdb
 import pandas as pd
 
+from evalkit._json import json_pointer as _pointer
 from evalkit.errors import ConfigError, StoreError
 
 DiffOrder: TypeAlias = Literal["drop", "gain", "delta", "item", "baseline", "candidate"]
@@ -87,12 +88,6 @@ class ItemDiff:
     limit: int | None
     dropped: int = 0
     improved: int = 0
-
-
-def _pointer(key: str) -> str:
-    """A metadata key as a JSON pointer (``a.b`` is key ``b`` inside ``a``)."""
-    parts = [p.replace("~", "~0").replace("/", "~1") for p in key.split(".")]
-    return "/" + "/".join(parts)
 
 
 def _check(

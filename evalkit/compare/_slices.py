@@ -236,7 +236,7 @@ def slice_values(
     keys: Sequence[str],
 ) -> dict[str, dict[str, str | None]]:
     """Per key, each item's metadata value (as text) in one stored run."""
-    from evalkit.compare._diff import _pointer
+    from evalkit._json import json_pointer as _pointer
 
     if not keys:
         return {}
@@ -266,7 +266,7 @@ def changes_by_slice(
     scorer: str | None = None,
 ) -> pd.DataFrame:
     """Per value of ``key``: pairs, dropped pairs and improved pairs, most drops first."""
-    from evalkit.compare._diff import _pointer
+    from evalkit._json import json_pointer as _pointer
 
     if not isinstance(store, duckdb.DuckDBPyConnection):
         from evalkit.store import connection

@@ -26,7 +26,7 @@ from aiohttp import web
 from yarl import URL
 
 from evalkit.errors import StoreError
-from evalkit.view import _charts, _compare, _queries
+from evalkit.view import _charts, _compare, _items, _queries
 from evalkit.view._reader import Reader
 from evalkit.view._render import environment
 
@@ -89,26 +89,37 @@ async def _read(function: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
 
 
 async def experiments(request: web.Request) -> web.Response:
-    """``/``: every run, filtered by ``name`` (a substring) and ``status``, with trends."""
+    """``/``: every run, filtered by ``name`` (a substring), ``status`` and ``failed=1``
+    (failed nights only), with trends."""
     name = request.query.get("name", "")
     status = request.query.get("status", "")
-    data = await _read(_queries.experiments, request.app[_READER], name=name, status=status)
+    failed = request.query.get("failed", "") == "1"
+    data = await _read(
+        _queries.experiments, request.app[_READER], name=name, status=status, failed=failed
+    )
     if request.path.startswith("/api/"):
         return _json(data)
-    charts = {n: _charts.trend(series) for n, series in sorted(data["trends"].items())}
+    marked = set(data["failed_runs"])
+    charts = {
+        n: _charts.trend(series, failed=marked) for n, series in sorted(data["trends"].items())
+    }
     return _page(
         request,
         "experiments.html",
-        filters={"name": name, "status": status},
+        filters={"name": name, "status": status, "failed": failed},
         charts=charts,
         **data,
     )
 
 
 async def experiment(request: web.Request) -> web.Response:
-    """``/experiments/{id}``: one run's scorers, coverage, distributions and failure groups."""
-    data = await _read(_queries.experiment, request.app[_READER], request.match_info["id"])
+    """``/experiments/{id}``: one run's verdict, scorers and their gates, coverage,
+    distributions, failure groups and its item table (searched, filtered, sorted and
+    paginated on the server)."""
+    params = _items.Params.from_query(request.query)
+    data = await _read(_items.run_page, request.app[_READER], request.match_info["id"], params)
     if request.path.startswith("/api/"):
+        data["items"] = {k: v for k, v in data["items"].items() if k != "filters"}
         return _json(data)
     for scorer in data["scorers"]:
         h = scorer["histogram"]

@@ -6,6 +6,7 @@ print, and need nothing from the page's script.
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from typing import Any
 
 #: Line colours of the scorers of a trend chart, in order (readable on white, distinct in
@@ -19,15 +20,20 @@ def _scale(lo: float, hi: float, top: float, bottom: float) -> Any:
 
 
 def trend(
-    series: dict[str, list[tuple[str, float]]], *, width: int = 360, height: int = 120
+    series: dict[str, list[tuple[str, float]]],
+    *,
+    failed: Collection[str] = (),
+    width: int = 360,
+    height: int = 120,
 ) -> dict[str, Any]:
     """A line per scorer over the runs of one name (oldest left), y over [0, 1] unless the
-    means leave it.
+    means leave it; the runs in ``failed`` (failed nights: their verdict failed) marked.
 
     Returns:
         ``width``, ``height``, ``lines`` (``scorer_id``, ``colour``, ``points`` as an SVG
-        points string, ``dots``: ``x``, ``y``, ``run_id``, ``mean``), the axis labels ``lo``
-        and ``hi``, and ``runs`` (the most runs of one scorer).
+        points string, ``dots``: ``x``, ``y``, ``run_id``, ``mean``, ``failed``), the axis
+        labels ``lo`` and ``hi``, ``runs`` (the most runs of one scorer) and ``failed``
+        (``x`` and ``run_id`` of each failed night, oldest first).
     """
     values = [m for points in series.values() for _, m in points]
     lo = min([0.0, *values])
@@ -37,14 +43,24 @@ def trend(
     runs = max((len(p) for p in series.values()), default=0)
     step = (right - left) / max(runs - 1, 1)
     lines = []
+    marks: dict[str, float] = {}
     for index, (scorer_id, points) in enumerate(series.items()):
         # Right-aligned: a scorer added later starts at its first run, not at the left edge.
         offset = runs - len(points)
         at = (lambda i: (left + right) / 2) if runs == 1 else (lambda i: left + i * step)
         dots = [
-            {"x": at(offset + i), "y": y(mean), "run_id": run_id, "mean": mean}
+            {
+                "x": at(offset + i),
+                "y": y(mean),
+                "run_id": run_id,
+                "mean": mean,
+                "failed": run_id in failed,
+            }
             for i, (run_id, mean) in enumerate(points)
         ]
+        for dot in dots:
+            if dot["failed"]:
+                marks.setdefault(dot["run_id"], dot["x"])
         lines.append(
             {
                 "scorer_id": scorer_id,
@@ -64,6 +80,7 @@ def trend(
         "hi": hi,
         "runs": runs,
         "lines": lines,
+        "failed": [{"x": x, "run_id": r} for r, x in sorted(marks.items(), key=lambda m: m[1])],
     }
 
 

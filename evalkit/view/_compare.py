@@ -79,9 +79,9 @@ class Params:
         }
 
 
-def _labels(metadata: str | None) -> list[tuple[str, str]]:
+def labels(metadata: str | None) -> list[tuple[str, str]]:
     """An item's metadata as ``(key, value)`` labels: its text and number values, at most 3
-    (each a link to the slice filter)."""
+    (each a link to the slice filter, here and in the run page's item table)."""
     try:
         found = json.loads(metadata) if metadata else None
     except ValueError:
@@ -193,7 +193,7 @@ def _grid(con: Any, p: Params, base: str, cand: str) -> tuple[int, list[dict[str
     )
     found = cast(list[dict[str, Any]], diff.pairs.to_dict("records"))
     for row in found:
-        row["slices"] = _labels(row.get("metadata"))
+        row["slices"] = labels(row.get("metadata"))
         row["gain"] = row["improvement"]
     return diff.total, found, diff
 

@@ -2,12 +2,15 @@
 connection (the :class:`~evalkit.view._reader.Reader` shares one between requests for a
 bounded time, so a run can write the store meanwhile).
 
-Each function takes the store as a :class:`Reader` or a path (then opened for that call).
+Each page's function takes the store as a :class:`Reader` or a path (then opened for that
+call); :func:`experiment` takes an open connection, on which the run page then reads its item
+table (``_items.py``).
 See docs/pages/design/viewer-stack.md.
 """
 
 from __future__ import annotations
 
+import json
 import os
 from collections import defaultdict
 from collections.abc import Iterator
@@ -56,16 +59,25 @@ def _with_status(run: dict[str, Any]) -> dict[str, Any]:
     pid, host = run.pop("writer_pid", None), run.pop("writer_host", None)
     run["status"] = effective_status(run["status"], pid, host)
     run.setdefault("partial", False)
+    # A store of schema 7 or older (opened read-only, never migrated) has no verdicts.
+    for column in ("verdict", "baseline_id", "baseline_reason"):
+        run.setdefault(column, None)
     return run
+
+
+def has_table(con: duckdb.DuckDBPyConnection, name: str) -> bool:
+    """Whether the store has table ``name`` (an older store, read without migrating, may not)."""
+    found = con.execute(
+        "SELECT count(*) FROM duckdb_tables() WHERE table_name = ?"
+        " AND database_name = current_database()",
+        [name],
+    ).fetchone()
+    return bool(found and found[0])
 
 
 def all_runs(con: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
     """Every run of the store, newest first (none in a store whose creation was cut short)."""
-    tables = con.execute(
-        "SELECT count(*) FROM duckdb_tables() WHERE table_name = 'experiments'"
-        " AND database_name = current_database()"
-    ).fetchone()
-    if not tables or not tables[0]:
+    if not has_table(con, "experiments"):
         return []
     found = rows(
         con,
@@ -115,13 +127,18 @@ def _means(
     return order, means
 
 
-def experiments(store: Source, *, name: str = "", status: str = "") -> dict[str, Any]:
-    """The runs of the store (newest first), filtered by a name substring and a status, with
-    each run's mean per scorer and, per run name, the means over its runs (oldest first).
+def experiments(
+    store: Source, *, name: str = "", status: str = "", failed: bool = False
+) -> dict[str, Any]:
+    """The runs of the store (newest first), filtered by a name substring, a status and
+    whether the run's verdict failed, with each run's mean per scorer and, per run name, the
+    means over its runs (oldest first).
 
     Returns:
-        ``runs`` (dicts with ``means``: scorer id → mean), ``trends`` (run name → scorer id →
-        list of ``(run id, mean)``), ``statuses`` (every status in the store) and ``names``.
+        ``runs`` (dicts with ``means``: scorer id → mean, and ``verdict``: ``passed``,
+        ``failed`` or None when not judged), ``trends`` (run name → scorer id → list of
+        ``(run id, mean)``), ``failed_runs`` (ids of the listed runs whose verdict failed),
+        ``statuses`` (every status in the store) and ``names``.
     """
     with reading(store) as con:
         table = all_runs(con)
@@ -131,7 +148,9 @@ def experiments(store: Source, *, name: str = "", status: str = "") -> dict[str,
         runs = [
             r
             for r in table
-            if (not needle or needle in r["name"].lower()) and (not status or r["status"] == status)
+            if (not needle or needle in r["name"].lower())
+            and (not status or r["status"] == status)
+            and (not failed or r["verdict"] == "failed")
         ]
         order, means = _means(con, [r["id"] for r in runs])
     trends: dict[str, dict[str, list[tuple[str, float]]]] = defaultdict(lambda: defaultdict(list))
@@ -146,33 +165,38 @@ def experiments(store: Source, *, name: str = "", status: str = "") -> dict[str,
     return {
         "runs": runs,
         "trends": {k: dict(v) for k, v in trends.items()},
+        "failed_runs": [r["id"] for r in runs if r["verdict"] == "failed"],
         "statuses": statuses,
         "names": names,
     }
 
 
-def experiment(store: Source, ref: str) -> dict[str, Any]:
-    """One run: its row, scorers with their statistics and distribution, coverage, failure
-    groups, and the other runs of its name (to compare with).
+def experiment(con: duckdb.DuckDBPyConnection, ref: str, where: str) -> dict[str, Any]:
+    """One run: its row, scorers with their statistics and distribution, its verdict's
+    baseline and each scorer's gate, coverage, failure groups, and the other runs of its name
+    (to compare with), on an open connection; ``where`` names the store in messages.
 
     Raises:
         StoreError: No run has this id (or id prefix).
     """
-    with reading(store) as con:
-        runs = all_runs(con)
-        run = find_run(runs, ref, name_of(store))
-        eid = run["id"]
-        scorers = _scorer_stats(con, eid)
-        coverage = rows(
-            con,
-            "SELECT count(*) AS processed, count(*) FILTER (WHERE error IS NOT NULL)"
-            " AS target_failed FROM experiment_items WHERE experiment_id = ?",
-            [eid],
-        )[0]
-        groups = _failure_groups(con, eid)
+    runs = all_runs(con)
+    run = find_run(runs, ref, where)
+    eid = run["id"]
+    scorers = _scorer_stats(con, eid)
+    coverage = rows(
+        con,
+        "SELECT count(*) AS processed, count(*) FILTER (WHERE error IS NOT NULL)"
+        " AS target_failed FROM experiment_items WHERE experiment_id = ?",
+        [eid],
+    )[0]
+    groups = _failure_groups(con, eid)
+    gates = _gates(con, eid)
     siblings = [r for r in runs if r["name"] == run["name"] and r["id"] != eid][:50]
+    baseline = next((r for r in runs if r["id"] == run["baseline_id"]), None)
     return {
         "run": run,
+        "baseline": baseline,
+        "gates": gates,
         "scorers": scorers,
         "coverage": coverage,
         "failure_groups": groups,
@@ -181,6 +205,31 @@ def experiment(store: Source, ref: str) -> dict[str, Any]:
         # slices of issue 16 (item 2) once the store can compute them; None shows no section.
         "slices": None,
     }
+
+
+def _gates(con: duckdb.DuckDBPyConnection, eid: str) -> list[dict[str, Any]]:
+    """Each scorer's gate of the run's verdict (its newest, in the run's scorer order), with
+    ``reasons`` as a list of sentences; none for a run never judged or an older store."""
+    if not has_table(con, "scorer_gates"):
+        return []
+    found = rows(
+        con,
+        "SELECT g.* EXCLUDE (experiment_id) FROM scorer_gates g"
+        " LEFT JOIN experiment_scorers es ON es.experiment_id = g.experiment_id"
+        " AND es.scorer_id = g.scorer_id WHERE g.experiment_id = ?"
+        " QUALIFY row_number() OVER (PARTITION BY g.scorer_id ORDER BY g.judged_at DESC) = 1"
+        " ORDER BY es.position NULLS LAST, g.scorer_id",
+        [eid],
+    )
+    for gate in found:
+        gate["reasons"] = _reasons(gate["reasons"])
+    return found
+
+
+def _reasons(stored: Any) -> list[str]:
+    """A gate's stored reasons (JSON, a list of sentences: DuckDB checks it is JSON) as text."""
+    found = json.loads(stored) if isinstance(stored, str) else stored
+    return [str(r) for r in found] if isinstance(found, list) else []
 
 
 def _scorer_stats(con: duckdb.DuckDBPyConnection, eid: str) -> list[dict[str, Any]]:

@@ -17,6 +17,7 @@ from urllib.parse import urlencode
 import jinja2
 
 from evalkit.report import visible
+from evalkit.view._items import group_key
 
 _NONE = "\u2013"  # an en dash: no value
 
@@ -95,5 +96,5 @@ def environment() -> jinja2.Environment:
         change_class=change_class,
         safe_text=lambda v: visible(str(v)) if v is not None else "",
     )
-    env.globals["query"] = query
+    env.globals.update(query=query, group_key=group_key)
     return env

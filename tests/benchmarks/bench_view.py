@@ -4,13 +4,15 @@ The store holds 1,000,000 score rows: two runs of the same name, each of ``--ite
 (125,000; 250,000 item rows in all) x 4 scorers, the issue's store. ``--items 250000`` doubles
 it. It is built in DuckDB from ``range()`` with the store's real schema (the write path is
 B6's subject, not this one's): the candidate run drops one item in ten on each scorer, and
-every item carries a ``category`` in its metadata. Pages are requested over real HTTP from the
-viewer's aiohttp application, one after another; each figure is the median of ``--repeat``
-requests of the server's own time (its ``Server-Timing`` header: the store read, the page
-rendered), with the first request of each page (for the first page, the store just opened)
-and the CPU time the process spent on a request, in all its threads: other load on the
-machine barely changes it, and on an idle machine the server time is at most about it (two
-cores, DuckDB's threads running side by side).
+every item carries a ``category`` in its metadata. The candidate also has a scorer error on
+one item in a hundred (1,250 ``scorer_errors`` rows beside the scores, which stay 1,000,000:
+they are there for the run page's *failed* filter and failure group). Pages are requested
+over real HTTP from the viewer's aiohttp application, one after another; each figure is the
+median of ``--repeat`` requests of the server's own time (its ``Server-Timing`` header: the
+store read, the page rendered), with the first request of each page (for the first page,
+the store just opened) and the CPU time the process spent on a request, in all its threads:
+other load on the machine barely changes it, and on an idle machine the server time is at
+most about it (two cores, DuckDB's threads running side by side).
 
 Run: ``python -m tests.benchmarks.bench_view [--items N] [--repeat R]``. Target: every page
 ≤ 300 ms on the 2-core CI machine.
@@ -25,6 +27,7 @@ import statistics
 import tempfile
 import time
 from pathlib import Path
+from urllib.parse import urlencode
 
 from aiohttp.test_utils import TestClient, TestServer
 
@@ -84,6 +87,18 @@ def build(path: Path, items: int) -> tuple[str, str]:
                 """,
                 [eid, eid, items, list(SCORERS)],
             )
+        con.execute(
+            """
+            INSERT INTO scorer_errors (experiment_id, run_id, scorer_id, scorer_name, item_id,
+                failed_step, error_name, error_message, created_at)
+            SELECT 'cand', 'cand-' || i, 'similarity', 'similarity',
+                'q' || lpad(i::VARCHAR, 7, '0'), 'analyze', 'JudgeError',
+                'judge timed out after ' || (30 + i % 7) || ' s (request ' || i || ')',
+                now()::TIMESTAMP
+            FROM range(?) t(i) WHERE i % 100 = 7
+            """,
+            [items],
+        )
         con.execute("CHECKPOINT")
     finally:
         con.close()
@@ -117,7 +132,7 @@ async def measure(
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--items", type=int, default=250_000, help="items per run")
+    parser.add_argument("--items", type=int, default=125_000, help="items per run")
     parser.add_argument("--repeat", type=int, default=7)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as folder:
@@ -128,9 +143,19 @@ def main() -> None:
         print(f"store: {rows:,} score rows, 2 runs x {args.items:,} items x {len(SCORERS)}"
               f" scorers, built in {time.perf_counter() - started:.1f} s")  # fmt: skip
         compare = f"/compare?baseline={base}&candidate={cand}"
+        run = f"/experiments/{cand}"
+        group = '["similarity","JudgeError","analyze","judge timed out after <n> s (request <n>)"]'
         pages = {
             "runs list": "/",
-            "one run": f"/experiments/{cand}",
+            "one run (its item table's first page)": run,
+            "one run, items: text search": run + "?q=answer+is+1234",
+            "one run, items: exact <= 0.5": run + "?scorer=exact&max=0.5",
+            "one run, items: failed only": run + "?failed=1",
+            "one run, items: slice category=billing": run + "?slice=category%3Dbilling",
+            "one run, items: a failure group's": run + "?" + urlencode({"group": group}),
+            "one run, items: token-f1 highest first": run + "?sort=-score%3Atoken-f1",
+            "one run, items: page 2000 (of 2500)": run + "?page=2000",
+            "one run, items: by token-f1, page 2000": run + "?sort=score%3Atoken-f1&page=2000",
             "compare, changed pairs, largest drop first": compare,
             "compare, page 200": compare + "&page=200",
             "compare, one scorer, every pair, dataset order": compare

@@ -79,9 +79,15 @@ def test_runs_and_readers_work_on_a_lake_as_on_a_file(cli: Cli, tmp_path: Path) 
     try:
         with urllib.request.urlopen(f"{url}api/", timeout=30) as answer:
             listing = answer.read().decode("utf-8")
+        # The run page's item table, filtered and ordered on the lake's row ids.
+        page = f"{url}api/experiments/{ids[0]}?scorer=exact&max=0.5&sort=-item"
+        with urllib.request.urlopen(page, timeout=30) as answer:
+            items = json.loads(answer.read())["items"]
     finally:
         stop(proc)
     assert all(run_id in listing for run_id in ids)
+    assert items["total"] == 23  # the second run's wrong answers
+    assert [row["item_id"] for row in items["rows"][:2]] == ["q022", "q021"]
 
 
 def test_store_copy_between_a_file_and_a_lake(cli: Cli, tmp_path: Path) -> None:

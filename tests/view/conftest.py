@@ -16,6 +16,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from evalkit.store import GateRecord, record_verdict
 from evalkit.testing import server_process
 from tests.cli.conftest import run_cli
 
@@ -27,6 +28,13 @@ SCRIPT = '<script>window.__pwned = 1</script><img src=x onerror="window.__pwned 
 BIDI = "refund \u202eevil.exe\u202c approved"
 HUGE = "lorem ipsum " * 87_382  # just over 1 MB
 HOSTILE = {"q100": SCRIPT, "q101": BIDI, "q102": HUGE}
+#: The judge fails the rubric of these shipping items (answered right in both runs), in both
+#: runs: two failures that differ only by a request id (one failure group) and one other.
+JUDGE_FAULTS = {
+    "q104": "upstream overloaded (request req_8f3aB91c2dE4)",
+    "q107": "upstream overloaded (request req_1c2dE48f3aB9)",
+    "q110": "prompt too long: 5120 tokens",
+}
 
 
 def candidate_wrong(i: int) -> bool:
@@ -84,6 +92,46 @@ params = {{ rubric = "The answer is a single number.", scale = 1.0 }}
     return path
 
 
+def write_rules(path: Path) -> Path:
+    """The test server's rules: a 400 (not retried) for each item of :data:`JUDGE_FAULTS`."""
+    rules = [
+        {"match": f"What is {int(i[1:])} + {int(i[1:])}?", "fault": {"http": 400, "message": m}}
+        for i, m in JUDGE_FAULTS.items()
+    ]
+    path.write_text(json.dumps(rules), encoding="utf-8")
+    return path
+
+
+#: Why the candidate's verdict chose its baseline, as the fixture stores it.
+BASELINE_REASON = "newest passing run of nightly"
+
+
+def write_verdicts(store: Path, baseline: str, candidate: str, smoke: str) -> None:
+    """The nights' verdicts, recorded as a run records them: the baseline passed, the
+    candidate failed against it (exact and token-f1 dropped, the rubric held), ``smoke`` was
+    never judged (NULL, as a cancelled run)."""
+    record_verdict(store, baseline, "passed")
+    gates = [
+        GateRecord("exact", False, ("mean 0.580 below threshold_min 0.9",
+                                    "regressed: -0.420 (p < 0.001)"),
+                   mean=0.58, threshold_min=0.9, baseline_mean=1.0, delta=-0.42,
+                   p_value=0.0001, regression="regressed"),
+        GateRecord("token-f1", False, ("regressed: -0.390 (p < 0.001)",), mean=0.58,
+                   baseline_mean=0.97, delta=-0.39, p_value=0.0001, regression="regressed"),
+        GateRecord("rubric", True, (), mean=0.5, baseline_mean=0.5, delta=0.0, p_value=1.0,
+                   regression="unchanged"),
+    ]  # fmt: skip
+    record_verdict(
+        store,
+        candidate,
+        "failed",
+        gates,
+        baseline_id=baseline,
+        baseline_reason=BASELINE_REASON,
+    )
+    record_verdict(store, smoke, None)
+
+
 @dataclass(frozen=True)
 class Store:
     path: Path
@@ -100,10 +148,11 @@ def _run(folder: Path, file: str) -> str:
 
 @pytest.fixture(scope="session")
 def store(tmp_path_factory: pytest.TempPathFactory) -> Store:
-    """``nightly`` twice (the second regressed on billing and account, with hostile outputs)
-    and one ``smoke`` run, each with exact, token-f1 and an LLM rubric."""
+    """``nightly`` twice (the second regressed on billing and account, with hostile outputs;
+    the judge failing three items in both) and one ``smoke`` run, each with exact, token-f1
+    and an LLM rubric; the first night passed, the second failed, smoke was not judged."""
     folder = tmp_path_factory.mktemp("view-store")
-    with server_process() as url:
+    with server_process("--rules", str(write_rules(folder / "rules.json"))) as url:
         write_rows(folder / "v1.parquet", candidate=False)
         write_rows(folder / "v2.parquet", candidate=True)
         write_rows(folder / "smoke.parquet", candidate=False, rows=10)
@@ -113,6 +162,7 @@ def store(tmp_path_factory: pytest.TempPathFactory) -> Store:
         candidate = _run(folder, "nightly.toml")
         write_file(folder, "smoke", "smoke.parquet", url)
         smoke = _run(folder, "smoke.toml")
+    write_verdicts(folder / "evalkit.duckdb", baseline, candidate, smoke)
     return Store(folder / "evalkit.duckdb", baseline, candidate, smoke)
 
 

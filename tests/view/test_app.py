@@ -6,12 +6,26 @@ so they mix with the browser tests, whose Playwright runs an event loop of its o
 
 from __future__ import annotations
 
+import gzip
 import json
+import re
 import urllib.error
 import urllib.request
+from pathlib import Path
 from typing import Any
 
-from tests.view.conftest import Store
+import duckdb
+import pytest
+
+from tests.store.test_schema import STORE_V7
+from tests.view.conftest import (
+    BASELINE_REASON,
+    HOSTILE,
+    Store,
+    candidate_wrong,
+    start_viewer,
+    stop,
+)
 
 
 def _get(url: str, **headers: str) -> tuple[int, dict[str, str], str]:
@@ -78,3 +92,154 @@ def test_an_item_page_shows_the_judges_finish_and_request_time(viewer: str, stor
     assert "<dt>Finish</dt><dd>stop</dd>" in body
     assert "<dt>Request</dt>" in body
     assert "<dt>Queued</dt>" in body
+
+
+def _items(viewer: str, run: str, query: str = "") -> dict[str, Any]:
+    found: dict[str, Any] = _json(f"{viewer}api/experiments/{run}?{query}")["items"]
+    return found
+
+
+def _ids(items: dict[str, Any]) -> list[str]:
+    return [row["item_id"] for row in items["rows"]]
+
+
+def test_the_run_page_pages_its_items_on_the_server(viewer: str, store: Store) -> None:
+    first = _items(viewer, store.candidate)
+    assert (first["total"], first["pages"], len(first["rows"])) == (150, 3, 50)
+    assert _ids(first) == [f"q{i:03d}" for i in range(50)]  # by item id
+    last = _items(viewer, store.candidate, "page=3")
+    assert _ids(last) == [f"q{i:03d}" for i in range(100, 150)]
+    # Past the last page: the last page.
+    assert _ids(_items(viewer, store.candidate, "page=9")) == _ids(last)
+    row = first["rows"][1]
+    assert row["scores"]["exact"] == {"score": 0.0}  # q001: billing, answered wrong
+    assert row["slices"] == [["category", "account"]]
+    assert row["judged"] is True  # the rubric asked the judge about it
+    assert _ids(_items(viewer, store.candidate, "sort=-item"))[:2] == ["q149", "q148"]
+
+
+def _right(i: int) -> bool:
+    """Whether the candidate answered item ``i`` right (exact scores it 1)."""
+    return not candidate_wrong(i) and f"q{i:03d}" not in HOSTILE
+
+
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        # In the input, the ground truth or the output, whatever the case.
+        ("q=what+IS+3+%2B", ["q003"]),
+        ("q=pwned", ["q100"]),
+        ("q=298", ["q149"]),  # q149's ground truth (and its output)
+        # A score range of one scorer: the 60 wrong answers and the 3 hostile ones.
+        ("scorer=exact&max=0.5", [f"q{i:03d}" for i in range(150) if not _right(i)]),
+        ("scorer=exact&min=0.5&q=What+is+1", [f"q{i:03d}" for i in range(150)
+                                              if _right(i) and str(i).startswith("1")]),
+        # Failed: the judge's three 400s.
+        ("failed=1", ["q104", "q107", "q110"]),
+        ("failed=1&scorer=exact", []),
+        ("failed=1&scorer=rubric&slice=category%3Dshipping", ["q104", "q107", "q110"]),
+        ("slice=category%3Dshipping&scorer=exact&max=0.5", ["q101"]),
+    ],
+)  # fmt: skip
+def test_the_item_table_filters(viewer: str, store: Store, query: str, expected: list[str]) -> None:
+    found = _items(viewer, store.candidate, query + "&sort=item")
+    assert found["total"] == len(expected)
+    assert _ids(found) == expected[:50]
+
+
+def test_the_item_table_sorts_by_a_scorer(viewer: str, store: Store) -> None:
+    low = _items(viewer, store.candidate, "sort=score%3Aexact")
+    assert [r["scores"]["exact"]["score"] for r in low["rows"]] == [0.0] * 50
+    assert _ids(low) == sorted(_ids(low))  # ties by item id
+    high = _items(viewer, store.candidate, "sort=-score%3Aexact&scorer=exact&min=1")
+    assert high["total"] == 87
+    # Items without the scorer's score (it failed) come last, either way.
+    for sort in ("score%3Arubric", "-score%3Arubric"):
+        ordered = _items(viewer, store.candidate, f"sort={sort}&page=3")
+        assert _ids(ordered)[-3:] == ["q104", "q107", "q110"]
+        assert ordered["rows"][-1]["scores"]["rubric"]["error"] == "ScorerRunError"
+    # An unknown order falls back to item ids.
+    assert _items(viewer, store.candidate, "sort=score%3Anope")["params"]["sort"] == "item"
+
+
+def test_a_failure_group_links_to_its_items(viewer: str, store: Store) -> None:
+    status, _, body = _get(f"{viewer}experiments/{store.candidate}")
+    assert status == 200
+    groups = _json(f"{viewer}api/experiments/{store.candidate}")["failure_groups"]
+    overloaded = next(g for g in groups if "overloaded" in g["pattern"])
+    assert overloaded["count"] == 2
+    links = re.findall(r'class="group-items" href="\?([^"]+)"', body)
+    assert len(links) == len(groups) == 2
+    query = next(link for link in links if "overloaded" in link).replace("&amp;", "&")
+    query = query.split("#")[0]
+    assert _ids(_items(viewer, store.candidate, query)) == ["q104", "q107"]
+    other = next(link for link in links if "overloaded" not in link).replace("&amp;", "&")
+    assert _ids(_items(viewer, store.candidate, other.split("#")[0])) == ["q110"]
+
+
+def test_runs_carry_their_verdict_and_failed_nights_filter(viewer: str, store: Store) -> None:
+    runs = {r["id"]: r for r in _json(viewer + "api/")["runs"]}
+    assert runs[store.baseline]["verdict"] == "passed"
+    assert runs[store.candidate]["verdict"] == "failed"
+    assert runs[store.smoke]["verdict"] is None
+    failed = _json(viewer + "api/?failed=1")
+    assert [r["id"] for r in failed["runs"]] == [store.candidate]
+    assert failed["failed_runs"] == [store.candidate]
+    status, _, body = _get(viewer)
+    assert status == 200
+    assert body.count('class="verdict failed"') == 1
+    assert body.count('class="verdict passed"') == 1
+    assert body.count('class="failed-night"') >= 2  # the row, and the trend chart's mark
+
+
+def test_the_run_page_shows_the_verdict_its_baseline_and_gates(viewer: str, store: Store) -> None:
+    data = _json(f"{viewer}api/experiments/{store.candidate}")
+    assert data["run"]["verdict"] == "failed"
+    assert data["baseline"]["id"] == store.baseline
+    assert [(g["scorer_id"], g["passed"]) for g in data["gates"]] == [
+        ("exact", False),
+        ("token-f1", False),
+        ("rubric", True),
+    ]
+    assert data["gates"][0]["reasons"][0] == "mean 0.580 below threshold_min 0.9"
+    status, _, body = _get(f"{viewer}experiments/{store.candidate}")
+    assert status == 200
+    assert f'<a href="/experiments/{store.baseline}">nightly' in body
+    assert BASELINE_REASON in body
+    assert "<li>regressed: -0.390 (p &lt; 0.001)</li>" in body
+    status, _, body = _get(f"{viewer}experiments/{store.smoke}")
+    assert "not judged" in body
+    assert 'id="gates"' not in body
+
+
+def test_a_schema_7_store_shows_without_verdicts(tmp_path: Path) -> None:
+    # The viewer reads a store without migrating it: a store of the previous schema has no
+    # verdict column and no scorer_gates; its pages show no mark, and none fails.
+    path = tmp_path / "v7.duckdb"
+    path.write_bytes(gzip.decompress(STORE_V7.read_bytes()))
+    proc, url = start_viewer(path)
+    try:
+        runs = _json(url + "api/")["runs"]
+        assert runs
+        assert {r["verdict"] for r in runs} == {None}
+        status, _, body = _get(url)
+        assert status == 200
+        assert re.search(r'class="verdict (passed|failed)"', body) is None
+        for run in runs:
+            status, _, body = _get(f"{url}experiments/{run['id']}?failed=1&sort=-item")
+            assert status == 200, body
+            assert "not judged" in body
+            assert _json(f"{url}api/experiments/{run['id']}")["gates"] == []
+        assert _json(url + "api/?failed=1")["runs"] == []
+    finally:
+        stop(proc)
+    with duckdb.connect(str(path), read_only=True) as con:  # left as it was
+        assert con.execute("SELECT max(version) FROM schema_version").fetchone() == (7,)
+
+
+def test_the_item_tables_links_keep_its_filters_exactly(viewer: str, store: Store) -> None:
+    found = _items(viewer, store.candidate, "scorer=exact&min=0.123456789&max=nan&page=2")
+    # A bound goes into the next page's links as given; one that is not a number is no bound.
+    assert (found["params"]["min"], found["params"]["max"]) == ("0.123456789", "")
+    assert found["params"]["page"] == 2
+    assert found["total"] == 87  # exact >= 0.123456789: the right answers

@@ -4,6 +4,7 @@ filters and the pagination, and hostile outputs that must render inert."""
 from __future__ import annotations
 
 import re
+from pathlib import Path
 from typing import Any
 
 from tests.view.conftest import BIDI, Store
@@ -39,7 +40,7 @@ def test_list_experiment_compare_item(page: Any, viewer: str, store: Store) -> N
     assert summary.startswith("exact")
     assert "63 worse" in summary
     # The declared slice: billing and account dropped (31 items x 2 code scorers), shipping
-    # only by its one hostile item.
+    # only by its one hostile item; three shipping items have no rubric pair (the judge failed).
     by_slice = [
         [cell.strip() for cell in row.locator("td").all_inner_texts()][:4]
         for row in page.locator("table.by-slice tbody tr").all()
@@ -47,7 +48,7 @@ def test_list_experiment_compare_item(page: Any, viewer: str, store: Store) -> N
     assert sorted(by_slice) == [
         ["account", "150", "62", "0"],
         ["billing", "150", "62", "0"],
-        ["shipping", "150", "2", "0"],
+        ["shipping", "147", "2", "0"],
     ]
     first = _rows(page)[0]
     assert first[3:6] == ["1.000", "0.000", "\u22121.000"]  # largest drop first
@@ -76,7 +77,9 @@ def test_list_filters_by_name_and_status(page: Any, viewer: str) -> None:
     page.goto(viewer)
     page.select_option("select[name=status]", "completed")  # submits on change
     page.wait_for_url(re.compile(r"status=completed"))
-    assert page.locator("table.runs tbody tr").count() == 3
+    # The judge failed three items of each nightly run: those completed with errors.
+    names = page.locator("table.runs tbody tr td:first-child b").all_inner_texts()
+    assert names == ["smoke"]
     page.goto(viewer + "?name=nothing-like-this")
     assert "No run matches these filters" in page.locator("main").inner_text()
 
@@ -157,4 +160,159 @@ def test_hostile_outputs_render_inert(page: Any, viewer: str, store: Store) -> N
     cell = page.locator("table.diff td.out").nth(1).inner_text()  # the 1 MB output, cut
     assert cell.startswith("lorem ipsum")
     assert len(cell) < 1_000
+    # The run's item table, too.
+    page.goto(f"{viewer}experiments/{store.candidate}?q=pwned")
+    assert "<script>" in page.locator("table.items td.out").inner_text()
+    page.goto(f"{viewer}experiments/{store.candidate}?q=lorem")
+    assert len(page.locator("table.items td.out").inner_text()) < 1_000
+    page.goto(f"{viewer}experiments/{store.candidate}?q=evil")
+    assert "\\u202e" in page.locator("table.items td.out").inner_text()
+    assert page.evaluate("window.__pwned") is None
+    assert page.errors == []
+
+
+def _items(page: Any) -> list[str]:
+    found: list[str] = page.locator("table.items tbody td.item").all_inner_texts()
+    return found
+
+
+def test_run_items_search_filter_sort_page_and_link(
+    page: Any, viewer: str, store: Store, tmp_path: Path
+) -> None:
+    run = f"{viewer}experiments/{store.candidate}"
+    page.goto(run)
+    assert "page 1 of 3 · 150 rows" in page.locator("#items .pager").inner_text()
+    assert _items(page) == [f"q{i:03d}" for i in range(50)]
+    page.locator("#items a[rel=next]").click()
+    page.wait_for_url(re.compile(r"page=2"))
+    assert _items(page) == [f"q{i:03d}" for i in range(50, 100)]
+
+    page.goto(run)
+    page.fill("#item-filters input[name=q]", "what IS 3")
+    page.locator("#item-filters").get_by_role("button", name="Apply").click()
+    page.wait_for_url(re.compile(r"q=what"))
+    assert _items(page) == ["q003", *(f"q03{i}" for i in range(10))]
+
+    page.goto(run)
+    page.select_option("#item-filters select[name=scorer]", "exact")  # submits on change
+    page.wait_for_url(re.compile(r"scorer=exact"))
+    page.fill("#item-filters input[name=max]", "0.5")
+    page.locator("#item-filters").get_by_role("button", name="Apply").click()
+    page.wait_for_url(re.compile(r"max=0.5"))
+    assert "63 rows" in page.locator("#items .pager").inner_text()
+    exact = page.locator("table.items tbody tr td.score:nth-child(3)").all_inner_texts()
+    assert set(exact) == {"0.000"}
+    page.screenshot(path=str(tmp_path / "items-filtered.png"), full_page=True)
+
+    page.goto(run)
+    page.locator("#item-filters input[name=failed]").check()  # submits on change
+    page.wait_for_url(re.compile(r"failed=1"))
+    assert _items(page) == ["q104", "q107", "q110"]
+    assert page.locator("table.items tbody .badge.status-failed").count() == 3
+    page.goto(run)
+    page.locator("a.failed-items").click()  # the run's count of items with a failure
+    page.wait_for_url(re.compile(r"failed=1"))
+    assert _items(page) == ["q104", "q107", "q110"]
+
+    page.goto(run)
+    page.locator("table.items td.slices a.chip", has_text="shipping").first.click()
+    page.wait_for_url(re.compile(r"slice=category%3Dshipping"))
+    assert "50 rows" in page.locator("#items .pager").inner_text()
+    assert set(page.locator("table.items td.slices").all_inner_texts()) == {"shipping"}
+
+    # A scorer's column header orders by it; again, the other way.
+    page.goto(run)
+    page.locator("table.items th a", has_text="exact").click()
+    page.wait_for_url(re.compile(r"sort=score%3Aexact"))
+    assert page.locator("table.items tbody tr").first.locator("td.score").first.inner_text() == (
+        "0.000"
+    )
+    page.locator("table.items th a", has_text="exact").click()
+    page.wait_for_url(re.compile(r"sort=-score%3Aexact"))
+    assert page.locator("table.items tbody tr").first.locator("td.score").first.inner_text() == (
+        "1.000"
+    )
+
+    # Each row links to its item (beside the baseline the night was judged against), and to
+    # its judge executions.
+    page.goto(run + "?q=what+is+7+%2B")
+    page.locator("table.items a.item-link").first.click()
+    page.wait_for_url(re.compile(rf"/item\?id=q007&baseline={store.baseline}$"))
+    assert page.locator("code.item-id").inner_text() == "q007"
+    assert page.locator("h2", has_text="Baseline output").count() == 1
+    page.go_back()
+    page.locator("table.items a.judge-link").first.click()
+    page.wait_for_url(re.compile(rf"/item\?id=q007&baseline={store.baseline}#judge$"))
+    assert page.locator("#judge details.execution").count() >= 1
+    assert page.errors == []
+
+
+def test_run_items_without_script(browser: Any, viewer: str, store: Store) -> None:
+    # Without JavaScript the forms' buttons do what the script's autosubmit does.
+    context = browser.new_context(java_script_enabled=False)
+    try:
+        page = context.new_page()
+        page.goto(f"{viewer}experiments/{store.candidate}")
+        page.select_option("#item-filters select[name=scorer]", "rubric")
+        page.locator("#item-filters input[name=failed]").check()
+        page.locator("#item-filters").get_by_role("button", name="Apply").click()
+        page.wait_for_url(re.compile(r"failed=1"))
+        assert _items(page) == ["q104", "q107", "q110"]
+    finally:
+        context.close()
+
+
+def test_failure_groups_link_to_their_items(page: Any, viewer: str, store: Store) -> None:
+    page.goto(f"{viewer}experiments/{store.candidate}")
+    groups = page.locator("table.failures tbody tr")
+    assert groups.count() == 2
+    overloaded = groups.filter(has_text="upstream overloaded")
+    overloaded.locator("a.group-items").click()
+    page.wait_for_url(re.compile(r"group="))
+    assert _items(page) == ["q104", "q107"]
+    assert "upstream overloaded" in page.locator(".group-filter").inner_text()
+    page.locator(".group-filter a").click()  # every item again
+    page.wait_for_url(lambda url: "group=" not in url)
+    assert "150 rows" in page.locator("#items .pager").inner_text()
+    assert page.errors == []
+
+
+def test_failed_nights_are_marked_and_filtered(
+    page: Any, viewer: str, store: Store, tmp_path: Path
+) -> None:
+    page.goto(viewer)
+    marks = {
+        row.locator("a.run-link").get_attribute("href").rsplit("/", 1)[1]: row.locator(
+            "td.verdict-cell"
+        ).inner_text()
+        for row in page.locator("table.runs tbody tr").all()
+    }
+    assert marks == {store.candidate: "✗", store.baseline: "✓", store.smoke: ""}
+    nightly = page.locator(".trend-card", has_text="nightly")
+    assert nightly.locator("svg.trend rect.failed-night").count() == 1
+    assert nightly.locator("svg.trend a", has=page.locator("rect.failed-night")).get_attribute(
+        "href"
+    ) == (f"/experiments/{store.candidate}")
+    assert "1 failed night" in nightly.locator(".legend").inner_text()
+    smoke = page.locator(".trend-card", has_text="smoke")
+    assert smoke.locator("svg.trend rect.failed-night").count() == 0
+    page.screenshot(path=str(tmp_path / "runs.png"), full_page=True)
+
+    page.locator("#run-filters input[name=failed]").check()  # submits on change
+    page.wait_for_url(re.compile(r"failed=1"))
+    hrefs = page.locator("table.runs a.run-link").evaluate_all("links => links.map(a => a.href)")
+    assert [h.rsplit("/", 1)[1] for h in hrefs] == [store.candidate]
+
+    page.locator("a.run-link").click()
+    page.wait_for_url(f"**/experiments/{store.candidate}")
+    assert page.locator(".verdict-text").inner_text() == "failed"
+    page.locator("dd.baseline a").first.click()
+    page.wait_for_url(f"**/experiments/{store.baseline}")
+    assert page.locator(".verdict-text").inner_text() == "passed"
+    page.go_back()
+    gates = page.locator("table.gates tbody tr")
+    assert gates.count() == 3
+    assert "regressed: -0.390" in gates.nth(1).locator("td.reasons").inner_text()
+    assert gates.nth(2).locator("td.regression").inner_text() == "unchanged"
+    page.screenshot(path=str(tmp_path / "run.png"), full_page=True)
     assert page.errors == []

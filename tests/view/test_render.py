@@ -59,3 +59,17 @@ def test_shown_escapes_bidi_and_cuts_long_text() -> None:
 
 def test_signed_uses_a_real_minus() -> None:
     assert (signed(-0.5), signed(0.25), signed(None)) == ("\u22120.500", "+0.250", "\u2013")
+
+
+def test_failed_nights_are_marked_where_their_points_are() -> None:
+    chart = trend(
+        {"exact": [("r1", 1.0), ("r2", 0.5), ("r3", 0.9)], "new": [("r3", 0.2)]},
+        failed={"r2", "r3", "not-charted"},
+    )
+    exact = chart["lines"][0]["dots"]
+    assert chart["failed"] == [
+        {"x": exact[1]["x"], "run_id": "r2"},
+        {"x": exact[2]["x"], "run_id": "r3"},
+    ]
+    assert [d["failed"] for d in exact] == [False, True, True]
+    assert trend({"exact": [("r1", 1.0)]})["failed"] == []
