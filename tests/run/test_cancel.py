@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import json
 import signal
 import subprocess
 import sys
@@ -75,6 +76,7 @@ async def test_fatal_error_marks_the_run_failed_and_propagates(store: Path) -> N
 
 _SCRIPT = textwrap.dedent(
     """
+    import json
     import sys
 
     import anyio
@@ -85,13 +87,21 @@ _SCRIPT = textwrap.dedent(
         await anyio.sleep(0.02)
         return question
 
+    called = []
+
     def done(result):
+        called.append(result.item.id)
         print("done", result.item.id, flush=True)
 
     rows = [{"input": f"q{i}"} for i in range(1000)]
     scorer = create_scorer("One").generate_score(lambda run: 1.0)
-    run_evals_sync(rows, [scorer], target=app, store=sys.argv[1], concurrency=2,
-                   progress=False, on_item_complete=done)
+    try:
+        run_evals_sync(rows, [scorer], target=app, store=sys.argv[1], concurrency=2,
+                       progress=False, on_item_complete=done)
+    except KeyboardInterrupt as stop:  # evalkit.run.RunInterrupted: the run as it stopped
+        kept = [r.item.id for r in stop.result.items]
+        print("stopped", json.dumps({"callbacks": called, "result": kept}), flush=True)
+        raise
     """
 )
 
@@ -108,15 +118,21 @@ def test_ctrl_c_stops_cleanly_and_keeps_what_was_scored(store: Path) -> None:
     seen = [child.stdout.readline() for _ in range(4)]
     child.send_signal(signal.SIGINT)
     rest, err = child.communicate(timeout=60)
-    done = [line.split()[1] for line in seen + rest.splitlines() if line.startswith("done")]
+    # communicate() reads the pipe itself: the "done" lines readline() read ahead are not in
+    # `rest`, so what the run did is taken from the line the script prints as it stops.
+    (stopped,) = [line for line in rest.splitlines() if line.startswith("stopped ")]
+    kept = json.loads(stopped.removeprefix("stopped "))
+    called = kept["callbacks"]
     assert child.returncode != 0
     assert "RunInterrupted: experiment" in err  # a KeyboardInterrupt saying how to resume
     assert "resume it with resume=" in err
-    assert 4 <= len(done) < 1000
+    assert {line.split()[1] for line in seen} <= set(called)
+    assert 4 <= len(called) < 1000
+    assert sorted(kept["result"]) == sorted(called)
     assert query(store, "SELECT status, succeeded_count FROM experiments") == [
-        ("cancelled", len(done))
+        ("cancelled", len(called))
     ]
-    assert {r[0] for r in query(store, "SELECT item_id FROM scores")} == set(done)
+    assert {r[0] for r in query(store, "SELECT item_id FROM scores")} == set(called)
 
 
 _STOPPED = textwrap.dedent(
