@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import anyio.lowlevel
 import duckdb
 import pytest
 
@@ -57,6 +58,36 @@ async def test_cancellation_keeps_scored_rows_and_marks_the_run(store: Path) -> 
     stored = {r[0] for r in query(store, "SELECT item_id FROM scores")}
     assert stored == set(finished)
     assert query(store, "SELECT count(*) FROM experiment_items") == [(len(finished),)]
+
+
+async def test_an_item_finishing_after_the_cancellation_has_its_callback_before_it_is_stored(
+    store: Path,
+) -> None:
+    rows = [{"id": f"q{i}", "input": f"q{i}", "groundTruth": f"q{i}"} for i in range(20)]
+    finished: list[str] = []
+
+    with anyio.CancelScope() as scope:
+
+        async def app(question: str) -> str:
+            await anyio.lowlevel.checkpoint()
+            if question == "q2":
+                scope.cancel()  # after the item's last wait: it finishes, then the run stops
+            return question
+
+        await run_evals(
+            rows,
+            [exact_scorer()],
+            target=app,
+            store=store,
+            concurrency=1,
+            progress=False,
+            flush_interval=1e-9,  # a write is due as each item finishes
+            on_item_complete=lambda result: finished.append(result.item.id),
+        )
+    assert scope.cancelled_caught
+    assert finished == ["q0", "q1", "q2"]
+    assert {r[0] for r in query(store, "SELECT item_id FROM scores")} == set(finished)
+    assert query(store, "SELECT status, succeeded_count FROM experiments") == [("cancelled", 3)]
 
 
 async def test_fatal_error_marks_the_run_failed_and_propagates(store: Path) -> None:
@@ -133,6 +164,52 @@ def test_ctrl_c_stops_cleanly_and_keeps_what_was_scored(store: Path) -> None:
         ("cancelled", len(called))
     ]
     assert {r[0] for r in query(store, "SELECT item_id FROM scores")} == set(called)
+
+
+_FINISHING = textwrap.dedent(
+    """
+    import json
+    import sys
+
+    from evalkit import create_scorer, run_evals_sync
+
+    def app(question):  # sync: runs in a worker thread, which a cancellation waits for
+        if question == "q2":
+            print("waiting", flush=True)
+            sys.stdin.readline()  # the test sends SIGINT, then a line
+        return question
+
+    called = []
+    rows = [{"id": f"q{i}", "input": f"q{i}"} for i in range(50)]
+    scorer = create_scorer("One").generate_score(lambda run: 1.0)
+    try:
+        run_evals_sync(rows, [scorer], target=app, store=sys.argv[1], concurrency=1,
+                       progress=False, flush_interval=1e-9,  # a write due at every item
+                       on_item_complete=lambda result: called.append(result.item.id))
+    except KeyboardInterrupt as stop:
+        print(json.dumps({"callbacks": called, "result": [r.item.id for r in stop.result.items]}))
+    """
+)
+
+
+def test_a_ctrl_c_while_an_item_finishes_keeps_it_with_its_callback(store: Path) -> None:
+    child = subprocess.Popen(
+        [sys.executable, "-c", _FINISHING, str(store)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=Path(__file__).parents[2],
+    )
+    assert child.stdout is not None
+    assert child.stdout.readline() == "waiting\n"
+    child.send_signal(signal.SIGINT)
+    out, err = child.communicate("go\n", timeout=60)
+    assert child.returncode == 0, err
+    # q2's target was running when the Ctrl-C came: the item finishes, then the run stops.
+    assert json.loads(out) == {"callbacks": ["q0", "q1", "q2"], "result": ["q0", "q1", "q2"]}
+    assert {r[0] for r in query(store, "SELECT item_id FROM scores")} == {"q0", "q1", "q2"}
+    assert query(store, "SELECT status, succeeded_count FROM experiments") == [("cancelled", 3)]
 
 
 _STOPPED = textwrap.dedent(
