@@ -5,10 +5,12 @@ at most that many items are in flight and no task is created per row
 (docs/pages/design/fixed-worker-pool.md); never more workers than items, so a concurrency far
 above the row count costs nothing (docs/pages/design/ceilings-on-inputs.md). Finished items go to
 the in-memory result, the progress bar, the store buffer and the user's callback, in that
-order. The buffer is written when it is large or a couple of seconds old (a ticker task
-covers quiet periods), always in a shielded scope so a cancellation never loses a batch that
-was taken. On cancellation or a fatal error, the rows already finished are flushed and the
-experiment is marked ``cancelled`` or ``failed`` before the exception propagates.
+order and with no wait in between: an item in the buffer, which is written however the run
+ends, was handed to the callback, even when a cancellation lands as it finishes. The buffer is
+written when it is large or a couple of seconds old (a ticker task covers quiet periods),
+always in a shielded scope so a cancellation never loses a batch that was taken. On
+cancellation or a fatal error, the rows already finished are flushed and the experiment is
+marked ``cancelled`` or ``failed`` before the exception propagates.
 """
 
 from __future__ import annotations
@@ -164,15 +166,18 @@ class Runner:
         self.progress.item_done(result.status != "success")
         if self.writer is not None:
             self._buffer.add(result)
-            if (
-                self._buffer.rows >= FLUSH_ROWS
-                or time.monotonic() - self._last_flush >= self.flush_interval
-            ):
-                await self._flush()
+        # The callback comes before a due write: taking the flush lock is a checkpoint, where a
+        # cancellation would leave the item buffered (so written as the run stops) with its
+        # callback never called.
         if self.on_item_complete is not None:
             value = self.on_item_complete(result)
             if inspect.isawaitable(value):
                 await value
+        if self.writer is not None and (
+            self._buffer.rows >= FLUSH_ROWS
+            or time.monotonic() - self._last_flush >= self.flush_interval
+        ):
+            await self._flush()
 
     async def _ticker(self) -> None:
         while True:

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import json
 import signal
 import subprocess
 import sys
@@ -8,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import anyio.lowlevel
 import duckdb
 import pytest
 
@@ -58,6 +60,36 @@ async def test_cancellation_keeps_scored_rows_and_marks_the_run(store: Path) -> 
     assert query(store, "SELECT count(*) FROM experiment_items") == [(len(finished),)]
 
 
+async def test_an_item_finishing_after_the_cancellation_has_its_callback_before_it_is_stored(
+    store: Path,
+) -> None:
+    rows = [{"id": f"q{i}", "input": f"q{i}", "groundTruth": f"q{i}"} for i in range(20)]
+    finished: list[str] = []
+
+    with anyio.CancelScope() as scope:
+
+        async def app(question: str) -> str:
+            await anyio.lowlevel.checkpoint()
+            if question == "q2":
+                scope.cancel()  # after the item's last wait: it finishes, then the run stops
+            return question
+
+        await run_evals(
+            rows,
+            [exact_scorer()],
+            target=app,
+            store=store,
+            concurrency=1,
+            progress=False,
+            flush_interval=1e-9,  # a write is due as each item finishes
+            on_item_complete=lambda result: finished.append(result.item.id),
+        )
+    assert scope.cancelled_caught
+    assert finished == ["q0", "q1", "q2"]
+    assert {r[0] for r in query(store, "SELECT item_id FROM scores")} == set(finished)
+    assert query(store, "SELECT status, succeeded_count FROM experiments") == [("cancelled", 3)]
+
+
 async def test_fatal_error_marks_the_run_failed_and_propagates(store: Path) -> None:
     def explode(result: ItemResult) -> None:
         if result.item.index == 3:
@@ -75,6 +107,7 @@ async def test_fatal_error_marks_the_run_failed_and_propagates(store: Path) -> N
 
 _SCRIPT = textwrap.dedent(
     """
+    import json
     import sys
 
     import anyio
@@ -85,13 +118,21 @@ _SCRIPT = textwrap.dedent(
         await anyio.sleep(0.02)
         return question
 
+    called = []
+
     def done(result):
+        called.append(result.item.id)
         print("done", result.item.id, flush=True)
 
     rows = [{"input": f"q{i}"} for i in range(1000)]
     scorer = create_scorer("One").generate_score(lambda run: 1.0)
-    run_evals_sync(rows, [scorer], target=app, store=sys.argv[1], concurrency=2,
-                   progress=False, on_item_complete=done)
+    try:
+        run_evals_sync(rows, [scorer], target=app, store=sys.argv[1], concurrency=2,
+                       progress=False, on_item_complete=done)
+    except KeyboardInterrupt as stop:  # evalkit.run.RunInterrupted: the run as it stopped
+        kept = [r.item.id for r in stop.result.items]
+        print("stopped", json.dumps({"callbacks": called, "result": kept}), flush=True)
+        raise
     """
 )
 
@@ -108,15 +149,67 @@ def test_ctrl_c_stops_cleanly_and_keeps_what_was_scored(store: Path) -> None:
     seen = [child.stdout.readline() for _ in range(4)]
     child.send_signal(signal.SIGINT)
     rest, err = child.communicate(timeout=60)
-    done = [line.split()[1] for line in seen + rest.splitlines() if line.startswith("done")]
+    # communicate() reads the pipe itself: the "done" lines readline() read ahead are not in
+    # `rest`, so what the run did is taken from the line the script prints as it stops.
+    (stopped,) = [line for line in rest.splitlines() if line.startswith("stopped ")]
+    kept = json.loads(stopped.removeprefix("stopped "))
+    called = kept["callbacks"]
     assert child.returncode != 0
     assert "RunInterrupted: experiment" in err  # a KeyboardInterrupt saying how to resume
     assert "resume it with resume=" in err
-    assert 4 <= len(done) < 1000
+    assert {line.split()[1] for line in seen} <= set(called)
+    assert 4 <= len(called) < 1000
+    assert sorted(kept["result"]) == sorted(called)
     assert query(store, "SELECT status, succeeded_count FROM experiments") == [
-        ("cancelled", len(done))
+        ("cancelled", len(called))
     ]
-    assert {r[0] for r in query(store, "SELECT item_id FROM scores")} == set(done)
+    assert {r[0] for r in query(store, "SELECT item_id FROM scores")} == set(called)
+
+
+_FINISHING = textwrap.dedent(
+    """
+    import json
+    import sys
+
+    from evalkit import create_scorer, run_evals_sync
+
+    def app(question):  # sync: runs in a worker thread, which a cancellation waits for
+        if question == "q2":
+            print("waiting", flush=True)
+            sys.stdin.readline()  # the test sends SIGINT, then a line
+        return question
+
+    called = []
+    rows = [{"id": f"q{i}", "input": f"q{i}"} for i in range(50)]
+    scorer = create_scorer("One").generate_score(lambda run: 1.0)
+    try:
+        run_evals_sync(rows, [scorer], target=app, store=sys.argv[1], concurrency=1,
+                       progress=False, flush_interval=1e-9,  # a write due at every item
+                       on_item_complete=lambda result: called.append(result.item.id))
+    except KeyboardInterrupt as stop:
+        print(json.dumps({"callbacks": called, "result": [r.item.id for r in stop.result.items]}))
+    """
+)
+
+
+def test_a_ctrl_c_while_an_item_finishes_keeps_it_with_its_callback(store: Path) -> None:
+    child = subprocess.Popen(
+        [sys.executable, "-c", _FINISHING, str(store)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=Path(__file__).parents[2],
+    )
+    assert child.stdout is not None
+    assert child.stdout.readline() == "waiting\n"
+    child.send_signal(signal.SIGINT)
+    out, err = child.communicate("go\n", timeout=60)
+    assert child.returncode == 0, err
+    # q2's target was running when the Ctrl-C came: the item finishes, then the run stops.
+    assert json.loads(out) == {"callbacks": ["q0", "q1", "q2"], "result": ["q0", "q1", "q2"]}
+    assert {r[0] for r in query(store, "SELECT item_id FROM scores")} == {"q0", "q1", "q2"}
+    assert query(store, "SELECT status, succeeded_count FROM experiments") == [("cancelled", 3)]
 
 
 _STOPPED = textwrap.dedent(
