@@ -11,7 +11,8 @@ from typing import TYPE_CHECKING
 from evalkit._lazy import exports as _exports
 
 if TYPE_CHECKING:
-    from evalkit.cli._file_run import JudgedRun, judge_run, run_experiment_file
+    from evalkit.cli._file_run import run_experiment_file
+    from evalkit.cli._judge_run import JudgedRun, judge_run
     from evalkit.cli._main import (
         EXIT_FAILED_GATE,
         EXIT_INTERRUPTED,
@@ -25,7 +26,8 @@ if TYPE_CHECKING:
 __getattr__, __dir__ = _exports(
     globals(),
     {
-        "evalkit.cli._file_run": ("JudgedRun", "judge_run", "run_experiment_file"),
+        "evalkit.cli._file_run": ("run_experiment_file",),
+        "evalkit.cli._judge_run": ("JudgedRun", "judge_run"),
         "evalkit.cli._main": (
             "EXIT_FAILED_GATE",
             "EXIT_INTERRUPTED",

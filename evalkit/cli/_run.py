@@ -16,11 +16,11 @@ from evalkit.cli._agreement import agreement_table, noise_shares, stability_tabl
 from evalkit.cli._file_run import (
     FINISHING_CTRL_C,
     InterruptedRun,
-    JudgedRun,
     ctrl_c_noted,
     run_experiment_file,
 )
 from evalkit.cli._format import json_text, one_line
+from evalkit.cli._judge_run import JudgedRun
 from evalkit.cli._main import EXIT_FAILED_GATE, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
 from evalkit.cli._reports import write_reports
 from evalkit.cli._slices import slices_table

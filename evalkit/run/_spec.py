@@ -3,6 +3,7 @@ loaded, the endpoints checked, the config, ids and store records built.
 
 Both drivers (in-process, sharded) take the same :class:`RunSpec`, so an option is checked
 and recorded in one place, and nothing is written to the store before every check passed.
+A sharded run's own setup (executor, workers, shards) is ``_sharding.py``'s.
 Why: docs/pages/design/one-run-pipeline.md.
 """
 
@@ -21,7 +22,6 @@ from typing import Any
 import anyio.to_thread
 
 from evalkit import agreement
-from evalkit._ceilings import check_workers_ceiling
 from evalkit._json import dumps
 from evalkit.dataset import Dataset, load_dataset
 from evalkit.errors import ConfigError
@@ -35,12 +35,12 @@ from evalkit.run._checks import (
     refuse_for_sharded,
 )
 from evalkit.run._config import build_config, evalkit_version
-from evalkit.run._executors import EXECUTORS, ExecutorName, pack
+from evalkit.run._executors import ExecutorName
 from evalkit.run._preflight import check_endpoints
 from evalkit.run._resume_plan import ResumePlan, check_shard_resume, plan_resume
 from evalkit.run._runner import ItemCallback
 from evalkit.run._shard_retry import ShardRetry, plan_shard_retry
-from evalkit.run._shards import Shard, parse_shard_spec, plan_shards, select_shards
+from evalkit.run._sharding import Sharding, check_sharding, plan_sharding
 from evalkit.run._thresholds import Threshold, parse_error_rates, parse_thresholds
 from evalkit.scorer import Scorer
 from evalkit.store import ExperimentRecord, ScorerRecord
@@ -50,30 +50,6 @@ from evalkit.target import DatasetOutput, Target, as_target
 def new_experiment_id() -> str:
     """A fresh experiment id: 12 hex digits, short enough to type, random enough to be unique."""
     return uuid.uuid4().hex[:12]
-
-
-@dataclass(frozen=True, slots=True)
-class Sharding:
-    """How a sharded run splits its Parquet dataset and where the shards run.
-
-    Attributes:
-        executor: ``"local"``, ``"process"`` or ``"ray"``.
-        workers: Worker processes (each judge's rate budget is divided among them).
-        slice: ``(i, n)`` for slice ``i`` of ``n`` of the shards, or None for all of them.
-        shards: The shards of this run (the slice's, after any ``limit``).
-        ray_address: An existing Ray cluster's address, or None.
-        payload: The target and scorers cloudpickled for the workers (empty for ``local``).
-        retries: With ``retry_errors``, per shard index the failed pairs a retry pass runs
-            again in that finished shard (see ``_shard_retry.py``); None otherwise.
-    """
-
-    executor: ExecutorName
-    workers: int
-    slice: tuple[int, int] | None
-    shards: tuple[Shard, ...]
-    ray_address: str | None
-    payload: bytes
-    retries: Mapping[int, ShardRetry] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -203,7 +179,7 @@ async def prepare(data: Any, scorers: Sequence[Scorer] | Scorer, options: RunOpt
         await check_endpoints(checked, target)
     workers, piece = 1, None
     if options.sharded:
-        workers, piece = _check_sharding(data, options.executor, options.workers, options.shard)
+        workers, piece = check_sharding(data, options.executor, options.workers, options.shard)
     scorer_ids = [s.id for s in checked]
     thresholds = parse_thresholds(options.thresholds, scorer_ids)
     error_rates = parse_error_rates(options.max_error_rate, scorer_ids)
@@ -222,10 +198,17 @@ async def prepare(data: Any, scorers: Sequence[Scorer] | Scorer, options: RunOpt
     limit = options.limit
     sharding = None
     if options.sharded:
-        shards = select_shards(plan_shards(dataset.source, limit=limit), piece)
-        payload = b"" if options.executor == "local" else pack(target, checked)
-        sharding = Sharding(options.executor, workers, piece, shards, options.ray_address, payload)
-        total = sum(s.rows for s in shards)
+        sharding = plan_sharding(
+            dataset.source,
+            executor=options.executor,
+            workers=workers,
+            piece=piece,
+            limit=limit,
+            ray_address=options.ray_address,
+            target=target,
+            scorers=checked,
+        )
+        total = sum(s.rows for s in sharding.shards)
     else:
         total = dataset.num_rows if limit is None else min(limit, dataset.num_rows)
     group = f"{name}|{dataset.source}"
@@ -361,24 +344,6 @@ async def _plan_any_resume(
     return await anyio.to_thread.run_sync(call), None
 
 
-def _check_sharding(
-    data: Any, executor: str, workers: int | None, shard: str | tuple[int, int] | None
-) -> tuple[int, tuple[int, int] | None]:
-    """The workers and the slice of a sharded run, checked."""
-    if executor not in EXECUTORS:
-        raise ConfigError(f"executor must be one of {', '.join(EXECUTORS)}, got {executor!r}")
-    count = workers if workers is not None else (1 if executor == "local" else _cpus())
-    if isinstance(count, bool) or not isinstance(count, int) or count < 1:
-        raise ConfigError(f"workers must be a positive integer, got {workers!r}")
-    check_workers_ceiling("workers", count)
-    if not isinstance(data, (str, Path)):
-        raise ConfigError(
-            f"executor={executor!r} and shard need a Parquet file or folder path as data "
-            f"(shards are its row groups), not a {type(data).__name__}"
-        )
-    return count, parse_shard_spec(shard)
-
-
 def _default_name(dataset: Dataset) -> str:
     path = Path(dataset.source)
     return path.stem if dataset.source and not dataset.source.startswith("<") else "experiment"
@@ -396,7 +361,3 @@ def _scorer_records(
         )
         for i, s in enumerate(scorers)
     )  # fmt: skip
-
-
-def _cpus() -> int:
-    return max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1)

@@ -1,0 +1,211 @@
+"""Judging a stored run on every gate of ``evalkit run``, and recording the verdict.
+
+The gates are the thresholds, the error-rate gates and the regression gate against the
+run's baseline. ``evalkit run`` and the pytest plugin (through
+:func:`~evalkit.cli.run_experiment_file`, ``_file_run.py``) and :func:`judge_run` from Python
+all judge here, so a test and the nightly job give a run the same verdict.
+See docs/pages/design/pytest-verdict-after-the-body.md.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import pyarrow as pa
+
+from evalkit.cli._reports import explain_from_store
+from evalkit.cli._slices import stored_slices
+from evalkit.compare import (
+    LATEST,
+    LATEST_COMPLETE,
+    Baseline,
+    Comparison,
+    SliceComparison,
+    baseline_candidates,
+    choose_baseline,
+    compare_experiments,
+)
+from evalkit.errors import BaselineError, ConfigError
+from evalkit.experiment_file import RegressionSection
+from evalkit.report import ReportData, build_report
+from evalkit.run import ExperimentResult, record_run_verdict
+from evalkit.store import read_item_scores
+
+
+@dataclass(frozen=True, slots=True)
+class JudgedRun:
+    """A run judged as ``evalkit run`` judges it.
+
+    Attributes:
+        result: The run.
+        report: The verdict and the report's data (per-scorer rows, worst items, failure
+            groups), as ``evalkit run`` prints and writes it.
+        comparison: The run against its baseline, or None without one.
+        baseline: The baseline run's stored row, or None.
+        baseline_note: Why there is no baseline, when there is none.
+        baseline_reason: Why the baseline was chosen ("newest passing run", "pinned by
+            alice: v2 is the new normal", "named explicitly"), when there is one.
+        baseline_error: Why the baseline named explicitly cannot be used (the run is stored).
+        store: The store written.
+    """
+
+    result: ExperimentResult
+    report: ReportData
+    comparison: Comparison | None
+    baseline: dict[str, Any] | None
+    baseline_note: str | None
+    baseline_error: BaselineError | None
+    store: str
+    baseline_reason: str | None = None
+
+    @property
+    def passed(self) -> bool:
+        """Every gate passed and the baseline, if one was named, could be used."""
+        return self.report.passed and self.baseline_error is None
+
+
+def _compare(
+    store: str,
+    baseline: dict[str, Any],
+    result: ExperimentResult,
+    directions: dict[str, Any],
+    gate: RegressionSection,
+) -> tuple[Comparison, tuple[pa.Table, pa.Table]]:
+    """The comparison, and the two runs' scores it read (the slices reuse them)."""
+    scores = read_item_scores(store, baseline["id"]), read_item_scores(store, result.experiment_id)
+    return compare_experiments(
+        *scores,
+        directions=directions,
+        max_drop=gate.max_drop,
+        confidence=gate.confidence,
+        resamples=gate.resamples,
+    ), scores
+
+
+def _judge_against(
+    store: str,
+    ref: str,
+    runs: list[Baseline],
+    result: ExperimentResult,
+    directions: dict[str, Any],
+    gate: RegressionSection,
+) -> tuple[Baseline, Comparison | None, tuple[pa.Table, pa.Table] | None]:
+    """The baseline this run pairs with, the comparison with it and the scores it read.
+
+    Raises:
+        BaselineError: The baseline was named explicitly and cannot be compared.
+    """
+    candidate = {
+        "id": result.experiment_id,
+        "name": result.name,
+        "dataset_fingerprint": result.dataset_fingerprint,
+    }
+    baseline = choose_baseline(
+        store, runs, ref=ref, candidate=candidate, min_paired=gate.min_paired
+    )
+    if baseline.run is None:
+        return baseline, None, None
+    comparison, scores = _compare(store, baseline.run, result, directions, gate)
+    if all(c.verdict == "not_comparable" for c in comparison):
+        reason = f"run {baseline.run['id']} has no item scored by the same scorer in both runs"
+        if ref not in (LATEST, LATEST_COMPLETE):
+            raise BaselineError(ref, reason)
+        return Baseline(None, f"no baseline: {reason}; judged on its own gates only"), None, None
+    return baseline, comparison, scores
+
+
+def judge_result(
+    result: ExperimentResult,
+    store: str,
+    ref: str | None,
+    runs: list[Baseline],
+    directions: dict[str, Any],
+    gate: RegressionSection,
+) -> JudgedRun:
+    """Judge ``result`` on every gate, against the baseline ``ref`` picks among ``runs``.
+
+    Records the whole verdict, regression gate included, in ``store``.
+    """
+    chosen, comparison, error = Baseline(None), None, None
+    scores: tuple[pa.Table, pa.Table] | None = None
+    if ref is not None and result.status != "cancelled":
+        try:
+            chosen, comparison, scores = _judge_against(store, ref, runs, result, directions, gate)
+        except BaselineError as exc:
+            error = exc
+    label = f"{chosen.run['name']} ({chosen.run['id']})" if chosen.run else None
+    slices: tuple[SliceComparison, ...] = ()
+    explain: dict[str, Any] = {}
+    if chosen.run is not None and comparison is not None:
+        slices = stored_slices(
+            store, chosen.run["id"], result.experiment_id, result.slices,
+            directions=directions, max_drop=gate.max_drop, confidence=gate.confidence,
+            resamples=gate.resamples, overall=comparison, scores=scores,
+        )  # fmt: skip
+        explain = explain_from_store(
+            store, chosen.run["id"], result.experiment_id, slices=list(result.slices)
+        )
+    report = build_report(
+        result,
+        comparison=comparison,
+        baseline=label,
+        baseline_note=chosen.note,
+        baseline_reason=chosen.reason,
+        directions=directions,
+        slices=slices,
+        **explain,
+    )
+    judged = JudgedRun(
+        result=result,
+        report=report,
+        comparison=comparison,
+        baseline=chosen.run,
+        baseline_note=chosen.note,
+        baseline_error=error,
+        store=store,
+        baseline_reason=chosen.reason,
+    )
+    # The whole verdict, regression gate included, replaces the one run_evals kept.
+    record_run_verdict(
+        result,
+        comparison=comparison,
+        reasons={row.scorer_id: row.reasons for row in report.scorers},
+        passed=judged.passed,
+        baseline_id=chosen.run["id"] if chosen.run is not None else None,
+        baseline_reason=chosen.reason or (str(error) if error is not None else chosen.note),
+    )
+    return judged
+
+
+def judge_run(
+    result: ExperimentResult,
+    *,
+    baseline: str | None = None,
+    max_drop: float = 0.0,
+    directions: dict[str, Any] | None = None,
+) -> JudgedRun:
+    """Judge a stored run from Python on every gate of ``evalkit run``.
+
+    Args:
+        result: A run written to a store (``run_evals(..., store=...)``).
+        baseline: ``"latest"`` (the newest complete, full run of the same name that passed
+            and pairs with it, or the pinned run; none on the first run),
+            ``"latest-complete"`` (the newest such run whatever its verdict), a run name or
+            an id; None for no regression gate.
+        max_drop: The drop in a scorer's mean the regression gate tolerates.
+        directions: ``"higher"`` or ``"lower"`` per scorer id (default higher).
+
+    Raises:
+        ConfigError: The run was not stored.
+    """
+    if result.store is None:
+        raise ConfigError(f"experiment {result.name!r} was not stored: no baseline to judge by")
+    store = result.store
+    runs = (
+        baseline_candidates(store, baseline, name=result.name, exclude=result.experiment_id)
+        if baseline is not None
+        else []
+    )
+    gate = RegressionSection(max_drop=max_drop)
+    return judge_result(result, store, baseline, runs, dict(directions or {}), gate)
