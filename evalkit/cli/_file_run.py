@@ -16,7 +16,7 @@ import signal
 import threading
 import warnings
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from types import FrameType
 from typing import Any
@@ -71,6 +71,11 @@ class JudgedRun:
             alice: v2 is the new normal", "named explicitly"), when there is one.
         baseline_error: Why the baseline named explicitly cannot be used (the run is stored).
         store: The store written.
+        verdict_error: Why the verdict could not be kept in the store (another process held
+            it past the lock timeout, a read-only store): the run is stored and judged, its
+            stored verdict is missing or covers its own gates only. ``evalkit run`` still
+            writes the reports and prints the verdict, says so and exits 2 (1 if a gate
+            failed).
     """
 
     result: ExperimentResult
@@ -81,6 +86,7 @@ class JudgedRun:
     baseline_error: BaselineError | None
     store: str
     baseline_reason: str | None = None
+    verdict_error: StoreError | None = None
 
     @property
     def passed(self) -> bool:
@@ -320,10 +326,10 @@ def run_experiment_file(
         judged = None
         if stop.result is not None:
             with ctrl_c_noted():  # the stop is under way: another Ctrl-C changes nothing
-                judged = _judged(stop.result, where, None, [], directions, gate)
+                judged = _judged(stop.result, where, None, [], directions, gate, lock_timeout)
         raise InterruptedRun(judged) from stop
     with ctrl_c_noted() as late:
-        run = _judged(result, where, ref, runs, directions, gate)
+        run = _judged(result, where, ref, runs, directions, gate, lock_timeout)
     if late:
         warnings.warn(FINISHING_CTRL_C, RuntimeWarning, stacklevel=2)
     return run
@@ -336,6 +342,7 @@ def _judged(
     runs: list[Baseline],
     directions: dict[str, Any],
     gate: RegressionSection,
+    lock_timeout: float = 300.0,
 ) -> JudgedRun:
     chosen, comparison, error = Baseline(None), None, None
     scores: tuple[pa.Table, pa.Table] | None = None
@@ -377,14 +384,20 @@ def _judged(
         baseline_reason=chosen.reason,
     )
     # The whole verdict, regression gate included, replaces the one run_evals kept.
-    record_run_verdict(
-        result,
-        comparison=comparison,
-        reasons={row.scorer_id: row.reasons for row in report.scorers},
-        passed=judged.passed,
-        baseline_id=chosen.run["id"] if chosen.run is not None else None,
-        baseline_reason=chosen.reason or (str(error) if error is not None else chosen.note),
-    )
+    try:
+        record_run_verdict(
+            result,
+            comparison=comparison,
+            reasons={row.scorer_id: row.reasons for row in report.scorers},
+            passed=judged.passed,
+            baseline_id=chosen.run["id"] if chosen.run is not None else None,
+            baseline_reason=chosen.reason or (str(error) if error is not None else chosen.note),
+            lock_timeout=lock_timeout,
+        )
+    except StoreError as exc:
+        # The run is stored and judged: its reports and verdict are still given (the caller
+        # says the verdict was not kept), never lost for want of this write.
+        return replace(judged, verdict_error=exc)
     return judged
 
 
@@ -394,6 +407,7 @@ def judge_run(
     baseline: str | None = None,
     max_drop: float = 0.0,
     directions: dict[str, Any] | None = None,
+    lock_timeout: float = 300.0,
 ) -> JudgedRun:
     """Judge a stored run from Python on every gate of ``evalkit run``.
 
@@ -405,6 +419,8 @@ def judge_run(
             an id; None for no regression gate.
         max_drop: The drop in a scorer's mean the regression gate tolerates.
         directions: ``"higher"`` or ``"lower"`` per scorer id (default higher).
+        lock_timeout: Seconds a store held by another process is retried when the verdict
+            is kept; past them the verdict is returned with ``verdict_error`` set.
 
     Raises:
         ConfigError: The run was not stored.
@@ -418,4 +434,4 @@ def judge_run(
         else []
     )
     gate = RegressionSection(max_drop=max_drop)
-    return _judged(result, store, baseline, runs, dict(directions or {}), gate)
+    return _judged(result, store, baseline, runs, dict(directions or {}), gate, lock_timeout)
