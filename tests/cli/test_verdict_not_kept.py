@@ -105,3 +105,22 @@ async def test_a_passing_run_whose_verdict_was_not_kept_exits_2(
     assert "PASSED" in out
     assert len(list(reports.iterdir())) == 3
     assert f"({good.experiment_id}), passed, in the store {store}" in err
+
+
+@pytest.mark.parametrize("score", [1.0, 0.0])
+async def test_the_pytest_plugin_fails_a_run_whose_verdict_was_not_kept(
+    tmp_path: Path, score: float
+) -> None:
+    from evalkit.pytest_plugin import EvalOutcome
+
+    store = tmp_path / "evalkit.duckdb"
+    await night(store, 1.0)
+    run = await night(store, score)
+    with held_by_another_process(store, read_only=True):
+        outcome = EvalOutcome(judge_run(run, baseline="latest", lock_timeout=0.2))
+    assert outcome.passed is (score == 1.0)
+    with pytest.raises(pytest.fail.Exception) as failed:
+        outcome.check()
+    assert f"the verdict of 'n' ({run.experiment_id}) could not be kept in {store}" in str(
+        failed.value
+    )
