@@ -18,7 +18,13 @@ from typing import TYPE_CHECKING, cast
 from evalkit.run._experiment import ExperimentResult, ExperimentStatus
 from evalkit.run._summary import summary_from_counts
 from evalkit.run._thresholds import parse_error_rates, parse_thresholds
-from evalkit.store import GateRecord, read_experiment, read_run_counts, record_verdict
+from evalkit.store import (
+    DEFAULT_LOCK_TIMEOUT,
+    GateRecord,
+    read_experiment,
+    read_run_counts,
+    record_verdict,
+)
 
 if TYPE_CHECKING:
     from evalkit.agreement import ScorerAgreement
@@ -70,7 +76,7 @@ def record_run_verdict(
     passed: bool | None = None,
     baseline_id: str | None = None,
     baseline_reason: str | None = None,
-    lock_timeout: float = 300.0,
+    lock_timeout: float = DEFAULT_LOCK_TIMEOUT,
 ) -> None:
     """Keep ``result``'s verdict in its store, replacing the one it had.
 
