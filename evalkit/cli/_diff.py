@@ -8,7 +8,7 @@ from typing import Any
 
 from evalkit.cli._format import cell, json_text, one_line, text_table
 from evalkit.cli._main import EXIT_OK
-from evalkit.cli._refs import find_experiment
+from evalkit.cli._refs import baseline_for, find_experiment
 from evalkit.errors import ConfigError, StoreError
 from evalkit.store import DEFAULT_STORE
 
@@ -18,7 +18,11 @@ def add_diff_command(commands: Any, add_store: Any) -> None:
     diff = commands.add_parser(
         "diff", help="list the items whose score changed between two runs, largest drop first"
     )
-    diff.add_argument("baseline", help="the baseline run: id, prefix or name")
+    diff.add_argument(
+        "baseline",
+        help="the baseline run: id, prefix or name; latest for the run evalkit run would judge"
+        " the candidate against (its name's newest passing run, or the pinned one)",
+    )
     diff.add_argument("candidate", help="the candidate run: id, prefix or name")
     add_store(diff)
     diff.add_argument("--scorer", metavar="ID", help="only this scorer's pairs")
@@ -45,7 +49,8 @@ def _slice(text: str | None) -> tuple[str | None, str | None]:
 def cmd_diff(args: argparse.Namespace) -> int:
     """Print the changed pairs of two stored runs; always exits 0 (a listing, not a gate)."""
     from evalkit.cli._slices import declared_slices  # not at --help: they import pandas
-    from evalkit.compare import changes_by_slice, diff_items
+    from evalkit.compare import LATEST, LATEST_COMPLETE, Baseline, changes_by_slice, diff_items
+    from evalkit.experiment_file import RegressionSection
 
     store = args.store or DEFAULT_STORE
     if args.limit < 0:
@@ -53,12 +58,23 @@ def cmd_diff(args: argparse.Namespace) -> int:
     if args.offset < 0:
         raise ConfigError(f"--offset must be zero or more, got {args.offset}")
     key, value = _slice(args.slice)
-    baseline = find_experiment(store, args.baseline)
-    candidate = find_experiment(
-        store, args.candidate, exclude=baseline["id"] if baseline is not None else None
-    )
-    if baseline is None or candidate is None:
+    # For "latest", the candidate first: its baseline is chosen as evalkit run chooses it
+    # (the newest passing run of its name, or the pin), never the candidate itself.
+    named = None
+    if args.baseline not in (LATEST, LATEST_COMPLETE):
+        named = find_experiment(store, args.baseline)
+    candidate = find_experiment(store, args.candidate, exclude=named["id"] if named else None)
+    if candidate is None:
         raise StoreError(f"{store}: no finished experiment to diff")
+    # A run named explicitly is listed against whatever it holds (as before); "latest" is
+    # chosen with the pairing rule of evalkit run (the default [regression] min_paired).
+    if named is not None:
+        chosen = Baseline(named, reason="named explicitly")
+    else:
+        paired = RegressionSection().min_paired
+        chosen = baseline_for(store, args.baseline, None, candidate, min_paired=paired)
+    baseline = chosen.run
+    assert baseline is not None
     slices = declared_slices(candidate)
     diff = diff_items(
         store, baseline["id"], candidate["id"], scorer=args.scorer, slice_key=key,
@@ -81,7 +97,8 @@ def cmd_diff(args: argparse.Namespace) -> int:
     disagreeing = _disagreements(store, baseline["id"], candidate, scorer=args.scorer)
     if args.json:
         print(json_text({
-            "baseline": baseline["id"], "candidate": candidate["id"], "total": diff.total,
+            "baseline": baseline["id"], "baseline_reason": chosen.reason,
+            "candidate": candidate["id"], "total": diff.total,
             "changed": everything.total, "dropped": dropped,
             "improved": everything.improved,
             "only_in_baseline": diff.only_in_baseline,
@@ -93,7 +110,8 @@ def cmd_diff(args: argparse.Namespace) -> int:
         return EXIT_OK
     print(
         f"baseline {one_line(baseline['name'])} ({one_line(baseline['id'])}) → "
-        f"candidate {one_line(candidate['name'])} ({one_line(candidate['id'])})"
+        f"candidate {one_line(candidate['name'])} ({one_line(candidate['id'])});"
+        f" baseline: {one_line(chosen.reason)}"
     )
     scope = f" for {one_line(args.scorer)}" if args.scorer else ""
     print(

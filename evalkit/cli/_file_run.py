@@ -222,10 +222,10 @@ def run_experiment_file(
         judged = None
         if stop.result is not None:
             with ctrl_c_noted():  # the stop is under way: another Ctrl-C changes nothing
-                judged = judge_result(stop.result, where, None, [], directions, gate)
+                judged = judge_result(stop.result, where, None, [], directions, gate, lock_timeout)
         raise InterruptedRun(judged) from stop
     with ctrl_c_noted() as late:
-        run = judge_result(result, where, ref, runs, directions, gate)
+        run = judge_result(result, where, ref, runs, directions, gate, lock_timeout)
     if late:
         warnings.warn(FINISHING_CTRL_C, RuntimeWarning, stacklevel=2)
     return run

@@ -8,18 +8,14 @@ from typing import Any
 from evalkit.cli._format import json_text, one_line, records, text_table
 from evalkit.cli._judges import judges_section
 from evalkit.cli._main import EXIT_FAILED_GATE, EXIT_OK
-from evalkit.cli._refs import find_experiment
+from evalkit.cli._refs import baseline_for, find_experiment
 from evalkit.cli._slices import declared_slices, slices_table, stored_slices
 from evalkit.compare import (
     LATEST,
     LATEST_COMPLETE,
-    Baseline,
     Comparison,
-    baseline_candidates,
-    choose_baseline,
     compare_experiments,
     compare_judges,
-    pairs_with,
 )
 from evalkit.errors import BaselineError, ConfigError, StoreError
 from evalkit.report import items_done
@@ -129,28 +125,6 @@ def cmd_show(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _baseline_of(
-    store: str, ref: str, named: dict[str, Any] | None, candidate: dict[str, Any],
-    min_paired: float,
-) -> Baseline:  # fmt: skip
-    """The baseline ``ref`` designates for ``candidate``: for ``latest`` (and
-    ``latest-complete``) the run ``evalkit run`` would judge it against, never itself;
-    otherwise ``named``, the run ``ref`` names."""
-    if ref in (LATEST, LATEST_COMPLETE):
-        options = baseline_candidates(store, ref, name=candidate["name"], exclude=candidate["id"])
-        chosen = choose_baseline(store, options, ref=ref, candidate=candidate,
-                                 min_paired=min_paired)  # fmt: skip
-        if chosen.run is None:
-            raise BaselineError(ref, f"{chosen.note} (candidate {candidate['id']})")
-        return chosen
-    if named is None:
-        raise StoreError(f"{store}: no finished experiment to compare")
-    reason = pairs_with(store, named, candidate, min_paired=min_paired)
-    if reason is not None:
-        raise BaselineError(ref, reason)
-    return Baseline(named, reason="named explicitly")
-
-
 def comparison_table(comparison: Comparison) -> str:
     """A compare result as text: one line per scorer with Δ, its CI, p and the verdict."""
     columns = ["scorer", "paired", "baseline", "candidate", "Δ", "CI low", "CI high", "p"]
@@ -190,7 +164,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     candidate = find_experiment(store, args.candidate, exclude=named["id"] if named else None)
     if candidate is None:
         raise StoreError(f"{store}: no finished experiment to compare")
-    chosen = _baseline_of(store, args.baseline, named, candidate, args.min_paired)
+    chosen = baseline_for(store, args.baseline, named, candidate, min_paired=args.min_paired)
     baseline = chosen.run
     assert baseline is not None
     scores = read_item_scores(store, baseline["id"]), read_item_scores(store, candidate["id"])

@@ -9,7 +9,7 @@ See docs/pages/design/pytest-verdict-after-the-body.md.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import pyarrow as pa
@@ -26,7 +26,7 @@ from evalkit.compare import (
     choose_baseline,
     compare_experiments,
 )
-from evalkit.errors import BaselineError, ConfigError
+from evalkit.errors import BaselineError, ConfigError, StoreError
 from evalkit.experiment_file import RegressionSection
 from evalkit.report import ReportData, build_report
 from evalkit.run import ExperimentResult, record_run_verdict
@@ -48,6 +48,11 @@ class JudgedRun:
             alice: v2 is the new normal", "named explicitly"), when there is one.
         baseline_error: Why the baseline named explicitly cannot be used (the run is stored).
         store: The store written.
+        verdict_error: Why the verdict could not be kept in the store (another process held
+            it past the lock timeout, a read-only store): the run is stored and judged, its
+            stored verdict is missing or covers its own gates only. ``evalkit run`` still
+            writes the reports and prints the verdict, says so and exits 2 (1 if a gate
+            failed).
     """
 
     result: ExperimentResult
@@ -58,6 +63,7 @@ class JudgedRun:
     baseline_error: BaselineError | None
     store: str
     baseline_reason: str | None = None
+    verdict_error: StoreError | None = None
 
     @property
     def passed(self) -> bool:
@@ -122,10 +128,13 @@ def judge_result(
     runs: list[Baseline],
     directions: dict[str, Any],
     gate: RegressionSection,
+    lock_timeout: float = 300.0,
 ) -> JudgedRun:
     """Judge ``result`` on every gate, against the baseline ``ref`` picks among ``runs``.
 
-    Records the whole verdict, regression gate included, in ``store``.
+    Records the whole verdict, regression gate included, in ``store`` (retried for
+    ``lock_timeout`` s while another process holds it); a verdict the store cannot take is
+    returned with ``verdict_error`` set.
     """
     chosen, comparison, error = Baseline(None), None, None
     scores: tuple[pa.Table, pa.Table] | None = None
@@ -167,14 +176,20 @@ def judge_result(
         baseline_reason=chosen.reason,
     )
     # The whole verdict, regression gate included, replaces the one run_evals kept.
-    record_run_verdict(
-        result,
-        comparison=comparison,
-        reasons={row.scorer_id: row.reasons for row in report.scorers},
-        passed=judged.passed,
-        baseline_id=chosen.run["id"] if chosen.run is not None else None,
-        baseline_reason=chosen.reason or (str(error) if error is not None else chosen.note),
-    )
+    try:
+        record_run_verdict(
+            result,
+            comparison=comparison,
+            reasons={row.scorer_id: row.reasons for row in report.scorers},
+            passed=judged.passed,
+            baseline_id=chosen.run["id"] if chosen.run is not None else None,
+            baseline_reason=chosen.reason or (str(error) if error is not None else chosen.note),
+            lock_timeout=lock_timeout,
+        )
+    except StoreError as exc:
+        # The run is stored and judged: its reports and verdict are still given (the caller
+        # says the verdict was not kept), never lost for want of this write.
+        return replace(judged, verdict_error=exc)
     return judged
 
 
@@ -184,6 +199,7 @@ def judge_run(
     baseline: str | None = None,
     max_drop: float = 0.0,
     directions: dict[str, Any] | None = None,
+    lock_timeout: float = 300.0,
 ) -> JudgedRun:
     """Judge a stored run from Python on every gate of ``evalkit run``.
 
@@ -195,6 +211,8 @@ def judge_run(
             an id; None for no regression gate.
         max_drop: The drop in a scorer's mean the regression gate tolerates.
         directions: ``"higher"`` or ``"lower"`` per scorer id (default higher).
+        lock_timeout: Seconds a store held by another process is retried when the verdict
+            is kept; past them the verdict is returned with ``verdict_error`` set.
 
     Raises:
         ConfigError: The run was not stored.
@@ -208,4 +226,4 @@ def judge_run(
         else []
     )
     gate = RegressionSection(max_drop=max_drop)
-    return judge_result(result, store, baseline, runs, dict(directions or {}), gate)
+    return judge_result(result, store, baseline, runs, dict(directions or {}), gate, lock_timeout)

@@ -9,10 +9,13 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from evalkit.errors import StoreError
+from evalkit.errors import BaselineError, StoreError
 from evalkit.store import list_experiments, read_experiment
+
+if TYPE_CHECKING:
+    from evalkit.compare import Baseline
 
 #: Runs that finished (possibly with failed items).
 FINISHED = ("completed", "completed_with_errors")
@@ -71,3 +74,40 @@ def find_experiment(
             " type more of the id"
         )
     raise StoreError(f"{store}: no experiment has the id {ref!r}, and no run is named {ref!r}")
+
+
+def baseline_for(
+    store: str, ref: str, named: dict[str, Any] | None, candidate: dict[str, Any],
+    *, min_paired: float,
+) -> Baseline:  # fmt: skip
+    """The baseline ``ref`` designates for ``candidate`` in ``compare`` and ``diff``: for
+    ``latest`` (and ``latest-complete``) the run ``evalkit run`` would judge it against (the
+    newest passing run of its name, or the pin), never itself; otherwise ``named``, the run
+    ``ref`` names.
+
+    Raises:
+        BaselineError: No run can be the baseline, or the named one does not pair.
+        StoreError: ``ref`` named no run.
+    """
+    from evalkit.compare import (  # not at --help: it imports pandas
+        LATEST,
+        LATEST_COMPLETE,
+        Baseline,
+        baseline_candidates,
+        choose_baseline,
+        pairs_with,
+    )
+
+    if ref in (LATEST, LATEST_COMPLETE):
+        options = baseline_candidates(store, ref, name=candidate["name"], exclude=candidate["id"])
+        chosen = choose_baseline(store, options, ref=ref, candidate=candidate,
+                                 min_paired=min_paired)  # fmt: skip
+        if chosen.run is None:
+            raise BaselineError(ref, f"{chosen.note} (candidate {candidate['id']})")
+        return chosen
+    if named is None:
+        raise StoreError(f"{store}: no finished experiment to compare")
+    reason = pairs_with(store, named, candidate, min_paired=min_paired)
+    if reason is not None:
+        raise BaselineError(ref, reason)
+    return Baseline(named, reason="named explicitly")

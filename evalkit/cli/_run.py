@@ -56,7 +56,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         return _interrupted(args, stop.judged, report_dir)
     # Every item is scored and the run stored: a Ctrl-C now would only lose its reports.
     with ctrl_c_noted() as late:
-        code = _report(args, run, report_dir)
+        code = report_run(args, run, report_dir)
     if late:
         print(FINISHING_CTRL_C, file=sys.stderr)
     return code
@@ -84,8 +84,9 @@ def _run_file(args: argparse.Namespace, report_dir: Path) -> JudgedRun:
     )
 
 
-def _report(args: argparse.Namespace, run: JudgedRun, report_dir: Path) -> int:
-    """Print the finished run's verdict and write its reports; the exit code."""
+def report_run(args: argparse.Namespace, run: JudgedRun, report_dir: Path) -> int:
+    """Print the finished run's verdict and write its reports; the exit code (2 when the
+    verdict could not be kept in the store and no gate failed)."""
     result, report, comparison, error = run.result, run.report, run.comparison, run.baseline_error
     store, baseline = run.store, run.baseline
     paths: dict[str, Path] | None = None
@@ -123,6 +124,7 @@ def _report(args: argparse.Namespace, run: JudgedRun, report_dir: Path) -> int:
                     if paths is not None
                     else None,
                     "report_error": report_error,
+                    "verdict_error": str(run.verdict_error) if run.verdict_error else None,
                     "failure_groups": [group.to_dict() for group in report.failure_groups],
                     "agreement": {sid: a.to_dict() for sid, a in result.agreement.items()},
                     "stability": {
@@ -156,6 +158,8 @@ def _report(args: argparse.Namespace, run: JudgedRun, report_dir: Path) -> int:
             print(console_failure_groups(report))
         if paths is not None:
             print("reports: " + "  ".join(one_line(str(path)) for path in paths.values()))
+    if run.verdict_error is not None:
+        print(not_kept(run), file=sys.stderr)
     if result.status == "cancelled":
         return EXIT_INTERRUPTED
     if error is not None:
@@ -166,7 +170,25 @@ def _report(args: argparse.Namespace, run: JudgedRun, report_dir: Path) -> int:
         return EXIT_USAGE
     if result.status == "failed":
         print(f"evalkit: every item of {result.name!r} failed", file=sys.stderr)
-    return EXIT_OK if report.passed else EXIT_FAILED_GATE
+    if not report.passed:
+        return EXIT_FAILED_GATE
+    # A passing run whose verdict the store does not hold is not a success to report.
+    return EXIT_USAGE if run.verdict_error is not None else EXIT_OK
+
+
+def not_kept(run: JudgedRun) -> str:
+    """The stderr line of a run whose verdict could not be kept in its store."""
+    result = run.result
+    verdict = "passed" if run.passed else "failed"
+    return (
+        f"evalkit: error: cannot keep the verdict of {one_line(result.name)!r}"
+        f" ({result.experiment_id}), {verdict}, in the store {one_line(run.store)}:"
+        f" {one_line(str(run.verdict_error))}. The run and its reports are kept, but its stored"
+        " verdict is missing or covers its own gates only (no regression gate), so"
+        " `evalkit experiments`, `show` and the next run's `latest` baseline do not know it."
+        " No command judges a stored run again: run the experiment again once the store is"
+        " writable."
+    )
 
 
 def _interrupted(args: argparse.Namespace, stopped: JudgedRun | None, report_dir: Path) -> int:

@@ -130,7 +130,19 @@ def message(judged: JudgedRun) -> str:
     lines.extend(drops)
     lines.extend(_lowest(judged, listed))
     lines.append(f"stored in {judged.store} as {result.experiment_id}")
+    if judged.verdict_error is not None:
+        lines.append(not_kept(judged))
     return "\n".join(lines)
+
+
+def not_kept(judged: JudgedRun) -> str:
+    """The line of a run whose verdict the store could not take."""
+    result = judged.result
+    return (
+        f"evalkit: the verdict of {visible(result.name)!r} ({result.experiment_id}) could not"
+        f" be kept in {judged.store}: {visible(str(judged.verdict_error))} (the run is stored;"
+        " its stored verdict is missing or covers its own gates only)"
+    )
 
 
 @dataclass(eq=False, repr=False)
@@ -169,11 +181,15 @@ class EvalOutcome:
         return message(self.judged)
 
     def check(self) -> None:
-        """Fail the test now, with :attr:`message`, unless the run passed."""
+        """Fail the test now, with :attr:`message`, unless the run passed and its verdict
+        was kept in the store."""
         __tracebackhide__ = True
         self.checked = True
         if not self.passed:
             pytest.fail(self.message, pytrace=False)
+        if self.judged.verdict_error is not None:
+            # Passed, but the store does not know it: as evalkit run, not a success to report.
+            pytest.fail(not_kept(self.judged), pytrace=False)
 
 
 def _failed_to_run(what: str, exc: EvalkitError) -> NoReturn:

@@ -18,7 +18,13 @@ from typing import TYPE_CHECKING, cast
 from evalkit.run._experiment import ExperimentResult, ExperimentStatus
 from evalkit.run._summary import summary_from_counts
 from evalkit.run._thresholds import parse_error_rates, parse_thresholds
-from evalkit.store import GateRecord, read_experiment, read_run_counts, record_verdict
+from evalkit.store import (
+    DEFAULT_LOCK_TIMEOUT,
+    GateRecord,
+    read_experiment,
+    read_run_counts,
+    record_verdict,
+)
 
 if TYPE_CHECKING:
     from evalkit.agreement import ScorerAgreement
@@ -70,6 +76,7 @@ def record_run_verdict(
     passed: bool | None = None,
     baseline_id: str | None = None,
     baseline_reason: str | None = None,
+    lock_timeout: float = DEFAULT_LOCK_TIMEOUT,
 ) -> None:
     """Keep ``result``'s verdict in its store, replacing the one it had.
 
@@ -82,12 +89,16 @@ def record_run_verdict(
             scorer passed.
         baseline_id: The run it was judged against.
         baseline_reason: Why that run (or why none).
+        lock_timeout: Seconds a store held by another process is retried.
+
+    Raises:
+        StoreError: The store could not be written (the run stays stored as it was).
     """
     if result.store is None:
         return
     if result.status in UNJUDGED:
         record_verdict(result.store, result.experiment_id, None, (), baseline_id=baseline_id,
-                       baseline_reason=baseline_reason)  # fmt: skip
+                       baseline_reason=baseline_reason, lock_timeout=lock_timeout)  # fmt: skip
         return
     gates = gate_records(result, comparison=comparison, reasons=reasons)
     ok = all(g.passed for g in gates) if passed is None else passed
@@ -98,6 +109,7 @@ def record_run_verdict(
         gates,
         baseline_id=baseline_id,
         baseline_reason=baseline_reason,
+        lock_timeout=lock_timeout,
     )
 
 

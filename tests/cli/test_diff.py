@@ -161,3 +161,81 @@ async def test_a_store_from_before_truncated_reasons_still_diffs(
     diff = diff_items(store, first.experiment_id, second.experiment_id)
     assert sorted(diff.pairs["item_id"]) == ["q0", "q1"]
     assert list(diff.pairs["candidate_reason_truncated"]) == [False, False]
+
+
+_NIGHTLY = """
+[experiment]
+name = "nightly-qa"
+dataset = "../datasets/{dataset}.parquet"
+store = "../evalkit.duckdb"
+concurrency = 16
+
+[[scorers]]
+use = "token_f1"
+id = "token_f1"
+threshold = 0.65
+
+[regression]
+baseline = "latest"
+max_drop = 0.02
+"""
+
+
+@pytest.fixture(scope="module")
+def nights(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[str]]:
+    """Night 1 (v1) passes, nights 2 and 3 (v2) fail: the folder and the three run ids."""
+    folder = tmp_path_factory.mktemp("nights")
+    (folder / "experiments").mkdir()
+    shutil.copytree(ROOT / "datasets", folder / "datasets")
+    ids = []
+    for dataset, code in (("qa_v1", 0), ("qa_v2", 1), ("qa_v2", 1)):
+        (folder / "experiments" / "nightly.toml").write_text(
+            _NIGHTLY.format(dataset=dataset), encoding="utf-8"
+        )
+        done = run_cli("run", "experiments/nightly.toml", "--no-progress", "--json", cwd=folder)
+        assert done.code == code, (dataset, done.stdout, done.stderr)
+        ids.append(json.loads(done.stdout)["experiment_id"])
+    return folder, ids
+
+
+@pytest.mark.parametrize("night", [1, 2])
+def test_diff_latest_is_the_newest_passing_run_never_the_run_itself(
+    nights: tuple[Path, list[str]], night: int
+) -> None:
+    folder, ids = nights
+    candidate = ids[night]
+    done = run_cli("diff", "latest", candidate, "--json", cwd=folder)
+    assert done.code == 0, done.stderr
+    diff = json.loads(done.stdout)
+    # Night 3 is the newest run (itself, for night 3), night 2 failed: night 1 is the bar.
+    assert (diff["baseline"], diff["candidate"]) == (ids[0], candidate)
+    assert diff["baseline_reason"] == "newest passing run"
+    assert diff["dropped"] > 0
+    done = run_cli("diff", "latest", candidate, "--limit", "0", cwd=folder)
+    first = done.stdout.splitlines()[0]
+    assert f"({ids[0]}) → candidate nightly-qa ({candidate})" in first, done.stdout
+    assert first.endswith("; baseline: newest passing run"), done.stdout
+
+
+def test_diff_latest_latest_is_the_newest_run_against_its_baseline(
+    nights: tuple[Path, list[str]],
+) -> None:
+    folder, ids = nights
+    diff = json.loads(run_cli("diff", "latest", "latest", "--json", cwd=folder).stdout)
+    assert (diff["baseline"], diff["candidate"]) == (ids[0], ids[2])
+    # The old meaning, by its own name: the newest complete run other than the candidate.
+    diff = json.loads(run_cli("diff", "latest-complete", ids[2], "--json", cwd=folder).stdout)
+    assert (diff["baseline"], diff["candidate"]) == (ids[1], ids[2])
+    assert diff["baseline_reason"] == "newest complete run (latest-complete)"
+    # A run named explicitly is the baseline, and says so.
+    diff = json.loads(run_cli("diff", ids[1], ids[2], "--json", cwd=folder).stdout)
+    assert (diff["baseline"], diff["baseline_reason"]) == (ids[1], "named explicitly")
+
+
+def test_diff_latest_without_a_passing_run_says_so(nights: tuple[Path, list[str]]) -> None:
+    folder, ids = nights
+    done = run_cli("diff", "latest", ids[0], cwd=folder)
+    assert done.code == 2
+    assert "no baseline: no earlier complete, full run of 'nightly-qa' that passed" in done.stderr
+    assert ids[0] in done.stderr
+    assert "Traceback" not in done.stderr
