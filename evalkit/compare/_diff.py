@@ -18,6 +18,7 @@ import duckdb
 import pandas as pd
 
 from evalkit._json import json_pointer as _pointer
+from evalkit._snapshot import in_one_transaction
 from evalkit.errors import ConfigError, StoreError
 
 DiffOrder: TypeAlias = Literal["drop", "gain", "delta", "item", "baseline", "candidate"]
@@ -165,14 +166,7 @@ def _diff(
 ) -> ItemDiff:
     # One transaction, so the row ids the page carries from the pairing query still name the
     # same rows when its texts are read (a connection already in one keeps its own).
-    try:
-        con.begin()
-    except duckdb.TransactionException:
-        return _diff_in(con, baseline, candidate, opts)
-    try:
-        return _diff_in(con, baseline, candidate, opts)
-    finally:
-        con.rollback()
+    return in_one_transaction(con, lambda: _diff_in(con, baseline, candidate, opts))
 
 
 def _diff_in(

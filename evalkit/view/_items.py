@@ -18,6 +18,7 @@ import duckdb
 from multidict import MultiMapping
 
 from evalkit._json import json_pointer
+from evalkit._snapshot import in_one_transaction
 from evalkit.report import error_pattern
 from evalkit.view import _queries
 from evalkit.view._compare import labels
@@ -312,14 +313,7 @@ def table(
     sort, _, _ = _order(p.sort, scorers)
     p = replace(p, sort=sort, scorer=p.scorer if p.scorer in scorers else "")
     # One transaction, so the row ids the page found still name the same rows when read.
-    try:
-        con.begin()
-    except duckdb.TransactionException:
-        return _table(con, eid, p, scorers)
-    try:
-        return _table(con, eid, p, scorers)
-    finally:
-        con.rollback()
+    return in_one_transaction(con, lambda: _table(con, eid, p, scorers))
 
 
 def _table(
