@@ -118,8 +118,8 @@ class VerdictNotKeptWarning(RuntimeWarning):
     """``run_evals`` stored the run but the store could not take its verdict (another process
     held it past ``lock_timeout``, a read-only store): the run is returned all the same.
 
-    Callers that judge and keep the verdict again (``evalkit run``, the pytest plugin,
-    :func:`evalkit.cli.judge_run`) ignore it and report the outcome of their own write.
+    ``evalkit run`` and the pytest plugin ignore it: they judge the run again and keep that
+    verdict with :func:`evalkit.cli.judge_run`, and report the outcome of that write only.
     """
 
 

@@ -22,7 +22,7 @@ from evalkit.cli._run import report_run
 from evalkit.errors import StoreError
 from evalkit.run import ExperimentResult, ItemResult
 from tests.cli.conftest import Cli, write_dataset
-from tests.store.conftest import held_by_another_process
+from tests.store.conftest import held_by_another_process, hold_gate_rows
 
 ROWS = [{"id": f"r{i}", "input": f"q{i}", "output": "x", "groundTruth": "x"} for i in range(30)]
 
@@ -158,30 +158,14 @@ def test_the_plugin_fails_a_run_whose_verdict_neither_write_could_keep(tmp_path:
     assert stored(store, run_id) == (None, None)
 
 
-def hold_gate_rows(store: Path, scorer_id: str) -> duckdb.DuckDBPyConnection:
-    """A connection of this process (a notebook's, say) that deleted a gate row of the store's
-    one run in a transaction it keeps open: the run's own writes go on through the database
-    they share, every verdict write's delete of that row conflicts until it is rolled back."""
-    con = duckdb.connect(str(store))
-    row = con.execute("SELECT id FROM experiments").fetchone()
-    assert row is not None
-    con.execute(
-        "INSERT INTO scorer_gates (experiment_id, scorer_id, passed, reasons, judged_at)"
-        " VALUES (?, ?, true, '[]', now())",
-        [row[0], scorer_id],
-    )
-    con.execute("BEGIN TRANSACTION")
-    con.execute("DELETE FROM scorer_gates WHERE experiment_id = ?", [row[0]])
-    return con
-
-
 #: The connections the experiment file's target opened (it runs in this process).
 HELD: list[duckdb.DuckDBPyConnection] = []
 
 APP = """
 from pathlib import Path
 
-from tests.cli.test_verdict_not_kept import HELD, hold_gate_rows
+from tests.cli.test_verdict_not_kept import HELD
+from tests.store.conftest import hold_gate_rows
 
 
 def answer(input):

@@ -14,6 +14,7 @@ import pytest
 from evalkit import ItemResult, Scorer, create_scorer, run_evals
 from evalkit.run import VerdictNotKeptWarning
 from evalkit.store import list_experiments, read_gates
+from tests.store.conftest import hold_gate_rows
 
 ROWS = [{"id": f"r{i}", "input": f"q{i}", "output": "x", "groundTruth": "x"} for i in range(20)]
 
@@ -88,25 +89,12 @@ async def test_a_resumed_run_is_judged_again_when_it_completes(store: Path) -> N
 
 
 async def test_a_verdict_the_store_cannot_take_is_warned_and_the_run_returned(store: Path) -> None:
-    # At the last item, a connection of this process (a notebook's, say) deletes a gate row
-    # of the run in a transaction it keeps open: the run's own writes (items, scores, its
-    # end) go on through the database they share, the verdict's delete of that row conflicts.
+    # From the last item on, every verdict write conflicts (hold_gate_rows); the run's don't.
     held: list[duckdb.DuckDBPyConnection] = []
 
     def hold_the_gate_rows(result: ItemResult) -> None:
-        if result.item.id != ROWS[-1]["id"]:
-            return
-        con = duckdb.connect(str(store))
-        held.append(con)
-        row = con.execute("SELECT id FROM experiments").fetchone()
-        assert row is not None
-        con.execute(
-            "INSERT INTO scorer_gates (experiment_id, scorer_id, passed, reasons, judged_at)"
-            " VALUES (?, 'a', true, '[]', now())",
-            [row[0]],
-        )
-        con.execute("BEGIN TRANSACTION")
-        con.execute("DELETE FROM scorer_gates WHERE experiment_id = ?", [row[0]])
+        if result.item.id == ROWS[-1]["id"]:
+            held.append(hold_gate_rows(store, "a"))
 
     try:
         with pytest.warns(VerdictNotKeptWarning) as warned:
