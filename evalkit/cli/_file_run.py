@@ -36,7 +36,7 @@ from evalkit.cli._reports import check_report_dir
 from evalkit.compare import baseline_candidates
 from evalkit.errors import ConfigError, StoreError
 from evalkit.experiment_file import RegressionSection, load_experiment_file
-from evalkit.run import RunInterrupted, run_evals_sync
+from evalkit.run import RunInterrupted, VerdictNotKeptWarning, run_evals_sync
 from evalkit.store import latest_resumable, read_experiment, store_exists, store_location
 
 
@@ -186,38 +186,41 @@ def run_experiment_file(
         check_report_dir(Path(report_dir))
     data, columns = open_dataset(file, sharded=bool(executor))
     try:
-        result = run_evals_sync(
-            data,
-            scorers,
-            columns=columns,
-            target=built.target,
-            concurrency=concurrency or config.experiment.concurrency or 8,
-            store=where,
-            store_data_path=(
-                store_data_path
-                if store_data_path is not None
-                else config.experiment.store_data_path
-            ),
-            experiment=config.experiment.name,
-            description=config.experiment.description,
-            thresholds=built.thresholds,
-            max_error_rate=build_error_rates(file, scorers),
-            progress=progress,
-            limit=limit,
-            metadata={"experiment_file": str(file.path)},
-            cache=False if not cache else None,
-            resume=resume_id,
-            retry_errors=retry_errors,
-            regenerate=regenerate,
-            force=force,
-            preflight=preflight,
-            lock_timeout=lock_timeout,
-            slices=config.experiment.slices,
-            labels=config.experiment.labels or None,
-            min_agreement=build_min_agreement(file, scorers) or None,
-            repeats=repeats if repeats is not None else config.experiment.repeats or 1,
-            **executor,
-        )
+        with warnings.catch_warnings():
+            # judge_result keeps the verdict again and says if it could not: one message.
+            warnings.simplefilter("ignore", VerdictNotKeptWarning)
+            result = run_evals_sync(
+                data,
+                scorers,
+                columns=columns,
+                target=built.target,
+                concurrency=concurrency or config.experiment.concurrency or 8,
+                store=where,
+                store_data_path=(
+                    store_data_path
+                    if store_data_path is not None
+                    else config.experiment.store_data_path
+                ),
+                experiment=config.experiment.name,
+                description=config.experiment.description,
+                thresholds=built.thresholds,
+                max_error_rate=build_error_rates(file, scorers),
+                progress=progress,
+                limit=limit,
+                metadata={"experiment_file": str(file.path)},
+                cache=False if not cache else None,
+                resume=resume_id,
+                retry_errors=retry_errors,
+                regenerate=regenerate,
+                force=force,
+                preflight=preflight,
+                lock_timeout=lock_timeout,
+                slices=config.experiment.slices,
+                labels=config.experiment.labels or None,
+                min_agreement=build_min_agreement(file, scorers) or None,
+                repeats=repeats if repeats is not None else config.experiment.repeats or 1,
+                **executor,
+            )
     except RunInterrupted as stop:
         judged = None
         if stop.result is not None:

@@ -100,7 +100,7 @@ def guarded_streams() -> Iterator[None]:
     shown = warnings.showwarning
 
     def show(message: Warning | str, category: type[Warning], *args: Any, **kwargs: Any) -> None:
-        if category is RuntimeWarning and str(message).startswith("evalkit: "):
+        if issubclass(category, RuntimeWarning) and str(message).startswith("evalkit: "):
             print(message, file=sys.stderr)
         else:
             shown(message, category, *args, **kwargs)

@@ -8,6 +8,7 @@ See docs/pages/design/pytest-verdict-after-the-body.md.
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NoReturn
@@ -17,8 +18,8 @@ import pytest
 from evalkit.cli import JudgedRun, judge_run, run_experiment_file
 from evalkit.errors import EvalkitError, ExperimentFileError
 from evalkit.report import ItemView, PairView, console_failure_groups, console_table, visible
-from evalkit.run import ExperimentResult, run_evals_sync
-from evalkit.store import store_location
+from evalkit.run import ExperimentResult, VerdictNotKeptWarning, run_evals_sync
+from evalkit.store import DEFAULT_LOCK_TIMEOUT, store_location
 
 _TEXT = 60
 #: Items listed per scorer: the largest drops, or the lowest scores.
@@ -218,15 +219,20 @@ def run_python(data: Any, scorers: Any, **options: Any) -> EvalOutcome:
     max_drop = options.pop("max_drop", 0.0)
     options.setdefault("progress", False)
     try:
-        result = run_evals_sync(data, scorers, **options)
+        with warnings.catch_warnings():
+            # judge_run keeps the verdict again, and the outcome says if it could not.
+            warnings.simplefilter("ignore", VerdictNotKeptWarning)
+            result = run_evals_sync(data, scorers, **options)
         directions = {
             s.id: "higher" if s.higher_is_better else "lower"
             for s in scorers
             if hasattr(s, "higher_is_better")
         }
-        return EvalOutcome(
-            judge_run(result, baseline=baseline, max_drop=max_drop, directions=directions)
-        )
+        # The verdict is kept as long as the run waited for a locked store.
+        lock_timeout = options.get("lock_timeout", DEFAULT_LOCK_TIMEOUT)
+        judged = judge_run(result, baseline=baseline, max_drop=max_drop,
+                           directions=directions, lock_timeout=lock_timeout)  # fmt: skip
+        return EvalOutcome(judged)
     except EvalkitError as exc:
         error = exc
     _failed_to_run(str(options.get("experiment")), error)

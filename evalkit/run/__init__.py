@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from evalkit.run._summary import RunSummary, ScorerSummary
     from evalkit.run._thresholds import ScorerVerdict, Threshold, Verdict
     from evalkit.run._verdict_record import (
+        VerdictNotKeptWarning,
         gate_records,
         record_merged_verdict,
         record_run_verdict,
@@ -48,6 +49,7 @@ __getattr__, __dir__ = _exports(
             "Verdict",
         ),
         "evalkit.run._verdict_record": (
+            "VerdictNotKeptWarning",
             "gate_records",
             "record_merged_verdict",
             "record_run_verdict",
@@ -68,6 +70,7 @@ __all__ = [
     "ScorerVerdict",
     "Threshold",
     "Verdict",
+    "VerdictNotKeptWarning",
     "gate_records",
     "record_merged_verdict",
     "record_run_verdict",

@@ -14,7 +14,7 @@ from typing import Any
 import anyio
 
 from evalkit.agreement import measure_merged
-from evalkit.errors import ConfigError
+from evalkit.errors import ConfigError, StoreError
 from evalkit.run._checks import check_store_data_path
 from evalkit.run._executors import ExecutorName
 from evalkit.run._experiment import ExperimentResult
@@ -30,7 +30,12 @@ from evalkit.run._result import build_result
 from evalkit.run._runner import ItemCallback
 from evalkit.run._sharded import drive_sharded
 from evalkit.run._spec import RunOptions, prepare
-from evalkit.run._verdict_record import record_merged_verdict, record_run_verdict
+from evalkit.run._verdict_record import (
+    VerdictNotKeptWarning,
+    record_merged_verdict,
+    record_run_verdict,
+    verdict_not_kept,
+)
 from evalkit.scorer import Scorer
 from evalkit.store import (
     DEFAULT_LOCK_TIMEOUT,
@@ -154,7 +159,9 @@ async def run_evals(
             with back-off; past ``lock_timeout`` of refusals, the rows not yet written are
             spilled to ``<store>.recovery/<experiment id>/`` and :class:`StoreError` says so.
             A resume of the experiment (or the next run writing the store, or
-            :func:`evalkit.store.recover`) loads them.
+            :func:`evalkit.store.recover`) loads them. The run's verdict, kept in the store
+            once the run is stored, waits as long; a verdict the store cannot take is a
+            :class:`~evalkit.run.VerdictNotKeptWarning` and the run is returned.
         slices: Item metadata keys (``"category"``, or ``"a.b"`` for a nested key) whose
             values split the items into slices: the comparison with a baseline is then also
             made per slice and scorer (``evalkit run --slices``, the reports, ``--json``),
@@ -237,7 +244,12 @@ async def run_evals(
     result = await build_result(spec, driven, writer)
     if spec.store is not None:
         # The run's own gates; ``evalkit run`` records it again with its regression gate.
-        await anyio.to_thread.run_sync(functools.partial(record_run_verdict, result))
+        record = functools.partial(record_run_verdict, result, lock_timeout=lock_timeout)
+        try:
+            await anyio.to_thread.run_sync(record)
+        except StoreError as exc:
+            # Every item is scored and stored: the run is returned, never lost for its verdict.
+            warnings.warn(verdict_not_kept(result, exc), VerdictNotKeptWarning, stacklevel=2)
     if spec.sharding is not None and spec.sharding.slice is not None and spec.store is not None:
         # The slices of a matrix writing one DuckLake store: the last to finish merges them.
         merged = merge_finished_slices(spec.store, result.experiment_id)

@@ -15,6 +15,7 @@ import os
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, cast
 
+from evalkit.errors import StoreError
 from evalkit.run._experiment import ExperimentResult, ExperimentStatus
 from evalkit.run._summary import summary_from_counts
 from evalkit.run._thresholds import parse_error_rates, parse_thresholds
@@ -110,6 +111,26 @@ def record_run_verdict(
         baseline_id=baseline_id,
         baseline_reason=baseline_reason,
         lock_timeout=lock_timeout,
+    )
+
+
+class VerdictNotKeptWarning(RuntimeWarning):
+    """``run_evals`` stored the run but the store could not take its verdict (another process
+    held it past ``lock_timeout``, a read-only store): the run is returned all the same.
+
+    ``evalkit run`` and the pytest plugin ignore it: they judge the run again and keep that
+    verdict with :func:`evalkit.cli.judge_run`, and report the outcome of that write only.
+    """
+
+
+def verdict_not_kept(result: ExperimentResult, error: StoreError) -> str:
+    """The warning of a stored run whose verdict the store could not take."""
+    return (
+        f"evalkit: the verdict of {result.name!r} ({result.experiment_id}) was not kept in the"
+        f" store {result.store}: {error}. The run is stored and returned, but the store's"
+        " verdict of it is missing or out of date (`evalkit experiments`, `show` and the next"
+        " run's `latest` baseline go by it): evalkit.cli.judge_run(result) keeps it once the"
+        " store is writable"
     )
 
 

@@ -20,8 +20,9 @@ from evalkit.cli import judge_run
 from evalkit.cli._main import build_parser
 from evalkit.cli._run import report_run
 from evalkit.errors import StoreError
-from evalkit.run import ExperimentResult
-from tests.store.conftest import held_by_another_process
+from evalkit.run import ExperimentResult, ItemResult
+from tests.cli.conftest import Cli, write_dataset
+from tests.store.conftest import held_by_another_process, hold_gate_rows
 
 ROWS = [{"id": f"r{i}", "input": f"q{i}", "output": "x", "groundTruth": "x"} for i in range(30)]
 
@@ -124,3 +125,90 @@ async def test_the_pytest_plugin_fails_a_run_whose_verdict_was_not_kept(
     assert f"the verdict of 'n' ({run.experiment_id}) could not be kept in {store}" in str(
         failed.value
     )
+
+
+def test_the_plugin_fails_a_run_whose_verdict_neither_write_could_keep(tmp_path: Path) -> None:
+    from evalkit.pytest_plugin._outcome import run_python
+
+    store = tmp_path / "evalkit.duckdb"
+    held: list[duckdb.DuckDBPyConnection] = []
+
+    def hold_the_gate_rows(result: ItemResult) -> None:
+        if result.item.id == ROWS[-1]["id"]:
+            held.append(hold_gate_rows(store, "const"))
+
+    scorer = create_scorer("Const", id="const").generate_score(lambda run: 1.0)
+    try:
+        # No VerdictNotKeptWarning escapes (filterwarnings = error would raise it here).
+        outcome = run_python(
+            ROWS, [scorer], store=store, experiment="n", concurrency=1, flush_interval=3600,
+            lock_timeout=0.2, on_item_complete=hold_the_gate_rows,
+        )  # fmt: skip
+    finally:
+        for con in held:
+            con.rollback()
+            con.close()
+    assert held
+    assert outcome.passed
+    assert len(outcome.result.items) == len(ROWS)
+    with pytest.raises(pytest.fail.Exception) as failed:
+        outcome.check()
+    run_id = outcome.result.experiment_id
+    assert f"the verdict of 'n' ({run_id}) could not be kept in {store}" in str(failed.value)
+    assert stored(store, run_id) == (None, None)
+
+
+#: The connections the experiment file's target opened (it runs in this process).
+HELD: list[duckdb.DuckDBPyConnection] = []
+
+APP = """
+from pathlib import Path
+
+from tests.cli.test_verdict_not_kept import HELD
+from tests.store.conftest import hold_gate_rows
+
+
+def answer(input):
+    if input == "What is 19 + 19?":  # the last row, with concurrency 1
+        HELD.append(hold_gate_rows(Path("evalkit.duckdb"), "exact_match"))
+    return str(2 * int(input.split()[2]))
+"""
+
+EXPERIMENT = """
+[experiment]
+name = "held"
+dataset = "data.parquet"
+store = "evalkit.duckdb"
+concurrency = 1
+
+[target]
+type = "python"
+callable = "app:answer"
+
+[[scorers]]
+use = "exact_match"
+"""
+
+
+def test_evalkit_run_says_once_that_the_verdict_was_not_kept(tmp_path: Path, cli: Cli) -> None:
+    write_dataset(tmp_path / "data.parquet", rows=20)
+    (tmp_path / "app.py").write_text(APP, encoding="utf-8")
+    (tmp_path / "held.toml").write_text(EXPERIMENT, encoding="utf-8")
+    try:
+        done = cli("run", "held.toml", "--no-progress", "--lock-timeout", "0.2",
+                   "--report-dir", "reports")  # fmt: skip
+    finally:
+        while HELD:
+            con = HELD.pop()
+            con.rollback()
+            con.close()
+    assert done.code == 2, done.stderr
+    assert "PASSED" in done.stdout
+    assert len(list((tmp_path / "reports").iterdir())) == 3
+    # One message, evalkit run's: not run_evals' warning as well.
+    assert done.stderr.count("evalkit: ") == 1, done.stderr
+    assert done.stderr.startswith("evalkit: error: cannot keep the verdict of 'held'")
+    with duckdb.connect(str(tmp_path / "evalkit.duckdb"), read_only=True) as con:
+        assert con.execute(
+            "SELECT status, succeeded_count, verdict FROM experiments"
+        ).fetchall() == [("completed", 20, None)]

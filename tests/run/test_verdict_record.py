@@ -9,9 +9,12 @@ from typing import Any
 
 import anyio
 import duckdb
+import pytest
 
 from evalkit import ItemResult, Scorer, create_scorer, run_evals
+from evalkit.run import VerdictNotKeptWarning
 from evalkit.store import list_experiments, read_gates
+from tests.store.conftest import hold_gate_rows
 
 ROWS = [{"id": f"r{i}", "input": f"q{i}", "output": "x", "groundTruth": "x"} for i in range(20)]
 
@@ -83,3 +86,41 @@ async def test_a_resumed_run_is_judged_again_when_it_completes(store: Path) -> N
     # Replaced, not added to: still one gate row per scorer.
     assert _stored(store, first.experiment_id) == ("passed", None, 2)
     assert all(g["passed"] and g["reasons"] == [] for g in read_gates(store, first.experiment_id))
+
+
+async def test_a_verdict_the_store_cannot_take_is_warned_and_the_run_returned(store: Path) -> None:
+    # From the last item on, every verdict write conflicts (hold_gate_rows); the run's don't.
+    held: list[duckdb.DuckDBPyConnection] = []
+
+    def hold_the_gate_rows(result: ItemResult) -> None:
+        if result.item.id == ROWS[-1]["id"]:
+            held.append(hold_gate_rows(store, "a"))
+
+    try:
+        with pytest.warns(VerdictNotKeptWarning) as warned:
+            result = await run_evals(
+                ROWS, [_scorer("a", set())], store=store, experiment="held", concurrency=1,
+                flush_interval=3600, lock_timeout=0.2, on_item_complete=hold_the_gate_rows,
+            )  # fmt: skip
+    finally:
+        for con in held:
+            con.rollback()
+            con.close()
+    assert held, "the last item's callback never ran"
+    # The run is returned whole, judged on its own gates.
+    assert result.status == "completed"
+    assert [r.item.id for r in result.items] == [row["id"] for row in ROWS]
+    assert result.verdict.passed
+    # One warning, naming the store and the run, saying its verdict was not kept.
+    (message,) = [str(w.message) for w in warned]
+    assert message.startswith("evalkit: ")
+    assert f"the verdict of 'held' ({result.experiment_id})" in message
+    assert f"was not kept in the store {store}" in message
+    # Nothing scored is lost: every item and score is stored; only the verdict is missing.
+    with duckdb.connect(str(store), read_only=True) as con:
+        stored = con.execute(
+            "SELECT status, succeeded_count, verdict, (SELECT count(*) FROM scores"
+            " WHERE experiment_id = e.id) FROM experiments e WHERE id = ?",
+            [result.experiment_id],
+        ).fetchone()
+    assert stored == ("completed", len(ROWS), None, len(ROWS))
