@@ -19,7 +19,9 @@ from typing import Any
 
 import duckdb
 
+from evalkit.compare import LATEST, baseline_candidates, choose_baseline
 from evalkit.errors import StoreError
+from evalkit.experiment_file import RegressionSection
 from evalkit.report import error_pattern
 from evalkit.store import connection, effective_status
 from evalkit.view._reader import LOCK_TIMEOUT, Reader
@@ -131,14 +133,14 @@ def experiments(
     store: Source, *, name: str = "", status: str = "", failed: bool = False
 ) -> dict[str, Any]:
     """The runs of the store (newest first), filtered by a name substring, a status and
-    whether the run's verdict failed, with each run's mean per scorer and, per run name, the
-    means over its runs (oldest first).
+    whether the run's verdict failed, with each run's mean per scorer, the baseline to compare
+    it with (:func:`compare_with`) and, per run name, the means over its runs (oldest first).
 
     Returns:
-        ``runs`` (dicts with ``means``: scorer id → mean, and ``verdict``: ``passed``,
-        ``failed`` or None when not judged), ``trends`` (run name → scorer id → list of
-        ``(run id, mean)``), ``failed_runs`` (ids of the listed runs whose verdict failed),
-        ``statuses`` (every status in the store) and ``names``.
+        ``runs`` (dicts with ``means``: scorer id → mean, ``verdict``: ``passed``,
+        ``failed`` or None when not judged, and ``compare_with``), ``trends`` (run name →
+        scorer id → list of ``(run id, mean)``), ``failed_runs`` (ids of the listed runs whose
+        verdict failed), ``statuses`` (every status in the store) and ``names``.
     """
     with reading(store) as con:
         table = all_runs(con)
@@ -153,11 +155,10 @@ def experiments(
             and (not failed or r["verdict"] == "failed")
         ]
         order, means = _means(con, [r["id"] for r in runs])
+        # Inside the read: the choice's own connections share the database this one holds.
+        compare_with(name_of(store), table, runs)
     trends: dict[str, dict[str, list[tuple[str, float]]]] = defaultdict(lambda: defaultdict(list))
-    previous: dict[str, str] = {}
     for run in reversed(runs):  # oldest first
-        run["previous"] = previous.get(run["name"])
-        previous[run["name"]] = run["id"]
         run["scorers"] = order.get(run["id"], [])
         run["means"] = means.get(run["id"], {})
         for scorer_id, mean in run["means"].items():
@@ -169,6 +170,50 @@ def experiments(
         "statuses": statuses,
         "names": names,
     }
+
+
+#: The share of a run's items a baseline on another dataset must hold: ``[regression]``'s
+#: default, as ``evalkit diff latest RUN`` takes it.
+MIN_PAIRED = RegressionSection().min_paired
+
+
+def compare_with(where: str, table: list[dict[str, Any]], runs: list[dict[str, Any]]) -> None:
+    """Set each run of ``runs`` its ``compare_with``: the baseline the run list's link
+    compares it with (``id``, ``reason``: why that run, ``stored``), or None.
+
+    The baseline its verdict was judged against, as stored (``baseline_id``,
+    ``baseline_reason``); else, for a run judged against none (a first night, a run of
+    ``run_evals``, a store from before verdicts were kept), the run ``latest`` chooses for it
+    now (:func:`evalkit.compare.baseline_candidates`, :func:`~evalkit.compare.choose_baseline`:
+    the newest complete, full, passing run of its name that pairs with it, or the pinned one),
+    among the runs started before it: a baseline is an earlier night. ``table`` is every run
+    of the store (newest first), so the choice does not depend on the list's filters.
+
+    Only the runs without a stored baseline cost queries: one read of the candidates per run
+    name, and a count of the paired items only when the chosen run's dataset differs.
+    """
+    position = {run["id"]: index for index, run in enumerate(table)}
+    options: dict[str, list[Any]] = {}
+    for run in runs:
+        if run["baseline_id"] in position:
+            run["compare_with"] = {
+                "id": run["baseline_id"],
+                "reason": run["baseline_reason"],
+                "stored": True,
+            }
+            continue
+        if run["name"] not in options:
+            options[run["name"]] = baseline_candidates(where, LATEST, name=run["name"])
+        here = position[run["id"]]
+        earlier = [
+            option
+            for option in options[run["name"]]
+            if option.run is not None and position.get(option.run["id"], -1) > here
+        ]
+        chosen = choose_baseline(where, earlier, ref=LATEST, candidate=run, min_paired=MIN_PAIRED)
+        run["compare_with"] = None
+        if chosen.run is not None:
+            run["compare_with"] = {"id": chosen.run["id"], "reason": chosen.reason, "stored": False}
 
 
 def experiment(con: duckdb.DuckDBPyConnection, ref: str, where: str) -> dict[str, Any]:
