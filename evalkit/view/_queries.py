@@ -23,11 +23,13 @@ from evalkit.compare import LATEST, baseline_candidates, choose_baseline
 from evalkit.errors import StoreError
 from evalkit.experiment_file import RegressionSection
 from evalkit.report import error_pattern
-from evalkit.store import connection, effective_status
+from evalkit.store import connection, effective_status, schema_version
 from evalkit.view._reader import LOCK_TIMEOUT, Reader
 
 #: Bins of a score distribution.
 BINS = 10
+#: The store version whose ``judge_executions`` has ``truncated``.
+TRUNCATED_SINCE = 7
 
 
 Source = Reader | str | os.PathLike[str]
@@ -416,9 +418,19 @@ def _item_in(con: duckdb.DuckDBPyConnection, eid: str, item_id: str) -> dict[str
     )
     if not head:
         return None
+    # A reason cut at the judge's token limit: its generate_reason reply (the pair's own, not
+    # a repeat's) was flagged; a store older than the flag (read, not migrated) flags none.
+    cut = (
+        "EXISTS (SELECT 1 FROM judge_executions j WHERE j.experiment_id = s.experiment_id"
+        " AND j.run_id = s.run_id AND j.item_id = s.item_id AND j.scorer_id = s.scorer_id"
+        " AND j.step = 'generate_reason' AND coalesce(j.repeat_index, 0) = 0 AND j.truncated)"
+        if schema_version(con) >= TRUNCATED_SINCE
+        else "false"
+    )
     scorers = rows(
         con,
-        "SELECT es.scorer_id, s.score, s.reason, s.preprocess_step_result,"
+        f"SELECT es.scorer_id, s.score, s.reason, {cut} AS reason_truncated,"
+        " s.preprocess_step_result,"
         " s.analyze_step_result, s.preprocess_prompt, s.analyze_prompt,"
         " s.generate_score_prompt, s.generate_reason_prompt, s.duration_ms,"
         " e.failed_step, e.completed_steps, e.error_name, e.error_message"

@@ -17,8 +17,11 @@ from typing import Any
 import duckdb
 import pytest
 
+from evalkit import Judge
+from evalkit.testing import FakeOpenAIServer
 from tests.cli.conftest import wait_for
 from tests.store.test_schema import STORE_V7
+from tests.truncated import CUT_REPLY, two_nights
 from tests.view.conftest import (
     BASELINE_REASON,
     HOSTILE,
@@ -345,5 +348,38 @@ def test_a_run_without_a_stored_baseline_links_to_the_one_latest_chooses(tmp_pat
             n4: n2,
         }
         assert "pinned by alice: v2 is the new normal" in runs[n4]["compare_with"]["reason"]
+    finally:
+        stop(proc)
+
+
+async def test_a_reason_cut_at_the_token_limit_is_marked(
+    tmp_path: Path, server: FakeOpenAIServer, judge: Judge
+) -> None:
+    first, second = await two_nights(tmp_path / "evalkit.duckdb", judge, server)
+    base, cand = first.experiment_id, second.experiment_id
+    proc, url = start_viewer(tmp_path / "evalkit.duckdb")
+    try:
+        status, _, body = _get(f"{url}compare?baseline={base}&candidate={cand}")
+        assert status == 200, body
+        grid = body[body.index('<table class="grid diff">') :]
+        marked = f'{CUT_REPLY}</span> <b class="truncated"'
+        assert grid.count(marked) == 2  # q0 and q1, the candidate's reasons
+        assert grid.count("(truncated)</b>") == 2
+        assert grid.count("It matches.</span></div>") == 2  # the baseline's, whole
+        rows = _json(f"{url}api/compare?baseline={base}&candidate={cand}")["rows"]
+        assert {(r["item_id"], r["candidate_reason_truncated"]) for r in rows} == {
+            ("q0", True),
+            ("q1", True),
+        }
+        # The item page: the reason in the scores table, and the judge's execution.
+        status, _, body = _get(f"{url}experiments/{cand}/item?id=q0&baseline={base}")
+        assert status == 200, body
+        scores = body[body.index('<table class="grid item-scores">') : body.index('id="judge"')]
+        assert scores.count("(truncated)</b>") == 1
+        assert f'{CUT_REPLY}</span> <b class="truncated"' in scores
+        assert "<dt>Finish</dt><dd>length</dd>" in body
+        assert '<b class="truncated">truncated</b>' in body
+        status, _, body = _get(f"{url}experiments/{cand}/item?id=q2")
+        assert "(truncated)" not in body
     finally:
         stop(proc)
