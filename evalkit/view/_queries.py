@@ -12,14 +12,15 @@ from __future__ import annotations
 
 import json
 import os
-from collections import defaultdict
+import threading
+from collections import OrderedDict, defaultdict
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
 import duckdb
 
-from evalkit.compare import LATEST, baseline_candidates, choose_baseline
+from evalkit.compare import LATEST, Baseline, baseline_candidates, choose_baseline
 from evalkit.errors import StoreError
 from evalkit.experiment_file import RegressionSection
 from evalkit.report import error_pattern
@@ -178,6 +179,31 @@ def experiments(
 #: default, as ``evalkit diff latest RUN`` takes it.
 MIN_PAIRED = RegressionSection().min_paired
 
+# Choices of compare_with by (store, run, its status and item counts, the options it had):
+# a choice reads the runs' items only to count pairs, and the options are complete runs,
+# whose items no longer change; a new run, verdict or pin changes the options, so the key.
+_CHOSEN: OrderedDict[tuple[Any, ...], Baseline] = OrderedDict()
+_CHOSEN_KEPT = 4096
+_CHOSEN_LOCK = threading.Lock()
+
+
+def _choose(where: str, run: dict[str, Any], earlier: list[Baseline]) -> Baseline:
+    """:func:`evalkit.compare.choose_baseline` for ``run`` among ``earlier``, kept."""
+    key = (
+        where, run["id"], run["status"], run["succeeded_count"], run["failed_count"],
+        tuple((option.run["id"] if option.run else None, option.reason) for option in earlier),
+    )  # fmt: skip
+    with _CHOSEN_LOCK:
+        if key in _CHOSEN:
+            _CHOSEN.move_to_end(key)
+            return _CHOSEN[key]
+    chosen = choose_baseline(where, earlier, ref=LATEST, candidate=run, min_paired=MIN_PAIRED)
+    with _CHOSEN_LOCK:
+        _CHOSEN[key] = chosen
+        while len(_CHOSEN) > _CHOSEN_KEPT:
+            _CHOSEN.popitem(last=False)
+    return chosen
+
 
 def compare_with(where: str, table: list[dict[str, Any]], runs: list[dict[str, Any]]) -> None:
     """Set each run of ``runs`` its ``compare_with``: the baseline the run list's link
@@ -192,10 +218,11 @@ def compare_with(where: str, table: list[dict[str, Any]], runs: list[dict[str, A
     of the store (newest first), so the choice does not depend on the list's filters.
 
     Only the runs without a stored baseline cost queries: one read of the candidates per run
-    name, and a count of the paired items only when the chosen run's dataset differs.
+    name, and a count of the paired items when the chosen run's dataset differs, once (the
+    choice is kept while the run and its options stay as they are).
     """
     position = {run["id"]: index for index, run in enumerate(table)}
-    options: dict[str, list[Any]] = {}
+    options: dict[str, list[Baseline]] = {}
     for run in runs:
         if run["baseline_id"] in position:
             run["compare_with"] = {
@@ -212,7 +239,7 @@ def compare_with(where: str, table: list[dict[str, Any]], runs: list[dict[str, A
             for option in options[run["name"]]
             if option.run is not None and position.get(option.run["id"], -1) > here
         ]
-        chosen = choose_baseline(where, earlier, ref=LATEST, candidate=run, min_paired=MIN_PAIRED)
+        chosen = _choose(where, run, earlier)
         run["compare_with"] = None
         if chosen.run is not None:
             run["compare_with"] = {"id": chosen.run["id"], "reason": chosen.reason, "stored": False}
