@@ -20,11 +20,11 @@ from typing import Any
 
 import duckdb
 
-from evalkit.compare import LATEST, Baseline, baseline_candidates, choose_baseline
+from evalkit.compare import not_eligible
 from evalkit.errors import StoreError
 from evalkit.experiment_file import RegressionSection
 from evalkit.report import error_pattern
-from evalkit.store import connection, effective_status, schema_version
+from evalkit.store import BaselinePin, connection, effective_status, schema_version
 from evalkit.view._reader import LOCK_TIMEOUT, Reader
 
 #: Bins of a score distribution.
@@ -158,8 +158,7 @@ def experiments(
             and (not failed or r["verdict"] == "failed")
         ]
         order, means = _means(con, [r["id"] for r in runs])
-        # Inside the read: the choice's own connections share the database this one holds.
-        compare_with(name_of(store), table, runs)
+        compare_with(con, name_of(store), table, runs)
     trends: dict[str, dict[str, list[tuple[str, float]]]] = defaultdict(lambda: defaultdict(list))
     for run in reversed(runs):  # oldest first
         run["scorers"] = order.get(run["id"], [])
@@ -179,50 +178,39 @@ def experiments(
 #: default, as ``evalkit diff latest RUN`` takes it.
 MIN_PAIRED = RegressionSection().min_paired
 
-# Choices of compare_with by (store, run, its status and item counts, the options it had):
-# a choice reads the runs' items only to count pairs, and the options are complete runs,
-# whose items no longer change; a new run, verdict or pin changes the options, so the key.
-_CHOSEN: OrderedDict[tuple[Any, ...], Baseline] = OrderedDict()
-_CHOSEN_KEPT = 4096
-_CHOSEN_LOCK = threading.Lock()
+# Whether two runs pair, by (store, baseline, candidate, the candidate's status and counts):
+# a baseline is a complete run, whose items no longer change.
+_PAIRED: OrderedDict[tuple[Any, ...], bool] = OrderedDict()
+_PAIRED_KEPT = 4096
+_PAIRED_LOCK = threading.Lock()
 
 
-def _choose(where: str, run: dict[str, Any], earlier: list[Baseline]) -> Baseline:
-    """:func:`evalkit.compare.choose_baseline` for ``run`` among ``earlier``, kept."""
-    key = (
-        where, run["id"], run["status"], run["succeeded_count"], run["failed_count"],
-        tuple((option.run["id"] if option.run else None, option.reason) for option in earlier),
-    )  # fmt: skip
-    with _CHOSEN_LOCK:
-        if key in _CHOSEN:
-            _CHOSEN.move_to_end(key)
-            return _CHOSEN[key]
-    chosen = choose_baseline(where, earlier, ref=LATEST, candidate=run, min_paired=MIN_PAIRED)
-    with _CHOSEN_LOCK:
-        _CHOSEN[key] = chosen
-        while len(_CHOSEN) > _CHOSEN_KEPT:
-            _CHOSEN.popitem(last=False)
-    return chosen
-
-
-def compare_with(where: str, table: list[dict[str, Any]], runs: list[dict[str, Any]]) -> None:
+def compare_with(
+    con: duckdb.DuckDBPyConnection,
+    where: str,
+    table: list[dict[str, Any]],
+    runs: list[dict[str, Any]],
+) -> None:
     """Set each run of ``runs`` its ``compare_with``: the baseline the run list's link
     compares it with (``id``, ``reason``: why that run, ``stored``), or None.
 
     The baseline its verdict was judged against, as stored (``baseline_id``,
     ``baseline_reason``); else, for a run judged against none (a first night, a run of
     ``run_evals``, a store from before verdicts were kept), the run ``latest`` chooses for it
-    now (:func:`evalkit.compare.baseline_candidates`, :func:`~evalkit.compare.choose_baseline`:
-    the newest complete, full, passing run of its name that pairs with it, or the pinned one),
-    among the runs started before it: a baseline is an earlier night. ``table`` is every run
-    of the store (newest first), so the choice does not depend on the list's filters.
+    among the runs started before it (a baseline is an earlier night): the newest complete,
+    full run of its name whose verdict did not fail and that pairs with it, or with a pin in
+    force the pinned run unless a run started after the pin passed. ``table`` is every run of
+    the store (newest first), so the choice does not depend on the list's filters.
 
-    Only the runs without a stored baseline cost queries: one read of the candidates per run
-    name, and a count of the paired items when the chosen run's dataset differs, once (the
-    choice is kept while the run and its options stay as they are).
+    This mirrors :func:`evalkit.compare.baseline_candidates` and
+    :func:`~evalkit.compare.choose_baseline` (``tests/view/test_app.py`` checks they agree)
+    on the page's own connection: those open the store again, and a process that opens the
+    file again while it holds it drops its file lock (POSIX locks are per process), so a run
+    could write under the viewer's feet. It costs one query for the pins, and a count of the
+    paired items only for a run whose chosen run's dataset differs, once (kept).
     """
     position = {run["id"]: index for index, run in enumerate(table)}
-    options: dict[str, list[Baseline]] = {}
+    pins = _pins(con)
     for run in runs:
         if run["baseline_id"] in position:
             run["compare_with"] = {
@@ -231,18 +219,74 @@ def compare_with(where: str, table: list[dict[str, Any]], runs: list[dict[str, A
                 "stored": True,
             }
             continue
-        if run["name"] not in options:
-            options[run["name"]] = baseline_candidates(where, LATEST, name=run["name"])
         here = position[run["id"]]
         earlier = [
-            option
-            for option in options[run["name"]]
-            if option.run is not None and position.get(option.run["id"], -1) > here
+            r for r in table[here + 1 :] if r["name"] == run["name"] and not_eligible(r) is None
         ]
-        chosen = _choose(where, run, earlier)
         run["compare_with"] = None
-        if chosen.run is not None:
-            run["compare_with"] = {"id": chosen.run["id"], "reason": chosen.reason, "stored": False}
+        for option, reason in _latest(earlier, pins.get(run["name"])):
+            if _pairs(con, where, option, run):
+                run["compare_with"] = {"id": option["id"], "reason": reason, "stored": False}
+                break
+
+
+def _pins(con: duckdb.DuckDBPyConnection) -> dict[str, BaselinePin]:
+    """The pin in force per run name (its newest row, unless that unpinned it)."""
+    if not has_table(con, "baseline_pins"):
+        return {}
+    found = con.execute(
+        "SELECT experiment_name, experiment_id, pinned_by, note, created_at FROM baseline_pins"
+        " QUALIFY row_number() OVER (PARTITION BY experiment_name ORDER BY created_at DESC) = 1"
+    ).fetchall()
+    return {row[0]: BaselinePin(*row) for row in found if row[1] is not None}
+
+
+def _latest(
+    runs: list[dict[str, Any]], pin: BaselinePin | None
+) -> list[tuple[dict[str, Any], str]]:
+    """The options ``latest`` has among ``runs`` (eligible, newest first), with why."""
+    if pin is None:
+        return [
+            (r, "newest passing run" if r["verdict"] == "passed"
+             else "newest run stored before verdicts were kept")
+            for r in runs if r["verdict"] != "failed"
+        ]  # fmt: skip
+    newer = [
+        (r, f"newest passing run since {pin.experiment_id} was pinned")
+        for r in runs
+        if r["verdict"] == "passed"
+        and r["id"] != pin.experiment_id
+        and r["started_at"] > pin.created_at
+    ]
+    return newer + [(r, pin.reason) for r in runs if r["id"] == pin.experiment_id]
+
+
+def _pairs(
+    con: duckdb.DuckDBPyConnection, where: str, base: dict[str, Any], run: dict[str, Any]
+) -> bool:
+    """Whether ``base`` pairs with ``run`` (:func:`evalkit.compare.pairs_with`'s rule)."""
+    fingerprint = base.get("dataset_fingerprint")
+    if fingerprint is not None and fingerprint == run.get("dataset_fingerprint"):
+        return True
+    key = (where, base["id"], run["id"], run["status"], run["succeeded_count"],
+           run["failed_count"])  # fmt: skip
+    with _PAIRED_LOCK:
+        if key in _PAIRED:
+            _PAIRED.move_to_end(key)
+            return _PAIRED[key]
+    found = con.execute(
+        "SELECT count(*), count(b.item_id) FROM experiment_items c"
+        " LEFT JOIN (SELECT DISTINCT item_id FROM experiment_items WHERE experiment_id = ?)"
+        " b USING (item_id) WHERE c.experiment_id = ?",
+        [base["id"], run["id"]],
+    ).fetchone()
+    total, paired = (int(found[0]), int(found[1])) if found else (0, 0)
+    pairs = total > 0 and paired / total >= MIN_PAIRED
+    with _PAIRED_LOCK:
+        _PAIRED[key] = pairs
+        while len(_PAIRED) > _PAIRED_KEPT:
+            _PAIRED.popitem(last=False)
+    return pairs
 
 
 def experiment(con: duckdb.DuckDBPyConnection, ref: str, where: str) -> dict[str, Any]:

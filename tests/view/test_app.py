@@ -303,6 +303,20 @@ def _nights(store: Path, *outputs: tuple[str, int | None]) -> list[str]:
     return ids
 
 
+def _latest_of(store: Path, run: dict[str, Any]) -> dict[str, Any] | None:
+    """What evalkit.compare chooses for ``run`` with ``latest`` (the viewer mirrors it)."""
+    from evalkit.compare import LATEST, baseline_candidates, choose_baseline
+    from evalkit.experiment_file import RegressionSection
+
+    options = baseline_candidates(store, LATEST, name=run["name"], exclude=run["id"])
+    chosen = choose_baseline(
+        store, options, ref=LATEST, candidate=run, min_paired=RegressionSection().min_paired
+    )
+    if chosen.run is None:
+        return None
+    return {"id": chosen.run["id"], "reason": chosen.reason, "stored": False}
+
+
 def test_a_run_without_a_stored_baseline_links_to_the_one_latest_chooses(tmp_path: Path) -> None:
     from evalkit.store import pin_baseline
 
@@ -327,6 +341,7 @@ def test_a_run_without_a_stored_baseline_links_to_the_one_latest_chooses(tmp_pat
         }
         assert runs[n4]["compare_with"]["stored"] is False
         assert runs[n4]["compare_with"]["reason"] == "newest passing run"
+        assert runs[n4]["compare_with"] == _latest_of(path, runs[n4])
         # The same links whatever the list shows.
         for query in ("?failed=1", "?status=completed"):
             shown = _json(url + "api/" + query)["runs"]
@@ -347,7 +362,8 @@ def test_a_run_without_a_stored_baseline_links_to_the_one_latest_chooses(tmp_pat
             n3: n2,
             n4: n2,
         }
-        assert "pinned by alice: v2 is the new normal" in runs[n4]["compare_with"]["reason"]
+        assert runs[n4]["compare_with"]["reason"] == "pinned by alice: v2 is the new normal"
+        assert runs[n4]["compare_with"] == _latest_of(path, runs[n4])
     finally:
         stop(proc)
 
