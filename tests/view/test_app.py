@@ -17,7 +17,11 @@ from typing import Any
 import duckdb
 import pytest
 
+from evalkit import Judge
+from evalkit.testing import FakeOpenAIServer
+from tests.cli.conftest import wait_for
 from tests.store.test_schema import STORE_V7
+from tests.truncated import CUT_REPLY, two_nights
 from tests.view.conftest import (
     BASELINE_REASON,
     HOSTILE,
@@ -231,6 +235,13 @@ def test_a_schema_7_store_shows_without_verdicts(tmp_path: Path) -> None:
             assert "not judged" in body
             assert _json(f"{url}api/experiments/{run['id']}")["gates"] == []
         assert _json(url + "api/?failed=1")["runs"] == []
+        # Its runs compare with the newest earlier run ``latest`` takes (no verdict: passing).
+        quick = [r for r in runs if r["name"] == "quickstart"]  # newest first
+        assert quick[0]["compare_with"] == {
+            "id": quick[1]["id"],
+            "reason": "newest run stored before verdicts were kept",
+            "stored": False,
+        }
     finally:
         stop(proc)
     with duckdb.connect(str(path), read_only=True) as con:  # left as it was
@@ -243,3 +254,148 @@ def test_the_item_tables_links_keep_its_filters_exactly(viewer: str, store: Stor
     assert (found["params"]["min"], found["params"]["max"]) == ("0.123456789", "")
     assert found["params"]["page"] == 2
     assert found["total"] == 87  # exact >= 0.123456789: the right answers
+
+
+def _links(body: str) -> dict[str, tuple[str, str]]:
+    """Per listed run, the run its "compare with baseline" link compares it with, and why."""
+    found = re.findall(
+        r'class="compare-link" href="/compare\?baseline=(\w+)&amp;candidate=(\w+)"'
+        r'(?: title="([^"]*)")?',
+        body,
+    )
+    return {candidate: (baseline, why) for baseline, candidate, why in found}
+
+
+def test_a_run_links_to_the_baseline_its_verdict_stored_whatever_the_filters(
+    viewer: str, store: Store
+) -> None:
+    for query in ("", "?failed=1", "?status=completed_with_errors&name=night"):
+        status, _, body = _get(viewer + query)
+        assert status == 200
+        assert _links(body).get(store.candidate) == (store.baseline, BASELINE_REASON), query
+        listed = _json(viewer + "api/" + query)["runs"]
+        candidate = next(r for r in listed if r["id"] == store.candidate)
+        assert candidate["compare_with"] == {
+            "id": store.baseline,
+            "reason": BASELINE_REASON,
+            "stored": True,
+        }
+    # The first night and the smoke run have no earlier run to compare with.
+    links = _links(_get(viewer)[2])
+    assert sorted(links) == [store.candidate]
+
+
+def _nights(store: Path, *outputs: tuple[str, int | None]) -> list[str]:
+    """Runs of ``qa`` (exact match, threshold 0.9) answering ``a`` right, ``b`` wrong, over
+    the first ``limit`` items (None: all 4); their ids, oldest first."""
+    from evalkit import run_evals_sync
+    from evalkit.scorers import exact_match
+
+    ids = []
+    for answer, limit in outputs:
+        rows = [{"id": f"q{i}", "input": f"q {i}", "groundTruth": "a", "output": answer}
+                for i in range(4)]  # fmt: skip
+        result = run_evals_sync(
+            rows, [exact_match()], store=store, experiment="qa", progress=False,
+            thresholds={"exact-match": 0.9}, limit=limit,
+        )  # fmt: skip
+        ids.append(result.experiment_id)
+    return ids
+
+
+def _latest_of(store: Path, run: dict[str, Any]) -> dict[str, Any] | None:
+    """What evalkit.compare chooses for ``run`` with ``latest`` (the viewer mirrors it)."""
+    from evalkit.compare import LATEST, baseline_candidates, choose_baseline
+    from evalkit.experiment_file import RegressionSection
+
+    options = baseline_candidates(store, LATEST, name=run["name"], exclude=run["id"])
+    chosen = choose_baseline(
+        store, options, ref=LATEST, candidate=run, min_paired=RegressionSection().min_paired
+    )
+    if chosen.run is None:
+        return None
+    return {"id": chosen.run["id"], "reason": chosen.reason, "stored": False}
+
+
+def test_a_run_without_a_stored_baseline_links_to_the_one_latest_chooses(tmp_path: Path) -> None:
+    from evalkit.store import pin_baseline
+
+    path = tmp_path / "evalkit.duckdb"
+    # Night 1 passes, night 2 fails, night 3 covers 2 of the 4 items (partial), night 4
+    # passes: run_evals judges each on its own gates, against no baseline.
+    n1, n2, n3, n4 = _nights(path, ("a", None), ("b", None), ("a", 2), ("a", None))
+    proc, url = start_viewer(path)
+    try:
+        links = _links(_get(url)[2])
+        assert {n: links[n][0] for n in links} == {n2: n1, n3: n1, n4: n1}
+        assert links[n4][1] == "the baseline latest chooses (no stored one): newest passing run"
+        runs = {r["id"]: r for r in _json(url + "api/")["runs"]}
+        assert [runs[n]["verdict"] for n in (n1, n2, n4)] == ["passed", "failed", "passed"]
+        assert runs[n3]["partial"] is True
+        # Never the failed night nor the partial one; never a run started later.
+        assert {n: (runs[n]["compare_with"] or {}).get("id") for n in runs} == {
+            n1: None,
+            n2: n1,
+            n3: n1,
+            n4: n1,
+        }
+        assert runs[n4]["compare_with"]["stored"] is False
+        assert runs[n4]["compare_with"]["reason"] == "newest passing run"
+        assert runs[n4]["compare_with"] == _latest_of(path, runs[n4])
+        # The same links whatever the list shows.
+        for query in ("?failed=1", "?status=completed"):
+            shown = _json(url + "api/" + query)["runs"]
+            assert shown
+            assert all(r["compare_with"] == runs[r["id"]]["compare_with"] for r in shown)
+        # A team pins night 2 as the new normal: the later runs compare with it.
+        pin_baseline(path, n2, by="alice", note="v2 is the new normal")
+
+        def chosen() -> dict[str, Any]:
+            return {r["id"]: r["compare_with"] for r in _json(url + "api/")["runs"]}
+
+        # The viewer sees the store as written within a few seconds (it holds it open).
+        wait_for(lambda: (chosen()[n4] or {}).get("id") == n2, "the pin in the links")
+        runs = {r["id"]: r for r in _json(url + "api/")["runs"]}
+        assert {n: (runs[n]["compare_with"] or {}).get("id") for n in runs} == {
+            n1: None,
+            n2: None,
+            n3: n2,
+            n4: n2,
+        }
+        assert runs[n4]["compare_with"]["reason"] == "pinned by alice: v2 is the new normal"
+        assert runs[n4]["compare_with"] == _latest_of(path, runs[n4])
+    finally:
+        stop(proc)
+
+
+async def test_a_reason_cut_at_the_token_limit_is_marked(
+    tmp_path: Path, server: FakeOpenAIServer, judge: Judge
+) -> None:
+    first, second = await two_nights(tmp_path / "evalkit.duckdb", judge, server)
+    base, cand = first.experiment_id, second.experiment_id
+    proc, url = start_viewer(tmp_path / "evalkit.duckdb")
+    try:
+        status, _, body = _get(f"{url}compare?baseline={base}&candidate={cand}")
+        assert status == 200, body
+        grid = body[body.index('<table class="grid diff">') :]
+        marked = f'{CUT_REPLY}</span> <b class="truncated"'
+        assert grid.count(marked) == 2  # q0 and q1, the candidate's reasons
+        assert grid.count("(truncated)</b>") == 2
+        assert grid.count("It matches.</span></div>") == 2  # the baseline's, whole
+        rows = _json(f"{url}api/compare?baseline={base}&candidate={cand}")["rows"]
+        assert {(r["item_id"], r["candidate_reason_truncated"]) for r in rows} == {
+            ("q0", True),
+            ("q1", True),
+        }
+        # The item page: the reason in the scores table, and the judge's execution.
+        status, _, body = _get(f"{url}experiments/{cand}/item?id=q0&baseline={base}")
+        assert status == 200, body
+        scores = body[body.index('<table class="grid item-scores">') : body.index('id="judge"')]
+        assert scores.count("(truncated)</b>") == 1
+        assert f'{CUT_REPLY}</span> <b class="truncated"' in scores
+        assert "<dt>Finish</dt><dd>length</dd>" in body
+        assert '<b class="truncated">truncated</b>' in body
+        status, _, body = _get(f"{url}experiments/{cand}/item?id=q2")
+        assert "(truncated)" not in body
+    finally:
+        stop(proc)

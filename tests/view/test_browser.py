@@ -7,7 +7,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from tests.view.conftest import BIDI, Store
+from tests.view.conftest import BASELINE_REASON, BIDI, Store
 
 
 def _rows(page: Any) -> list[list[str]]:
@@ -23,6 +23,13 @@ def test_list_experiment_compare_item(page: Any, viewer: str, store: Store) -> N
     # A trend chart per run name, one line per scorer.
     assert page.locator(".trend-card h2").all_inner_texts() == ["nightly", "smoke"]
     assert page.locator(".trend-card").first.locator("polyline").count() == 3
+    # The one run with a baseline compares with it: the first night, not a filtered neighbour.
+    link = page.locator("a.compare-link")
+    assert link.count() == 1
+    assert link.get_attribute("title") == BASELINE_REASON
+    assert f"baseline={store.baseline}&candidate={store.candidate}" in str(
+        link.get_attribute("href")
+    )
 
     page.locator(f"a.run-link[href='/experiments/{store.candidate}']").click()
     page.wait_for_url(f"**/experiments/{store.candidate}")
