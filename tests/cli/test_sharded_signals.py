@@ -6,6 +6,7 @@ Every wait is bounded (to fail instead of hanging); nothing here times the run."
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import signal
 import subprocess
@@ -31,6 +32,17 @@ SHARDED = ("--executor", "process", "--workers", "2")
 @pytest.fixture(scope="module")
 def slow_judge() -> Iterator[str]:
     with server_process("--latency", "0.5") as url:
+        yield url
+
+
+@pytest.fixture(scope="module")
+def stuck_judge(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """The slow judge, never answering about the last row: the run cannot score every item
+    before the Ctrl-C however slow the machine (a Ctrl-C after that finishes the run)."""
+    rules = tmp_path_factory.mktemp("stuck") / "rules.json"
+    last = SHARDS * ROWS_PER_SHARD - 1
+    rules.write_text(json.dumps([{"match": f"What is {last} + {last}?", "fault": "hang"}]))
+    with server_process("--latency", "0.5", "--rules", str(rules)) as url:
         yield url
 
 
@@ -154,9 +166,9 @@ def test_workers_exit_when_their_driver_is_killed(tmp_path: Path, slow_judge: st
 
 @pytest.mark.parametrize("options", [(), SHARDED], ids=["local", "sharded"])
 def test_a_burst_of_ctrl_c_still_ends_cancelled_with_exit_130(
-    tmp_path: Path, slow_judge: str, options: tuple[str, ...]
+    tmp_path: Path, stuck_judge: str, options: tuple[str, ...]
 ) -> None:
-    write_run(tmp_path, slow_judge)
+    write_run(tmp_path, stuck_judge)
     store = tmp_path / "evalkit.duckdb"
     child = start(tmp_path, *options)
     if options:
