@@ -26,7 +26,7 @@ from aiohttp import web
 from yarl import URL
 
 from evalkit.errors import StoreError
-from evalkit.view import _charts, _compare, _items, _queries
+from evalkit.view import _charts, _compare, _items, _queries, _runs_page
 from evalkit.view._reader import Reader
 from evalkit.view._render import environment
 
@@ -95,7 +95,7 @@ async def experiments(request: web.Request) -> web.Response:
     status = request.query.get("status", "")
     failed = request.query.get("failed", "") == "1"
     data = await _read(
-        _queries.experiments, request.app[_READER], name=name, status=status, failed=failed
+        _runs_page.experiments, request.app[_READER], name=name, status=status, failed=failed
     )
     if request.path.startswith("/api/"):
         return _json(data)
