@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -198,3 +199,25 @@ async def test_llm_rubric_without_a_rubric(llm_server: FakeOpenAIServer, llm_jud
     assert llm_server.stats.requests == 0
     with pytest.raises(ConfigError, match="parameter 'rubric': is empty"):
         llm_rubric(rubric=" ")
+
+
+@pytest.mark.parametrize(
+"score", [True, False, "1", "1e0", "0.5"])
+async def test_llm_rubric_score_of_the_wrong_json_type_fails_and_keeps_the_reply(
+    llm_server: FakeOpenAIServer, llm_judge: Judge, score: Any
+) -> None:
+    # A boolean or a string is not a number: no coercion to 1.0/0.0 (issue 30, item 3).
+    script(llm_server, {LLM_RUBRIC_ANALYZE: {"reasoning": "r", "score": score}})
+    with pytest.raises(ScorerRunError) as caught:
+        await llm_rubric(judge=llm_judge, rubric="Be right.").run(input="q", output="a")
+    assert caught.value.failed_step == "analyze"
+    assert caught.value.result is not None
+    assert caught.value.result.score is None
+    (failed,) = caught.value.result.judge["analyze"].executions
+    assert failed.error is not None
+    assert (failed.status, failed.attempt_count, failed.error.code) == ("failed", 2, "format")
+    assert "score" in failed.error.message and "number" in failed.error.message
+    assert f"got {json.dumps(score)}" in failed.error.message
+    assert failed.output is None
+    assert failed.raw_output is not None
+    assert json.loads(failed.raw_output) == {"reasoning": "r", "score": score}
