@@ -227,13 +227,18 @@ class ReportData:
 
 
 def fmt(value: float | None, digits: int = 3) -> str:
-    """A score as a fixed decimal (``0.750``), or "-" when absent."""
-    return "-" if value is None else f"{value:.{digits}f}"
+    """A score as a fixed decimal (``0.750``; ``1.000e+12`` from 1e9 up), or "-" when absent."""
+    if value is None:
+        return "-"
+    # A huge or non-finite value in exponent form: 1e307 is not printed with 300 digits.
+    return f"{value:.{digits}f}" if abs(value) < 1e9 else f"{value:.{digits}e}"
 
 
 def fmt_signed(value: float | None, digits: int = 3) -> str:
     """A difference with its sign (``+0.012``), or "-" when absent."""
-    return "-" if value is None else f"{value:+.{digits}f}"
+    if value is None:
+        return "-"
+    return f"{value:+.{digits}f}" if abs(value) < 1e9 else f"{value:+.{digits}e}"
 
 
 def delta_text(s: ScorerRow) -> str:

@@ -27,7 +27,7 @@ class Threshold:
 
     def passes(self, value: float | None) -> bool:
         """Whether ``value`` lies within the bounds (None never does)."""
-        if value is None:
+        if value is None or not math.isfinite(value):
             return False
         if self.min is not None and value < self.min:
             return False
@@ -188,6 +188,13 @@ def _percent(share: float) -> str:
     return f"{share * 100:.1f}%".replace(".0%", "%")
 
 
+def _mean(value: float | None) -> str:
+    # Fixed decimals for everyday scores; a huge mean in exponent form, not 300 digits.
+    if value is None:
+        return "-"
+    return f"{value:.3f}" if abs(value) < 1e9 else f"{value:.3e}"
+
+
 def scorer_verdict(
     scorer_id: str,
     *,
@@ -214,8 +221,11 @@ def scorer_verdict(
             f"error rate {_percent(missing / pairs)} above max_error_rate "
             f"{_percent(max_error_rate)} ({failed} failed, {not_run} not run of {pairs} pairs)"
         )
-    if threshold is not None and scored and not threshold.passes(mean):
-        reasons.append(f"mean {mean:.3f} misses the threshold {threshold}")
+    if scored and mean is not None and not math.isfinite(mean):
+        # NaN compares false with every bound: it must never pass a gate by default.
+        reasons.append(f"mean {mean} is not a finite number: the scores cannot be summarised")
+    elif threshold is not None and scored and not threshold.passes(mean):
+        reasons.append(f"mean {_mean(mean)} misses the threshold {threshold}")
     reasons.extend(more)
     return ScorerVerdict(
         scorer_id, threshold, mean, not reasons, scored, failed, not_run, max_error_rate,
