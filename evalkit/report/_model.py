@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
+from evalkit._numbers import decimal
 from evalkit.report._agreement import AgreementView
 from evalkit.report._groups import FailureGroup
 
@@ -228,17 +229,12 @@ class ReportData:
 
 def fmt(value: float | None, digits: int = 3) -> str:
     """A score as a fixed decimal (``0.750``; ``1.000e+12`` from 1e9 up), or "-" when absent."""
-    if value is None:
-        return "-"
-    # A huge or non-finite value in exponent form: 1e307 is not printed with 300 digits.
-    return f"{value:.{digits}f}" if abs(value) < 1e9 else f"{value:.{digits}e}"
+    return "-" if value is None else decimal(value, digits)
 
 
 def fmt_signed(value: float | None, digits: int = 3) -> str:
-    """A difference with its sign (``+0.012``), or "-" when absent."""
-    if value is None:
-        return "-"
-    return f"{value:+.{digits}f}" if abs(value) < 1e9 else f"{value:+.{digits}e}"
+    """A difference with its sign (``+0.012``; exponent form from 1e9 up), or "-"."""
+    return "-" if value is None else decimal(value, digits, signed=True)
 
 
 def delta_text(s: ScorerRow) -> str:

@@ -15,6 +15,7 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from evalkit._numbers import decimal
 from evalkit.errors import ConfigError
 
 
@@ -188,13 +189,6 @@ def _percent(share: float) -> str:
     return f"{share * 100:.1f}%".replace(".0%", "%")
 
 
-def _mean(value: float | None) -> str:
-    # Fixed decimals for everyday scores; a huge mean in exponent form, not 300 digits.
-    if value is None:
-        return "-"
-    return f"{value:.3f}" if abs(value) < 1e9 else f"{value:.3e}"
-
-
 def scorer_verdict(
     scorer_id: str,
     *,
@@ -225,7 +219,8 @@ def scorer_verdict(
         # NaN compares false with every bound: it must never pass a gate by default.
         reasons.append(f"mean {mean} is not a finite number: the scores cannot be summarised")
     elif threshold is not None and scored and not threshold.passes(mean):
-        reasons.append(f"mean {_mean(mean)} misses the threshold {threshold}")
+        shown = "-" if mean is None else decimal(mean)
+        reasons.append(f"mean {shown} misses the threshold {threshold}")
     reasons.extend(more)
     return ScorerVerdict(
         scorer_id, threshold, mean, not reasons, scored, failed, not_run, max_error_rate,
