@@ -192,8 +192,11 @@ class ModelSpec(JsonSpec):
         except pydantic.ValidationError as exc:
             first = exc.errors()[0]
             at = ".".join(str(p) for p in first["loc"]) or "(root)"
+            # The offending value, as the judge wrote it (JSON); a missing field has none.
+            shown = first["loc"] and first["type"] != "missing"
+            got = f" (got {_short_json(first['input'])})" if shown else ""
             raise FormatFailure(
-                f"the reply fails {self._model.__name__} at {at}: {first['msg']} "
+                f"the reply fails {self._model.__name__} at {at}: {first['msg']}{got} "
                 f"({exc.error_count()} error{'s' if exc.error_count() > 1 else ''})"
             ) from None
 
@@ -277,6 +280,14 @@ def _number(value: float) -> str:
     """``1e+15``, ``0.5``, ``1``: short, unless that would round the value."""
     text = f"{value:g}"
     return text if float(text) == value else repr(value)
+
+
+def _short_json(value: Any) -> str:
+    try:
+        text = json.dumps(value, ensure_ascii=False)
+    except (TypeError, ValueError):
+        text = repr(value)
+    return text if len(text) <= 120 else text[:120] + "..."
 
 
 def _short(value: Any) -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
+from evalkit._numbers import decimal
 from evalkit.report._agreement import AgreementView
 from evalkit.report._groups import FailureGroup
 
@@ -227,13 +228,13 @@ class ReportData:
 
 
 def fmt(value: float | None, digits: int = 3) -> str:
-    """A score as a fixed decimal (``0.750``), or "-" when absent."""
-    return "-" if value is None else f"{value:.{digits}f}"
+    """A score as a fixed decimal (``0.750``; ``1.000e+12`` from 1e9 up), or "-" when absent."""
+    return "-" if value is None else decimal(value, digits)
 
 
 def fmt_signed(value: float | None, digits: int = 3) -> str:
-    """A difference with its sign (``+0.012``), or "-" when absent."""
-    return "-" if value is None else f"{value:+.{digits}f}"
+    """A difference with its sign (``+0.012``; exponent form from 1e9 up), or "-"."""
+    return "-" if value is None else decimal(value, digits, signed=True)
 
 
 def delta_text(s: ScorerRow) -> str:

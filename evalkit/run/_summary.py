@@ -87,28 +87,84 @@ class RunSummary:
         }
 
 
-class _Welford:
-    """Streaming mean and variance (Welford), so a summary-only run needs no per-item memory."""
+# Welford's updates in halves, with m2 held as a float times 2**k, so scores near the float
+# limit (±1e308) give their true mean and spread instead of inf - inf = NaN (issue 30).
+# Powers of two scale exactly: for everyday scores k stays 0 and the figures are those of the
+# plain updates.
+_RESCALE_ABOVE = 900  # binary exponent past which m2 is scaled down
+_RESCALE_BY = 512  # even, so the spread's square root scales by a whole power of two
+_M2S_ABOVE = 2.0**_RESCALE_ABOVE
+_PLAIN_BELOW = 2.0**400  # halves below this multiply without overflow
 
-    __slots__ = ("failed", "high", "low", "m2", "mean", "n")
+
+class _Welford:
+    """Streaming mean and variance (Welford), so a summary-only run needs no per-item memory.
+
+    The sum of squared deviations is ``m2s * 2**k``: it stays representable for any finite
+    scores, where the sum itself could exceed a float.
+    """
+
+    __slots__ = ("failed", "high", "k", "low", "m2s", "mean", "n")
 
     def __init__(self) -> None:
         self.n = 0
         self.failed = 0
         self.mean = 0.0
-        self.m2 = 0.0
+        self.m2s = 0.0
+        self.k = 0
         self.low = math.inf
         self.high = -math.inf
 
     def add(self, x: float) -> None:
         self.n += 1
-        delta = x - self.mean
-        self.mean += delta / self.n
-        self.m2 += delta * (x - self.mean)
+        if self.n == 1:
+            self.mean = x
+        else:
+            half = x / 2 - self.mean / 2  # (x - mean) / 2, which cannot overflow
+            self.mean += (half / self.n) * 2
+            after = x / 2 - self.mean / 2
+            if self.k == 0 and abs(half) < _PLAIN_BELOW and abs(after) < _PLAIN_BELOW:
+                self.m2s += half * after * 4  # everyday scores: the same bits, faster
+            else:
+                self._add_product(half, after, 4.0)
         if x < self.low:
             self.low = x
         if x > self.high:
             self.high = x
+
+    def _add_product(self, a: float, b: float, weight: float, shift: int = 0) -> None:
+        """``m2 += a * b * weight * 2**shift`` without overflow (``weight`` < 2**100)."""
+        mant_a, exp_a = math.frexp(a)
+        mant_b, exp_b = math.frexp(b)
+        exponent = exp_a + exp_b + shift
+        while exponent - self.k > _RESCALE_ABOVE:
+            self.m2s = math.ldexp(self.m2s, -_RESCALE_BY)
+            self.k += _RESCALE_BY
+        self.m2s += math.ldexp(mant_a * mant_b * weight, exponent - self.k)
+        if self.m2s > _M2S_ABOVE:
+            self.m2s = math.ldexp(self.m2s, -_RESCALE_BY)
+            self.k += _RESCALE_BY
+
+    def stddev(self) -> float | None:
+        """The sample standard deviation, or None with fewer than two scores."""
+        if self.n < 2:
+            return None
+        try:
+            return math.ldexp(math.sqrt(self.m2s / (self.n - 1)), self.k // 2)
+        except OverflowError:
+            return math.inf
+
+    def merge(self, n: int, mean: float, m2s: float, k: int) -> None:
+        """Add another accumulator's ``n``, ``mean`` and ``m2s * 2**k`` (Chan et al.)."""
+        total = self.n + n
+        half = mean / 2 - self.mean / 2
+        self._add_product(m2s, 1.0, 1.0, k)
+        self._add_product(half, half, 4.0 * (self.n / total) * n)
+        merged = self.mean + (mean - self.mean) * n / total
+        if not math.isfinite(merged):  # the difference, or its product with n, overflowed
+            merged = self.mean * (self.n / total) + mean * (n / total)
+        self.mean = merged
+        self.n = total
 
 
 class SummaryBuilder:
@@ -152,7 +208,8 @@ class SummaryBuilder:
         """The running state as JSON: what :meth:`merge` adds to another builder (a sharded
         run stores it with each finished shard, and merges the stored ones on resume)."""
         stats = {
-            sid: [s.n, s.failed, s.mean, s.m2, s.low if s.n else None, s.high if s.n else None]
+            # m2 as m2s and k (last, so a state written before k is read as k = 0).
+            sid: [s.n, s.failed, s.mean, s.m2s, *((s.low, s.high) if s.n else (None, None)), s.k]
             for sid, s in self._stats.items()
         }
         return dumps(
@@ -171,16 +228,12 @@ class SummaryBuilder:
         self.processed += data["processed"]
         self.succeeded += data["succeeded"]
         self.target_failed += data["target_failed"]
-        for sid, (n, failed, mean, m2, low, high) in data["stats"].items():
+        for sid, (n, failed, mean, m2s, low, high, *k) in data["stats"].items():
             s = self._stats[sid]
             s.failed += failed
             if not n:
                 continue
-            total = s.n + n
-            delta = mean - s.mean
-            s.m2 += m2 + delta * delta * s.n * n / total
-            s.mean += delta * n / total
-            s.n = total
+            s.merge(n, mean, m2s, k[0] if k else 0)
             s.low = min(s.low, low)
             s.high = max(s.high, high)
 
@@ -192,7 +245,7 @@ class SummaryBuilder:
                 succeeded=s.n,
                 failed=s.failed,
                 mean=s.mean if s.n else None,
-                stddev=math.sqrt(s.m2 / (s.n - 1)) if s.n > 1 else None,
+                stddev=s.stddev(),
                 min=s.low if s.n else None,
                 max=s.high if s.n else None,
             )

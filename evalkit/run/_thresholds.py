@@ -15,6 +15,7 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from evalkit._numbers import decimal
 from evalkit.errors import ConfigError
 
 
@@ -27,7 +28,7 @@ class Threshold:
 
     def passes(self, value: float | None) -> bool:
         """Whether ``value`` lies within the bounds (None never does)."""
-        if value is None:
+        if value is None or not math.isfinite(value):
             return False
         if self.min is not None and value < self.min:
             return False
@@ -214,8 +215,12 @@ def scorer_verdict(
             f"error rate {_percent(missing / pairs)} above max_error_rate "
             f"{_percent(max_error_rate)} ({failed} failed, {not_run} not run of {pairs} pairs)"
         )
-    if threshold is not None and scored and not threshold.passes(mean):
-        reasons.append(f"mean {mean:.3f} misses the threshold {threshold}")
+    if scored and mean is not None and not math.isfinite(mean):
+        # NaN compares false with every bound: it must never pass a gate by default.
+        reasons.append(f"mean {mean} is not a finite number: the scores cannot be summarised")
+    elif threshold is not None and scored and not threshold.passes(mean):
+        shown = "-" if mean is None else decimal(mean)
+        reasons.append(f"mean {shown} misses the threshold {threshold}")
     reasons.extend(more)
     return ScorerVerdict(
         scorer_id, threshold, mean, not reasons, scored, failed, not_run, max_error_rate,

@@ -43,7 +43,7 @@ from collections.abc import Callable, Mapping, Sequence
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Annotated, Any, Generic, Literal, TypeVar
 
-from pydantic import AfterValidator, BaseModel, BeforeValidator, Field
+from pydantic import AfterValidator, BaseModel, BeforeValidator, Field, Strict
 
 from evalkit._json import to_jsonable
 from evalkit.errors import ScorerInputError
@@ -192,7 +192,9 @@ def _unit(value: float) -> float:
 
 
 #: A judge's score from 0 to 1; outside is a format failure (so the fallback asks again).
-Unit = Annotated[float, AfterValidator(_unit)]
+#: Strict: a JSON boolean or string is not a number, so ``true`` or ``"1"`` fails the schema
+#: instead of being coerced to 1.0 (an integer is still a number).
+Unit = Annotated[float, Strict(), AfterValidator(_unit)]
 YesNo = Annotated[Literal["yes", "no"], BeforeValidator(lowercase)]
 YesNoUnsure = Annotated[Literal["yes", "no", "unsure"], BeforeValidator(lowercase)]
 

@@ -78,6 +78,17 @@ def test_console_table_shows_decimals_delta_and_verdicts() -> None:
     )
 
 
+def test_huge_means_are_shown_in_exponent_form() -> None:
+    # Issue 30: a mean of 1e307 was printed with its 300 digits.
+    huge = ScorerRow(
+        "huge", 6, 6.5e306, 1e306, 1.2e307, 0, delta=-3e306, delta_low=-4e306, delta_high=-2e306
+    )
+    line = next(line for line in console_table(make_report(huge)).splitlines() if "huge" in line)
+    assert "6.500e+306 ± 5.500e+306" in line
+    assert "-3.000e+306 [-4.000e+306, -2.000e+306]" in line
+    assert len(line) < 150
+
+
 def test_html_escapes_user_content() -> None:
     page = html_report(make_report(EXACT))
     assert "<script>" not in page

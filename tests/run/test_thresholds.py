@@ -1,11 +1,12 @@
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import pytest
 
 from evalkit import ConfigError, Threshold, create_scorer, run_evals
-from evalkit.run._thresholds import parse_threshold
+from evalkit.run._thresholds import parse_threshold, scorer_verdict
 from tests.run.conftest import QA, exact_scorer
 
 
@@ -160,7 +161,48 @@ def test_bad_thresholds(spec: Any, message: str) -> None:
         (Threshold(0.2, 0.4), 0.3, True),
         (Threshold(0.2, 0.4), 0.5, False),
         (Threshold(min=0.0), None, False),
+        (Threshold(max=0.1), math.nan, False),
+        (Threshold(min=0.5), math.inf, False),
     ],
 )
 def test_threshold_passes(threshold: Threshold, value: float | None, passes: bool) -> None:
     assert threshold.passes(value) is passes
+
+
+def huge(scale: float, positives: int) -> Any:
+    """``+scale`` on QA's first ``positives`` items, ``-scale`` on the others."""
+    plus = {row["input"] for row in QA[:positives]}
+    return create_scorer("huge").generate_score(lambda run: scale if run.input in plus else -scale)
+
+
+@pytest.mark.parametrize("scale", [1e308, 1e307, -1e308])
+async def test_huge_scores_give_their_true_mean_and_spread(scale: float) -> None:
+    # Issue 30, item 4: ±1e308 gave `nan ± nan` (inf - inf); ±1e307 an infinite spread.
+    result = await run_evals(QA, [huge(scale, 3)], store=None, progress=False)
+    summary = result.summary.scorers["huge"]
+    assert summary.mean == pytest.approx(0.0, abs=abs(scale) * 1e-15)
+    assert summary.stddev == pytest.approx(abs(scale) * math.sqrt(1.2), rel=1e-12)
+    assert (summary.min, summary.max) == (-abs(scale), abs(scale))
+
+
+@pytest.mark.parametrize("scale", [1e308, 1e307])
+async def test_huge_scores_fail_the_gate_they_miss(scale: float) -> None:
+    # The mean is 2/3 of the scale (6.7e307), far above the bound: a NaN mean passed every bound.
+    result = await run_evals(
+        QA, [huge(scale, 5)], store=None, progress=False, thresholds={"huge": {"max": 0.1}}
+    )
+    verdict = result.verdict.scorers["huge"]
+    assert verdict.passed is False
+    assert verdict.mean == pytest.approx(scale / 6 * 4)
+    # In exponent form: not the 300 digits of f"{1e307:.3f}".
+    assert verdict.reasons == (f"mean {scale / 6 * 4:.3e} misses the threshold <= 0.1",)
+
+
+@pytest.mark.parametrize("mean", [math.nan, math.inf, -math.inf])
+@pytest.mark.parametrize("threshold", [None, Threshold(min=0.5), Threshold(max=0.1)])
+def test_a_mean_that_is_not_finite_fails_its_gate(mean: float, threshold: Threshold | None) -> None:
+    verdict = scorer_verdict("huge", threshold=threshold, mean=mean, scored=6, failed=0, not_run=0)
+    assert verdict.passed is False
+    assert verdict.reasons == (
+        f"mean {mean} is not a finite number: the scores cannot be summarised",
+    )

@@ -1,10 +1,13 @@
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any
 
+import duckdb
 import pytest
 
-from evalkit import ConfigError, Judge, ScorerRunError
+from evalkit import ConfigError, Judge, ScorerRunError, run_evals
 from evalkit.scorers import llm_rubric, rubric
 from evalkit.scorers._rubric import (
     LLM_RUBRIC_ANALYZE,
@@ -198,3 +201,45 @@ async def test_llm_rubric_without_a_rubric(llm_server: FakeOpenAIServer, llm_jud
     assert llm_server.stats.requests == 0
     with pytest.raises(ConfigError, match="parameter 'rubric': is empty"):
         llm_rubric(rubric=" ")
+
+
+@pytest.mark.parametrize("score", [True, False, "1", "1e0", "0.5"])
+async def test_llm_rubric_score_of_the_wrong_json_type_fails_and_keeps_the_reply(
+    llm_server: FakeOpenAIServer, llm_judge: Judge, score: Any
+) -> None:
+    # A boolean or a string is not a number: no coercion to 1.0/0.0 (issue 30, item 3).
+    script(llm_server, {LLM_RUBRIC_ANALYZE: {"reasoning": "r", "score": score}})
+    with pytest.raises(ScorerRunError) as caught:
+        await llm_rubric(judge=llm_judge, rubric="Be right.").run(input="q", output="a")
+    assert caught.value.failed_step == "analyze"
+    assert caught.value.result is not None
+    assert caught.value.result.score is None
+    (failed,) = caught.value.result.judge["analyze"].executions
+    assert failed.error is not None
+    assert (failed.status, failed.attempt_count, failed.error.code) == ("failed", 2, "format")
+    assert f"at score: Input should be a valid number (got {json.dumps(score)})" in (
+        failed.error.message
+    )
+    assert failed.output is None
+    assert failed.raw_output is not None
+    assert json.loads(failed.raw_output) == {"reasoning": "r", "score": score}
+
+
+async def test_a_boolean_score_is_stored_as_a_failure_with_the_reply(
+    llm_server: FakeOpenAIServer, llm_judge: Judge, tmp_path: Path
+) -> None:
+    # Through a run into the store: no score row reading 1.0, the reply kept as evidence.
+    script(llm_server, {LLM_RUBRIC_ANALYZE: {"reasoning": "r", "score": True}})
+    store = tmp_path / "s.duckdb"
+    scorer = llm_rubric(judge=llm_judge, rubric="Be right.")
+    rows = [{"input": "q", "output": "a"}]
+    result = await run_evals(rows, [scorer], store=store, progress=False)
+    assert result.summary.scorers["llm-rubric"].failed == 1
+    with duckdb.connect(str(store), read_only=True) as con:
+        assert con.execute("SELECT count(*) FROM scores").fetchall() == [(0,)]
+        assert con.execute("SELECT failed_step FROM scorer_errors").fetchall() == [("analyze",)]
+        (raw,) = con.execute(
+            "SELECT raw_output FROM judge_executions WHERE status = 'failed'"
+        ).fetchone() or (None,)
+    assert raw is not None
+    assert json.loads(raw) == {"reasoning": "r", "score": True}
