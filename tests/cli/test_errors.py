@@ -432,6 +432,14 @@ def test_view_on_a_port_in_use_names_the_port(cli: Cli, tmp_path: Path) -> None:
     assert_clean_usage_error(done, f"cannot listen on 127.0.0.1:{port}")
 
 
+@pytest.mark.parametrize("port", ["99999", "65536", "-1"])
+def test_view_on_a_port_out_of_range_names_it(cli: Cli, tmp_path: Path, port: str) -> None:
+    write_dataset(tmp_path / "data.parquet", rows=3)
+    assert cli("run", write_experiment(tmp_path).name, "--no-progress").code == 0
+    done = cli("view", "--store", "evalkit.duckdb", "--no-browser", "--port", port)
+    assert_clean_usage_error(done, f"port must be a number from 0 to 65535, got {port}")
+
+
 def test_every_kind_of_experiment_file_problem_is_reported_in_one_run(
     cli: Cli, tmp_path: Path
 ) -> None:
