@@ -23,6 +23,16 @@ MAX_REPEATS = 20
 #: inside each worker, not from more processes.
 MAX_WORKERS = 1024
 
+#: Most bootstrap (and sign-flip) resamples of a comparison or an agreement interval. The
+#: resampled means alone take 8 bytes each (10**12 asked for 8 TB); 10**6 resamples hold an
+#: interval's ends to the third digit, far past what the default 10,000 already does.
+MAX_RESAMPLES = 1_000_000
+
+#: Longest time limit of one regular expression match (``regex_match``'s ``timeout``), in
+#: seconds: the regex engine cannot represent a limit of 1e15 s or more (every match then
+#: fails), and a match needing an hour is a pattern to fix, not to wait for.
+MAX_REGEX_TIMEOUT = 3600.0
+
 
 def check_concurrency_ceiling(key: str, value: int) -> None:
     """Refuse a concurrency above :data:`MAX_CONCURRENCY`, naming ``key`` (option or flag).
@@ -34,6 +44,19 @@ def check_concurrency_ceiling(key: str, value: int) -> None:
         raise ConfigError(
             f"{key} = {value} is above the ceiling of {MAX_CONCURRENCY} items in flight"
             " (more only costs memory; see docs/pages/design/ceilings-on-inputs.md)"
+        )
+
+
+def check_resamples_ceiling(key: str, value: int) -> None:
+    """Refuse more resamples than :data:`MAX_RESAMPLES`, naming ``key`` (option or flag).
+
+    Raises:
+        ConfigError: ``value`` is above the ceiling.
+    """
+    if value > MAX_RESAMPLES:
+        raise ConfigError(
+            f"{key} = {value} is above the ceiling of {MAX_RESAMPLES:,} resamples (more only"
+            " cost memory and time; see docs/pages/design/ceilings-on-inputs.md)"
         )
 
 

@@ -11,6 +11,7 @@ from typing import Literal, get_args
 import numpy as np
 import numpy.typing as npt
 
+from evalkit._ceilings import check_resamples_ceiling
 from evalkit.agreement._resample import FloatArray, IntArray
 from evalkit.errors import ConfigError
 
@@ -32,6 +33,7 @@ def _check_options(confidence: float, resamples: int) -> None:
         raise ConfigError(f"confidence must be between 0 and 1 (exclusive), got {confidence!r}")
     if isinstance(resamples, bool) or not isinstance(resamples, int) or resamples < 1:
         raise ConfigError(f"resamples must be a positive integer, got {resamples!r}")
+    check_resamples_ceiling("resamples", resamples)
 
 
 def _paired_arrays(judge: npt.ArrayLike, human: npt.ArrayLike) -> tuple[FloatArray, FloatArray]:

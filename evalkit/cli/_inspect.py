@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from evalkit._ceilings import check_resamples_ceiling
 from evalkit.cli._format import json_text, one_line, records, text_table
 from evalkit.cli._judges import judges_section
 from evalkit.cli._main import EXIT_FAILED_GATE, EXIT_OK
@@ -157,6 +158,9 @@ def cmd_compare(args: argparse.Namespace) -> int:
             f"--min-paired must be a number from 0 to 1, got {args.min_paired} (the share of"
             " the candidate's items the baseline must hold)"
         )
+    if args.resamples < 1:
+        raise ConfigError(f"--resamples must be at least 1, got {args.resamples}")
+    check_resamples_ceiling("--resamples", args.resamples)
     # For "latest", the candidate first: its baseline is chosen as evalkit run chooses it.
     named = None
     if args.baseline not in (LATEST, LATEST_COMPLETE):

@@ -22,6 +22,7 @@ from typing import TypeAlias
 import numpy as np
 import numpy.typing as npt
 
+from evalkit._ceilings import check_resamples_ceiling
 from evalkit.errors import ConfigError
 
 SeedLike: TypeAlias = int | Sequence[int] | np.random.SeedSequence
@@ -61,6 +62,7 @@ def check_resamples(resamples: int) -> None:
     """Raise :class:`ConfigError` unless ``resamples`` is a positive integer."""
     if isinstance(resamples, bool) or not isinstance(resamples, int) or resamples < 1:
         raise ConfigError(f"resamples must be a positive integer, got {resamples!r}")
+    check_resamples_ceiling("resamples", resamples)
 
 
 def paired_bootstrap_ci(

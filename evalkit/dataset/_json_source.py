@@ -17,6 +17,7 @@ from typing import Literal
 
 import duckdb
 
+from evalkit._duckdb import connect_offline
 from evalkit.dataset._duckdb_read import MAX_CELL_BYTES, DuckDBSource, located, sql_text
 from evalkit.errors import DatasetError
 
@@ -44,7 +45,7 @@ class JsonSource(DuckDBSource):
         )
         sniffed = f"select * from {read}, maximum_depth = 2)"
         try:
-            with duckdb.connect() as con:
+            with connect_offline() as con:
                 described = con.execute(f"describe {sniffed}").fetchall()
         except (duckdb.Error, OSError) as exc:
             raise _error(exc, self.path, layout) from exc
@@ -68,7 +69,7 @@ def _error(exc: BaseException, path: Path, layout: str) -> DatasetError:
         f"maximum_object_size = {MAX_CELL_BYTES})) where kind <> 'OBJECT' limit 1"
     )
     try:
-        with duckdb.connect() as con:
+        with connect_offline() as con:
             found = con.execute(find).fetchall()
     except (duckdb.Error, OSError):
         found = []

@@ -14,8 +14,10 @@ from pathlib import Path
 
 import duckdb
 
+from evalkit._duckdb import connect_offline
 from evalkit.dataset._duckdb_read import DuckDBSource
 from evalkit.errors import DatasetError
+from evalkit.store import has_extension, load_extensions
 
 
 class QuerySource(DuckDBSource):
@@ -52,9 +54,13 @@ class QuerySource(DuckDBSource):
 
     def _open(self) -> duckdb.DuckDBPyConnection:
         if self.database is None:
-            con = duckdb.connect()
+            con = connect_offline()
         else:
-            con = duckdb.connect(str(self.database), read_only=True)
+            con = connect_offline(str(self.database), read_only=True)
         if self.folder is not None:
             con.execute("set file_search_path = ?", [self.folder])
+        if "://" in self.query and has_extension("httpfs"):
+            # Remote files (s3://, https://) need httpfs, which DuckDB would otherwise fetch
+            # from the network: it is loaded from its installed package only (evalkit/_duckdb.py).
+            load_extensions(con, "httpfs")
         return con

@@ -8,6 +8,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
+from evalkit._ceilings import MAX_CONCURRENCY
 from evalkit._secrets import is_env_name
 from evalkit.experiment_file._table import (
     PositiveFloat,
@@ -56,7 +57,7 @@ class JudgeOverride(Table):
     base_url: Text | None = None
     base_url_env: Text | None = None
     api_key_env: Text | None = None
-    max_concurrency: PositiveInt | None = None
+    max_concurrency: Annotated[int, Field(ge=1, le=MAX_CONCURRENCY)] | None = None
     temperature: Temperature | None = None
     max_tokens: PositiveInt | None = None
     timeout: PositiveFloat | None = None

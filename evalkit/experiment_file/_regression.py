@@ -6,7 +6,8 @@ from typing import Annotated
 
 from pydantic import Field
 
-from evalkit.experiment_file._table import PositiveInt, Share, Table, Text
+from evalkit._ceilings import MAX_RESAMPLES
+from evalkit.experiment_file._table import Share, Table, Text
 
 
 class RegressionSection(Table):
@@ -27,5 +28,5 @@ class RegressionSection(Table):
     baseline: Text = "latest"
     max_drop: Annotated[float, Field(ge=0.0)] = 0.0
     confidence: Annotated[float, Field(gt=0.0, lt=1.0)] = 0.95
-    resamples: PositiveInt = 10_000
+    resamples: Annotated[int, Field(ge=1, le=MAX_RESAMPLES)] = 10_000
     min_paired: Share = 0.9

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import duckdb
 
+from evalkit._duckdb import connect_offline
 from evalkit.judge import _cache_db as db
 from evalkit.judge._cache import JudgeCache
 
@@ -48,7 +49,7 @@ class WorkerCache(JudgeCache):
         if not self.path.exists():
             return []
         try:
-            with duckdb.connect(str(self.path), read_only=True) as con:
+            with connect_offline(str(self.path), read_only=True) as con:
                 return db.load(con, step_key, time.time())
         except duckdb.Error:
             return []  # held by a writer, or not a cache yet: the calls are made

@@ -63,12 +63,14 @@ def connect(path: Path, schemas: Sequence[str], *, wait: float = LOCK_WAIT_S) ->
     """
     import duckdb
 
+    from evalkit._duckdb import connect_offline
+
     deadline = time.monotonic() + wait
     delay = 0.01
     while True:
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
-            con = duckdb.connect(str(path))
+            con = connect_offline(str(path))
             break
         except duckdb.IOException as exc:
             if "lock" not in str(exc).lower() or time.monotonic() >= deadline:

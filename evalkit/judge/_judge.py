@@ -7,6 +7,7 @@ from collections.abc import Hashable, Mapping
 from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any, Literal
 
+from evalkit._ceilings import check_concurrency_ceiling
 from evalkit._secrets import is_env_name, looks_like_a_key, mask_secrets
 from evalkit.errors import ConfigError
 from evalkit.judge.policy._policy import CallPolicy
@@ -316,6 +317,8 @@ def _check(values: Mapping[str, Any]) -> None:
     for name in ("max_tokens", "max_concurrency"):
         if values[name] is not None and not _is_int(values[name], minimum=1):
             raise bad(name, "an integer >= 1 or None")
+    if values["max_concurrency"] is not None:
+        check_concurrency_ceiling("Judge max_concurrency", values["max_concurrency"])
     if values["extra_body"] is not None and not isinstance(values["extra_body"], Mapping):
         raise bad("extra_body", "a mapping or None")
     if values["cache"] is not None and not isinstance(values["cache"], bool):

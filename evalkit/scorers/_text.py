@@ -10,6 +10,7 @@ import unicodedata
 from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
+from evalkit._ceilings import MAX_REGEX_TIMEOUT
 from evalkit.errors import ScorerInputError
 from evalkit.scorer import Scorer, ScorerRun, StepResults
 from evalkit.scorers._common import as_text, clip, ground_truth, param_error, references
@@ -208,6 +209,10 @@ def regex_match(
 
     if isinstance(timeout, bool) or not isinstance(timeout, int | float) or not timeout > 0:
         raise param_error("regex_match", "timeout", f"expected positive seconds, got {timeout!r}")
+    if not timeout <= MAX_REGEX_TIMEOUT:
+        raise param_error(
+            "regex_match", "timeout", f"expected at most {MAX_REGEX_TIMEOUT:g} s, got {timeout!r}"
+        )
     flags = (
         regex.VERSION0
         | (regex.IGNORECASE if ignore_case else 0)

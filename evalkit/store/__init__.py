@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     )
     from evalkit.store._copy import COPIED_TABLES, CopySummary, copy_experiments
     from evalkit.store._export import EXPORT_FORMATS, ExportFormat, export_experiment
-    from evalkit.store._extensions import ducklake_missing, has_extension
+    from evalkit.store._extensions import ducklake_missing, has_extension, load_extensions
     from evalkit.store._lake import prepare_store, store_exists
     from evalkit.store._lake_merge import merge_finished_slices
     from evalkit.store._liveness import effective_status, process_alive, this_host
@@ -127,6 +127,7 @@ __getattr__, __dir__ = _exports(
         "evalkit.store._extensions": (
             "ducklake_missing",
             "has_extension",
+            "load_extensions",
         ),
         "evalkit.store._lake": (
             "prepare_store",
@@ -258,6 +259,7 @@ __all__ = [
     "lake_data_path",
     "latest_resumable",
     "list_experiments",
+    "load_extensions",
     "merge_finished_slices",
     "merge_stores",
     "migrate",

@@ -18,6 +18,7 @@ from typing import TypeVar
 
 import duckdb
 
+from evalkit._duckdb import OFFLINE
 from evalkit.errors import StoreError
 from evalkit.store._lake import busy, open_lake
 from evalkit.store._location import StoreLocation, sql_literal, store_location
@@ -227,6 +228,8 @@ def open_connection(
             private=private, pinned=pinned,
         )  # fmt: skip
     where = location.target
+    # Nothing installed or loaded from the network behind evalkit's back (evalkit/_duckdb.py).
+    config = {**OFFLINE, **(config or {})}
     if read_only and not location.exists():
         raise StoreError(f"{where}: no such score store")
     _refuse_other_files(where)
@@ -234,10 +237,10 @@ def open_connection(
     while True:
         try:
             if read_only:
-                return duckdb.connect(where, read_only=True, config=dict(config or {}))
-            return _attach(where, config=config or {}, row_group_size=row_group_size)
+                return duckdb.connect(where, read_only=True, config=dict(config))
+            return _attach(where, config=config, row_group_size=row_group_size)
         except duckdb.ConnectionException as exc:
-            if _is_config_conflict(exc) and (read_only or config):
+            if _is_config_conflict(exc):
                 try:
                     return duckdb.connect(where)
                 except duckdb.Error as again:

@@ -20,6 +20,7 @@ from collections.abc import Mapping
 
 import duckdb
 
+from evalkit._duckdb import OFFLINE
 from evalkit.errors import ConfigError, StoreError
 from evalkit.store._extensions import load_extensions
 from evalkit.store._location import (
@@ -30,7 +31,7 @@ from evalkit.store._location import (
     store_location,
 )
 from evalkit.store._object_store import lake_data_path, refresh_credentials, use_object_store
-from evalkit.store._verified import LAKE_SETTINGS, OFFLINE
+from evalkit.store._verified import LAKE_SETTINGS
 
 #: The catalog name the lake is attached under.
 LAKE_ALIAS = "evalkit_lake"

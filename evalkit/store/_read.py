@@ -9,6 +9,7 @@ import duckdb
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from evalkit._duckdb import connect_offline
 from evalkit.errors import ConfigError, StoreError
 from evalkit.store._connect import DEFAULT_STORE, connection
 from evalkit.store._liveness import effective_status, with_effective_status
@@ -45,7 +46,7 @@ def _arrow(con: duckdb.DuckDBPyConnection, sql: str, params: list[Any]) -> pa.Ta
 
 def _blank_table(sql: str, params: list[Any]) -> pa.Table:
     """``sql``'s empty result over a blank store (typed columns, no rows)."""
-    with duckdb.connect(":memory:") as con:
+    with connect_offline() as con:
         migrate(con, where=":memory:")
         return _arrow(con, sql, params)
 

@@ -27,7 +27,7 @@ _SECRET_NAME = re.compile(r"[A-Za-z0-9_]+")
 # A field of DuckDB's secret_string ("key=value" or a bare "key", joined by ";").
 _FIELD = re.compile(r"[a-z_]+(?:=|$)")
 _TYPE_PARAMETER = re.compile(r"(?:^|[{,]\s*)type=([A-Za-z_]+)", re.IGNORECASE)
-# Reading secrets needs no extension: nothing is installed or loaded (as _verified.OFFLINE).
+# Reading secrets needs no extension: nothing is installed or loaded (as evalkit._duckdb.OFFLINE).
 _SETTINGS = {"autoinstall_known_extensions": "false", "autoload_known_extensions": "false"}
 
 

@@ -23,13 +23,13 @@ from pathlib import Path
 
 import duckdb
 
+from evalkit._duckdb import OFFLINE
 from evalkit.errors import StoreError
 from evalkit.store._location import sql_literal
 
 #: Settings of every DuckDB database evalkit makes for a lake: nothing installed or loaded
-#: behind its back, and the extension files it checked (:func:`verify_extension`) loaded
-#: without DuckDB hashing them again.
-OFFLINE = {"autoinstall_known_extensions": "false", "autoload_known_extensions": "false"}
+#: behind its back (:data:`OFFLINE`), and the extension files it checked
+#: (:func:`verify_extension`) loaded without DuckDB hashing them again.
 LAKE_SETTINGS = {**OFFLINE, "allow_unsigned_extensions": "true"}
 
 _CHECKED: set[tuple[str, tuple[int, ...]]] = set()

@@ -49,8 +49,13 @@ Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 async def _guard(request: web.Request, handler: Handler) -> web.StreamResponse:
     # Bound to the loopback interface, the viewer answers only requests addressed to it by a
     # local name: a web page elsewhere cannot reach it through a rebound DNS name.
-    if request.app[_LOCAL] and URL(f"http://{request.host}").host not in _LOCAL_NAMES:
-        return web.Response(status=421, text=f"evalkit view: unknown host {request.host!r}")
+    if request.app[_LOCAL]:
+        try:
+            host = URL(f"http://{request.host}").host
+        except ValueError:  # e.g. "[::1" or a port past 65535: refused, not a 500
+            return web.Response(status=400, text="evalkit view: malformed Host header")
+        if host not in _LOCAL_NAMES:
+            return web.Response(status=421, text=f"evalkit view: unknown host {request.host!r}")
     started = time.perf_counter()
     try:
         response = await handler(request)

@@ -49,10 +49,7 @@ class Params:
         """Read the page's query string; unknown values fall back to the defaults."""
         # The form sends a hidden ``changed=0`` and, when the box is ticked, ``changed=1``.
         changed = query.getall("changed", [])
-        try:
-            page = max(int(query.get("page", "1")), 1)
-        except ValueError:
-            page = 1
+        page = _queries.page_number(query)
         sort = query.get("sort", "worst")
         return cls(
             baseline=query.get("baseline", ""),

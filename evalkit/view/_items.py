@@ -85,10 +85,7 @@ class Params:
     @classmethod
     def from_query(cls, query: MultiMapping[str]) -> Params:
         """Read the page's query string; unknown values fall back to the defaults."""
-        try:
-            page = max(int(query.get("page", "1")), 1)
-        except ValueError:
-            page = 1
+        page = _queries.page_number(query)
         return cls(
             q=query.get("q", "").strip(),
             scorer=query.get("scorer", ""),

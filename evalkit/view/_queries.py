@@ -17,6 +17,7 @@ from contextlib import contextmanager
 from typing import Any
 
 import duckdb
+from multidict import MultiMapping
 
 from evalkit.errors import StoreError
 from evalkit.report import error_pattern
@@ -28,8 +29,25 @@ BINS = 10
 #: The store version whose ``judge_executions`` has ``truncated``.
 TRUNCATED_SINCE = 7
 
+#: The highest page number a query string is read as (:func:`page_number`).
+MAX_PAGE = 2**31
+
 
 Source = Reader | str | os.PathLike[str]
+
+
+def page_number(query: MultiMapping[str]) -> int:
+    """The ``page`` of a query string: 1 when absent, not a number or below 1.
+
+    A page past the last shows the last; one past :data:`MAX_PAGE` is read as it, so the
+    page's offset stays far inside the 64 bits of a query's ``OFFSET``
+    (``page=9223372036854775807`` overflowed it: a 500).
+    """
+    try:
+        page = int(query.get("page", "1"))
+    except ValueError:
+        return 1
+    return min(max(page, 1), MAX_PAGE)
 
 
 @contextmanager

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from aiohttp import web
 
-from evalkit.errors import StoreError
+from evalkit.errors import ConfigError, StoreError
 from evalkit.store import DEFAULT_STORE, is_lake, store_exists
 from evalkit.view._app import create_app, is_loopback
 from evalkit.view._port import DEFAULT_PORT
@@ -64,8 +64,11 @@ def serve(
         say: Where the line with the viewer's address goes (standard output).
 
     Raises:
+        ConfigError: The port is not a number from 0 to 65535.
         StoreError: The store does not exist, or the port cannot be bound.
     """
+    if isinstance(port, bool) or not isinstance(port, int) or not 0 <= port <= 65535:
+        raise ConfigError(f"port must be a number from 0 to 65535, got {port!r}")
     where = str(store)
     if not (store_exists(where) if is_lake(where) else Path(where).is_file()):
         raise StoreError(f"{where}: no such score store (run an experiment first, or --store)")

@@ -80,6 +80,22 @@ def test_workers_above_the_ceiling_are_refused(cli: Cli, tmp_path: Path) -> None
     assert_clean_usage_error(done, "--workers must be at least 1, got 0")
 
 
+def test_resamples_above_the_ceiling_are_refused(cli: Cli, tmp_path: Path) -> None:
+    write_dataset(tmp_path / "data.parquet")
+    path = write_experiment(tmp_path)
+    assert cli("run", path.name, "--no-progress").code == 0
+    assert cli("run", path.name, "--no-progress").code == 0
+    for value in ("1000001", str(10**12)):
+        done = cli("compare", "nightly", "nightly", "--resamples", value)
+        assert_clean_usage_error(done, f"--resamples = {value} is above the ceiling of 1,000,000")
+    done = cli("compare", "nightly", "nightly", "--resamples", "0")
+    assert_clean_usage_error(done, "--resamples must be at least 1, got 0")
+    # The same key in the experiment file is refused with its file and line, before a run.
+    path.write_text(path.read_text() + f"resamples = {10**12}\n", encoding="utf-8")
+    done = cli("run", path.name, "--no-progress")
+    assert_clean_usage_error(done, "nightly.toml:20", "regression.resamples", "1000000")
+
+
 @pytest.mark.parametrize("value", ["nan", "inf", "-inf", "-0.1", "1.5"])
 def test_min_paired_must_be_a_share(cli: Cli, tmp_path: Path, value: str) -> None:
     write_dataset(tmp_path / "data.parquet")
@@ -414,6 +430,14 @@ def test_view_on_a_port_in_use_names_the_port(cli: Cli, tmp_path: Path) -> None:
         port = str(taken.getsockname()[1])
         done = cli("view", "--store", "evalkit.duckdb", "--no-browser", "--port", port)
     assert_clean_usage_error(done, f"cannot listen on 127.0.0.1:{port}")
+
+
+@pytest.mark.parametrize("port", ["99999", "65536", "-1"])
+def test_view_on_a_port_out_of_range_names_it(cli: Cli, tmp_path: Path, port: str) -> None:
+    write_dataset(tmp_path / "data.parquet", rows=3)
+    assert cli("run", write_experiment(tmp_path).name, "--no-progress").code == 0
+    done = cli("view", "--store", "evalkit.duckdb", "--no-browser", "--port", port)
+    assert_clean_usage_error(done, f"port must be a number from 0 to 65535, got {port}")
 
 
 def test_every_kind_of_experiment_file_problem_is_reported_in_one_run(

@@ -310,3 +310,18 @@ def test_metadata_columns_join_a_metadata_dict_and_are_checked() -> None:
                 [{"input": "q", "metadata": "x", "lang": "en"}], columns={"metadata": ["lang"]}
             )
         )
+
+
+def test_query_never_installs_an_extension_from_the_network(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A remote file: httpfs comes from its installed package, never from DuckDB's repository.
+    query = "select * from read_csv('http://127.0.0.1:9/x.csv')"
+    # DuckDB installs an extension it fetches under ~/.duckdb/extensions: a home of its own
+    # shows whether anything was fetched (it made the folder before failing, offline).
+    monkeypatch.setenv("HOME", str(tmp_path))
+    with pytest.raises(DatasetError) as caught:
+        open_source(query=query).num_rows  # noqa: B018 (the count runs the query)
+    assert "install" not in str(caught.value)
+    assert query in str(caught.value)
+    assert not (tmp_path / ".duckdb").exists()

@@ -118,6 +118,7 @@ async def test_client_must_be_an_async_openai_client() -> None:
         ({"max_retries": -1}, "max_retries must be an integer >= 0"),
         ({"max_tokens": 0}, "max_tokens must be an integer >= 1 or None"),
         ({"max_concurrency": 2.5}, "max_concurrency must be an integer >= 1 or None"),
+        ({"max_concurrency": 10**20}, "max_concurrency = 10{20} is above the ceiling of 10000"),
         ({"extra_body": ["seed"]}, "extra_body must be a mapping or None"),
         ({"cache": "yes"}, "cache must be True, False or None"),
         ({"rpm": 0}, "rpm must be a positive number or None"),

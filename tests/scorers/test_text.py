@@ -234,7 +234,7 @@ async def test_regex_match_accepts_the_regex_package_s_extensions() -> None:
     assert result.score == 1.0
 
 
-@pytest.mark.parametrize("timeout", [0, -1, math.nan, True, "1"])
+@pytest.mark.parametrize("timeout", [0, -1, math.nan, True, "1", math.inf, 1e15, 3600.5])
 def test_regex_match_refuses_a_timeout_that_is_no_positive_number(timeout: Any) -> None:
     with pytest.raises(ConfigError, match="scorer 'regex_match', parameter 'timeout'"):
         regex_match(timeout=timeout)

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import duckdb
 
+from evalkit._duckdb import OFFLINE
 from evalkit.store._extensions import load_extensions
-from evalkit.store._verified import OFFLINE
 
 
 def secret_directory(home: Path) -> Path:

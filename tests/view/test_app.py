@@ -399,3 +399,28 @@ async def test_a_reason_cut_at_the_token_limit_is_marked(
         assert "(truncated)" not in body
     finally:
         stop(proc)
+
+
+def test_absurd_pages_and_malformed_host_headers_are_answered_quietly(store: Store) -> None:
+    proc, url = start_viewer(store.path)
+    try:
+        huge = "page=9223372036854775807"
+        # Past the last page, however far: the last page (the item table and the compare grid).
+        last = _items(url, store.candidate, "page=3")
+        assert _ids(_items(url, store.candidate, huge)) == _ids(last)
+        status, _, body = _get(f"{url}experiments/{store.candidate}?{huge}")
+        assert status == 200, body
+        pair = f"baseline={store.baseline}&candidate={store.candidate}&scorer=exact"
+        last_pairs = _json(f"{url}api/compare?{pair}&page=2")["rows"]
+        assert last_pairs
+        assert _json(f"{url}api/compare?{pair}&{huge}")["rows"] == last_pairs
+        status, _, body = _get(f"{url}compare?{pair}&{huge}")
+        assert status == 200, body
+        for host in ("localhost:99999", "[::1", "localhost:x"):
+            status, _, body = _get(url, Host=host)
+            assert (status, body) == (400, "evalkit view: malformed Host header")
+    finally:
+        proc.terminate()
+        _, errors = proc.communicate(timeout=10)
+    assert "Traceback" not in errors
+    assert "Error" not in errors
