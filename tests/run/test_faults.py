@@ -226,3 +226,52 @@ async def test_a_refused_key_stops_the_judge_and_every_pair_is_a_recorded_failur
         "LIMIT 1",
     )  # fmt: skip
     assert "stopped after the first such error" in message
+
+
+async def test_absurd_usage_counts_are_stored_as_absent_and_lose_no_result(
+    tmp_path: Path, judge_key: str
+) -> None:
+    # Issue 30 item 1: one reply with completion_tokens 1e20 used to stop the run at its
+    # flush (pyarrow OverflowError), losing every result while the run read `completed`.
+    data = [{"id": f"item-{i}", "input": f"q{i}", "output": f"a{i}"} for i in range(30)]
+    store = tmp_path / "s.duckdb"
+    rules = [
+        Rule("'q7'", reply={"score": 1}, usage={"completion_tokens": 1e20}),
+        Rule("'q13'", reply={"score": 1}, usage={"completion_tokens": 10**20}),
+        Rule(
+            "'q21'",
+            reply={"score": 1},
+            usage={"completion_tokens_details": {"reasoning_tokens": 2**64}, "total_tokens": -5},
+        ),
+    ]
+    async with FakeOpenAIServer(rules) as server:
+        judge = Judge("j", "You grade answers.", base_url=server.base_url, api_key_env=KEY_ENV)
+        graded = create_scorer("graded", judge=judge).generate_score(
+            PromptStep("grade", lambda run: f"Grade {run.output!r} to {run.input!r}?")
+        )
+        result = await run_evals(data, [graded], store=store, progress=False)
+
+    assert result.status == "completed"
+    assert rows(store, "SELECT status, succeeded_count FROM experiments") == [("completed", 30)]
+    assert rows(store, "SELECT count(*) FROM scores") == [(30,)]
+    by_item = {
+        item: (output, total, reasoning, notes)
+        for item, output, total, reasoning, notes in rows(
+            store,
+            "SELECT item_id, output_tokens, total_tokens, reasoning_tokens,"
+            " attempts->'$[0].usage.notes' FROM judge_executions",
+        )
+    }
+    assert len(by_item) == 30
+    assert by_item["item-7"][0] is None
+    assert by_item["item-7"][1] is not None  # the server's total stays: only one count was odd
+    assert "usage.completion_tokens 1e+20 is not a token count" in by_item["item-7"][3]
+    assert by_item["item-13"][0] is None
+    assert "100000000000000000000" in by_item["item-13"][3]
+    assert by_item["item-21"][1:3] == (None, None)
+    assert "reasoning_tokens" in by_item["item-21"][3]
+    assert "-5" in by_item["item-21"][3]
+    normal = by_item["item-1"]
+    assert normal[0] is not None
+    assert normal[0] > 0
+    assert normal[3] is None
