@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 import pyarrow as pa
 
-from evalkit.store._connect import StoreBusyError
+from evalkit.store._connect import StoreBusyError, StoreLockedError
 
 FIRST_DELAY_S = 0.2
 MAX_DELAY_S = 5.0
@@ -42,6 +42,8 @@ class PendingWrites:
     delay: float = FIRST_DELAY_S
     next_try: float = 0.0
     warned: bool = False
+    #: What the last refused attempt raised.
+    last_error: BaseException | None = None
 
     def due(self) -> bool:
         """Whether the back-off allows another attempt now."""
@@ -50,6 +52,7 @@ class PendingWrites:
     def refused(self, reason: BaseException) -> None:
         """An attempt found the store locked: back off (and say so, once per outage)."""
         now = time.monotonic()
+        self.last_error = reason
         if self.since is None:
             self.since = now
         self.next_try = now + self.delay
@@ -61,8 +64,10 @@ class PendingWrites:
                     f"a commit to the DuckLake score store {self.path} lost to another"
                     " writer's, or its catalog was busy"
                 )
-            else:
+            elif isinstance(reason, StoreLockedError):
                 cause = f"the score store {self.path} is locked by another process"
+            else:
+                cause = f"a write to the score store {self.path} failed"
             warnings.warn(
                 f"evalkit: {cause}; the run"
                 f" goes on, keeping its finished items and retrying the write for up to"
@@ -90,6 +95,7 @@ class PendingWrites:
                 stacklevel=1,
             )
         self.since, self.delay, self.next_try, self.warned = None, FIRST_DELAY_S, 0.0, False
+        self.last_error = None
 
     def rows(self) -> int:
         """Rows kept, over every table."""

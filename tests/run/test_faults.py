@@ -17,6 +17,8 @@ import duckdb
 import pytest
 
 from evalkit import Judge, PromptStep, create_scorer, run_evals
+from evalkit.errors import StoreError
+from evalkit.store import recover, recovery_dir
 from evalkit.testing import FakeOpenAIServer, Fault, Rule
 from tests.conftest import KEY_ENV
 
@@ -275,3 +277,66 @@ async def test_absurd_usage_counts_are_stored_as_absent_and_lose_no_result(
     assert normal[0] is not None
     assert normal[0] > 0
     assert normal[3] is None
+
+
+def _scored() -> Any:
+    return create_scorer("Exact", id="exact").generate_score(
+        lambda run: 1.0 if run.output == run.ground_truth else 0.0
+    )
+
+
+async def test_a_flush_that_fails_keeps_its_rows_and_never_leaves_the_run_completed(
+    tmp_path: Path,
+) -> None:
+    # Issue 30 item 1: a failed flush used to lose its rows while `_finish` recorded the run
+    # `completed`. A directory where DuckDB keeps its write-ahead log makes every open of the
+    # store fail (an I/O error, not a lock) from the first item on.
+    data = [
+        {"id": f"item-{i}", "input": f"q{i}", "output": "a", "groundTruth": "a"} for i in range(30)
+    ]
+    store = tmp_path / "s.duckdb"
+    wal = tmp_path / "s.duckdb.wal"
+
+    def break_the_store(_: Any) -> None:
+        wal.mkdir(exist_ok=True)
+
+    with (
+        pytest.warns(RuntimeWarning, match="a write to the score store .* failed"),
+        pytest.raises(StoreError, match="every write to the score store failed") as caught,
+    ):
+        await run_evals(
+            data,
+            [_scored()],
+            store=store,
+            progress=False,
+            lock_timeout=0.5,
+            on_item_complete=break_the_store,
+        )
+    folder = recovery_dir(store)
+    assert str(folder) in str(caught.value)
+    assert "30 finished items" in str(caught.value)
+    wal.rmdir()
+    # Not `completed` (the writer could not record anything): it reads interrupted, resumable.
+    assert rows(store, "SELECT status, succeeded_count FROM experiments") == [("running", 0)]
+    assert rows(store, "SELECT count(*) FROM scores") == [(0,)]
+    assert recover(store) == 1  # the kept batch, loaded whole
+    assert rows(store, "SELECT count(*), sum(score) FROM scores") == [(30, 30.0)]
+    assert not folder.exists() or not any(folder.rglob("*.arrow"))
+
+
+async def test_a_batch_the_store_cannot_hold_fails_the_run_instead_of_completing_it(
+    tmp_path: Path,
+) -> None:
+    # A value no store column can hold (a lone surrogate from a bytes.decode with
+    # "surrogateescape") fails the Arrow build of its batch: a StoreError naming the cause,
+    # and the run is `failed`, never `completed` with its rows missing.
+    scorer = (
+        create_scorer("Odd", id="odd")
+        .generate_score(lambda run: 1.0)
+        .generate_reason(lambda results: b"caf\xe9".decode(errors="surrogateescape"))
+    )
+    data = [{"id": f"item-{i}", "input": f"q{i}", "output": "a"} for i in range(5)]
+    store = tmp_path / "s.duckdb"
+    with pytest.raises(StoreError, match="could not be turned into the store's rows"):
+        await run_evals(data, [scorer], store=store, progress=False)
+    assert rows(store, "SELECT status FROM experiments") == [("failed",)]
