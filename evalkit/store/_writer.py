@@ -20,7 +20,6 @@ from pathlib import Path
 from typing import Any
 
 import duckdb
-import pyarrow as pa
 
 from evalkit._json import json_text
 from evalkit.errors import StoreError
@@ -235,25 +234,11 @@ class StoreWriter:
         written by a later call (retried with back-off, see ``_pending.py``). Once the store
         has refused every attempt for ``lock_timeout`` s, the kept batches are spilled to the
         recovery folder beside the store and :class:`StoreError` says where. A write that
-        fails for another reason (an I/O error, a store file that cannot be opened) is kept
-        and retried the same way: a failed flush never drops its rows.
-
-        Raises:
-            StoreError: The batch's rows cannot be made into the store's tables (a value no
-                column can hold), or the kept batches were spilled.
+        fails otherwise (an I/O error, a file that cannot be opened) is kept the same way.
         """
         if self.experiment_id is None:
             raise StoreError(f"{self.path}: write() called before begin()")
-        try:
-            tables = batch.tables()
-        except (ValueError, TypeError, OverflowError, pa.ArrowException) as exc:
-            # Values from outside are checked where they enter (a judge's usage counts, see
-            # evalkit/judge/_usage.py); reaching here is a value no check covered.
-            raise StoreError(
-                f"{self.path}: {batch.succeeded + batch.failed} finished items could not be"
-                f" turned into the store's rows, a value no store column can hold"
-                f" ({type(exc).__name__}: {exc}); they are not stored"
-            ) from exc
+        tables = batch.tables()
         if not tables:
             return
         self._pending.batches.append(Kept(tables, batch.succeeded, batch.failed))
@@ -272,10 +257,7 @@ class StoreWriter:
                 pending.wait()
             try:
                 self._write_kept(pending.batches[0])
-            except StoreError as exc:
-                # Locked, or failed otherwise (an I/O error, a file that cannot be opened):
-                # either way the batch is kept, retried with back-off, and spilled past
-                # lock_timeout, never dropped.
+            except StoreError as exc:  # locked or not (an I/O error): kept, never dropped
                 self.retried_flushes += 1
                 pending.refused(exc)
                 if pending.expired():
@@ -316,10 +298,9 @@ class StoreWriter:
             self._spilled = spill(self.path, experiment_id, [k.tables for k in pending.batches])
             pending.batches.clear()
         last = pending.last_error
+        cause = f"every write to the score store failed ({last})"
         if last is None or isinstance(last, StoreLockedError):
             cause = "the score store stayed locked by another process"
-        else:
-            cause = f"every write to the score store failed ({last})"
         raise StoreError(
             f"{self.path}: {cause} for {self.lock_timeout:g} s (lock_timeout, --lock-timeout);"
             f" the {items} finished"
