@@ -1,7 +1,8 @@
 """Batches a writer could not write yet: kept in order, retried with back-off.
 
 A store held by another process (a notebook's connection, a second run) refuses the writer's
-flush. The batch is kept, the run goes on, and the next flush tries again once the back-off
+flush (as does a write failing otherwise: an I/O error, a file that cannot be opened). The
+batch is kept, the run goes on, and the next flush tries again once the back-off
 has passed (doubling from :data:`FIRST_DELAY_S` up to :data:`MAX_DELAY_S`). Past the writer's
 ``lock_timeout`` of refusals in a row, the kept batches are spilled to the recovery folder
 (``_recovery.py``). See docs/pages/design/locked-store-recovery.md.
@@ -50,7 +51,8 @@ class PendingWrites:
         return time.monotonic() >= self.next_try
 
     def refused(self, reason: BaseException) -> None:
-        """An attempt found the store locked: back off (and say so, once per outage)."""
+        """An attempt was refused (the store locked, or the write failed): back off (and say
+        so, once per outage)."""
         now = time.monotonic()
         self.last_error = reason
         if self.since is None:
