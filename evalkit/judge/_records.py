@@ -13,32 +13,51 @@ ExecutionStatus = Literal["success", "failed"]
 AttemptStatus = Literal["success", "format_failed", "failed"]
 
 
+#: The largest count a store column (BIGINT) holds.
+MAX_COUNT = 2**63 - 1
+
+
+def add_counts(a: int | None, b: int | None) -> int | None:
+    """``a + b``; None (absent) when either is, or when the sum passes int64."""
+    if a is None or b is None:
+        return None
+    total = a + b
+    return total if total <= MAX_COUNT else None
+
+
 @dataclass(frozen=True, slots=True)
 class JudgeUsage:
-    """Token usage of a judge execution, normalised across providers and summed over attempts."""
+    """Token usage of a judge execution, normalised across providers and summed over attempts.
 
-    input_tokens: int = 0
-    output_tokens: int = 0
-    total_tokens: int = 0
-    reasoning_tokens: int = 0
-    cached_input_tokens: int = 0
-    cache_creation_input_tokens: int = 0
+    A count is None (NULL in the store) when the provider sent one that is not a
+    non-negative integer within int64 (see :func:`~evalkit.judge.normalize_usage`); ``notes``
+    then say which value was dropped. A sum with an absent count is absent.
+    """
+
+    input_tokens: int | None = 0
+    output_tokens: int | None = 0
+    total_tokens: int | None = 0
+    reasoning_tokens: int | None = 0
+    cached_input_tokens: int | None = 0
+    cache_creation_input_tokens: int | None = 0
+    notes: tuple[str, ...] = ()
 
     def __add__(self, other: JudgeUsage) -> JudgeUsage:
         return JudgeUsage(
-            input_tokens=self.input_tokens + other.input_tokens,
-            output_tokens=self.output_tokens + other.output_tokens,
-            total_tokens=self.total_tokens + other.total_tokens,
-            reasoning_tokens=self.reasoning_tokens + other.reasoning_tokens,
-            cached_input_tokens=self.cached_input_tokens + other.cached_input_tokens,
-            cache_creation_input_tokens=(
-                self.cache_creation_input_tokens + other.cache_creation_input_tokens
+            input_tokens=add_counts(self.input_tokens, other.input_tokens),
+            output_tokens=add_counts(self.output_tokens, other.output_tokens),
+            total_tokens=add_counts(self.total_tokens, other.total_tokens),
+            reasoning_tokens=add_counts(self.reasoning_tokens, other.reasoning_tokens),
+            cached_input_tokens=add_counts(self.cached_input_tokens, other.cached_input_tokens),
+            cache_creation_input_tokens=add_counts(
+                self.cache_creation_input_tokens, other.cache_creation_input_tokens
             ),
+            notes=self.notes + other.notes,
         )
 
-    def to_dict(self) -> dict[str, int]:
-        """The usage as a plain dict."""
-        return {
+    def to_dict(self) -> dict[str, Any]:
+        """The usage as a plain dict (``notes`` only when there are some)."""
+        out: dict[str, Any] = {
             "input_tokens": self.input_tokens,
             "output_tokens": self.output_tokens,
             "total_tokens": self.total_tokens,
@@ -46,6 +65,9 @@ class JudgeUsage:
             "cached_input_tokens": self.cached_input_tokens,
             "cache_creation_input_tokens": self.cache_creation_input_tokens,
         }
+        if self.notes:
+            out["notes"] = list(self.notes)
+        return out
 
 
 @dataclass(frozen=True, slots=True)

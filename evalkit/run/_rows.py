@@ -25,6 +25,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from evalkit._json import json_text
+from evalkit.errors import StoreError
 from evalkit.run._outcome import Repeat
 from evalkit.scorer import STEP_ORDER
 from evalkit.store import ARROW_SCHEMAS
@@ -103,7 +104,23 @@ class RowBuffer:
         self.failed = 0
 
     def tables(self) -> dict[str, pa.Table]:
-        """The non-empty tables, by store table name."""
+        """The non-empty tables, by store table name.
+
+        Raises:
+            StoreError: A value no store column can hold. Values from outside are checked
+                where they enter (a judge's usage counts: evalkit/judge/_usage.py); this
+                names one no check covered, instead of a bare pyarrow traceback.
+        """
+        try:
+            return self._tables()
+        except (ValueError, TypeError, OverflowError, pa.ArrowException) as exc:
+            raise StoreError(
+                f"{self.succeeded + self.failed} finished items could not be turned into the"
+                f" store's rows: a value no store column can hold ({type(exc).__name__}:"
+                f" {exc}); they are not stored"
+            ) from exc
+
+    def _tables(self) -> dict[str, pa.Table]:
         tables: dict[str, pa.Table] = {}
         if self.items.rows:
             tables["experiment_items"] = self.items.table()

@@ -205,16 +205,27 @@ class Runner:
         writer = self.writer
         if writer is None:
             return
+
+        def finish(status: ExperimentStatus) -> None:
+            writer.finish(
+                status=status,
+                completed_at=dt.datetime.now(dt.UTC),
+                dataset_fingerprint=self.feed.fingerprint,
+            )
+
         try:
             await self._flush()
-        finally:
-            await anyio.to_thread.run_sync(
-                lambda: writer.finish(
-                    status=status,
-                    completed_at=dt.datetime.now(dt.UTC),
-                    dataset_fingerprint=self.feed.fingerprint,
-                )
-            )
+        except BaseException as exc:
+            # The last batch is not in the store: the run is never recorded as finished
+            # well (it was recorded `completed` with none of its rows, issue 30).
+            failed: ExperimentStatus = "cancelled" if status == "cancelled" else "failed"
+            with anyio.CancelScope(shield=True):
+                try:
+                    await anyio.to_thread.run_sync(finish, failed)
+                except Exception as secondary:
+                    exc.add_note(f"and recording the {failed} run failed too: {secondary}")
+            raise
+        await anyio.to_thread.run_sync(finish, status)
 
     def sorted_items(self) -> tuple[ItemResult, ...]:
         """The kept results in dataset order."""

@@ -1,7 +1,8 @@
 """Batches a writer could not write yet: kept in order, retried with back-off.
 
 A store held by another process (a notebook's connection, a second run) refuses the writer's
-flush. The batch is kept, the run goes on, and the next flush tries again once the back-off
+flush (as does a write failing otherwise: an I/O error, a file that cannot be opened). The
+batch is kept, the run goes on, and the next flush tries again once the back-off
 has passed (doubling from :data:`FIRST_DELAY_S` up to :data:`MAX_DELAY_S`). Past the writer's
 ``lock_timeout`` of refusals in a row, the kept batches are spilled to the recovery folder
 (``_recovery.py``). See docs/pages/design/locked-store-recovery.md.
@@ -16,7 +17,7 @@ from dataclasses import dataclass, field
 
 import pyarrow as pa
 
-from evalkit.store._connect import StoreBusyError
+from evalkit.store._connect import StoreBusyError, StoreLockedError
 
 FIRST_DELAY_S = 0.2
 MAX_DELAY_S = 5.0
@@ -42,14 +43,18 @@ class PendingWrites:
     delay: float = FIRST_DELAY_S
     next_try: float = 0.0
     warned: bool = False
+    #: What the last refused attempt raised.
+    last_error: BaseException | None = None
 
     def due(self) -> bool:
         """Whether the back-off allows another attempt now."""
         return time.monotonic() >= self.next_try
 
     def refused(self, reason: BaseException) -> None:
-        """An attempt found the store locked: back off (and say so, once per outage)."""
+        """An attempt was refused (the store locked, or the write failed): back off (and say
+        so, once per outage)."""
         now = time.monotonic()
+        self.last_error = reason
         if self.since is None:
             self.since = now
         self.next_try = now + self.delay
@@ -61,8 +66,10 @@ class PendingWrites:
                     f"a commit to the DuckLake score store {self.path} lost to another"
                     " writer's, or its catalog was busy"
                 )
-            else:
+            elif isinstance(reason, StoreLockedError):
                 cause = f"the score store {self.path} is locked by another process"
+            else:
+                cause = f"a write to the score store {self.path} failed"
             warnings.warn(
                 f"evalkit: {cause}; the run"
                 f" goes on, keeping its finished items and retrying the write for up to"
@@ -90,6 +97,7 @@ class PendingWrites:
                 stacklevel=1,
             )
         self.since, self.delay, self.next_try, self.warned = None, FIRST_DELAY_S, 0.0, False
+        self.last_error = None
 
     def rows(self) -> int:
         """Rows kept, over every table."""

@@ -233,13 +233,14 @@ class StoreWriter:
         A store locked by another process does not stop the run: the batch is kept and
         written by a later call (retried with back-off, see ``_pending.py``). Once the store
         has refused every attempt for ``lock_timeout`` s, the kept batches are spilled to the
-        recovery folder beside the store and :class:`StoreError` says where.
+        recovery folder beside the store and :class:`StoreError` says where. A write that
+        fails otherwise (an I/O error, a file that cannot be opened) is kept the same way.
         """
+        if self.experiment_id is None:
+            raise StoreError(f"{self.path}: write() called before begin()")
         tables = batch.tables()
         if not tables:
             return
-        if self.experiment_id is None:
-            raise StoreError(f"{self.path}: write() called before begin()")
         self._pending.batches.append(Kept(tables, batch.succeeded, batch.failed))
         self._drain(final=False)
 
@@ -256,7 +257,7 @@ class StoreWriter:
                 pending.wait()
             try:
                 self._write_kept(pending.batches[0])
-            except StoreLockedError as exc:
+            except StoreError as exc:  # locked or not (an I/O error): kept, never dropped
                 self.retried_flushes += 1
                 pending.refused(exc)
                 if pending.expired():
@@ -296,9 +297,13 @@ class StoreWriter:
         if pending.batches:
             self._spilled = spill(self.path, experiment_id, [k.tables for k in pending.batches])
             pending.batches.clear()
+        last = pending.last_error
+        cause = f"every write to the score store failed ({last})"
+        if last is None or isinstance(last, StoreLockedError):
+            cause = "the score store stayed locked by another process"
         raise StoreError(
-            f"{self.path}: the score store stayed locked by another process for"
-            f" {self.lock_timeout:g} s (lock_timeout, --lock-timeout); the {items} finished"
+            f"{self.path}: {cause} for {self.lock_timeout:g} s (lock_timeout, --lock-timeout);"
+            f" the {items} finished"
             f" items not yet written ({rows} rows) are kept in {self._spilled}: they are loaded"
             f" into the store by `evalkit run --resume {experiment_id}` (or"
             f" evalkit.store.recover({self.path!r}), or the next run writing this store)"

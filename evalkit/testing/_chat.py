@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -141,9 +142,17 @@ def completion(
     refusal: str | None = None,
     finish_reason: str = "stop",
     profile: ServerProfile | None = None,
+    usage_override: Mapping[str, Any] | None = None,
 ) -> Response:
-    """A ``chat.completion`` response for ``body`` (as ``profile``'s server sends it)."""
+    """A ``chat.completion`` response for ``body`` (as ``profile``'s server sends it).
+
+    ``usage_override`` (a rule's ``usage``) replaces the computed ``usage``'s entries, sent as
+    given, so a test can script a provider's odd counts.
+    """
     messages = body.get("messages", [])
+    computed = usage.usage(messages, content or refusal or "")
+    if usage_override is not None:
+        computed = override_usage(computed, usage_override)
     payload = {
         "id": f"chatcmpl-evalkit-{number}",
         "object": "chat.completion",
@@ -162,13 +171,26 @@ def completion(
                 "finish_reason": finish_reason,
             }
         ],
-        "usage": usage.usage(messages, content or refusal or ""),
+        "usage": computed,
         "service_tier": "default",
         "system_fingerprint": "fp_evalkit",
     }
     if profile is not None and profile.name != "openai":
         payload = profile.shape(payload, body)
     return Response.json(payload, headers=[("x-request-id", f"req-evalkit-{number}")])
+
+
+def override_usage(usage: dict[str, Any], override: Mapping[str, Any]) -> dict[str, Any]:
+    """``usage`` with ``override``'s entries in place of its own; a dict in both (such as
+    ``completion_tokens_details``) is merged one level down."""
+    out = dict(usage)
+    for key, value in override.items():
+        own = out.get(key)
+        if isinstance(value, Mapping) and isinstance(own, dict):
+            out[key] = {**own, **value}
+        else:
+            out[key] = value
+    return out
 
 
 def retry_after_headers(seconds: float) -> list[tuple[str, str]]:

@@ -196,6 +196,7 @@ class CompletionService:
                 refusal=rule.refusal,
                 finish_reason=rule.finish_reason,
                 profile=profile,
+                usage_override=rule.usage,
             )
         content = rule_content(rule, body)
         if content is None:
@@ -207,6 +208,7 @@ class CompletionService:
             usage=settings.usage,
             finish_reason=rule.finish_reason,
             profile=profile,
+            usage_override=rule.usage,
         )
 
 

@@ -107,6 +107,10 @@ class Rule:
         times: Apply at most this many times (then the rule is skipped); None for always.
         probability: Apply with this probability (drawn from the server's seeded generator).
         latency: Seconds to wait before answering, instead of the server's latency.
+        usage: Entries sent in the reply's ``usage`` in place of the computed ones, as given
+            (``{"completion_tokens": 1e20}``; a nested dict such as
+            ``completion_tokens_details`` is merged into the computed one), to script a
+            provider's odd counts.
     """
 
     match: str | re.Pattern[str] | None = None
@@ -118,6 +122,7 @@ class Rule:
     times: int | None = None
     probability: float = 1.0
     latency: float | None = None
+    usage: Mapping[str, Any] | None = None
 
     def matches(self, text: str, response_format: str) -> bool:
         """Whether this rule's ``match`` and ``response_format`` accept the request."""

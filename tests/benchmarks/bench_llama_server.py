@@ -143,7 +143,7 @@ async def evalkit_run(model: str, base_url: str, items: int) -> Round:
             for execution in record.executions:
                 replied = [a for a in execution.attempts if a.status != "failed"]
                 by_item[execution.prompt] = tuple(
-                    a.usage.output_tokens if a.usage else 0 for a in replied
+                    (a.usage.output_tokens or 0) if a.usage else 0 for a in replied
                 )
                 in_flight_s += sum(a.request_ms or 0.0 for a in execution.attempts) / 1000
     requests = sum(len(tokens) for tokens in by_item.values())

@@ -39,9 +39,13 @@ from evalkit.judge import normalize_usage, reported_cost
             {"prompt_tokens": 7, "prompt_tokens_details": {"cache_creation_tokens": 5}},
             JudgeUsage(7, 0, 7, cache_creation_input_tokens=5),
         ),
-        (  # nulls and junk read as zero
-            {"prompt_tokens": None, "completion_tokens": "3", "prompt_tokens_details": None},
+        (  # nulls read as zero
+            {"prompt_tokens": None, "completion_tokens": None, "prompt_tokens_details": None},
             JudgeUsage(),
+        ),
+        (  # an integral float is a count
+            {"prompt_tokens": 10.0, "completion_tokens": 5},
+            JudgeUsage(input_tokens=10, output_tokens=5, total_tokens=15),
         ),
     ],
 )
@@ -52,6 +56,62 @@ def test_normalize_usage(usage: Any, expected: JudgeUsage | None) -> None:
 def test_usage_adds_up_over_attempts() -> None:
     total = JudgeUsage(1, 2, 3, 4, 5, 6) + JudgeUsage(10, 20, 30, 40, 50, 60)
     assert total == JudgeUsage(11, 22, 33, 44, 55, 66)
+
+
+@pytest.mark.parametrize(
+    ("usage", "field", "shown"),
+    [
+        ({"completion_tokens": 1e20}, "output_tokens", "usage.completion_tokens 1e+20"),
+        ({"completion_tokens": 10**20}, "output_tokens", "100000000000000000000"),
+        ({"completion_tokens": 2**63}, "output_tokens", "9223372036854775808"),
+        ({"prompt_tokens": -1}, "input_tokens", "usage.prompt_tokens -1"),
+        ({"prompt_tokens": 2.5}, "input_tokens", "2.5"),
+        ({"prompt_tokens": "3"}, "input_tokens", "'3'"),
+        ({"prompt_tokens": True}, "input_tokens", "True"),
+        ({"total_tokens": float("inf")}, "total_tokens", "inf"),
+        (
+            {"completion_tokens_details": {"reasoning_tokens": 1e30}},
+            "reasoning_tokens",
+            "completion_tokens_details.reasoning_tokens 1e+30",
+        ),
+        (
+            {"prompt_tokens_details": {"cached_tokens": -3}},
+            "cached_input_tokens",
+            "prompt_tokens_details.cached_tokens -3",
+        ),
+        ({"cache_creation_input_tokens": 1e19}, "cache_creation_input_tokens", "1e+19"),
+    ],
+)
+def test_a_count_that_is_not_a_count_is_absent_with_a_note(
+    usage: dict[str, Any], field: str, shown: str
+) -> None:
+    normalized = normalize_usage(usage)
+    assert normalized is not None
+    assert getattr(normalized, field) is None
+    (note,) = normalized.notes
+    assert shown in note
+    assert "recorded as absent" in note
+    assert normalized.to_dict()["notes"] == [note]
+
+
+def test_the_largest_int64_is_a_count_and_a_sum_past_it_is_absent() -> None:
+    big = normalize_usage({"prompt_tokens": 2**63 - 1, "completion_tokens": 0})
+    assert big == JudgeUsage(input_tokens=2**63 - 1, output_tokens=0, total_tokens=2**63 - 1)
+    assert normalize_usage({"prompt_tokens": 2**63 - 1, "completion_tokens": 1}) == JudgeUsage(
+        input_tokens=2**63 - 1, output_tokens=1, total_tokens=None
+    )
+    twice = big + big  # two attempts
+    assert twice.input_tokens is None
+    assert twice.output_tokens == 0
+
+
+def test_an_absent_count_stays_absent_over_attempts() -> None:
+    odd = normalize_usage({"prompt_tokens": 4, "completion_tokens": -1, "total_tokens": 4})
+    assert odd is not None
+    total = JudgeUsage(1, 2, 3) + odd
+    assert (total.input_tokens, total.output_tokens, total.total_tokens) == (5, None, 7)
+    assert total.notes == odd.notes
+    assert len(total.notes) == 1
 
 
 @pytest.mark.parametrize(

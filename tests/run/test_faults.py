@@ -17,6 +17,8 @@ import duckdb
 import pytest
 
 from evalkit import Judge, PromptStep, create_scorer, run_evals
+from evalkit.errors import StoreError
+from evalkit.store import recover, recovery_dir
 from evalkit.testing import FakeOpenAIServer, Fault, Rule
 from tests.conftest import KEY_ENV
 
@@ -226,3 +228,115 @@ async def test_a_refused_key_stops_the_judge_and_every_pair_is_a_recorded_failur
         "LIMIT 1",
     )  # fmt: skip
     assert "stopped after the first such error" in message
+
+
+async def test_absurd_usage_counts_are_stored_as_absent_and_lose_no_result(
+    tmp_path: Path, judge_key: str
+) -> None:
+    # Issue 30 item 1: one reply with completion_tokens 1e20 used to stop the run at its
+    # flush (pyarrow OverflowError), losing every result while the run read `completed`.
+    data = [{"id": f"item-{i}", "input": f"q{i}", "output": f"a{i}"} for i in range(30)]
+    store = tmp_path / "s.duckdb"
+    rules = [
+        Rule("'q7'", reply={"score": 1}, usage={"completion_tokens": 1e20}),
+        Rule("'q13'", reply={"score": 1}, usage={"completion_tokens": 10**20}),
+        Rule(
+            "'q21'",
+            reply={"score": 1},
+            usage={"completion_tokens_details": {"reasoning_tokens": 2**64}, "total_tokens": -5},
+        ),
+    ]
+    async with FakeOpenAIServer(rules) as server:
+        judge = Judge("j", "You grade answers.", base_url=server.base_url, api_key_env=KEY_ENV)
+        graded = create_scorer("graded", judge=judge).generate_score(
+            PromptStep("grade", lambda run: f"Grade {run.output!r} to {run.input!r}?")
+        )
+        result = await run_evals(data, [graded], store=store, progress=False)
+
+    assert result.status == "completed"
+    assert rows(store, "SELECT status, succeeded_count FROM experiments") == [("completed", 30)]
+    assert rows(store, "SELECT count(*) FROM scores") == [(30,)]
+    by_item = {
+        item: (output, total, reasoning, notes)
+        for item, output, total, reasoning, notes in rows(
+            store,
+            "SELECT item_id, output_tokens, total_tokens, reasoning_tokens,"
+            " attempts->'$[0].usage.notes' FROM judge_executions",
+        )
+    }
+    assert len(by_item) == 30
+    assert by_item["item-7"][0] is None
+    assert by_item["item-7"][1] is not None  # the server's total stays: only one count was odd
+    assert "usage.completion_tokens 1e+20 is not a token count" in by_item["item-7"][3]
+    assert by_item["item-13"][0] is None
+    assert "100000000000000000000" in by_item["item-13"][3]
+    assert by_item["item-21"][1:3] == (None, None)
+    assert "reasoning_tokens" in by_item["item-21"][3]
+    assert "-5" in by_item["item-21"][3]
+    normal = by_item["item-1"]
+    assert normal[0] is not None
+    assert normal[0] > 0
+    assert normal[3] is None
+
+
+def _scored() -> Any:
+    return create_scorer("Exact", id="exact").generate_score(
+        lambda run: 1.0 if run.output == run.ground_truth else 0.0
+    )
+
+
+async def test_a_flush_that_fails_keeps_its_rows_and_never_leaves_the_run_completed(
+    tmp_path: Path,
+) -> None:
+    # Issue 30 item 1: a failed flush used to lose its rows while `_finish` recorded the run
+    # `completed`. A directory where DuckDB keeps its write-ahead log makes every open of the
+    # store fail (an I/O error, not a lock) from the first item on.
+    data = [
+        {"id": f"item-{i}", "input": f"q{i}", "output": "a", "groundTruth": "a"} for i in range(30)
+    ]
+    store = tmp_path / "s.duckdb"
+    wal = tmp_path / "s.duckdb.wal"
+
+    def break_the_store(_: Any) -> None:
+        wal.mkdir(exist_ok=True)
+
+    with (
+        pytest.warns(RuntimeWarning, match="a write to the score store .* failed"),
+        pytest.raises(StoreError, match="every write to the score store failed") as caught,
+    ):
+        await run_evals(
+            data,
+            [_scored()],
+            store=store,
+            progress=False,
+            lock_timeout=0.5,
+            on_item_complete=break_the_store,
+        )
+    folder = recovery_dir(store)
+    assert str(folder) in str(caught.value)
+    assert "30 finished items" in str(caught.value)
+    wal.rmdir()
+    # Not `completed` (the writer could not record anything): it reads interrupted, resumable.
+    assert rows(store, "SELECT status, succeeded_count FROM experiments") == [("running", 0)]
+    assert rows(store, "SELECT count(*) FROM scores") == [(0,)]
+    assert recover(store) == 1  # the kept batch, loaded whole
+    assert rows(store, "SELECT count(*), sum(score) FROM scores") == [(30, 30.0)]
+    assert not folder.exists() or not any(folder.rglob("*.arrow"))
+
+
+async def test_a_batch_the_store_cannot_hold_fails_the_run_instead_of_completing_it(
+    tmp_path: Path,
+) -> None:
+    # A value no store column can hold (a lone surrogate from a bytes.decode with
+    # "surrogateescape") fails the Arrow build of its batch: a StoreError naming the cause,
+    # and the run is `failed`, never `completed` with its rows missing.
+    scorer = (
+        create_scorer("Odd", id="odd")
+        .generate_score(lambda run: 1.0)
+        .generate_reason(lambda results: b"caf\xe9".decode(errors="surrogateescape"))
+    )
+    data = [{"id": f"item-{i}", "input": f"q{i}", "output": "a"} for i in range(5)]
+    store = tmp_path / "s.duckdb"
+    with pytest.raises(StoreError, match="could not be turned into the store's rows"):
+        await run_evals(data, [scorer], store=store, progress=False)
+    assert rows(store, "SELECT status FROM experiments") == [("failed",)]

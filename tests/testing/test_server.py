@@ -107,6 +107,23 @@ async def test_usage_is_derived_from_text_length() -> None:
     assert usage["cost"] == 124 * 0.5
 
 
+async def test_a_rule_scripts_the_usage_sent_as_given() -> None:
+    odd = {"completion_tokens": 10**20, "completion_tokens_details": {"reasoning_tokens": 1e20}}
+    async with (
+        FakeOpenAIServer([Rule("odd", reply="x" * 40, usage=odd), Rule(reply="y")]) as server,
+        httpx2.AsyncClient(base_url=server.url) as http,
+    ):
+        first = await http.post("/v1/chat/completions", json=chat("odd"))
+        second = await http.post("/v1/chat/completions", json=chat("plain"))
+    usage = first.json()["usage"]
+    assert '"completion_tokens":100000000000000000000' in first.text
+    assert usage["completion_tokens"] == 10**20
+    assert usage["completion_tokens_details"]["reasoning_tokens"] == 1e20
+    assert usage["completion_tokens_details"]["audio_tokens"] == 0  # merged, not replaced
+    assert 0 < usage["prompt_tokens"] < 100  # the counts it does not name are computed
+    assert second.json()["usage"]["completion_tokens"] == 1
+
+
 async def test_rules_match_substring_or_regex_in_order(
     server: FakeOpenAIServer, http: httpx2.AsyncClient
 ) -> None:

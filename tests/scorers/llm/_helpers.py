@@ -41,7 +41,7 @@ def assert_judged(
             assert execution.attempt_count == 1
             assert execution.judge_model_id == model
             assert execution.usage is not None
-            assert execution.usage.total_tokens > 0
+            assert (execution.usage.total_tokens or 0) > 0
 
 
 def system_messages(server: FakeOpenAIServer) -> set[str]:
