@@ -34,17 +34,23 @@ MAX_RESAMPLES = 1_000_000
 MAX_REGEX_TIMEOUT = 3600.0
 
 
+def _check(key: str, value: float, ceiling: float, what: str) -> None:
+    if value > ceiling:
+        raise ConfigError(
+            f"{key} = {value} is above the ceiling of {what}; see"
+            " docs/pages/design/ceilings-on-inputs.md)"
+        )
+
+
 def check_concurrency_ceiling(key: str, value: int) -> None:
     """Refuse a concurrency above :data:`MAX_CONCURRENCY`, naming ``key`` (option or flag).
 
     Raises:
         ConfigError: ``value`` is above the ceiling.
     """
-    if value > MAX_CONCURRENCY:
-        raise ConfigError(
-            f"{key} = {value} is above the ceiling of {MAX_CONCURRENCY} items in flight"
-            " (more only costs memory; see docs/pages/design/ceilings-on-inputs.md)"
-        )
+    _check(
+        key, value, MAX_CONCURRENCY, f"{MAX_CONCURRENCY} items in flight (more only costs memory"
+    )
 
 
 def check_resamples_ceiling(key: str, value: int) -> None:
@@ -53,11 +59,8 @@ def check_resamples_ceiling(key: str, value: int) -> None:
     Raises:
         ConfigError: ``value`` is above the ceiling.
     """
-    if value > MAX_RESAMPLES:
-        raise ConfigError(
-            f"{key} = {value} is above the ceiling of {MAX_RESAMPLES:,} resamples (more only"
-            " cost memory and time; see docs/pages/design/ceilings-on-inputs.md)"
-        )
+    _check(key, value, MAX_RESAMPLES,
+           f"{MAX_RESAMPLES:,} resamples (more only cost memory and time")  # fmt: skip
 
 
 def check_workers_ceiling(key: str, value: int) -> None:
@@ -66,9 +69,5 @@ def check_workers_ceiling(key: str, value: int) -> None:
     Raises:
         ConfigError: ``value`` is above the ceiling.
     """
-    if value > MAX_WORKERS:
-        raise ConfigError(
-            f"{key} = {value} is above the ceiling of {MAX_WORKERS} worker processes (each"
-            " holds the run's stack; more items in flight come from the concurrency inside each"
-            " worker; see docs/pages/design/ceilings-on-inputs.md)"
-        )
+    _check(key, value, MAX_WORKERS, f"{MAX_WORKERS} worker processes (each holds the run's stack;"
+           " more items in flight come from the concurrency inside each worker")  # fmt: skip
