@@ -196,6 +196,8 @@ async def prepare(data: Any, scorers: Sequence[Scorer] | Scorer, options: RunOpt
 
     name = options.experiment or _default_name(dataset)
     limit = options.limit
+    if not options.sharded:
+        await anyio.to_thread.run_sync(_read_through, dataset, limit, abandon_on_cancel=True)
     sharding = None
     if options.sharded:
         sharding = plan_sharding(
@@ -342,6 +344,18 @@ async def _plan_any_resume(
         regenerate=options.regenerate, **common,
     )  # fmt: skip
     return await anyio.to_thread.run_sync(call), None
+
+
+def _read_through(dataset: Dataset, limit: int | None) -> None:
+    """Read the rows the run will read, once, before anything is written.
+
+    A cell that cannot be read (a text cell past a column of numbers, a value Python cannot
+    hold) is found on the way, so a dataset that cannot be read creates no run in the store
+    (the cost: one more pass over the data, without a target or a scorer; a sharded run's
+    workers read their own row groups instead).
+    """
+    for _ in dataset.batches(limit=limit):
+        pass
 
 
 def _default_name(dataset: Dataset) -> str:
