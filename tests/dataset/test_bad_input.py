@@ -857,7 +857,8 @@ def test_a_table_past_the_column_ceiling_is_refused() -> None:
 
 
 def _bad_utf8_parquet(folder: Path) -> Path:
-    table = pa.table({"input": pa.chunked_array([["fine"] * 3, _string_column_with(b"\xff")])})
+    text = pa.chunked_array([["fine"] * 3, _string_column_with(b"\xff")])
+    table = pa.table({"input": text, "output": ["a"] * 4})
     return write_parquet(folder / "bad.parquet", table)
 
 
