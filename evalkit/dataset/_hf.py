@@ -145,6 +145,6 @@ def _check_state(file: Path) -> None:
     ):
         raise DatasetError(
             str(file),
-            "the value of '_data_files' must be a list of {\"filename\": \"...\"} objects, "
+            'the value of \'_data_files\' must be a list of {"filename": "..."} objects, '
             f"got {json.dumps(files)[:100]}",
         )

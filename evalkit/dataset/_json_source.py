@@ -120,8 +120,7 @@ def _error(exc: BaseException, path: Path, layout: str) -> DatasetError:
         # Every record is an object, yet DuckDB found no record: they are all empty.
         return DatasetError(
             str(path),
-            "every record is an empty object ({}), so the file has no columns (not even "
-            "'input')",
+            "every record is an empty object ({}), so the file has no columns (not even 'input')",
             line=1 if lines else None,
             row=None if lines else 1,
         )
