@@ -64,6 +64,11 @@ class JsonSource(DuckDBSource):
             raise _error(exc, self.path, layout) from exc
         check_column_count(str(path), len(keys))
         _check_keys(str(path), keys)
+        # The sniffer's order (each record's own) first, then keys it did not sample.
+        every = set(keys)
+        sampled = [str(name) for name, *_ in described if str(name) in every]
+        seen = set(sampled)
+        keys = [*sampled, *(key for key in keys if key not in seen)]
         text = {str(name) for name, kind, *_ in described if kind == "VARCHAR"}
         types = ", ".join(
             f"{sql_text(key)}: '{'VARCHAR' if key in text else 'JSON'}'" for key in keys
