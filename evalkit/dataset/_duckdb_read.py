@@ -161,16 +161,20 @@ class DuckDBSource:
         with self._connection() as con:
             relation = self._run(lambda: con.sql(f"select {picked} from ({self._select})"))
             reader = self._run(lambda: _arrow_reader(relation, batch_size))
+            done = 0
             while True:
                 batch = self._run(lambda: _next_batch(reader))
                 if batch is None:
                     return
-                yield self.name, self._columns(batch, columns), batch.num_rows
+                yield self.name, self._columns(batch, columns, done + 1), batch.num_rows
+                done += batch.num_rows
 
-    def _columns(self, batch: pa.RecordBatch, columns: Sequence[str]) -> dict[str, list[Any]]:
+    def _columns(
+        self, batch: pa.RecordBatch, columns: Sequence[str], first_row: int
+    ) -> dict[str, list[Any]]:
         data: dict[str, list[Any]] = {}
         for i, name in enumerate(columns):
-            values = arrow_to_python(batch.column(i), self.name, name)
+            values = arrow_to_python(batch.column(i), self.name, name, first_row=first_row)
             if name in self._json:
                 try:
                     values = decode_json_column(values)

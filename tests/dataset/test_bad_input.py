@@ -910,3 +910,18 @@ def test_malformed_hugging_face_metadata_names_the_file_and_key(
         read_all(folder)
     assert info.value.source == str(folder / file)
     assert words in info.value.problem
+
+
+def test_a_cell_python_cannot_hold_names_its_record_and_column(tmp_path: Path) -> None:
+    # An infinite date (DuckDB has one, Python's date has not), past the first batch.
+    query = (
+        "select 'q' || i as input, case when i = 4000 then 'infinity'::date "
+        "else '2024-01-01'::date end as day from range(5000) t(i) order by i"
+    )
+    with pytest.raises(DatasetError, match="cannot convert") as info:
+        read_all(None, query=query)
+    assert (info.value.source, info.value.row, info.value.column) == (query, 4001, "day")
+    bad = _bad_utf8_parquet(tmp_path)
+    with pytest.raises(DatasetError, match="not valid UTF-8") as info:
+        read_all(bad)
+    assert (info.value.source, info.value.row, info.value.column) == (str(bad), 4, "input")
