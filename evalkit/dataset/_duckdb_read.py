@@ -136,6 +136,7 @@ class DuckDBSource:
         with self._connection() as con:
             described = self._run(lambda: con.execute(f"describe {select}").fetchall())
             self._names = [str(row[0]) for row in described]
+            _check_names(name, self._names)
             self._json = {str(row[0]) for row in described if str(row[1]) == "JSON"}
             count = self._run(lambda: con.execute(f"select count(*) from ({select})").fetchall())
         self.num_rows = int(count[0][0])
@@ -202,6 +203,21 @@ class DuckDBSource:
                 ).fetchall()
             )
         return (self.name, repeated[0][0]) if repeated else None
+
+
+def _check_names(source: str, names: list[str]) -> None:
+    """Refuse two columns DuckDB takes for one (it ignores case in names): selecting the
+    second would read the first's values (a query's ``'a' as input, 'b' as INPUT``)."""
+    seen: dict[str, str] = {}
+    for name in names:
+        first = seen.setdefault(name.lower(), name)
+        if first != name:
+            raise DatasetError(
+                source,
+                f"has the columns {first!r} and {name!r}, one name to DuckDB (which ignores "
+                "case in names); give each column its own name",
+                column=name,
+            )
 
 
 def _quoted(name: str) -> str:

@@ -286,6 +286,14 @@ class ColumnsSource:
     @classmethod
     def from_pandas(cls, frame: Any) -> ColumnsSource:
         """Columns of a pandas DataFrame; missing cells (NaN, NA, NaT) become None."""
+        names = [str(name) for name in frame.columns]
+        repeated = sorted({name for name in names if names.count(name) > 1})
+        if repeated:
+            raise DatasetError(
+                "<DataFrame>",
+                f"the column name {repeated[0]!r} appears more than once",
+                column=repeated[0],
+            )
         columns: dict[str, list[Any]] = {}
         for name in frame.columns:
             series = frame[name]

@@ -925,3 +925,20 @@ def test_a_cell_python_cannot_hold_names_its_record_and_column(tmp_path: Path) -
     with pytest.raises(DatasetError, match="not valid UTF-8") as info:
         read_all(bad)
     assert (info.value.source, info.value.row, info.value.column) == (str(bad), 4, "input")
+
+
+@pytest.mark.parametrize(
+    ("data", "query", "column", "words"),
+    [
+        (pd.DataFrame([["q", "a", "b"]], columns=["input", "output", "output"]), None,
+         "output", "appears more than once"),  # was an AttributeError traceback
+        (None, "select 'a' as input, 'b' as INPUT", "INPUT", "ignores case"),  # read 'a' twice
+    ],
+    ids=["dataframe", "query"],
+)  # fmt: skip
+def test_two_columns_of_one_name_in_a_frame_or_a_query_are_named(
+    data: Any, query: str | None, column: str, words: str
+) -> None:
+    with pytest.raises(DatasetError, match=words) as info:
+        read_all(data, query=query)
+    assert info.value.column == column
