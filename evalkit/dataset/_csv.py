@@ -111,7 +111,8 @@ def _bounded_lines(f: TextIO) -> Iterator[str]:
 
 
 def _check_header(path: str, names: list[str]) -> None:
-    """Refuse a header past the column ceiling, or naming a column twice.
+    """Refuse a header past the column ceiling (docs/pages/design/ceilings-on-inputs.md), or
+    naming a column twice.
 
     DuckDB would read a repeated name as ``name_1`` (and, its names being case-insensitive,
     ``Input`` after ``input`` too), so the second column would silently play no role.
