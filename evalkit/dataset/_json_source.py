@@ -58,12 +58,13 @@ class JsonSource(DuckDBSource):
         sniffed = f"select * from {read}, maximum_depth = 2, map_inference_threshold = -1)"
         try:
             with connect_offline() as con:
-                described = con.execute(f"describe {sniffed}").fetchall()
                 keys = _keys(con, self.path, layout)
+                # Counted before DuckDB's sniffer builds a type of that many fields.
+                check_column_count(str(path), len(keys))
+                _check_keys(str(path), keys)
+                described = con.execute(f"describe {sniffed}").fetchall()
         except (duckdb.Error, OSError) as exc:
             raise _error(exc, self.path, layout) from exc
-        check_column_count(str(path), len(keys))
-        _check_keys(str(path), keys)
         # The sniffer's order (each record's own) first, then keys it did not sample.
         every = set(keys)
         sampled = [str(name) for name, *_ in described if str(name) in every]

@@ -710,6 +710,10 @@ BAD_TEXT_FILES: dict[str, tuple[str, str | bytes, Where, str]] = {
         "w.csv", "input," + ",".join(f"c{i}" for i in range(10_000)) + "\n",
         (1, None, None), "10,001 columns, above the ceiling of 10,000",
     ),
+    "jsonl past the column ceiling": (
+        "w.jsonl", _jsonl_text([{"input": "q", f"k{i}": i} for i in range(10_000)]),
+        (None, None, None), "10,001 columns, above the ceiling of 10,000",
+    ),
     # Issue 30: {} and [] records get a true message, not "must be a JSON object" for {}.
     "jsonl only empty objects": (
         "o.jsonl", "{}\n{}\n", (1, None, None), "every record is an empty object"
