@@ -34,7 +34,8 @@ class CsvSource(DuckDBSource):
     Raises:
         DatasetError: The file is missing, not UTF-8, ragged, cut off inside a quoted field,
             or a cell does not fit its column's type; the message names the line and, when
-            DuckDB says, the column.
+            DuckDB says, the column. The header names a column twice (for DuckDB: ignoring
+            case and surrounding spaces) or has more columns than the ceiling.
     """
 
     def __init__(self, path: str | os.PathLike[str], *, delimiter: str = ",") -> None:

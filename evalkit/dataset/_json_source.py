@@ -37,7 +37,9 @@ class JsonSource(DuckDBSource):
 
     Raises:
         DatasetError: The file is missing, is not UTF-8, holds malformed JSON or a value that
-            is not an object; the message names the line (JSON Lines) or record (array).
+            is not an object, or only empty objects; the message names the line (JSON Lines)
+            or record (array). Two keys differ only in case, or there are more keys than the
+            column ceiling.
     """
 
     def __init__(
