@@ -725,8 +725,8 @@ BAD_TEXT_FILES: dict[str, tuple[str, str | bytes, Where, str]] = {
     "json only empty objects": ("o.json", "[{}, {}]", (None, 1, None), "an empty object"),
     "json only arrays": ("a.json", "[[], []]", (None, 1, None), "the record holds an array"),
     "jsonl keys differing only in case": (
-        "k.jsonl", _jsonl_text([{"input": "q"}, {"Input": "r"}]), (None, None, "Input"),
-        "the keys 'input' and 'Input'",
+        "k.jsonl", _jsonl_text([{"input": "q"}, {"Input": "r"}]), (None, None, "input"),
+        "the keys 'Input' and 'input'",  # named in sorted order
     ),
 }  # fmt: skip
 
