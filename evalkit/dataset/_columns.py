@@ -6,6 +6,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from evalkit._ceilings import MAX_DATASET_COLUMNS
 from evalkit.errors import ConfigError, DatasetError
 
 Role = Literal["id", "input", "ground_truth", "output", "request_context", "metadata"]
@@ -84,6 +85,21 @@ def check_overrides(overrides: Mapping[str, Any] | None) -> Overrides:
             raise ConfigError(f"columns: the column for {role!r} must be a name, got {column!r}")
         checked[role] = column
     return checked
+
+
+def check_column_count(source: str, count: int, *, line: int | None = None) -> None:
+    """Refuse a dataset of more than :data:`~evalkit._ceilings.MAX_DATASET_COLUMNS` columns.
+
+    Raises:
+        DatasetError: ``count`` is above the ceiling, naming ``source`` (and its header line).
+    """
+    if count > MAX_DATASET_COLUMNS:
+        raise DatasetError(
+            source,
+            f"has {count:,} columns, above the ceiling of {MAX_DATASET_COLUMNS:,} columns a "
+            "dataset may have (see docs/pages/design/ceilings-on-inputs.md)",
+            line=line,
+        )
 
 
 def resolve_columns(

@@ -19,7 +19,12 @@ from typing import Any
 
 import numpy as np
 
-from evalkit.dataset._columns import ColumnMap, check_overrides, resolve_columns
+from evalkit.dataset._columns import (
+    ColumnMap,
+    check_column_count,
+    check_overrides,
+    resolve_columns,
+)
 from evalkit.dataset._item import Item
 from evalkit.dataset._open import open_source
 from evalkit.dataset._seen import SeenIds
@@ -276,7 +281,9 @@ def load_dataset(
     if batch_size < 1:
         raise ConfigError(f"batch_size must be at least 1, got {batch_size}")
     source = open_source(data, format=format, query=query)
-    column_map = resolve_columns(source.column_names(), source.name, check_overrides(columns))
+    names = source.column_names()
+    check_column_count(source.name, len(names))
+    column_map = resolve_columns(names, source.name, check_overrides(columns))
     if column_map.id is not None:
         duplicate = source.duplicate_of(column_map.id)
         if duplicate is not None:

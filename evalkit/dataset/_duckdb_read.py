@@ -136,6 +136,7 @@ class DuckDBSource:
         with self._connection() as con:
             described = self._run(lambda: con.execute(f"describe {select}").fetchall())
             self._names = [str(row[0]) for row in described]
+            _check_names(name, self._names)
             self._json = {str(row[0]) for row in described if str(row[1]) == "JSON"}
             count = self._run(lambda: con.execute(f"select count(*) from ({select})").fetchall())
         self.num_rows = int(count[0][0])
@@ -161,16 +162,20 @@ class DuckDBSource:
         with self._connection() as con:
             relation = self._run(lambda: con.sql(f"select {picked} from ({self._select})"))
             reader = self._run(lambda: _arrow_reader(relation, batch_size))
+            done = 0
             while True:
                 batch = self._run(lambda: _next_batch(reader))
                 if batch is None:
                     return
-                yield self.name, self._columns(batch, columns), batch.num_rows
+                yield self.name, self._columns(batch, columns, done + 1), batch.num_rows
+                done += batch.num_rows
 
-    def _columns(self, batch: pa.RecordBatch, columns: Sequence[str]) -> dict[str, list[Any]]:
+    def _columns(
+        self, batch: pa.RecordBatch, columns: Sequence[str], first_row: int
+    ) -> dict[str, list[Any]]:
         data: dict[str, list[Any]] = {}
         for i, name in enumerate(columns):
-            values = arrow_to_python(batch.column(i), self.name, name)
+            values = arrow_to_python(batch.column(i), self.name, name, first_row=first_row)
             if name in self._json:
                 try:
                     values = decode_json_column(values)
@@ -198,6 +203,21 @@ class DuckDBSource:
                 ).fetchall()
             )
         return (self.name, repeated[0][0]) if repeated else None
+
+
+def _check_names(source: str, names: list[str]) -> None:
+    """Refuse two columns DuckDB takes for one (it ignores case in names): selecting the
+    second would read the first's values (a query's ``'a' as input, 'b' as INPUT``)."""
+    seen: dict[str, str] = {}
+    for name in names:
+        first = seen.setdefault(name.lower(), name)
+        if first != name:
+            raise DatasetError(
+                source,
+                f"has the columns {first!r} and {name!r}, one name to DuckDB (which ignores "
+                "case in names); give each column its own name",
+                column=name,
+            )
 
 
 def _quoted(name: str) -> str:

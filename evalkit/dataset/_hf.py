@@ -9,6 +9,7 @@ that order through ``datasets``' own Arrow-formatted iteration.
 from __future__ import annotations
 
 import importlib
+import json
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -89,9 +90,61 @@ def _load_from_disk(path: Path) -> Any:
             "holds several splits (a DatasetDict); point at one split's folder, e.g. "
             f"{path / (splits[0] if splits else 'train')}",
         )
+    _check_info(datasets, path / "dataset_info.json")
+    _check_state(path / "state.json")
     try:
         return datasets.load_from_disk(str(path))
     except (OSError, ValueError, pa.ArrowException, KeyError) as exc:
         raise DatasetError(
             str(path), f"cannot read as a saved Hugging Face dataset: {exc}"
         ) from exc
+    except (TypeError, AttributeError) as exc:
+        # A metadata value of a shape the checks above do not know; never a bare traceback.
+        raise DatasetError(
+            str(path), f"its saved metadata is malformed: {type(exc).__name__}: {exc}"
+        ) from exc
+
+
+def _read_object(file: Path) -> dict[str, Any] | None:
+    """A metadata file's JSON object; None when the file is absent or not JSON (then
+    ``datasets`` names the problem itself)."""
+    try:
+        value = json.loads(file.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(value, dict):
+        kind = {list: "an array", str: "a string", bool: "a boolean", type(None): "null"}
+        raise DatasetError(
+            str(file),
+            f"the file must hold a JSON object ({{...}}), not {kind.get(type(value), 'a number')}",
+        )
+    return value
+
+
+def _check_info(datasets: Any, file: Path) -> None:
+    """Each key of ``dataset_info.json`` as ``datasets`` reads it, one at a time, so the key
+    whose value it cannot take is named (it would raise a bare TypeError or AttributeError)."""
+    info = _read_object(file)
+    for key, value in (info or {}).items():
+        try:
+            datasets.DatasetInfo.from_dict({key: value})
+        except (TypeError, AttributeError, ValueError, KeyError) as exc:
+            raise DatasetError(
+                str(file), f"the value of {key!r} is malformed ({type(exc).__name__}: {exc})"
+            ) from exc
+
+
+def _check_state(file: Path) -> None:
+    """``state.json``'s list of Arrow files, the one key a saved dataset cannot do without."""
+    state = _read_object(file)
+    if state is None:
+        return
+    files = state.get("_data_files")
+    if not isinstance(files, list) or not all(
+        isinstance(f, dict) and isinstance(f.get("filename"), str) for f in files
+    ):
+        raise DatasetError(
+            str(file),
+            'the value of \'_data_files\' must be a list of {"filename": "..."} objects, '
+            f"got {json.dumps(files)[:100]}",
+        )

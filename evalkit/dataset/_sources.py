@@ -48,27 +48,50 @@ class Source(Protocol):
         ...
 
 
-def arrow_to_python(array: pa.Array | pa.ChunkedArray, origin: str, column: str) -> list[Any]:
+def arrow_to_python(
+    array: pa.Array | pa.ChunkedArray, origin: str, column: str, *, first_row: int | None = None
+) -> list[Any]:
     """The cells of an Arrow column as Python values (maps as dicts), for a :class:`Source`.
 
+    Args:
+        array: The column's cells.
+        origin: How the error names the source.
+        column: The column's name.
+        first_row: The 1-based row (record) of the source the first cell is, so that a cell
+            that cannot be converted is named by its row; None when not known.
+
     Raises:
-        DatasetError: A cell cannot be converted (e.g. text that is not UTF-8), naming
-            ``origin`` and ``column``.
+        DatasetError: A cell cannot be converted (e.g. text that is not UTF-8, a date past
+            what Python's ``date`` holds), naming ``origin``, ``column`` and the row.
     """
     try:
-        # maps_as_pydicts costs ~20x on any column (pyarrow 26), so only where there is a map.
-        if _has_map(array.type):
-            values: list[Any] = array.to_pylist(maps_as_pydicts="lossy")
-        else:
-            values = array.to_pylist()
+        return _to_pylist(array)
     except UnicodeDecodeError as exc:
-        raise DatasetError(
-            origin, f"a text cell is not valid UTF-8 ({exc.reason} at byte {exc.start})",
-            column=column,
-        ) from exc  # fmt: skip
+        problem = f"a text cell is not valid UTF-8 ({exc.reason} at byte {exc.start})"
+        error: Exception = exc
     except (pa.ArrowException, ValueError, OverflowError) as exc:
-        raise DatasetError(origin, f"cannot convert the cells: {exc}", column=column) from exc
-    return values
+        problem = f"cannot convert the cells: {exc}"
+        error = exc
+    row = None if first_row is None else first_row + _first_failing(array)
+    raise DatasetError(origin, problem, column=column, row=row) from error
+
+
+def _to_pylist(array: pa.Array | pa.ChunkedArray) -> list[Any]:
+    # maps_as_pydicts costs ~20x on any column (pyarrow 26), so only where there is a map.
+    if _has_map(array.type):
+        values: list[Any] = array.to_pylist(maps_as_pydicts="lossy")
+        return values
+    return list(array.to_pylist())
+
+
+def _first_failing(array: pa.Array | pa.ChunkedArray) -> int:
+    """The index of the first cell that cannot be converted (the error path only)."""
+    for i in range(len(array)):
+        try:
+            _to_pylist(array.slice(i, 1))
+        except (UnicodeDecodeError, pa.ArrowException, ValueError, OverflowError):
+            return i
+    return 0
 
 
 def _has_map(kind: pa.DataType) -> bool:
@@ -168,6 +191,7 @@ class ParquetSource:
                 raise DatasetError(origin, f"cannot read as Parquet: {exc}") from exc
             with reader:
                 batches = reader.iter_batches(batch_size=batch_size, columns=list(columns))
+                done = 0
                 while True:
                     try:
                         batch = next(batches)
@@ -176,9 +200,11 @@ class ParquetSource:
                     except (OSError, pa.ArrowException, UnicodeDecodeError) as exc:
                         raise DatasetError(origin, f"cannot read rows: {exc}") from exc
                     data = {
-                        name: arrow_to_python(batch.column(name), origin, name) for name in columns
+                        name: arrow_to_python(batch.column(name), origin, name, first_row=done + 1)
+                        for name in columns
                     }
                     yield origin, data, batch.num_rows
+                    done += batch.num_rows
 
     def duplicate_of(self, column: str) -> Duplicate | None:
         # Only the id column is read, in Arrow form: cheap even for a very large dataset.
@@ -222,9 +248,14 @@ class ArrowSource:
         return names
 
     def batches(self, columns: Sequence[str], batch_size: int) -> Iterator[ColumnBatch]:
+        done = 0
         for batch in self.table.select(list(columns)).to_batches(max_chunksize=batch_size):
-            data = {name: arrow_to_python(batch.column(name), self.name, name) for name in columns}
+            data = {
+                name: arrow_to_python(batch.column(name), self.name, name, first_row=done + 1)
+                for name in columns
+            }
             yield self.name, data, batch.num_rows
+            done += batch.num_rows
 
     def duplicate_of(self, column: str) -> Duplicate | None:
         found = _first_duplicate(self.table.column(column))
@@ -255,6 +286,14 @@ class ColumnsSource:
     @classmethod
     def from_pandas(cls, frame: Any) -> ColumnsSource:
         """Columns of a pandas DataFrame; missing cells (NaN, NA, NaT) become None."""
+        names = [str(name) for name in frame.columns]
+        repeated = sorted({name for name in names if names.count(name) > 1})
+        if repeated:
+            raise DatasetError(
+                "<DataFrame>",
+                f"the column name {repeated[0]!r} appears more than once",
+                column=repeated[0],
+            )
         columns: dict[str, list[Any]] = {}
         for name in frame.columns:
             series = frame[name]

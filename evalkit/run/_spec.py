@@ -13,6 +13,7 @@ import dataclasses
 import datetime as dt
 import functools
 import os
+import threading
 import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -196,6 +197,8 @@ async def prepare(data: Any, scorers: Sequence[Scorer] | Scorer, options: RunOpt
 
     name = options.experiment or _default_name(dataset)
     limit = options.limit
+    if not options.sharded:
+        await _read_through(dataset, limit)
     sharding = None
     if options.sharded:
         sharding = plan_sharding(
@@ -342,6 +345,28 @@ async def _plan_any_resume(
         regenerate=options.regenerate, **common,
     )  # fmt: skip
     return await anyio.to_thread.run_sync(call), None
+
+
+async def _read_through(dataset: Dataset, limit: int | None) -> None:
+    """Read the rows the run will read, once, before anything is written.
+
+    A cell that cannot be read (a text cell past a column of numbers, a value Python cannot
+    hold) is found on the way, so a dataset that cannot be read creates no run in the store
+    (the cost: one more pass over the data, without a target or a scorer; a sharded run's
+    workers read their own row groups instead). A Ctrl-C stops the reading at the next batch
+    rather than leaving a thread reading to the end, which the process would wait for.
+    """
+    stop = threading.Event()
+
+    def read() -> None:
+        for _ in dataset.batches(limit=limit):
+            if stop.is_set():
+                return
+
+    try:
+        await anyio.to_thread.run_sync(read, abandon_on_cancel=True)
+    finally:
+        stop.set()
 
 
 def _default_name(dataset: Dataset) -> str:

@@ -85,3 +85,22 @@ def test_a_querys_relative_files_are_found_beside_the_experiment_file(
         (items,) = con.execute("select count(*) from experiment_items").fetchall()[0]
     assert dataset == "select * from read_json('rows.json') order by key"
     assert items == len(ROWS)
+
+
+def test_a_dataset_that_cannot_be_read_creates_no_run(cli: Cli, tmp_path: Path) -> None:
+    # A cell past the type DuckDB inferred from the first 20,480 rows fails while the rows
+    # stream: `evalkit run` used to leave an empty `failed` run in the store (issue 30).
+    rows = "".join(f"q{i},{i},{i}\n" for i in range(25_000))
+    (tmp_path / "late.csv").write_text("input,groundTruth,output\n" + rows + "qx,1,not a number\n")
+    (tmp_path / "good.csv").write_text("input,groundTruth,output\nq,1,1\n")
+    write_experiment(tmp_path, name="good", dataset="good.csv")
+    assert cli("run", "good.toml", "--no-progress").code == 0
+    write_experiment(tmp_path, name="late", dataset="late.csv")
+    done = cli("run", "late.toml", "--no-progress")
+    assert done.code == 2, done.stderr
+    assert "late.csv, line 25002, column 'output'" in done.stderr
+    assert "Traceback" not in done.stderr
+    with duckdb.connect(str(tmp_path / "evalkit.duckdb"), read_only=True) as con:
+        assert con.execute("select name, status from experiments").fetchall() == [
+            ("good", "completed")
+        ]

@@ -692,6 +692,42 @@ BAD_TEXT_FILES: dict[str, tuple[str, str | bytes, Where, str]] = {
     "json not utf-8": (
         "e.json", '[{"input": "caf\xe9"}]'.encode("latin-1"), (None, 1, None), "UTF-8"
     ),
+    # Issue 30: a header DuckDB would read with a renamed column, or too wide to read at all.
+    "csv a column named twice": (
+        "d.csv", "input,output,output,groundTruth\nq,a,b,c\n", (1, None, "output"),
+        "names the column 'output' twice",
+    ),
+    "tsv a column named twice": (
+        "d.tsv", "input\toutput\toutput\nq\ta\tb\n", (1, None, "output"), "twice"
+    ),
+    "csv names differing only in case": (
+        "c.csv", "input,groundTruth,Input\nq,a,b\n", (1, None, "Input"), "ignores case"
+    ),
+    "csv names differing only in spaces": (
+        "p.csv", "input, input\nq,a\n", (1, None, " input"), "surrounding spaces"
+    ),
+    "csv past the column ceiling": (
+        "w.csv", "input," + ",".join(f"c{i}" for i in range(10_000)) + "\n",
+        (1, None, None), "10,001 columns, above the ceiling of 10,000",
+    ),
+    "jsonl past the column ceiling": (
+        "w.jsonl", _jsonl_text([{"input": "q", f"k{i}": i} for i in range(10_000)]),
+        (None, None, None), "10,001 columns, above the ceiling of 10,000",
+    ),
+    # Issue 30: {} and [] records get a true message, not "must be a JSON object" for {}.
+    "jsonl only empty objects": (
+        "o.jsonl", "{}\n{}\n", (1, None, None), "every record is an empty object"
+    ),
+    "jsonl only arrays": ("a.jsonl", "[]\n[]\n", (1, None, None), "the line holds an array"),
+    "jsonl a string line after objects": (
+        "s.jsonl", _jsonl_text(_JSON_ROWS[:3]) + '"x"\n', (4, None, None), "holds a string"
+    ),
+    "json only empty objects": ("o.json", "[{}, {}]", (None, 1, None), "an empty object"),
+    "json only arrays": ("a.json", "[[], []]", (None, 1, None), "the record holds an array"),
+    "jsonl keys differing only in case": (
+        "k.jsonl", _jsonl_text([{"input": "q"}, {"Input": "r"}]), (None, None, "input"),
+        "the keys 'Input' and 'input'",  # named in sorted order
+    ),
 }  # fmt: skip
 
 
@@ -777,3 +813,136 @@ def test_a_failing_query_is_a_dataset_error_naming_it(tmp_path: Path) -> None:
             read_all(None, query=query)
         assert info.value.source == query
         assert "\n" not in str(info.value)
+
+
+# -- issue 30: records, cells and headers DuckDB used to misread --------------------------------
+
+
+@pytest.mark.parametrize("suffix", ["jsonl", "json"])
+def test_records_each_with_a_key_of_its_own_are_records(tmp_path: Path, suffix: str) -> None:
+    # 50 records of one extra key each: DuckDB's sniffer took them for one MAP column and the
+    # file was refused as "every record must be a JSON object".
+    rows = [{"input": f"q{i}", f"k{i}": i} for i in range(50)]
+    content = _jsonl_text(rows) if suffix == "jsonl" else json.dumps(rows)
+    path = _text_file(tmp_path / f"keys.{suffix}", content)
+    items = read_all(path)
+    assert [item.input for item in items] == [f"q{i}" for i in range(50)]
+    assert [item.extra[f"k{i}"] for i, item in enumerate(items)] == list(range(50))
+    assert items[0].extra["k1"] is None  # a key missing from a record reads as None
+    (item,) = [i for i in read_all(path, columns={"metadata": ["k7"]}) if i.input == "q7"]
+    assert item.metadata == {"k7": 7}
+
+
+def test_a_key_first_seen_past_the_sniffers_sample_is_a_column(tmp_path: Path) -> None:
+    rows = [{"input": f"q{i}"} for i in range(25_000)] + [{"input": "last", "late": [1]}]
+    items = read_all(_text_file(tmp_path / "late.jsonl", _jsonl_text(rows)))
+    assert items[-1].extra == {"late": [1]}
+    assert items[0].extra == {"late": None}
+
+
+def test_inf_and_nan_csv_cells_are_floats_and_dates_stay_text(tmp_path: Path) -> None:
+    # DuckDB inferred DATE for a column of inf (an infinite date no Python date can hold),
+    # and the run failed with no line number.
+    path = _text_file(
+        tmp_path / "inf.csv",
+        "input,n,m,day\nq1,inf,1.5,2024-01-31\nq2,-inf,nan,2024-02-29\nq3,inf,2,1999-12-31\n",
+    )
+    items = read_all(path)
+    assert [item.extra["n"] for item in items] == [math.inf, -math.inf, math.inf]
+    assert items[0].extra["m"] == 1.5
+    assert math.isnan(items[1].extra["m"])
+    assert [item.extra["day"] for item in items] == ["2024-01-31", "2024-02-29", "1999-12-31"]
+
+
+def test_a_table_past_the_column_ceiling_is_refused() -> None:
+    table = pa.table({"input": ["q"], **{f"c{i}": [i] for i in range(10_000)}})
+    with pytest.raises(DatasetError, match="10,001 columns, above the ceiling") as info:
+        read_all(table)
+    assert info.value.source == "<Arrow table>"
+
+
+def _bad_utf8_parquet(folder: Path) -> Path:
+    text = pa.chunked_array([["fine"] * 3, _string_column_with(b"\xff")])
+    table = pa.table({"input": text, "output": ["a"] * 4})
+    return write_parquet(folder / "bad.parquet", table)
+
+
+def _late_text_csv(folder: Path) -> Path:
+    rows = "".join(f"q{i},{i}\n" for i in range(25_000))
+    return _text_file(folder / "late.csv", "input,output\n" + rows + "qx,not a number\n")
+
+
+@pytest.mark.parametrize("make", [_bad_utf8_parquet, _late_text_csv], ids=["utf-8", "late text"])
+async def test_a_dataset_that_cannot_be_read_creates_no_run(tmp_path: Path, make: Any) -> None:
+    # Both fail while the rows stream, after opening: they used to leave a `failed` run.
+    store = tmp_path / "s.duckdb"
+    await run_evals([{"input": "q", "output": "a"}], [same_text()], store=store, progress=False)
+    bad = make(tmp_path)
+    with pytest.raises(DatasetError) as info:
+        await run_evals(bad, [same_text()], store=store, progress=False)
+    assert info.value.source == str(bad)
+    with duckdb.connect(str(store), read_only=True) as con:
+        assert con.execute("SELECT dataset, status FROM experiments").fetchall() == [
+            ("<list of dicts>", "completed")
+        ]
+
+
+@pytest.mark.parametrize(
+    ("file", "content", "words"),
+    [
+        ("dataset_info.json", "[]", "must hold a JSON object ({...}), not an array"),
+        ("dataset_info.json", '{"features": 5}', "the value of 'features' is malformed"),
+        ("dataset_info.json", '{"features": {"input": 5}}', "'features'"),
+        ("dataset_info.json", '{"splits": 5}', "the value of 'splits' is malformed"),
+        ("state.json", "[]", "not an array"),
+        ("state.json", '{"_data_files": 5}', "'_data_files' must be a list"),
+        ("state.json", '{"_data_files": [{"filename": 5}]}', "'_data_files' must be a list"),
+    ],
+)
+def test_malformed_hugging_face_metadata_names_the_file_and_key(
+    tmp_path: Path, file: str, content: str, words: str
+) -> None:
+    # These were AttributeError and TypeError tracebacks from inside `datasets`.
+    datasets = pytest.importorskip(
+        "datasets", reason="the optional 'datasets' library (evalkit[hf])"
+    )
+    datasets.disable_progress_bars()
+    folder = tmp_path / "hf"
+    datasets.Dataset.from_list([{"input": "q"}]).save_to_disk(str(folder))
+    (folder / file).write_text(content, encoding="utf-8")
+    with pytest.raises(DatasetError) as info:
+        read_all(folder)
+    assert info.value.source == str(folder / file)
+    assert words in info.value.problem
+
+
+def test_a_cell_python_cannot_hold_names_its_record_and_column(tmp_path: Path) -> None:
+    # An infinite date (DuckDB has one, Python's date has not), past the first batch.
+    query = (
+        "select 'q' || i as input, case when i = 4000 then 'infinity'::date "
+        "else '2024-01-01'::date end as day from range(5000) t(i) order by i"
+    )
+    with pytest.raises(DatasetError, match="cannot convert") as info:
+        read_all(None, query=query)
+    assert (info.value.source, info.value.row, info.value.column) == (query, 4001, "day")
+    bad = _bad_utf8_parquet(tmp_path)
+    with pytest.raises(DatasetError, match="not valid UTF-8") as info:
+        read_all(bad)
+    assert (info.value.source, info.value.row, info.value.column) == (str(bad), 4, "input")
+
+
+@pytest.mark.parametrize(
+    ("data", "query", "column", "words"),
+    [
+        (pd.DataFrame([["q", "a", "b"]], columns=["input", "output", "output"]), None,
+         "output", "appears more than once"),  # was an AttributeError traceback
+        (None, "select 'a' as input, 'b' as INPUT", "INPUT", "ignores case"),  # read 'a' twice
+    ],
+    ids=["dataframe", "query"],
+)  # fmt: skip
+def test_two_columns_of_one_name_in_a_frame_or_a_query_are_named(
+    data: Any, query: str | None, column: str, words: str
+) -> None:
+    with pytest.raises(DatasetError, match=words) as info:
+        read_all(data, query=query)
+    assert info.value.column == column
