@@ -91,7 +91,9 @@ def build_report(
         s = result.summary.scorers[scorer_id]
         low = high = None
         if s.mean is not None and s.stddev is not None and s.n > 1:
-            half = t975(s.n - 1) * s.stddev / math.sqrt(s.n)
+            # Divided first, as the store's scorer_summary does: a spread near the float
+            # limit keeps a finite interval where its product with t would overflow.
+            half = s.stddev / math.sqrt(s.n) * t975(s.n - 1)
             low, high = s.mean - half, s.mean + half
         threshold = result.thresholds.get(scorer_id)
         gate = verdict.scorers[scorer_id]

@@ -193,8 +193,9 @@ def shard_counts(
 
     Returns:
         ``processed``, ``succeeded`` and ``target_failed`` items, and ``scorers``: per scorer
-        id, ``n``, ``errors``, ``mean``, ``m2`` (the sum of squared deviations), ``min`` and
-        ``max`` of its successful scores.
+        id, ``n``, ``errors``, ``mean``, ``m2`` and ``k`` (the sum of squared deviations is
+        ``m2 * 2**k``: k is 0 unless the scores reach 2**400), ``min`` and ``max`` of its
+        successful scores.
     """
     window = (
         "FROM experiment_items i WHERE i.experiment_id = ? AND i.item_index >= ?"
@@ -207,9 +208,17 @@ def shard_counts(
         params,
     ).fetchone()
     assert head is not None
+    # Scores reaching 2**400 in magnitude are summed and squared scaled by 2**-600 (exactly:
+    # a power of two), so that ±1e308 neither overflows the mean nor makes var_samp refuse
+    # ("out of range"); m2 is then m2s * 2**k, as the run's summary holds it.
+    big = "max(abs(s.score)) >= 2.0 ^ 400"
     scored = con.execute(
-        "SELECT s.scorer_id, count(*), avg(s.score), coalesce(var_samp(s.score), 0) *"
-        " (count(*) - 1), min(s.score), max(s.score) FROM scores s"
+        f"SELECT s.scorer_id, count(*),"
+        f" CASE WHEN {big} THEN avg(s.score * (2.0 ^ -600)) * (2.0 ^ 600) ELSE avg(s.score) END,"
+        f" coalesce(CASE WHEN {big} THEN var_samp(s.score * (2.0 ^ -600))"
+        " ELSE var_samp(CASE WHEN abs(s.score) < 2.0 ^ 400 THEN s.score END) END, 0)"
+        f" * (count(*) - 1), CASE WHEN {big} THEN 1200 ELSE 0 END, min(s.score), max(s.score)"
+        " FROM scores s"
         f" WHERE s.experiment_id = ? AND s.item_id IN (SELECT i.item_id {window})"
         " GROUP BY s.scorer_id",
         [experiment_id, *params],
@@ -221,10 +230,12 @@ def shard_counts(
         [experiment_id, *params],
     ).fetchall()
     scorers: dict[str, dict[str, Any]] = {}
-    for sid, n, mean, m2, low, high in scored:
-        scorers[sid] = {"n": int(n), "errors": 0, "mean": mean, "m2": m2, "min": low, "max": high}
+    for sid, n, mean, m2, k, low, high in scored:
+        scorers[sid] = {
+            "n": int(n), "errors": 0, "mean": mean, "m2": m2, "k": int(k), "min": low, "max": high
+        }  # fmt: skip
     for sid, errors in failed:
-        empty = {"n": 0, "errors": 0, "mean": None, "m2": 0.0, "min": None, "max": None}
+        empty = {"n": 0, "errors": 0, "mean": None, "m2": 0.0, "k": 0, "min": None, "max": None}
         scorers.setdefault(sid, empty)["errors"] = int(errors)
     return {
         "processed": int(head[0]),
