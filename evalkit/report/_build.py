@@ -29,6 +29,8 @@ def _comparison_note(c: ScorerComparison) -> str | None:
 
 
 def _regression_reason(c: ScorerComparison) -> str:
+    if c.note is not None:
+        return f"Δ {fmt_signed(c.difference)} over {c.n_paired} paired items: {c.note}"
     return (
         f"Δ {fmt_signed(c.difference)} "
         f"[{fmt_signed(c.ci_low)}, {fmt_signed(c.ci_high)}] over {c.n_paired} paired items, "
