@@ -25,6 +25,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from evalkit._json import json_text
+from evalkit._utf8 import arrow_array
 from evalkit.errors import StoreError
 from evalkit.run._outcome import Repeat
 from evalkit.scorer import STEP_ORDER
@@ -72,7 +73,12 @@ class _Rows:
         # map(itemgetter) transposes in C, several times faster than zip(*rows) on 100k rows.
         rows = self.rows
         return pa.table(
-            [pa.array(list(map(itemgetter(i), rows)), f.type) for i, f in enumerate(self.schema)],
+            # Text UTF-8 cannot hold (a lone surrogate) is stored as U+FFFD, never failing the
+            # batch: evalkit/_utf8.py.
+            [
+                arrow_array(list(map(itemgetter(i), rows)), f.type)
+                for i, f in enumerate(self.schema)
+            ],
             schema=self.schema,
         )
 
@@ -108,8 +114,10 @@ class RowBuffer:
 
         Raises:
             StoreError: A value no store column can hold. Values from outside are checked
-                where they enter (a judge's usage counts: evalkit/judge/_usage.py); this
-                names one no check covered, instead of a bare pyarrow traceback.
+                where they enter (a judge's usage counts: evalkit/judge/_usage.py), text UTF-8
+                cannot encode is stored with U+FFFD (evalkit/_utf8.py) and JSON columns take
+                any value (evalkit/_json.py); this names one no check covered, instead of a
+                bare pyarrow traceback.
         """
         try:
             return self._tables()
