@@ -267,7 +267,7 @@ def _compare_scorer(
     paired = b_ok & a_ok
     b_scores = before.scores[b_index][paired]
     a_scores = after.scores[a_index][paired]
-    counts = {
+    counts: dict[str, Any] = {
         "only_in_baseline": int(before.item_ids.size - common.size),
         "only_in_candidate": int(after.item_ids.size - common.size),
         "failed_in_baseline": int(np.count_nonzero(~b_ok)),

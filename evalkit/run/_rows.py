@@ -17,7 +17,9 @@ score-row-points-at-item.md (the ``take``) and store-takes-arrow.md (why rows ar
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
+import operator
 from operator import itemgetter
 from typing import TYPE_CHECKING, Any
 
@@ -92,6 +94,28 @@ _USAGE_FIELDS = (
     "cache_creation_input_tokens",
 )
 _NO_USAGE = (None,) * len(_USAGE_FIELDS)
+_MAX_COUNT = 2**63 - 1  # the store's BIGINT
+
+
+def _count(value: Any) -> int | None:
+    """A token count the BIGINT column holds, else NULL. Provider counts are checked where
+    they enter (evalkit/judge/_usage.py); a step of the user's own may record any int."""
+    if value is None or isinstance(value, bool):
+        return None
+    try:
+        count = operator.index(value)  # an int, or a numpy integer
+    except TypeError:
+        return None
+    return count if 0 <= count <= _MAX_COUNT else None
+
+
+def _amount(value: Any) -> float | None:
+    """A cost the DOUBLE column holds (finite), else NULL (an int past the float range)."""
+    try:
+        amount = float(value)
+    except (TypeError, ValueError, OverflowError):
+        return None
+    return amount if math.isfinite(amount) else None
 
 
 class RowBuffer:
@@ -269,7 +293,7 @@ class RowBuffer:
     ) -> tuple[Any, ...]:
         usage, cost, error = ex.usage, ex.cost, ex.error
         tokens = (
-            tuple(getattr(usage, name) for name in _USAGE_FIELDS)
+            tuple(_count(getattr(usage, name)) for name in _USAGE_FIELDS)
             if usage is not None
             else _NO_USAGE
         )
@@ -279,7 +303,8 @@ class RowBuffer:
             outcome.status if repeat is None else repeat.status, step, index, ex.status,
             ex.judge_model_id, ex.judge_provider,
             ex.attempt_count, ex.model_call_count, ex.duration_ms, *tokens,
-            cost.amount if cost is not None else None, cost.unit if cost is not None else None,
+            _amount(cost.amount) if cost is not None else None,
+            cost.unit if cost is not None else None,
             cost.source if cost is not None else None,
             error.name if error is not None else None,
             error.message if error is not None else None,

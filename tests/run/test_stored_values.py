@@ -12,8 +12,9 @@ from typing import Any
 import duckdb
 import pytest
 
-from evalkit import Judge, PromptStep, create_scorer, run_evals
+from evalkit import Judge, JudgeCost, JudgeUsage, PromptStep, create_scorer, run_evals
 from evalkit.testing import FakeOpenAIServer, Rule
+from tests.doubles import ScriptedJudgeStep
 
 ROWS = 50  # one flush: a failing value used to lose all of them
 
@@ -97,9 +98,11 @@ async def test_a_judge_reply_with_a_lone_surrogate_keeps_the_batch(
     ]
     # The execution's output (JSON text) too.
     assert table(
-        store, "SELECT output FROM judge_executions WHERE step = 'generate_reason'"
-        " AND output <> '\"because\"'"
+        store,
+        "SELECT output FROM judge_executions WHERE step = 'generate_reason'"
+        " AND output <> '\"because\"'",
     ) == [('"because \ufffd"',)]
+
 
 async def test_metadata_json_cannot_hold_is_stored_as_its_json_form(tmp_path: Path) -> None:
     metadata = {
@@ -128,3 +131,98 @@ async def test_metadata_json_cannot_hold_is_stored_as_its_json_form(tmp_path: Pa
         "set": [1, 2, 3],
         "bytes": "\ufffd",
     }
+
+
+class NoText:
+    """An object whose ``str()`` raises: JSON's last resort for it fails."""
+
+    def __str__(self) -> str:
+        raise RuntimeError("no text for you")
+
+    __repr__ = __str__
+
+
+def nested(depth: int) -> list[Any]:
+    value: list[Any] = []
+    for _ in range(depth):
+        value = [value]
+    return value
+
+
+UNSTORABLE = {
+    "no-text": (NoText(), "RuntimeError: no text for you"),
+    "nested": (nested(100_000), "RecursionError: maximum recursion depth exceeded"),
+}
+
+
+@pytest.mark.parametrize("kind", UNSTORABLE)
+async def test_an_output_the_store_cannot_hold_fails_its_item_only(
+    tmp_path: Path, kind: str
+) -> None:
+    # It used to crash the run (a traceback) after its batch was lost.
+    value, why = UNSTORABLE[kind]
+    rows = [{"input": f"q{i}"} for i in range(ROWS)]
+    scorer = create_scorer("One", id="one").generate_score(lambda run: 1.0)
+    store = tmp_path / "s.duckdb"
+
+    def target(question: str) -> Any:
+        return value if question == "q7" else f"answer to {question}"
+
+    result = await run_evals(rows, [scorer], target=target, store=store, progress=False)
+    assert result.status == "completed_with_errors"
+    assert result.summary.target_failed == 1
+    assert table(store, "SELECT count(*) FROM scores") == [(ROWS - 1,)]
+    ((status, output, name, message),) = table(
+        store,
+        "SELECT status, output, error->>'name', error->>'message' FROM experiment_items"
+        " WHERE item_index = 7",
+    )
+    assert (status, output, name) == ("failed", None, "TargetError")
+    assert "the target's output for item" in message
+    assert f"cannot be stored as JSON ({why}" in message
+
+
+@pytest.mark.parametrize("kind", UNSTORABLE)
+async def test_a_step_result_the_store_cannot_hold_fails_its_pair_only(
+    tmp_path: Path, kind: str
+) -> None:
+    value, why = UNSTORABLE[kind]
+    rows = [{"input": f"q{i}", "output": "a"} for i in range(ROWS)]
+    scorer = (
+        create_scorer("Steps", id="steps")
+        .preprocess(lambda run: value if run.input == "q7" else {"fine": True})
+        .generate_score(lambda run: 1.0)
+    )
+    store = tmp_path / "s.duckdb"
+    result = await run_evals(rows, [scorer], store=store, progress=False)
+    assert result.status == "completed_with_errors"
+    assert result.summary.scorers["steps"].failed == 1
+    assert table(store, "SELECT count(*) FROM scores") == [(ROWS - 1,)]
+    ((step, completed, message),) = table(
+        store, "SELECT failed_step, completed_steps, error_message FROM scorer_errors"
+    )
+    assert (step, completed) == ("preprocess", "[]")
+    assert f"the preprocess step's result cannot be stored as JSON ({why}" in message
+
+
+async def test_a_steps_own_judge_record_with_absurd_numbers_keeps_the_batch(
+    tmp_path: Path,
+) -> None:
+    # A step of the user's own (the public Step protocol) may record any JudgeUsage and
+    # JudgeCost: counts past BIGINT and a cost past the float range are stored NULL.
+    step = ScriptedJudgeStep(
+        0.5,
+        usage=JudgeUsage(input_tokens=2**70, output_tokens=-3, total_tokens=12),
+        cost=JudgeCost(10**400, "USD", "custom"),
+    )
+    scorer = create_scorer("Custom", id="custom").generate_score(step)
+    rows = [{"input": f"q{i}", "output": "a"} for i in range(ROWS)]
+    store = tmp_path / "s.duckdb"
+    result = await run_evals(rows, [scorer], store=store, progress=False)
+    assert result.status == "completed"
+    assert table(store, "SELECT count(*) FROM scores") == [(ROWS,)]
+    assert table(
+        store,
+        "SELECT DISTINCT input_tokens, output_tokens, total_tokens, cost_amount"
+        " FROM judge_executions",
+    ) == [(None, None, 12, None)]
