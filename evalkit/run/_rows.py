@@ -18,8 +18,8 @@ score-row-points-at-item.md (the ``take``) and store-takes-arrow.md (why rows ar
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
 import operator
+from collections.abc import Mapping
 from operator import itemgetter
 from typing import TYPE_CHECKING, Any
 

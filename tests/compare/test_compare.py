@@ -362,10 +362,12 @@ def test_scores_near_the_float_limit_are_compared_with_finite_figures(
     result = compare_experiments(*huge_runs(baseline, candidate))["huge"]
     figures = (result.baseline_mean, result.candidate_mean, result.difference)
     assert figures == pytest.approx(means, rel=1e-12, abs=1e293)
-    assert result.ci_low is not None
-    assert result.ci_high is not None
-    assert np.isfinite([result.ci_low, result.ci_high]).all()
-    assert result.ci_low <= result.difference <= result.ci_high
+    low, high, difference = result.ci_low, result.ci_high, result.difference
+    assert low is not None
+    assert high is not None
+    assert difference is not None
+    assert np.isfinite([low, high]).all()
+    assert low <= difference <= high
     assert (result.verdict, result.note) == (verdict, None)
 
 

@@ -105,7 +105,7 @@ async def test_a_judge_reply_with_a_lone_surrogate_keeps_the_batch(
 
 
 async def test_metadata_json_cannot_hold_is_stored_as_its_json_form(tmp_path: Path) -> None:
-    metadata = {
+    metadata: dict[Any, Any] = {
         "big": 10**30,
         "negative": -(2**70),
         float("nan"): "nan key",
@@ -114,7 +114,7 @@ async def test_metadata_json_cannot_hold_is_stored_as_its_json_form(tmp_path: Pa
         "set": {3, 1, 2},
         "bytes": b"\xff",
     }
-    rows = [{"input": f"q{i}", "output": "a"} for i in range(ROWS)]
+    rows: list[dict[str, Any]] = [{"input": f"q{i}", "output": "a"} for i in range(ROWS)]
     rows[7] = {**rows[7], "metadata": metadata}
     scorer = create_scorer("One", id="one").generate_score(lambda run: 1.0)
     store = tmp_path / "s.duckdb"

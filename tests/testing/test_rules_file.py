@@ -123,9 +123,12 @@ async def test_rules_from_a_file_answer_like_rules_built_in_python(tmp_path: Pat
         ([{"probability": 1.5}], "rules[0].probability", "from 0 to 1, got 1.5"),
         ([{"latency": "1s"}], "rules[0].latency", 'expected seconds, 0 or more, got "1s"'),
         ([{"usage": 7}], "rules[0].usage", "expected an object of usage entries such as"),
-        ([{"usage": [1]}], "rules[0].usage", "usage entries such as {\"completion_tokens\": 12}"),
-        ('[{"usage": {"total_tokens": 1, "total_tokens": 2}}]', "rules[0].usage.total_tokens",
-         "appears twice"),
+        ([{"usage": [1]}], "rules[0].usage", 'usage entries such as {"completion_tokens": 12}'),
+        (
+            '[{"usage": {"total_tokens": 1, "total_tokens": 2}}]',
+            "rules[0].usage.total_tokens",
+            "appears twice",
+        ),
     ],
 )
 def test_every_wrong_rule_is_named_by_file_index_and_key(
