@@ -17,6 +17,7 @@ from typing import Any
 import duckdb
 import pyarrow as pa
 
+from evalkit import _stable_sql as stable_sql
 from evalkit._json import json_text
 from evalkit.store._batch_io import Transaction, insert_views, registered, writer_config
 from evalkit.store._connect import connection, retry_busy
@@ -208,16 +209,12 @@ def shard_counts(
         params,
     ).fetchone()
     assert head is not None
-    # Scores reaching 2**400 in magnitude are summed and squared scaled by 2**-600 (exactly:
-    # a power of two), so that ±1e308 neither overflows the mean nor makes var_samp refuse
-    # ("out of range"); m2 is then m2s * 2**k, as the run's summary holds it.
-    big = "max(abs(s.score)) >= 2.0 ^ 400"
+    # Scores near the float limit (±1e308) neither overflow the mean nor make var_samp refuse
+    # ("out of range"): evalkit/_stable_sql.py. m2 is m2s * 2**k, as the run's summary holds it.
+    m2s, k = stable_sql.scaled_m2("s.score")
     scored = con.execute(
-        f"SELECT s.scorer_id, count(*),"
-        f" CASE WHEN {big} THEN avg(s.score * (2.0 ^ -600)) * (2.0 ^ 600) ELSE avg(s.score) END,"
-        f" coalesce(CASE WHEN {big} THEN var_samp(s.score * (2.0 ^ -600))"
-        " ELSE var_samp(CASE WHEN abs(s.score) < 2.0 ^ 400 THEN s.score END) END, 0)"
-        f" * (count(*) - 1), CASE WHEN {big} THEN 1200 ELSE 0 END, min(s.score), max(s.score)"
+        f"SELECT s.scorer_id, count(*), {stable_sql.mean('s.score')}, {m2s}, {k},"
+        " min(s.score), max(s.score)"
         " FROM scores s"
         f" WHERE s.experiment_id = ? AND s.item_id IN (SELECT i.item_id {window})"
         " GROUP BY s.scorer_id",
