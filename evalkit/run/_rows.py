@@ -100,6 +100,8 @@ _MAX_COUNT = 2**63 - 1  # the store's BIGINT
 def _count(value: Any) -> int | None:
     """A token count the BIGINT column holds, else NULL. Provider counts are checked where
     they enter (evalkit/judge/_usage.py); a step of the user's own may record any int."""
+    if type(value) is int and 0 <= value <= _MAX_COUNT:  # every count of a real provider
+        return value
     if value is None or isinstance(value, bool):
         return None
     try:
