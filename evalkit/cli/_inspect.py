@@ -214,6 +214,9 @@ def cmd_compare(args: argparse.Namespace) -> int:
             f" baseline: {one_line(chosen.reason)}"
         )
         print(comparison_table(comparison))
+        for c in comparison:
+            if c.note is not None:
+                print(f"{one_line(c.scorer_id)}: {c.note}")
         if slices and (args.slices or args.slices_table):
             print(slices_table(slices))
         elif slices:

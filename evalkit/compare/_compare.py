@@ -25,6 +25,10 @@ Direction: TypeAlias = Literal["higher", "lower"]
 ComparisonVerdict: TypeAlias = Literal["regressed", "improved", "unchanged", "not_comparable"]
 """A scorer's verdict in a comparison; ``"not_comparable"`` when no item was scored in both."""
 
+# Scores reaching 2**400 in magnitude are compared scaled by 2**-600 (see _compare_scorer).
+_BIG = 2.0**400
+_DOWN = 2.0**-600
+
 _EMPTY = ScorerScores(
     np.empty(0, dtype=np.object_), np.empty(0, dtype=np.float64), np.empty(0, dtype=np.bool_)
 )
@@ -60,6 +64,9 @@ class ScorerComparison:
             ``"unchanged"`` otherwise.
         max_drop: The tolerated change the verdict used.
         confidence: The interval's coverage.
+        note: Why the verdict is ``"regressed"`` whatever the change, when a figure is not
+            a finite number (a difference of ±1e308 scores is beyond the float range): a
+            figure that cannot be shown never passes the gate. None otherwise.
     """
 
     scorer_id: str
@@ -79,6 +86,7 @@ class ScorerComparison:
     verdict: ComparisonVerdict
     max_drop: float
     confidence: float
+    note: str | None = None
 
     @property
     def improvement(self) -> float | None:
@@ -259,7 +267,7 @@ def _compare_scorer(
     paired = b_ok & a_ok
     b_scores = before.scores[b_index][paired]
     a_scores = after.scores[a_index][paired]
-    counts = {
+    counts: dict[str, Any] = {
         "only_in_baseline": int(before.item_ids.size - common.size),
         "only_in_candidate": int(after.item_ids.size - common.size),
         "failed_in_baseline": int(np.count_nonzero(~b_ok)),
@@ -283,6 +291,14 @@ def _compare_scorer(
             confidence=confidence,
             **counts,
         )
+    # Scores near the float limit are compared scaled by 2**-600 (exactly: a power of two),
+    # so that neither their differences nor their sums overflow; the verdict is judged on the
+    # scaled figures (the test and the interval's signs do not depend on the scale) and the
+    # figures are scaled back. Everyday scores (below 2**400) are compared as they are.
+    scale = 1.0
+    if max(float(np.abs(b_scores).max()), float(np.abs(a_scores).max())) >= _BIG:
+        scale = _DOWN
+        b_scores, a_scores = b_scores * scale, a_scores * scale
     differences = a_scores - b_scores
     # A stable per-scorer stream: crc32 is fixed across processes, unlike hash()
     # (docs/pages/design/per-scorer-seeds.md).
@@ -301,16 +317,29 @@ def _compare_scorer(
     significant = p_value < 1.0 - confidence
     change = difference if direction == "higher" else -difference
     verdict: ComparisonVerdict = "unchanged"
-    if significant and worse and change < -max_drop:
+    if significant and worse and change < -max_drop * scale:
         verdict = "regressed"
-    elif significant and better and change > max_drop:
+    elif significant and better and change > max_drop * scale:
         verdict = "improved"
+    up = 1.0 / scale
+    figures = [float(b_scores.mean()) * up, float(a_scores.mean()) * up]
+    figures += [difference * up, ci_low * up, ci_high * up]
+    note = None
+    if not all(math.isfinite(f) for f in figures):
+        # A difference of ±1e308 scores can be twice the largest float: it cannot be
+        # shown, so it cannot pass a gate either.
+        verdict = "regressed"
+        note = (
+            "the difference or its interval is beyond the float range (about ±1.8e308):"
+            " it cannot be judged, so the regression gate fails"
+        )
+    baseline_mean, candidate_mean, difference, ci_low, ci_high = figures
     return ScorerComparison(
         scorer_id=scorer_id,
         direction=direction,
         n_paired=n,
-        baseline_mean=float(b_scores.mean()),
-        candidate_mean=float(a_scores.mean()),
+        baseline_mean=baseline_mean,
+        candidate_mean=candidate_mean,
         difference=difference,
         ci_low=ci_low,
         ci_high=ci_high,
@@ -318,5 +347,6 @@ def _compare_scorer(
         verdict=verdict,
         max_drop=max_drop,
         confidence=confidence,
+        note=note,
         **counts,
     )

@@ -20,6 +20,7 @@ from typing import Any
 # duckdb is imported by the functions that need it: `import evalkit` stays free of its ~40 ms.
 import pyarrow as pa
 
+from evalkit._utf8 import arrow_array
 from evalkit.judge._duckdb import insert, utc, when
 
 TABLE = "judge_cache"
@@ -121,7 +122,9 @@ def write(con: Any, rows: Sequence[Row]) -> None:
     columns[7] = [round(t * 1_000_000) for t in columns[7]]
     columns[8] = [round(t * 1_000_000) for t in columns[8]]
     table = pa.Table.from_arrays(
-        [pa.array(c, type=f.type) for c, f in zip(columns, _ARROW_SCHEMA, strict=True)],
+        # A reply with a lone surrogate is cached with U+FFFD, as the store holds it, rather
+        # than losing the other entries of the write.
+        [arrow_array(c, f.type) for c, f in zip(columns, _ARROW_SCHEMA, strict=True)],
         schema=_ARROW_SCHEMA,
     )
     insert(con, TABLE, table)

@@ -180,15 +180,24 @@ class SchemaSpec(JsonSpec):
 
 
 class ModelSpec(JsonSpec):
-    """A pydantic model class; the step value is the model's JSON dump (defaults filled in)."""
+    """A pydantic model class; the step value is the model's JSON dump (defaults filled in).
+
+    The reply is validated in pydantic's strict mode, as JSON: a JSON string or boolean is
+    never coerced to a number (``"1"`` or ``true`` for a ``float`` field is a format failure,
+    as the prebuilt scorers' scores are), while what only JSON can write (a date or an enum
+    value as a string) is still read as the model declares it.
+    """
 
     def __init__(self, model: type[pydantic.BaseModel], *, kind: str = "") -> None:
         self._model = model
         super().__init__(model.model_json_schema(), model.__name__, kind=kind)
 
     def validate(self, value: Any) -> Any:
+        # Back to JSON text: strict mode on Python values would refuse a date or an enum
+        # written as a string, which is how JSON writes them.
+        text = json.dumps(value, ensure_ascii=False)
         try:
-            return self._model.model_validate(value).model_dump(mode="json")
+            return self._model.model_validate_json(text, strict=True).model_dump(mode="json")
         except pydantic.ValidationError as exc:
             first = exc.errors()[0]
             at = ".".join(str(p) for p in first["loc"]) or "(root)"

@@ -29,6 +29,8 @@ def _comparison_note(c: ScorerComparison) -> str | None:
 
 
 def _regression_reason(c: ScorerComparison) -> str:
+    if c.note is not None:
+        return f"Δ {fmt_signed(c.difference)} over {c.n_paired} paired items: {c.note}"
     return (
         f"Δ {fmt_signed(c.difference)} "
         f"[{fmt_signed(c.ci_low)}, {fmt_signed(c.ci_high)}] over {c.n_paired} paired items, "
@@ -91,7 +93,9 @@ def build_report(
         s = result.summary.scorers[scorer_id]
         low = high = None
         if s.mean is not None and s.stddev is not None and s.n > 1:
-            half = t975(s.n - 1) * s.stddev / math.sqrt(s.n)
+            # Divided first, as the store's scorer_summary does: a spread near the float
+            # limit keeps a finite interval where its product with t would overflow.
+            half = s.stddev / math.sqrt(s.n) * t975(s.n - 1)
             low, high = s.mean - half, s.mean + half
         threshold = result.thresholds.get(scorer_id)
         gate = verdict.scorers[scorer_id]

@@ -11,6 +11,8 @@ from typing import Any
 import numpy as np
 from markupsafe import Markup
 
+from evalkit._numbers import decimal
+
 
 def _axis(values: Any) -> tuple[float, float]:
     """The x range: [0, 1] for scores within it (an all-1.0 scorer included), else the data's
@@ -19,12 +21,17 @@ def _axis(values: Any) -> tuple[float, float]:
     if low >= 0.0 and high <= 1.0:
         return 0.0, 1.0
     if high == low:
-        return low - 0.5, high + 0.5
+        # 0.5, or a billionth of the value where 0.5 is lost in its rounding (1e308).
+        widen = max(0.5, abs(low) * 1e-9)
+        return low - widen, high + widen
     return low, high
 
 
 def _counts(scores: Sequence[float], low: float, high: float, bins: int) -> list[int]:
-    at = np.clip(((np.asarray(scores, dtype=np.float64) - low) / (high - low) * bins)
+    # In halves: the range of scores near the float limit (-1e308 to 1e308) is itself
+    # beyond it, and halving is exact.
+    half = np.asarray(scores, dtype=np.float64) / 2
+    at = np.clip(((half - low / 2) / (high / 2 - low / 2) * bins)
                  .astype(np.int64), 0, bins - 1)  # fmt: skip
     return [int(c) for c in np.bincount(at, minlength=bins)]
 
@@ -72,14 +79,15 @@ def histogram_svg(
             f'<path d="{" ".join(path)}" fill="none" stroke="#d0704a" stroke-width="1.5">'
             f"<title>baseline: {', '.join(map(str, before))}</title></path>"
         )
-    mid = (low + high) / 2
+    mid = low / 2 + high / 2
     parts.append(
         f'<line x1="{left}" y1="{bottom}" x2="{width}" y2="{bottom}" stroke="#555"/>'
         f'<line x1="{left}" y1="{bottom}" x2="{left}" y2="{bottom - plot_h}" stroke="#555"/>'
-        f'<text x="{left}" y="{height - 4}" font-size="10">{low:.2f}</text>'
+        f'<text x="{left}" y="{height - 4}" font-size="10">{decimal(low, 2)}</text>'
         f'<text x="{(left + width) / 2:.1f}" y="{height - 4}" font-size="10" '
-        f'text-anchor="middle">{mid:.2f}</text>'
-        f'<text x="{width}" y="{height - 4}" font-size="10" text-anchor="end">{high:.2f}</text>'
+        f'text-anchor="middle">{decimal(mid, 2)}</text>'
+        f'<text x="{width}" y="{height - 4}" font-size="10" text-anchor="end">'
+        f"{decimal(high, 2)}</text>"
         f'<text x="{left - 3}" y="{bottom - plot_h + 8}" font-size="10" '
         f'text-anchor="end">{top}</text>'
         f'<text x="{left - 3}" y="{bottom}" font-size="10" text-anchor="end">0</text>'

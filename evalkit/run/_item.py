@@ -6,14 +6,17 @@ import dataclasses
 import inspect
 import time
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 import anyio
 
+from evalkit._json import json_text
 from evalkit.dataset import Item
+from evalkit.errors import ScorerRunError, StoreError, TargetError
 from evalkit.judge import use_judge_cache
 from evalkit.run._checks import asks_judge, may_suspend
 from evalkit.run._outcome import ErrorInfo, ItemResult, OutputSource, Repeat, ScorerOutcome
-from evalkit.scorer import STEP_ORDER, Scorer, StepName
+from evalkit.scorer import STEP_ORDER, Scorer, ScorerRunResult, StepName
 from evalkit.store import StoredOutput
 from evalkit.target import DatasetOutput, Target
 
@@ -75,6 +78,7 @@ class ItemEvaluator:
             try:
                 value = self.target(item)
                 output = await value if inspect.isawaitable(value) else value
+                _check_output(item, output)
             except Exception as exc:
                 elapsed = (time.perf_counter() - start) * 1000
                 return ItemResult(
@@ -156,4 +160,49 @@ class ItemEvaluator:
             elapsed = (time.perf_counter() - start) * 1000
             return ScorerOutcome.failure(item.id, scorer.id, exc, elapsed)
         elapsed = (time.perf_counter() - start) * 1000
+        unstorable = _unstorable_step(scorer, result, self.steps[i])
+        if unstorable is not None:
+            return ScorerOutcome.failure(item.id, scorer.id, unstorable, elapsed)
         return ScorerOutcome.success(item.id, scorer.id, result, self.steps[i], elapsed)
+
+
+def _check_output(item: Item, output: object) -> None:
+    """Raise :class:`TargetError` for an output the store cannot hold as JSON (nested past
+    Python's recursion limit, or an object whose ``str()`` raises): the item fails here,
+    where the output enters, instead of the batch of rows it would join (issue 30)."""
+    try:
+        json_text(output)
+    except Exception as exc:  # RecursionError, or anything a __str__ raises
+        raise TargetError(
+            f"the target's output for item {item.id!r} cannot be stored as JSON"
+            f" ({type(exc).__name__}: {exc})"
+        ) from exc
+
+
+def _unstorable_step(
+    scorer: Scorer, result: ScorerRunResult, steps: tuple[StepName, ...]
+) -> ScorerRunError | None:
+    """The failure of a successful run whose preprocess or analyze result the store cannot
+    hold as JSON (as :func:`_check_output`); the pair fails at that step, its judge calls
+    kept, rather than the batch of rows it would join. None when both can be stored."""
+    results: tuple[tuple[StepName, Any], ...] = (
+        ("preprocess", result.preprocess_step_result),
+        ("analyze", result.analyze_step_result),
+    )
+    for step, value in results:
+        try:
+            json_text(value)
+        except Exception as exc:
+            cause = StoreError(
+                f"the {step} step's result cannot be stored as JSON ({type(exc).__name__}: {exc})"
+            )
+            cause.__cause__ = exc
+            kept = dataclasses.replace(
+                result, preprocess_step_result=None, analyze_step_result=None
+            )
+            return ScorerRunError(
+                scorer_id=scorer.id, scorer_name=scorer.name, failed_step=step,
+                completed_steps=steps[: steps.index(step)] if step in steps else (),
+                cause=cause, result=kept,
+            )  # fmt: skip
+    return None

@@ -17,6 +17,8 @@ score-row-points-at-item.md (the ``take``) and store-takes-arrow.md (why rows ar
 
 from __future__ import annotations
 
+import math
+import operator
 from collections.abc import Mapping
 from operator import itemgetter
 from typing import TYPE_CHECKING, Any
@@ -25,6 +27,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from evalkit._json import json_text
+from evalkit._utf8 import arrow_array
 from evalkit.errors import StoreError
 from evalkit.run._outcome import Repeat
 from evalkit.scorer import STEP_ORDER
@@ -72,7 +75,12 @@ class _Rows:
         # map(itemgetter) transposes in C, several times faster than zip(*rows) on 100k rows.
         rows = self.rows
         return pa.table(
-            [pa.array(list(map(itemgetter(i), rows)), f.type) for i, f in enumerate(self.schema)],
+            # Text UTF-8 cannot hold (a lone surrogate) is stored as U+FFFD, never failing the
+            # batch: evalkit/_utf8.py.
+            [
+                arrow_array(list(map(itemgetter(i), rows)), f.type)
+                for i, f in enumerate(self.schema)
+            ],
             schema=self.schema,
         )
 
@@ -86,6 +94,30 @@ _USAGE_FIELDS = (
     "cache_creation_input_tokens",
 )
 _NO_USAGE = (None,) * len(_USAGE_FIELDS)
+_MAX_COUNT = 2**63 - 1  # the store's BIGINT
+
+
+def _count(value: Any) -> int | None:
+    """A token count the BIGINT column holds, else NULL. Provider counts are checked where
+    they enter (evalkit/judge/_usage.py); a step of the user's own may record any int."""
+    if type(value) is int and 0 <= value <= _MAX_COUNT:  # every count of a real provider
+        return value
+    if value is None or isinstance(value, bool):
+        return None
+    try:
+        count = operator.index(value)  # an int, or a numpy integer
+    except TypeError:
+        return None
+    return count if 0 <= count <= _MAX_COUNT else None
+
+
+def _amount(value: Any) -> float | None:
+    """A cost the DOUBLE column holds (finite), else NULL (an int past the float range)."""
+    try:
+        amount = float(value)
+    except (TypeError, ValueError, OverflowError):
+        return None
+    return amount if math.isfinite(amount) else None
 
 
 class RowBuffer:
@@ -108,8 +140,10 @@ class RowBuffer:
 
         Raises:
             StoreError: A value no store column can hold. Values from outside are checked
-                where they enter (a judge's usage counts: evalkit/judge/_usage.py); this
-                names one no check covered, instead of a bare pyarrow traceback.
+                where they enter (a judge's usage counts: evalkit/judge/_usage.py), text UTF-8
+                cannot encode is stored with U+FFFD (evalkit/_utf8.py) and JSON columns take
+                any value (evalkit/_json.py); this names one no check covered, instead of a
+                bare pyarrow traceback.
         """
         try:
             return self._tables()
@@ -261,7 +295,7 @@ class RowBuffer:
     ) -> tuple[Any, ...]:
         usage, cost, error = ex.usage, ex.cost, ex.error
         tokens = (
-            tuple(getattr(usage, name) for name in _USAGE_FIELDS)
+            tuple(_count(getattr(usage, name)) for name in _USAGE_FIELDS)
             if usage is not None
             else _NO_USAGE
         )
@@ -271,7 +305,8 @@ class RowBuffer:
             outcome.status if repeat is None else repeat.status, step, index, ex.status,
             ex.judge_model_id, ex.judge_provider,
             ex.attempt_count, ex.model_call_count, ex.duration_ms, *tokens,
-            cost.amount if cost is not None else None, cost.unit if cost is not None else None,
+            _amount(cost.amount) if cost is not None else None,
+            cost.unit if cost is not None else None,
             cost.source if cost is not None else None,
             error.name if error is not None else None,
             error.message if error is not None else None,

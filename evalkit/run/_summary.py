@@ -301,6 +301,7 @@ def state_from_counts(counts: Mapping[str, Any], scorer_ids: Sequence[str]) -> s
             float(row.get("m2") or 0.0) if n else 0.0,
             row.get("min") if n else None,
             row.get("max") if n else None,
+            int(row.get("k") or 0) if n else 0,
         ]
     return dumps(
         {

@@ -2,8 +2,9 @@
 version by version (the Arrow schemas of the rows a writer appends are in ``_arrow.py``).
 
 A store records its version in ``schema_version``; ``migrate`` (evalkit.store._migrate)
-applies every migration above it. Versions 7 (judge execution records) and 8 (verdicts and
-baseline pins) are in ``_schema_v7.py`` and ``_schema_v8.py``, to keep this module small.
+applies every migration above it. Versions 7 (judge execution records), 8 (verdicts and
+baseline pins) and 9 (summaries of huge scores) are in ``_schema_v7.py``, ``_schema_v8.py``
+and ``_schema_v9.py``, to keep this module small.
 Views are recreated by the migration that changes them.
 Why the schema is in one place and writers take Arrow: docs/pages/design/store-takes-arrow.md.
 """
@@ -18,6 +19,7 @@ from evalkit.store._lake import in_lake, lake_ddl, partition_by_experiment
 from evalkit.store._prices import PRICES_AS_OF, SEED_PRICES
 from evalkit.store._schema_v7 import migrate_to_7
 from evalkit.store._schema_v8 import migrate_to_8
+from evalkit.store._schema_v9 import migrate_to_9
 
 _TABLES_V1 = """
 CREATE TABLE schema_version (
@@ -389,6 +391,7 @@ MIGRATIONS: tuple[Callable[[duckdb.DuckDBPyConnection], None], ...] = (
     _migrate_to_6,
     migrate_to_7,
     migrate_to_8,
+    migrate_to_9,
 )
 
 #: The schema version this evalkit writes.

@@ -17,6 +17,7 @@ from typing import Any
 import duckdb
 import pyarrow as pa
 
+from evalkit import _stable_sql as stable_sql
 from evalkit._json import json_text
 from evalkit.store._batch_io import Transaction, insert_views, registered, writer_config
 from evalkit.store._connect import connection, retry_busy
@@ -193,8 +194,9 @@ def shard_counts(
 
     Returns:
         ``processed``, ``succeeded`` and ``target_failed`` items, and ``scorers``: per scorer
-        id, ``n``, ``errors``, ``mean``, ``m2`` (the sum of squared deviations), ``min`` and
-        ``max`` of its successful scores.
+        id, ``n``, ``errors``, ``mean``, ``m2`` and ``k`` (the sum of squared deviations is
+        ``m2 * 2**k``: k is 0 unless the scores reach 2**400), ``min`` and ``max`` of its
+        successful scores.
     """
     window = (
         "FROM experiment_items i WHERE i.experiment_id = ? AND i.item_index >= ?"
@@ -207,9 +209,13 @@ def shard_counts(
         params,
     ).fetchone()
     assert head is not None
+    # Scores near the float limit (±1e308) neither overflow the mean nor make var_samp refuse
+    # ("out of range"): evalkit/_stable_sql.py. m2 is m2s * 2**k, as the run's summary holds it.
+    m2s, k = stable_sql.scaled_m2("s.score")
     scored = con.execute(
-        "SELECT s.scorer_id, count(*), avg(s.score), coalesce(var_samp(s.score), 0) *"
-        " (count(*) - 1), min(s.score), max(s.score) FROM scores s"
+        f"SELECT s.scorer_id, count(*), {stable_sql.mean('s.score')}, {m2s}, {k},"
+        " min(s.score), max(s.score)"
+        " FROM scores s"
         f" WHERE s.experiment_id = ? AND s.item_id IN (SELECT i.item_id {window})"
         " GROUP BY s.scorer_id",
         [experiment_id, *params],
@@ -221,10 +227,12 @@ def shard_counts(
         [experiment_id, *params],
     ).fetchall()
     scorers: dict[str, dict[str, Any]] = {}
-    for sid, n, mean, m2, low, high in scored:
-        scorers[sid] = {"n": int(n), "errors": 0, "mean": mean, "m2": m2, "min": low, "max": high}
+    for sid, n, mean, m2, k, low, high in scored:
+        scorers[sid] = {
+            "n": int(n), "errors": 0, "mean": mean, "m2": m2, "k": int(k), "min": low, "max": high
+        }  # fmt: skip
     for sid, errors in failed:
-        empty = {"n": 0, "errors": 0, "mean": None, "m2": 0.0, "min": None, "max": None}
+        empty = {"n": 0, "errors": 0, "mean": None, "m2": 0.0, "k": 0, "min": None, "max": None}
         scorers.setdefault(sid, empty)["errors"] = int(errors)
     return {
         "processed": int(head[0]),

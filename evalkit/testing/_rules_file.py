@@ -6,12 +6,15 @@ A rules file is a JSON list whose entries mirror :class:`~evalkit.testing.Rule`:
       {"match": "capital of France", "reply": {"score": 1}},
       {"match": {"regex": "explain", "ignore_case": true}, "reply": "Because."},
       {"match": "flaky", "fault": {"http": 500}, "times": 1},
-      {"match": "slow", "fault": {"rate_limit": 2}, "probability": 0.5, "latency": 0.1}
+      {"match": "slow", "fault": {"rate_limit": 2}, "probability": 0.5, "latency": 0.1},
+      {"match": "odd", "usage": {"completion_tokens": 1e20}}
     ]
 
 A fault is one of ``{"http": STATUS}`` (with optional ``message``, ``retry_after``, ``code``
 and ``headers``), ``{"rate_limit": SECONDS}`` (``null``: no ``Retry-After``),
 ``{"hang": SECONDS}`` (``null``: forever), ``"malformed_body"``, ``"disconnect"`` or ``"hang"``.
+``usage`` is an object whose entries replace those of the reply's computed ``usage``, sent as
+written (as :class:`~evalkit.testing.Rule`'s ``usage``), to play a provider's odd counts.
 Every problem is a :class:`RulesFileError` naming the file, the rule's index and the key:
 ``replies.json: rules[3].fault.http: expected an HTTP status from 400 to 599, got 700``.
 """
@@ -42,6 +45,7 @@ _RULE_KEYS = (
     "times",
     "probability",
     "latency",
+    "usage",
 )
 _MATCH_KEYS = ("regex", "ignore_case")
 _FAULT_KINDS = ("http", "rate_limit", "hang", "malformed_body", "disconnect")
@@ -190,6 +194,7 @@ def _rule(entry: Any) -> Rule:
         times=_optional(entry, "times", _times),
         probability=_number(entry, "probability", low=0.0, high=1.0, default=1.0),
         latency=_optional(entry, "latency", lambda v: _seconds(v, None)),
+        usage=_optional(entry, "usage", _usage),
     )
 
 
@@ -240,6 +245,19 @@ def _reply(value: Any) -> str | dict[str, Any] | list[Any]:
     raise _Problem(
         None, f"expected a string (sent as is) or a JSON object or list, got {_kind(value)}"
     )
+
+
+def _usage(value: Any) -> dict[str, Any]:
+    # Any JSON value is allowed inside: scripting a provider's absurd counts is the point.
+    if not isinstance(value, dict):
+        raise _Problem(
+            None,
+            f'expected an object of usage entries such as {{"completion_tokens": 12}},'
+            f" got {_kind(value)}",
+        )
+    for name in getattr(value, "repeated", ()):
+        raise _Problem(name, "appears twice in the object (JSON would keep the last)")
+    return dict(value)
 
 
 def _string(value: Any, what: str) -> str:

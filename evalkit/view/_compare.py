@@ -14,6 +14,7 @@ from typing import Any, cast
 
 from multidict import MultiMapping
 
+from evalkit import _stable_sql as stable_sql
 from evalkit.compare import DiffOrder, changes_by_slice, diff_items
 from evalkit.view import _queries
 from evalkit.view._queries import reading, rows
@@ -89,22 +90,28 @@ def labels(metadata: str | None) -> list[tuple[str, str]]:
     return shown[:3]
 
 
-_SUMMARY = """
+# Differences of scores near the float limit overflow: a pair of groups is scaled (as a whole)
+# when either run's scores reach 2**400 (evalkit/_stable_sql.py).
+_PAIRS_BIG = f"max(greatest(abs(b.score), abs(c.score))) >= {stable_sql.BIG}"
+_SCALED = f"c.score * {stable_sql.DOWN} - b.score * {stable_sql.DOWN}"
+
+_SUMMARY = f"""
     WITH b AS (SELECT hash(item_id, scorer_id) AS h, item_id, scorer_id, score FROM scores
                WHERE experiment_id = ?),
     c AS (SELECT hash(item_id, scorer_id) AS h, item_id, scorer_id, score FROM scores
           WHERE experiment_id = ?),
     s AS (
-        SELECT b.scorer_id, count(*) AS n, avg(b.score) AS baseline_mean,
-               avg(c.score) AS candidate_mean, avg(c.score - b.score) AS delta,
-               stddev_samp(c.score - b.score) AS sd,
+        SELECT b.scorer_id, count(*) AS n, {stable_sql.mean("b.score")} AS baseline_mean,
+               {stable_sql.mean("c.score")} AS candidate_mean,
+               {stable_sql.mean("c.score - b.score", _PAIRS_BIG, _SCALED)} AS delta,
+               {stable_sql.stddev("c.score - b.score", _PAIRS_BIG, _SCALED)} AS sd,
                count(*) FILTER (WHERE c.score < b.score) AS down,
                count(*) FILTER (WHERE c.score > b.score) AS up
         FROM b JOIN c ON c.h = b.h
         WHERE c.item_id = b.item_id AND c.scorer_id = b.scorer_id
         GROUP BY b.scorer_id)
     SELECT es.scorer_id, coalesce(es.higher_is_better, true) AS higher_is_better,
-           s.* EXCLUDE (scorer_id), evalkit_t975(s.n - 1) * s.sd / sqrt(s.n) AS half_width
+           s.* EXCLUDE (scorer_id), s.sd / sqrt(s.n) * evalkit_t975(s.n - 1) AS half_width
     FROM experiment_scorers es LEFT JOIN s USING (scorer_id)
     WHERE es.experiment_id = ? ORDER BY es.position
 """

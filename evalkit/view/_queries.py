@@ -19,6 +19,7 @@ from typing import Any
 import duckdb
 from multidict import MultiMapping
 
+from evalkit import _stable_sql as stable_sql
 from evalkit.errors import StoreError
 from evalkit.report import error_pattern
 from evalkit.store import connection, effective_status, schema_version
@@ -192,9 +193,11 @@ def _scorer_stats(con: duckdb.DuckDBPyConnection, eid: str) -> list[dict[str, An
         con,
         f"""
         WITH s AS (
-            SELECT scorer_id, count(*) AS n, avg(score) AS mean, stddev_samp(score) AS stddev,
+            SELECT scorer_id, count(*) AS n, {stable_sql.mean("score")} AS mean,
+                   {stable_sql.stddev("score")} AS stddev,
                    min(score) AS min, max(score) AS max,
-                   histogram(least(CAST(floor(score * {BINS}) AS INTEGER), {BINS - 1}))
+                   histogram(least(CAST(floor(greatest(least(score, 1.0), 0.0) * {BINS})
+                                  AS INTEGER), {BINS - 1}))
                        FILTER (WHERE score BETWEEN 0 AND 1) AS bins
             FROM scores WHERE experiment_id = ? GROUP BY scorer_id
         ), e AS (
@@ -204,8 +207,8 @@ def _scorer_stats(con: duckdb.DuckDBPyConnection, eid: str) -> list[dict[str, An
         SELECT es.scorer_id, es.scorer_name, es.description, es.threshold_min,
                es.threshold_max, coalesce(es.higher_is_better, true) AS higher_is_better,
                coalesce(s.n, 0) AS n, coalesce(e.errors, 0) AS errors, s.mean, s.stddev,
-               s.mean - evalkit_t975(s.n - 1) * s.stddev / sqrt(s.n) AS ci95_low,
-               s.mean + evalkit_t975(s.n - 1) * s.stddev / sqrt(s.n) AS ci95_high,
+               s.mean - s.stddev / sqrt(s.n) * evalkit_t975(s.n - 1) AS ci95_low,
+               s.mean + s.stddev / sqrt(s.n) * evalkit_t975(s.n - 1) AS ci95_high,
                s.min, s.max, s.bins
         FROM experiment_scorers es
         LEFT JOIN s USING (scorer_id) LEFT JOIN e USING (scorer_id)
@@ -240,10 +243,11 @@ def _histogram_outside(
     """Bins over the scores' own range, for a scorer whose scores leave [0, 1]."""
     lo = min(scorer["min"], 0.0)
     hi = scorer["max"] if scorer["max"] > lo else lo + 1.0
+    # In halves: the range of scores near the float limit (-1e308 to 1e308) is beyond it.
     found = con.execute(
-        f"SELECT least(CAST(floor((score - ?) / ? * {BINS}) AS INTEGER), {BINS - 1}), count(*)"
+        "SELECT least(CAST(floor((score / 2 - ?) / ? * ?) AS INTEGER), ?), count(*)"
         " FROM scores WHERE experiment_id = ? AND scorer_id = ? GROUP BY ALL",
-        [lo, hi - lo, eid, scorer["scorer_id"]],
+        [lo / 2, hi / 2 - lo / 2, BINS, BINS - 1, eid, scorer["scorer_id"]],
     ).fetchall()
     counts = [0] * BINS
     for index, count in found:

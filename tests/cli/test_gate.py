@@ -221,3 +221,61 @@ def test_an_ambiguous_id_prefix_lists_the_candidates(cli: Cli, tmp_path: Path) -
     assert done.code == 2
     assert "'ab' is the id prefix of 2 runs: ab" in done.stderr
     assert "(nightly, completed," in done.stderr
+
+
+HUGE = """
+from pathlib import Path
+
+from evalkit import create_scorer
+
+
+def _score(run):
+    # mode.txt: "alternate" (+1e308 on odd items, -1e308 on even ones), "low" or "high".
+    mode = Path("mode.txt").read_text().strip()
+    if mode == "alternate":
+        return 1e308 if int(run.ground_truth) % 4 else -1e308
+    return -1e308 if mode == "low" else 1e308
+
+
+scorer = create_scorer("Huge", id="huge").generate_score(_score)
+"""
+
+
+def _huge_run(cli: Cli, folder: Path, mode: str) -> str:
+    (folder / "mode.txt").write_text(mode, encoding="utf-8")
+    done = cli("run", "huge.toml", "--no-progress", "--json")
+    assert done.code == 0, done.stderr
+    return str(json.loads(done.stdout)["experiment_id"])
+
+
+def test_show_and_compare_of_scores_near_the_float_limit(cli: Cli, tmp_path: Path) -> None:
+    # issue 30, item 4: ±1e308 made `show` fail (STDDEV_SAMP is out of range) and `compare`
+    # overflow (a nan mean, infinite differences).
+    write_dataset(tmp_path / "data.parquet", rows=40)
+    (tmp_path / "huge.py").write_text(HUGE, encoding="utf-8")
+    (tmp_path / "huge.toml").write_text(
+        '[experiment]\nname = "huge"\ndataset = "data.parquet"\nstore = "evalkit.duckdb"\n\n'
+        '[[scorers]]\nuse = "huge:scorer"\n',
+        encoding="utf-8",
+    )
+    alternate, low, high = (_huge_run(cli, tmp_path, m) for m in ("alternate", "low", "high"))
+    shown = cli("show", alternate)
+    assert shown.code == 0, shown.stderr
+    line = next(x for x in shown.stdout.splitlines() if x.startswith("huge"))
+    assert "nan" not in line
+    assert "inf" not in line
+
+    # From a mean of 0 to -1e308: a finite drop, told as a regression with finite figures.
+    dropped = cli("compare", alternate, low, "--json")
+    assert dropped.code == 1, dropped.stderr
+    (huge,) = json.loads(dropped.stdout)["scorers"]
+    assert (huge["baseline_mean"], huge["candidate_mean"]) == (0.0, -1e308)
+    assert huge["difference"] == -1e308
+    assert huge["verdict"] == "regressed"
+    assert huge["note"] is None
+
+    # From -1e308 to +1e308: a difference beyond the float range never passes.
+    beyond = cli("compare", low, high)
+    assert beyond.code == 1, beyond.stderr
+    assert "Traceback" not in beyond.stderr
+    assert "huge: the difference or its interval is beyond the float range" in beyond.stdout

@@ -4,8 +4,10 @@ Every night is a real ``python -m evalkit run`` against the shipped test server 
 requests with a 500. A seeded draw decides whether the night finishes, gets a SIGINT or a SIGKILL
 to its whole process group partway; the night after an unfinished one resumes it. Every other
 night a second experiment writes to the same store at the same time, and every fourth night runs
-sharded on a process pool. At the end every finished run holds exactly the rows of a clean run,
-nothing is left ``running`` and no process started by a night outlives it.
+sharded on a process pool. A last night runs against a judge reporting absurd usage counts
+(``1e20``, ``10**20``, a huge ``reasoning_tokens``: the test server's rules file) on most of its
+replies. At the end every finished run holds exactly the rows of a clean run, nothing is left
+``running`` and no process started by a night outlives it.
 """
 
 from __future__ import annotations
@@ -35,8 +37,8 @@ ROWS_SQL = """
 """
 
 
-def _experiment(folder: Path, name: str, base_url: str, store: str) -> Path:
-    path = folder / f"{name}.toml"
+def _experiment(folder: Path, name: str, base_url: str, store: str, *, file: str = "") -> Path:
+    path = folder / f"{file or name}.toml"
     path.write_text(
         f"""
 [experiment]
@@ -63,6 +65,15 @@ use = "exact_match"
         encoding="utf-8",
     )
     return path
+
+
+#: The absurd night's judge: counts no store column can hold on 80 % of the replies, the
+#: reply itself as usual (the rules file's ``usage``; each rule draws on its own, in order).
+ABSURD_RULES = [
+    {"usage": {"completion_tokens": 1e20}, "probability": 0.3},
+    {"usage": {"prompt_tokens": 10**20, "total_tokens": -1}, "probability": 0.45},
+    {"usage": {"completion_tokens_details": {"reasoning_tokens": 1e300}}, "probability": 0.8},
+]
 
 
 #: Every night's process, so a failing night does not leave the others running (and warning
@@ -229,6 +240,24 @@ def test_twenty_nights_of_faults_kills_and_resumes_leave_a_clean_store(tmp_path:
             code, err = _run(soak, "nightly.toml", "--resume", *pool)
             # 2 "... to resume": the signal came after the last night had finished.
             assert code == 0 or (code == 2 and "to resume" in err), err
+
+    # The absurd night (issue 30): its run completes with every result, like a clean one.
+    rules = tmp_path / "absurd-rules.json"
+    rules.write_text(json.dumps(ABSURD_RULES), encoding="utf-8")
+    with server_process("--latency", "0.01", "--rules", str(rules), "--seed", "7") as absurd:
+        _experiment(soak, "nightly", absurd, "evalkit.duckdb", file="absurd")
+        code, err = _run(soak, "absurd.toml")
+        assert code == 0, err
+        assert "Traceback" not in err
+    _no_survivors(soak)
+    [(odd, total)] = _query(
+        soak / "evalkit.duckdb",
+        "SELECT count(*) FILTER (WHERE output_tokens IS NULL"
+        " OR input_tokens IS NULL OR reasoning_tokens IS NULL), count(*) FROM judge_executions"
+        " WHERE experiment_id = (SELECT id FROM experiments ORDER BY started_at DESC LIMIT 1)",
+    )
+    assert total == ROWS
+    assert ROWS // 2 <= odd < ROWS  # about 80 %: the absurd counts are NULL, not a crash
 
     clean_store, soak_store = clean / "clean.duckdb", soak / "evalkit.duckdb"
     assert _query(soak_store, "SELECT count(*) FROM experiments WHERE status = 'running'") == [(0,)]

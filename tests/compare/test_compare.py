@@ -331,3 +331,52 @@ def test_malformed_scores_are_a_dataset_error_naming_the_experiment(
 def test_invalid_options_are_a_config_error(options: dict[str, Any], match: str) -> None:
     with pytest.raises(ConfigError, match=match):
         compare_experiments(BASELINE, CANDIDATE, **options)
+
+
+def huge_runs(baseline: list[float], candidate: list[float]) -> tuple[Any, Any]:
+    ids = [f"q{i:03d}" for i in range(len(baseline))]
+    return (
+        {"huge": dict(zip(ids, baseline, strict=True))},
+        {"huge": dict(zip(ids, candidate, strict=True))},
+    )
+
+
+BIG = 1e308
+
+
+@pytest.mark.parametrize(
+    ("baseline", "candidate", "means", "verdict"),
+    [
+        # ±1e308 alternating, then halved: the means are 0, the difference 0 (no overflow
+        # warning from the sums or the differences, no NaN).
+        ([BIG, -BIG] * 10, [BIG / 2, -BIG / 2] * 10, (0.0, 0.0, 0.0), "unchanged"),
+        # Every score drops by a tenth of 1e308: a real regression, told as one.
+        ([BIG] * 20, [0.9 * BIG] * 20, (BIG, 0.9 * BIG, -0.1 * BIG), "regressed"),
+        ([0.5 * BIG] * 20, [BIG] * 20, (0.5 * BIG, BIG, 0.5 * BIG), "improved"),
+    ],
+)
+def test_scores_near_the_float_limit_are_compared_with_finite_figures(
+    baseline: list[float], candidate: list[float], means: tuple[float, ...], verdict: str
+) -> None:
+    # issue 30, item 4: ±1e308 made the means overflow (nan) and the differences inf.
+    result = compare_experiments(*huge_runs(baseline, candidate))["huge"]
+    figures = (result.baseline_mean, result.candidate_mean, result.difference)
+    assert figures == pytest.approx(means, rel=1e-12, abs=1e293)
+    low, high, difference = result.ci_low, result.ci_high, result.difference
+    assert low is not None
+    assert high is not None
+    assert difference is not None
+    assert np.isfinite([low, high]).all()
+    assert low <= difference <= high
+    assert (result.verdict, result.note) == (verdict, None)
+
+
+def test_a_difference_beyond_the_float_range_fails_with_the_reason() -> None:
+    # From -1e308 to +1e308: the difference (2e308) cannot be a float; it never passes.
+    result = compare_experiments(*huge_runs([-BIG] * 20, [BIG] * 20))["huge"]
+    assert (result.baseline_mean, result.candidate_mean) == (-BIG, BIG)
+    assert result.difference == np.inf
+    assert result.verdict == "regressed"
+    assert result.note is not None
+    assert "beyond the float range" in result.note
+    assert json.loads(json.dumps(result.to_dict()))["note"] == result.note

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import re
 import xml.etree.ElementTree as ET
 from dataclasses import replace
 
@@ -124,6 +125,24 @@ def test_histogram_counts_every_score() -> None:
     assert "<title>2</title>" in svg  # [0, 0.5): two zeros
     assert svg.count("<rect") == 2
     assert histogram_svg([]) == "<p>no scores</p>"
+
+
+@pytest.mark.parametrize(
+    ("scores", "counts", "axis"),
+    [
+        ([-1e308, 1e308, 1e308], [1, 2], ("-1.00e+308", "0.00", "1.00e+308")),
+        ([1e308, 1e308], [0, 2], ("1.00e+308", "1.00e+308", "1.00e+308")),
+    ],
+)
+def test_a_histogram_of_scores_near_the_float_limit(
+    scores: list[float], counts: list[int], axis: tuple[str, ...]
+) -> None:
+    # issue 30: the range (2e308) overflowed, every bin index was NaN (a RuntimeWarning),
+    # and the axis showed 309 digits.
+    svg = histogram_svg(scores, bins=2)
+    assert [int(c) for c in re.findall(r"<rect[^>]*><title>(\d+)</title>", svg)] == counts
+    labels = re.findall(r'font-size="10"(?: text-anchor="\w+")?>([^<]*)</text>', svg)
+    assert tuple(labels[:3]) == axis
 
 
 def failing(item_id: str, scorer_id: str, error: str) -> ReportData:

@@ -2,7 +2,10 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
+import pytest
+
 from evalkit.dataset import Item
+from evalkit.errors import StoreError
 from evalkit.run import ItemResult, RowBuffer, ScorerOutcome
 from evalkit.scorer import ScorerRunResult
 from evalkit.store import ARROW_SCHEMAS as SCHEMAS
@@ -73,3 +76,14 @@ def test_scorer_names_are_looked_up_with_no_scorers_named() -> None:
     buffer = RowBuffer("exp", {})
     buffer.add(_result(3, {"a": 1.0}))
     assert [(r["scorer_id"], r["scorer_name"]) for r in _scores(buffer)] == [("a", None)]
+
+
+def test_a_value_no_column_can_hold_is_a_store_error_naming_it() -> None:
+    # The backstop for a value no check covers (an item index past BIGINT cannot come from a
+    # dataset): a StoreError naming the cause instead of a pyarrow traceback.
+    buffer = RowBuffer("exp", {"a": "Scorer A"})
+    item = Item("q", "x", None, index=2**70)
+    buffer.add(ItemResult(item, "run-0", "success", "out", "target", None, (), 1.0, 1.0, 10))
+    cause = r"a value no store column can hold \(OverflowError"
+    with pytest.raises(StoreError, match=rf"1 finished items could not be .*: {cause}"):
+        buffer.tables()

@@ -210,3 +210,37 @@ async def test_a_completed_sharded_run_has_nothing_to_retry_in_any_mode(
     with pytest.raises(ConfigError, match="is completed: nothing to resume"):
         await run_evals(data, flaky_scorers(flag, seen), store=store,
                         resume=first.experiment_id, retry_errors=True, progress=False)  # fmt: skip
+
+
+async def test_a_retried_shard_of_huge_scores_keeps_their_mean_and_spread(
+    data: Path, tmp_path: Path
+) -> None:
+    # The retried shard's summary is recomputed in SQL: ±1e308 made var_samp refuse ("out of
+    # range") and the sum overflow (issue 30, item 4); now it is the run's own summary.
+    flag = tmp_path / "flag"
+
+    def huge(run: Any) -> float:
+        if flag.exists() and run.input.endswith("7"):
+            raise ValueError(f"upstream down: {run.input}")
+        return 1e308 if int(run.input.split()[-1]) % 2 else -1e308
+
+    scorer = [create_scorer("Huge", id="huge").generate_score(huge)]
+    store = tmp_path / "s.duckdb"
+    flag.touch()
+    first = await run_evals(data, scorer, store=store, shard="0/1", progress=False)
+    assert first.status == "completed_with_errors"
+    flag.unlink()
+    retried = await run_evals(
+        data, scorer, store=store, resume=first.experiment_id, retry_errors=True, shard="0/1",
+        progress=False,
+    )  # fmt: skip
+    assert retried.status == "completed"
+    merged = SummaryBuilder(["huge"], ROWS)
+    for (state,) in table(store, "SELECT summary FROM shards_done"):
+        merged.merge(state)
+    summary = merged.build().scorers["huge"]
+    # 120 odd and 120 even items: mean 0, sample spread 1e308 * sqrt(240 / 239).
+    assert summary.n == ROWS
+    assert summary.mean == pytest.approx(0.0, abs=1e308 * 1e-12)
+    assert summary.stddev == pytest.approx(1e308 * (ROWS / (ROWS - 1)) ** 0.5, rel=1e-12)
+    assert (summary.min, summary.max) == (-1e308, 1e308)

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import datetime as dt
+import enum
+import json
 import re
 from functools import partial
 from typing import Any
@@ -29,6 +32,11 @@ VERDICT_SCHEMA = {
     },
     "required": ["verdict", "reasons"],
 }
+
+
+class Label(enum.Enum):
+    GOOD = "good"
+    BAD = "bad"
 
 
 class Claims(BaseModel):
@@ -155,6 +163,58 @@ async def test_analyze_with_pydantic_model_yields_its_json_dump(
     }
     assert result.score == 1
     assert server.requests[0]["response_format"]["json_schema"]["name"] == "Claims"
+
+
+class Graded(BaseModel):
+    grade: float
+    passed: bool
+    count: int
+    when: dt.date
+    label: Label
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [("grade", "1"), ("grade", True), ("grade", "1e0"), ("passed", "true"), ("passed", 1),
+     ("count", "3"), ("count", 3.0), ("label", 1)],
+)  # fmt: skip
+async def test_a_users_pydantic_schema_is_validated_strictly_and_keeps_the_reply(
+    server: FakeOpenAIServer, judge: Judge, field: str, value: Any
+) -> None:
+    # No coercion of a JSON value of the wrong type (issue 30, item 3): "1" or true is not a
+    # number and 1 is not a boolean; the failed execution keeps the reply as evidence.
+    reply = {"grade": 0.5, "passed": True, "count": 3, "when": "2026-12-07", "label": "good"}
+    reply[field] = value
+    server.add_rule(Rule("Grade", reply=reply))
+    step = PromptStep("grade", lambda run: f"Grade {run.output}", output_schema=Graded)
+    scorer = create_scorer("Graded", judge=judge).analyze(step).generate_score(lambda: 1.0)
+    error = await run_failing(scorer)
+    assert error.failed_step == "analyze"
+    assert error.result is not None
+    (execution,) = error.result.judge["analyze"].executions
+    assert execution.error is not None
+    assert (execution.status, execution.error.code, execution.output) == ("failed", "format", None)
+    assert f"the reply fails Graded at {field}:" in execution.error.message
+    assert execution.raw_output is not None
+    assert json.loads(execution.raw_output) == reply
+
+
+async def test_a_users_pydantic_schema_still_reads_json_dates_and_enum_values(
+    server: FakeOpenAIServer, judge: Judge
+) -> None:
+    # Strict, but as JSON: a date and an enum value are strings in JSON, and an integer is a
+    # number for a float field.
+    reply = {"grade": 1, "passed": False, "count": 3, "when": "2026-12-07", "label": "good"}
+    server.add_rule(Rule("Grade", reply=reply))
+    step = PromptStep("grade", lambda run: f"Grade {run.output}", output_schema=Graded)
+    scorer = (
+        create_scorer("Graded", judge=judge)
+        .analyze(step)
+        .generate_score(lambda results: results.analyze_step_result["grade"])
+    )
+    result = await scorer.run(input="q", output="a")
+    assert result.analyze_step_result == {**reply, "grade": 1.0}
+    assert result.score == 1.0
 
 
 async def test_non_object_schema_is_wrapped_and_unwrapped(

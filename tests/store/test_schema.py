@@ -42,7 +42,7 @@ async def test_new_store_has_schema_views_and_seeded_prices(store: Path) -> None
                 "SELECT view_name FROM duckdb_views() WHERE NOT internal"
             ).fetchall()
         }
-        assert schema_version(con) == SCHEMA_VERSION == 8
+        assert schema_version(con) == SCHEMA_VERSION == 9
         prices = con.execute("SELECT count(*) FROM model_prices").fetchone()
     assert tables == TABLES
     assert {"scorer_summary", "judge_usage", "agreement_summary", "pair_spread",
@@ -104,7 +104,7 @@ def test_a_version_1_store_gains_the_writer_columns(store: Path) -> None:
             " failed_count, started_at) VALUES ('old', 'n', 'completed', 1, 1, 0, now())"
         )
         assert migrate(con, where=str(store)) == 1
-        assert schema_version(con) == SCHEMA_VERSION == 8
+        assert schema_version(con) == SCHEMA_VERSION == 9
         row = con.execute(
             "SELECT id, status, writer_pid, writer_host, heartbeat_at FROM experiments"
         ).fetchall()
@@ -129,7 +129,7 @@ def test_a_version_3_store_gains_shards_done_and_keeps_its_rows(
             MIGRATIONS[3](con)
             con.execute(_SHARD_ROW)
         assert migrate(con, where=str(store)) == 3
-        assert schema_version(con) == SCHEMA_VERSION == 8
+        assert schema_version(con) == SCHEMA_VERSION == 9
         rows = con.execute("SELECT experiment_id, shard_index, rows FROM shards_done").fetchall()
     assert rows == ([("old", 0, 5)] if ran_sharded else [])
 
@@ -185,6 +185,13 @@ def _columns(con: duckdb.DuckDBPyConnection) -> dict[str, list[str]]:
             for t in _EVERY_TABLE}  # fmt: skip
 
 
+def _summary(con: duckdb.DuckDBPyConnection) -> list[tuple[object, ...]]:
+    return con.execute(
+        "SELECT experiment_id, scorer_id, n, errors, mean, stddev, ci95_low, ci95_high, min,"
+        " median, max, pass_rate, error_rate FROM scorer_summary ORDER BY ALL"
+    ).fetchall()
+
+
 def test_a_store_written_at_version_7_migrates_in_place_with_nothing_lost(tmp_path: Path) -> None:
     store = tmp_path / "evalkit.duckdb"
     with gzip.open(STORE_V7) as packed, store.open("wb") as out:
@@ -193,20 +200,27 @@ def test_a_store_written_at_version_7_migrates_in_place_with_nothing_lost(tmp_pa
         assert schema_version(con) == 7
         columns = _columns(con)
         before = _contents(con, columns)
+        summary_before = _summary(con)
     assert len(before["scores"]) == 1922
     assert len(before["judge_executions"]) == 40
     con = open_connection(store)
     try:
         assert migrate(con, where=str(store)) == 7
-        assert schema_version(con) == SCHEMA_VERSION == 8
+        assert schema_version(con) == SCHEMA_VERSION == 9
         after = _contents(con, columns)
         verdicts = con.execute(
             "SELECT count(*), count(verdict), count(baseline_id) FROM experiments"
         ).fetchall()
         gates = con.execute("SELECT count(*) FROM scorer_gates").fetchall()
+        summary_after = _summary(con)
     finally:
         con.close()
     assert after == before
+    # Version 9's scorer_summary (stable for huge scores) gives everyday scores' figures.
+    assert len(summary_after) == len(summary_before) > 0
+    for old, new in zip(summary_before, summary_after, strict=True):
+        assert new[:2] == old[:2]
+        assert new[2:] == pytest.approx(old[2:], rel=1e-12, nan_ok=True)
     # The runs were never judged in the store: NULL, not a guess.
     assert verdicts == [(4, 0, 0)]
     assert gates == [(0,)]

@@ -28,6 +28,7 @@ GOOD = [
     {"match": "broken", "fault": "malformed_body", "probability": 0.25},
     {"match": "hang up", "fault": {"hang": 0.2}, "latency": 0.01},
     {"match": "vanish", "fault": {"disconnect": True}},
+    {"match": "odd counts", "usage": {"completion_tokens": 10**20, "total_tokens": 1e20}},
     {"reply": "fallback"},
 ]
 
@@ -58,7 +59,8 @@ def test_a_good_file_gives_the_rules_it_writes(tmp_path: Path) -> None:
     assert (rules[7].fault, rules[7].probability) == (Fault.malformed_body(), 0.25)
     assert (rules[8].fault, rules[8].latency) == (Fault.hang(0.2), 0.01)
     assert rules[9].fault == Fault.disconnect()
-    assert (rules[10].match, rules[10].reply) == (None, "fallback")
+    assert rules[10].usage == {"completion_tokens": 10**20, "total_tokens": 1e20}
+    assert (rules[11].match, rules[11].reply) == (None, "fallback")
 
 
 async def test_rules_from_a_file_answer_like_rules_built_in_python(tmp_path: Path) -> None:
@@ -74,12 +76,17 @@ async def test_rules_from_a_file_answer_like_rules_built_in_python(tmp_path: Pat
 
         scripted = await ask("What is the capital of France?")
         flaky = await ask("flaky one")
+        odd = await ask("odd counts please")
         other = await ask("anything else")
     assert json.loads(scripted.json()["choices"][0]["message"]["content"]) == {"score": 1}
     assert flaky.status_code == 503
     assert flaky.headers["retry-after"] == "0.5"
     assert flaky.json()["error"]["code"] == "overloaded"
     assert other.json()["choices"][0]["message"]["content"] == "fallback"
+    # The scripted usage is sent as written, the other entries computed (issue 30, item 1).
+    usage = odd.json()["usage"]
+    assert (usage["completion_tokens"], usage["total_tokens"]) == (10**20, 1e20)
+    assert isinstance(usage["prompt_tokens"], int)
 
 
 @pytest.mark.parametrize(
@@ -115,6 +122,13 @@ async def test_rules_from_a_file_answer_like_rules_built_in_python(tmp_path: Pat
         ([{"times": True}], "rules[0].times", "got true"),
         ([{"probability": 1.5}], "rules[0].probability", "from 0 to 1, got 1.5"),
         ([{"latency": "1s"}], "rules[0].latency", 'expected seconds, 0 or more, got "1s"'),
+        ([{"usage": 7}], "rules[0].usage", "expected an object of usage entries such as"),
+        ([{"usage": [1]}], "rules[0].usage", 'usage entries such as {"completion_tokens": 12}'),
+        (
+            '[{"usage": {"total_tokens": 1, "total_tokens": 2}}]',
+            "rules[0].usage.total_tokens",
+            "appears twice",
+        ),
     ],
 )
 def test_every_wrong_rule_is_named_by_file_index_and_key(

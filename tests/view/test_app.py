@@ -17,7 +17,7 @@ from typing import Any
 import duckdb
 import pytest
 
-from evalkit import Judge
+from evalkit import Judge, create_scorer, run_evals
 from evalkit.testing import FakeOpenAIServer
 from tests.cli.conftest import wait_for
 from tests.store.test_schema import STORE_V7
@@ -424,3 +424,34 @@ def test_absurd_pages_and_malformed_host_headers_are_answered_quietly(store: Sto
         _, errors = proc.communicate(timeout=10)
     assert "Traceback" not in errors
     assert "Error" not in errors
+
+
+async def test_pages_of_scores_near_the_float_limit(tmp_path: Path) -> None:
+    # issue 30, item 4: the run page's query failed (STDDEV_SAMP is out of range) and the
+    # compare page's differences overflowed; the figures are now the runs' own.
+    path = tmp_path / "evalkit.duckdb"
+    rows = [{"input": str(i), "output": "a"} for i in range(8)]
+
+    def run(sign: float) -> Any:
+        def score(run: Any) -> float:
+            return sign * 1e308 if int(run.input) % 2 else -sign * 1e308
+
+        return create_scorer("Huge", id="huge").generate_score(score)
+
+    base = await run_evals(rows, [run(1.0)], store=path, progress=False, experiment="huge")
+    cand = await run_evals(rows, [run(-0.5)], store=path, progress=False, experiment="huge")
+    proc, url = start_viewer(path)
+    try:
+        data = _json(f"{url}api/experiments/{cand.experiment_id}")
+        (huge,) = data["scorers"]
+        own = cand.summary.scorers["huge"]
+        assert huge["mean"] == pytest.approx(own.mean, abs=1e293)
+        assert huge["stddev"] == pytest.approx(own.stddev, rel=1e-12)
+        status, _, body = _get(f"{url}experiments/{cand.experiment_id}")
+        assert status == 200, body
+        pair = f"baseline={base.experiment_id}&candidate={cand.experiment_id}"
+        status, _, body = _get(f"{url}compare?{pair}")
+        assert status == 200, body
+        assert "nan" not in body.lower().replace("nanos", "")
+    finally:
+        stop(proc)
