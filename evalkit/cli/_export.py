@@ -38,7 +38,12 @@ def cmd_export(args: argparse.Namespace) -> int:
     if run is None:
         raise StoreError(f"{store}: no finished run to export")
     path = args.output or f"{run['id']}{EXPORT_FORMATS[args.format][0]}"
-    rows = export_experiment(store, run["id"], path, format=args.format)
+    try:
+        rows = export_experiment(store, run["id"], path, format=args.format)
+    except BrokenPipeError:
+        # `--output /dev/stdout | head`: the reader ends the output, not the command, as for
+        # every other command (evalkit/cli/_output.py); nothing more to say to it.
+        return EXIT_OK
     print(
         f"wrote {rows} row{'s' if rows != 1 else ''} of {one_line(run['name'])}"
         f" ({run['id']}) to {one_line(path)}"

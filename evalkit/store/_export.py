@@ -8,6 +8,7 @@ are JSON text in Parquet and CSV.
 
 from __future__ import annotations
 
+import errno
 import os
 from pathlib import Path
 from typing import Literal
@@ -107,6 +108,8 @@ def export_experiment(
 
     Raises:
         StoreError: No run has this id, ``format`` is unknown, or the file cannot be written.
+        BrokenPipeError: ``path`` is a pipe (``/dev/stdout`` into ``| head``) whose reader
+            went away before the export ended.
     """
     if format not in EXPORT_FORMATS:
         raise StoreError(f"unknown export format {format!r}; formats: {', '.join(EXPORT_FORMATS)}")
@@ -122,5 +125,13 @@ def export_experiment(
                 {"id": run["id"], "path": str(target)},
             ).fetchone()
         except duckdb.Error as exc:
+            if _reader_gone(exc):
+                raise BrokenPipeError(errno.EPIPE, os.strerror(errno.EPIPE), str(target)) from exc
             raise StoreError(f"{target}: cannot write the export: {exc}") from exc
     return int(written[0]) if written else 0
+
+
+def _reader_gone(exc: duckdb.Error) -> bool:
+    """Whether DuckDB failed writing to a pipe nobody reads any more (EPIPE, which it reports
+    as text only: ``Could not write file "/dev/stdout": Broken pipe``)."""
+    return isinstance(exc, duckdb.IOException) and os.strerror(errno.EPIPE) in str(exc)

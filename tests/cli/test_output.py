@@ -64,6 +64,9 @@ def _into_a_closed_pipe(args: list[str], cwd: Path, *, stderr_too: bool = False)
         ["scorers", "--json"],
         ["cache", "stats"],
         ["run", "--help"],
+        ["export", "latest", "--format", "csv", "--output", "/dev/stdout"],
+        ["export", "latest", "--format", "jsonl", "--output", "/dev/stdout"],
+        ["export", "latest", "--format", "parquet", "--output", "/dev/stdout"],
     ],
 )
 def test_a_reader_gone_before_the_output_ends_nothing(runs: Path, args: list[str]) -> None:
