@@ -13,7 +13,7 @@ import datetime as dt
 import io
 import json
 import uuid
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from decimal import Decimal
 from typing import Any
 
@@ -123,6 +123,28 @@ def json_text(value: Any) -> str:
     """Indented JSON of ``value`` after :func:`evalkit._json.to_jsonable`, control and bidi
     characters as ``\\u`` escapes."""
     return visible_json(json.dumps(to_jsonable(value), ensure_ascii=False, indent=2))
+
+
+def csv_chunks(columns: Sequence[str], batches: Iterable[Sequence[Sequence[Any]]]) -> Iterator[str]:
+    """:func:`csv_text` one batch of rows at a time: the header, then each batch's lines (the
+    same text, joined)."""
+    yield csv_text(columns, ())
+    for rows in batches:
+        yield csv_text(columns, rows).partition("\n")[2]
+
+
+def json_chunks(
+    columns: Sequence[str], batches: Iterable[Sequence[Sequence[Any]]]
+) -> Iterator[str]:
+    """:func:`json_text` of :func:`records` one batch of rows at a time, without the final
+    newline: the same text, joined."""
+    first = True
+    for rows in batches:
+        for record in records(columns, rows):
+            item = json_text(record).replace("\n", "\n  ")
+            yield ("[\n  " if first else ",\n  ") + item
+            first = False
+    yield "[]" if first else "\n]"
 
 
 def records(columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> list[dict[str, Any]]:

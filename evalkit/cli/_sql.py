@@ -10,12 +10,12 @@ import argparse
 import json
 import shutil
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import duckdb
 
-from evalkit.cli._format import csv_text, json_text, records, text_table
+from evalkit.cli._format import csv_chunks, json_chunks, text_table
 from evalkit.cli._main import EXIT_OK
 from evalkit.errors import StoreError
 from evalkit.store import (
@@ -49,6 +49,17 @@ def _query_failed(
             " see `evalkit sql --help`; --write lifts every limit)"
         )
     return StoreError(message)
+
+
+#: Rows fetched from DuckDB at a time for ``--format csv`` and ``json``, which stream: a result
+#: of any size prints in flat memory (the table needs every row to size its columns).
+BATCH_ROWS = 1000
+
+
+def _batches(cursor: duckdb.DuckDBPyConnection) -> Iterator[list[Any]]:
+    """The query's rows, :data:`BATCH_ROWS` at a time, as DuckDB's streaming result yields them."""
+    while rows := cursor.fetchmany(BATCH_ROWS):
+        yield rows
 
 
 def _json_text(value: Any) -> Any:
@@ -88,17 +99,27 @@ def cmd_sql(args: argparse.Namespace) -> int:
         try:
             if not args.write:
                 refuse_file_writes(con, store, args.query)
+            else:  # the read-only connection has it off already: no progress bar in the output
+                con.execute("SET enable_progress_bar = false")
             cursor = execute_interruptibly(con, args.query)
         except duckdb.Error as exc:
             raise _query_failed(con, store, exc, write=args.write) from exc
         columns = [d[0] for d in cursor.description] if cursor.description else []
         types = [str(d[1]) for d in cursor.description] if cursor.description else []
+        if args.format in ("csv", "json"):
+            batches = _batches(cursor) if columns else iter(())
+            chunks = csv_chunks if args.format == "csv" else json_chunks
+            try:
+                for chunk in chunks(columns, batches):
+                    sys.stdout.write(chunk)
+            except duckdb.Error as exc:  # a row past the first batch failed (a cast, ...)
+                sys.stdout.flush()
+                raise _query_failed(con, store, exc, write=args.write) from exc
+            if args.format == "json":
+                sys.stdout.write("\n")
+            return EXIT_OK
         rows = cursor.fetchall() if columns else []
-    if args.format == "csv":
-        print(csv_text(columns, rows), end="")
-    elif args.format == "json":
-        print(json_text(records(columns, rows)))
-    elif columns:
+    if columns:
         # Cells are cut only to fit a terminal: into a pipe or a file, every value whole.
         table = _table_rows(types, rows)
         print(text_table(columns, table, max_cell=None, width=_terminal_width()))

@@ -32,6 +32,9 @@ _READ_ONLY = (
     ("autoinstall_known_extensions", "false"),
     ("autoload_known_extensions", "false"),
     ("allow_persistent_secrets", "false"),
+    # DuckDB draws its progress bar on stdout once a query has run 2 s: into the CSV or JSON
+    # `evalkit sql` prints (seen under load).
+    ("enable_progress_bar", "false"),
     ("lock_configuration", "true"),
 )
 
