@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from evalkit._ceilings import ROWS, check_allowed
 from evalkit.cli._format import cell, json_text, one_line, text_table
 from evalkit.cli._main import EXIT_OK
 from evalkit.cli._refs import baseline_for, find_experiment
@@ -53,10 +54,8 @@ def cmd_diff(args: argparse.Namespace) -> int:
     from evalkit.experiment_file import RegressionSection
 
     store = args.store or DEFAULT_STORE
-    if args.limit < 0:
-        raise ConfigError(f"--limit must be zero or more, got {args.limit}")
-    if args.offset < 0:
-        raise ConfigError(f"--offset must be zero or more, got {args.offset}")
+    check_allowed("--limit", args.limit, ROWS)
+    check_allowed("--offset", args.offset, ROWS)
     key, value = _slice(args.slice)
     # For "latest", the candidate first: its baseline is chosen as evalkit run chooses it
     # (the newest passing run of its name, or the pin), never the candidate itself.

@@ -13,7 +13,6 @@ See docs/pages/design/pytest-verdict-after-the-body.md.
 from __future__ import annotations
 
 import contextlib
-import math
 import os
 import signal
 import threading
@@ -23,7 +22,13 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
-from evalkit._ceilings import MAX_REPEATS, check_concurrency_ceiling
+from evalkit._ceilings import (
+    LOCK_TIMEOUT,
+    MAX_REPEATS,
+    ROWS,
+    check_allowed,
+    check_concurrency_ceiling,
+)
 from evalkit.cli._build import (
     FileBuilder,
     build_directions,
@@ -154,16 +159,15 @@ def run_experiment_file(
     # Scorer names, imports and thresholds are checked with the schema: one error lists all.
     file = load_experiment_file(path, check=built)
     config = file.config
-    if limit is not None and limit < 0:
-        raise ConfigError(f"--limit must be zero or more, got {limit}")
+    if limit is not None:
+        check_allowed("--limit", limit, ROWS)
     if concurrency is not None and concurrency < 1:
         raise ConfigError(f"--concurrency must be at least 1, got {concurrency}")
     if concurrency is not None:
         check_concurrency_ceiling("--concurrency", concurrency)
     if repeats is not None and not 1 <= repeats <= MAX_REPEATS:
         raise ConfigError(f"--repeat must be from 1 to {MAX_REPEATS}, got {repeats}")
-    if not math.isfinite(lock_timeout) or lock_timeout < 0:
-        raise ConfigError(f"--lock-timeout must be a number of seconds >= 0, got {lock_timeout}")
+    check_allowed("--lock-timeout", lock_timeout, LOCK_TIMEOUT)
     where = store_location(store if store is not None else config.experiment.store).text
     scorers = built.scorers
     directions = build_directions(file, scorers)

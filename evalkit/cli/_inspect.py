@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from evalkit._ceilings import check_resamples_ceiling
+from evalkit._ceilings import RUNS_LISTED, check_allowed, check_resamples_ceiling
 from evalkit.cli._format import json_text, one_line, records, text_table
 from evalkit.cli._judges import judges_section
 from evalkit.cli._main import EXIT_FAILED_GATE, EXIT_OK
@@ -51,8 +51,7 @@ def directions_of(store: str, experiment_id: str) -> dict[str, str]:
 def cmd_experiments(args: argparse.Namespace) -> int:
     """List stored runs, newest first, with each scorer's mean."""
     store = args.store or DEFAULT_STORE
-    if args.limit < 1:
-        raise ConfigError(f"--limit must be at least 1 (runs to list), got {args.limit}")
+    check_allowed("--limit", args.limit, RUNS_LISTED)
     runs = stored_experiments(store, name=args.name, limit=args.limit).to_pylist()
     means: dict[str, list[str]] = {}
     for row in _scorer_rows(store, [r["id"] for r in runs]):

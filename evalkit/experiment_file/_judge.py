@@ -11,11 +11,17 @@ from pydantic import Field, field_validator, model_validator
 from evalkit._ceilings import MAX_CONCURRENCY
 from evalkit._secrets import is_env_name
 from evalkit.experiment_file._table import (
-    PositiveFloat,
-    PositiveInt,
+    BatchMaxRequests,
+    BatchSeconds,
+    HttpTimeout,
+    MaxTokens,
+    RateLimitRetries,
+    Retries,
+    Rpm,
     Table,
     Temperature,
     Text,
+    Tpm,
     check_env_name,
     problem,
 )
@@ -31,20 +37,26 @@ class JudgeOverride(Table):
         base_url_env: The name of an environment variable holding the endpoint, read when the
             scorers are built (instead of ``base_url``; an unset variable is an error).
         api_key_env: The name of the environment variable holding the API key.
-        max_concurrency: Judge calls in flight at once, shared by the scorers using this judge.
+        max_concurrency: Judge calls in flight at once, shared by the scorers using this judge,
+            1 to 10,000.
         temperature: Sampling temperature, 0 to 2.
-        max_tokens: Maximum tokens per reply.
-        timeout: Seconds allowed to each HTTP attempt (``Judge(timeout=...)``), above 0.
+        max_tokens: Maximum tokens per reply, 1 to 1,000,000.
+        timeout: Seconds allowed to each HTTP attempt (``Judge(timeout=...)``), above 0 and
+            at most 86,400.
         max_retries: Retries of the client on 429, 5xx, timeouts and connection errors
-            (``Judge(max_retries=...)``), 0 or more.
-        rpm: Requests per minute allowed to this model, shared by every scorer using it.
-        tpm: Tokens per minute allowed to this model.
-        rate_limit_retries: Retries after an HTTP 429, counted apart from ``max_retries``.
+            (``Judge(max_retries=...)``), 0 to 100.
+        rpm: Requests per minute allowed to this model, shared by every scorer using it,
+            0.01 to 10,000,000.
+        tpm: Tokens per minute allowed to this model, 1 to 10,000,000,000.
+        rate_limit_retries: Retries after an HTTP 429, counted apart from ``max_retries``,
+            0 to 1,000.
         cache: Cache replies (true), never (false); unset caches when temperature is 0.
         mode: ``"online"`` or ``"batch"`` (the provider's Batch API, see ``Judge``).
-        batch_max_requests: Most requests in one batch.
-        batch_flush_after: Seconds without a new request before a batch is sent.
-        batch_poll_interval: Seconds between two looks at a submitted batch.
+        batch_max_requests: Most requests in one batch, 1 to 1,000,000.
+        batch_flush_after: Seconds without a new request before a batch is sent, above 0 and
+            at most 86,400.
+        batch_poll_interval: Seconds between two looks at a submitted batch, above 0 and at
+            most 86,400.
         structured_output: How structured steps ask for JSON: ``"auto"`` (the default:
             ``json_schema``, falling back to JSON mode and to the prompt on a server that
             refuses it), ``"json_schema"``, ``"json_object"`` or ``"prompt"``.
@@ -59,17 +71,17 @@ class JudgeOverride(Table):
     api_key_env: Text | None = None
     max_concurrency: Annotated[int, Field(ge=1, le=MAX_CONCURRENCY)] | None = None
     temperature: Temperature | None = None
-    max_tokens: PositiveInt | None = None
-    timeout: PositiveFloat | None = None
-    max_retries: Annotated[int, Field(ge=0)] | None = None
-    rpm: PositiveFloat | None = None
-    tpm: PositiveFloat | None = None
-    rate_limit_retries: Annotated[int, Field(ge=0)] | None = None
+    max_tokens: MaxTokens | None = None
+    timeout: HttpTimeout | None = None
+    max_retries: Retries | None = None
+    rpm: Rpm | None = None
+    tpm: Tpm | None = None
+    rate_limit_retries: RateLimitRetries | None = None
     cache: bool | None = None
     mode: Literal["online", "batch"] | None = None
-    batch_max_requests: PositiveInt | None = None
-    batch_flush_after: PositiveFloat | None = None
-    batch_poll_interval: PositiveFloat | None = None
+    batch_max_requests: BatchMaxRequests | None = None
+    batch_flush_after: BatchSeconds | None = None
+    batch_poll_interval: BatchSeconds | None = None
     structured_output: Literal["auto", "json_schema", "json_object", "prompt"] | None = None
     extra_body: dict[str, Any] | None = None
 

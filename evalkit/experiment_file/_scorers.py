@@ -12,8 +12,8 @@ from evalkit.compare import Direction
 from evalkit.experiment_file._judge import JudgeOverride
 from evalkit.experiment_file._table import (
     REFERENCE,
-    PositiveFloat,
     Share,
+    StepTimeout,
     Table,
     Text,
     describe,
@@ -62,7 +62,8 @@ class ScorerEntry(Table):
         params: Keyword arguments for a prebuilt scorer's factory.
         judge: Fields replacing the default judge's for this scorer.
         step_timeout: Seconds one sync step of this scorer may run before that item's pair
-            fails; None keeps the scorer's own (60 s unless it sets one).
+            fails, above 0 and at most 86,400; None keeps the scorer's own (60 s unless it sets
+            one).
         min_agreement: Agreement gates against the scorer's human labels (``[experiment]
             labels``), ``{ kappa = 0.6 }``: see ``run_evals(min_agreement=)``.
     """
@@ -73,7 +74,7 @@ class ScorerEntry(Table):
     max_error_rate: Share | None = None
     params: dict[str, Any] = Field(default_factory=dict)
     judge: JudgeOverride | None = None
-    step_timeout: PositiveFloat | None = None
+    step_timeout: StepTimeout | None = None
     min_agreement: dict[str, float] | None = None
 
     @field_validator("use")

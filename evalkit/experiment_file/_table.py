@@ -14,9 +14,11 @@ import re
 from pathlib import Path
 from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationInfo
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationInfo
 from pydantic_core import PydanticCustomError
 
+from evalkit import _ceilings
+from evalkit._ceilings import Allowed
 from evalkit._secrets import is_env_name, looks_like_a_key
 
 REFERENCE = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*:[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*")
@@ -24,9 +26,33 @@ REFERENCE = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*:[A-Za-z_]\w*(?:\.[A-Za-
 
 Text = Annotated[str, Field(min_length=1)]
 PositiveInt = Annotated[int, Field(ge=1)]
-PositiveFloat = Annotated[float, Field(gt=0.0)]
-Temperature = Annotated[float, Field(ge=0.0, le=2.0)]
 Share = Annotated[float, Field(ge=0.0, le=1.0)]
+
+
+def within(allowed: Allowed) -> Any:
+    """The type of a key whose values lie in ``allowed`` (an integer or a finite number, by the
+    table's strict rules), refused with the whole range and the value: ``expected a number of
+    seconds above 0 and at most 86,400, got 1e+20``."""
+
+    def check(value: float) -> float:
+        if not allowed.holds(value):
+            raise problem(f"expected {allowed}, got {describe(value)}")
+        return value
+
+    return Annotated[int if allowed.integer else float, AfterValidator(check)]
+
+
+# The ranges of evalkit/_ceilings.py, shared with Judge, create_scorer and run_evals.
+Temperature = within(_ceilings.TEMPERATURE)
+MaxTokens = within(_ceilings.MAX_TOKENS)
+HttpTimeout = within(_ceilings.HTTP_TIMEOUT)
+Retries = within(_ceilings.RETRIES)
+RateLimitRetries = within(_ceilings.RATE_LIMIT_RETRIES)
+Rpm = within(_ceilings.RPM)
+Tpm = within(_ceilings.TPM)
+BatchMaxRequests = within(_ceilings.BATCH_MAX_REQUESTS)
+BatchSeconds = within(_ceilings.BATCH_SECONDS)
+StepTimeout = within(_ceilings.STEP_TIMEOUT)
 
 
 def problem(message: str, *, at: tuple[str | int, ...] = ()) -> PydanticCustomError:

@@ -7,13 +7,17 @@ from typing import Annotated, Literal
 
 from pydantic import Field, field_validator
 
+from evalkit._ceilings import MAX_CONCURRENCY
 from evalkit.experiment_file._table import (
     REFERENCE,
-    PositiveFloat,
-    PositiveInt,
+    HttpTimeout,
+    MaxTokens,
+    Retries,
+    Rpm,
     Table,
     Temperature,
     Text,
+    Tpm,
     check_env_name,
     problem,
 )
@@ -30,13 +34,14 @@ class OpenAITarget(Table):
             as is.
         base_url: Any OpenAI-compatible endpoint; None means OpenAI's.
         api_key_env: The name of the environment variable holding the API key.
-        max_concurrency: Target calls in flight at once.
+        max_concurrency: Target calls in flight at once, 1 to 10,000.
         temperature: Sampling temperature, 0 to 2.
-        max_tokens: Maximum tokens per answer.
-        timeout: Seconds allowed to each HTTP attempt.
-        max_retries: Retries on 5xx, timeouts and connection errors.
-        rpm: Requests per minute allowed to the model (shared with judges of the same model).
-        tpm: Tokens per minute allowed to the model.
+        max_tokens: Maximum tokens per answer, 1 to 1,000,000.
+        timeout: Seconds allowed to each HTTP attempt, above 0 and at most 86,400.
+        max_retries: Retries on 5xx, timeouts and connection errors, 0 to 100.
+        rpm: Requests per minute allowed to the model (shared with judges of the same model),
+            0.01 to 10,000,000.
+        tpm: Tokens per minute allowed to the model, 1 to 10,000,000,000.
     """
 
     type: Literal["openai"]
@@ -45,13 +50,13 @@ class OpenAITarget(Table):
     prompt: str | None = None
     base_url: Text | None = None
     api_key_env: Text | None = None
-    max_concurrency: PositiveInt | None = None
+    max_concurrency: Annotated[int, Field(ge=1, le=MAX_CONCURRENCY)] | None = None
     temperature: Temperature | None = None
-    max_tokens: PositiveInt | None = None
-    timeout: PositiveFloat | None = None
-    max_retries: Annotated[int, Field(ge=0)] | None = None
-    rpm: PositiveFloat | None = None
-    tpm: PositiveFloat | None = None
+    max_tokens: MaxTokens | None = None
+    timeout: HttpTimeout | None = None
+    max_retries: Retries | None = None
+    rpm: Rpm | None = None
+    tpm: Tpm | None = None
 
     _api_key_env = field_validator("api_key_env")(check_env_name)
 

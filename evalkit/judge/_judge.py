@@ -2,12 +2,24 @@
 
 from __future__ import annotations
 
-import math
 from collections.abc import Hashable, Mapping
 from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any, Literal
 
-from evalkit._ceilings import check_concurrency_ceiling
+from evalkit._ceilings import (
+    BATCH_MAX_REQUESTS,
+    BATCH_SECONDS,
+    HTTP_TIMEOUT,
+    MAX_TOKENS,
+    RATE_LIMIT_RETRIES,
+    RETRIES,
+    RPM,
+    TEMPERATURE,
+    TPM,
+    Allowed,
+    check_allowed,
+    check_concurrency_ceiling,
+)
 from evalkit._secrets import is_env_name, looks_like_a_key, mask_secrets
 from evalkit.errors import ConfigError
 from evalkit.judge.policy._policy import CallPolicy
@@ -291,6 +303,25 @@ def _fill(judge: Judge, values: Mapping[str, Any], explicit: frozenset[str]) -> 
     object.__setattr__(judge, "_explicit", explicit)
 
 
+#: The ranges of the numeric fields (docs/pages/design/ceilings-on-inputs.md).
+_ALLOWED: dict[str, Allowed] = {
+    "temperature": TEMPERATURE,
+    "max_tokens": MAX_TOKENS,
+    "timeout": HTTP_TIMEOUT,
+    "max_retries": RETRIES,
+    "rpm": RPM,
+    "tpm": TPM,
+    "rate_limit_retries": RATE_LIMIT_RETRIES,
+    "batch_max_requests": BATCH_MAX_REQUESTS,
+    "batch_flush_after": BATCH_SECONDS,
+    "batch_poll_interval": BATCH_SECONDS,
+}
+
+
+#: The numeric fields that may be None (no cap, no limit, the provider's default).
+_OPTIONAL = frozenset({"temperature", "max_tokens", "rpm", "tpm"})
+
+
 def _check(values: Mapping[str, Any]) -> None:
     def bad(name: str, expected: str) -> ConfigError:
         return ConfigError(f"Judge {name} must be {expected}, got {values[name]!r}")
@@ -302,49 +333,19 @@ def _check(values: Mapping[str, Any]) -> None:
     if not isinstance(values["provider"], str) or not values["provider"]:
         raise bad("provider", "a non-empty string")
     _check_env_name(values["api_key_env"])
-    temperature = values["temperature"]
-    if temperature is not None and (
-        isinstance(temperature, bool) or not isinstance(temperature, (int, float))
-    ):
-        raise bad("temperature", "a number or None")
-    timeout = values["timeout"]
-    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not timeout > 0:
-        raise bad("timeout", "a positive number of seconds")
-    if not math.isfinite(timeout):
-        raise bad("timeout", "finite")
-    if not _is_int(values["max_retries"], minimum=0):
-        raise bad("max_retries", "an integer >= 0")
-    for name in ("max_tokens", "max_concurrency"):
-        if values[name] is not None and not _is_int(values[name], minimum=1):
-            raise bad(name, "an integer >= 1 or None")
+    for name, allowed in _ALLOWED.items():
+        if values[name] is not None or name not in _OPTIONAL:
+            check_allowed(f"Judge {name}", values[name], allowed)
+    if values["max_concurrency"] is not None and not _is_int(values["max_concurrency"], minimum=1):
+        raise bad("max_concurrency", "an integer >= 1 or None")
     if values["max_concurrency"] is not None:
         check_concurrency_ceiling("Judge max_concurrency", values["max_concurrency"])
     if values["extra_body"] is not None and not isinstance(values["extra_body"], Mapping):
         raise bad("extra_body", "a mapping or None")
     if values["cache"] is not None and not isinstance(values["cache"], bool):
         raise bad("cache", "True, False or None")
-    for name in ("rpm", "tpm"):
-        value = values[name]
-        if value is not None and (
-            isinstance(value, bool)
-            or not isinstance(value, (int, float))
-            or not 0 < value < math.inf
-        ):
-            raise bad(name, "a positive number or None")
-    if not _is_int(values["rate_limit_retries"], minimum=0):
-        raise bad("rate_limit_retries", "an integer >= 0")
     if values["mode"] not in ("online", "batch"):
         raise bad("mode", "'online' or 'batch'")
-    if not _is_int(values["batch_max_requests"], minimum=1):
-        raise bad("batch_max_requests", "an integer >= 1")
-    for name in ("batch_flush_after", "batch_poll_interval"):
-        value = values[name]
-        if (
-            isinstance(value, bool)
-            or not isinstance(value, (int, float))
-            or not 0 < value < math.inf
-        ):
-            raise bad(name, "a positive, finite number of seconds")
     if values["structured_output"] not in STRUCTURED_OUTPUTS:
         raise bad("structured_output", "'auto', 'json_schema', 'json_object' or 'prompt'")
     client = values["client"]

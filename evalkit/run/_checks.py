@@ -3,12 +3,18 @@
 from __future__ import annotations
 
 import inspect
-import math
 import os
 from collections.abc import Sequence
 from typing import Any
 
-from evalkit._ceilings import MAX_REPEATS, check_concurrency_ceiling
+from evalkit._ceilings import (
+    FLUSH_INTERVAL,
+    LOCK_TIMEOUT,
+    MAX_REPEATS,
+    ROWS,
+    check_allowed,
+    check_concurrency_ceiling,
+)
 from evalkit.dataset import Dataset
 from evalkit.errors import ConfigError, DatasetError
 from evalkit.scorer import Scorer, Step
@@ -101,15 +107,14 @@ def refuse_for_sharded(regenerate: bool, on_item_complete: object) -> None:
 def check_run_options(
     concurrency: Any, limit: Any, flush_interval: float, repeats: Any = 1
 ) -> None:
-    """A positive integer ``concurrency`` up to the ceiling, a non-negative ``limit``, a
-    positive interval, ``repeats`` from 1 to :data:`MAX_REPEATS`."""
+    """A positive integer ``concurrency`` up to the ceiling, a ``limit`` and a flush interval
+    in their ranges (``evalkit/_ceilings.py``), ``repeats`` from 1 to :data:`MAX_REPEATS`."""
     if isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1:
         raise ConfigError(f"concurrency must be a positive integer, got {concurrency!r}")
     check_concurrency_ceiling("concurrency", concurrency)
-    if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 0):
-        raise ConfigError(f"limit must be a non-negative integer, got {limit!r}")
-    if flush_interval <= 0:
-        raise ConfigError(f"flush_interval must be positive, got {flush_interval!r}")
+    if limit is not None:
+        check_allowed("limit", limit, ROWS)
+    check_allowed("flush_interval", flush_interval, FLUSH_INTERVAL)
     if isinstance(repeats, bool) or not isinstance(repeats, int) or not 1 <= repeats <= MAX_REPEATS:
         raise ConfigError(
             f"repeats must be an integer from 1 to {MAX_REPEATS} (executions of each LLM-judged"
@@ -127,16 +132,8 @@ def check_repeats_kept(repeats: int, store: object, kept: bool) -> None:
 
 
 def check_lock_timeout(lock_timeout: Any) -> None:
-    """A finite number of seconds, zero or more."""
-    if (
-        isinstance(lock_timeout, bool)
-        or not isinstance(lock_timeout, (int, float))
-        or not math.isfinite(lock_timeout)
-        or lock_timeout < 0
-    ):
-        raise ConfigError(
-            f"lock_timeout must be a finite number of seconds >= 0, got {lock_timeout!r}"
-        )
+    """A number of seconds from 0 to a day (:data:`evalkit._ceilings.LOCK_TIMEOUT`)."""
+    check_allowed("lock_timeout", lock_timeout, LOCK_TIMEOUT)
 
 
 def check_store_data_path(

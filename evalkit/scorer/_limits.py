@@ -26,7 +26,8 @@ from typing import Any
 
 import anyio
 
-from evalkit.errors import ConfigError, EvalkitError
+from evalkit._ceilings import STEP_TIMEOUT, check_allowed
+from evalkit.errors import EvalkitError
 from evalkit.scorer._result import StepName
 
 #: Seconds a sync step may run before it fails (``create_scorer(step_timeout=...)``).
@@ -96,13 +97,11 @@ CLOCK: ContextVar[StepClock] = ContextVar("evalkit_step_clock", default=_IDLE)
 
 
 def check_step_timeout(value: Any, where: str) -> float:
-    """``value`` as a limit in seconds: a positive number, or None for no limit (``inf``)."""
+    """``value`` as a limit in seconds: a number above 0 and at most a day
+    (:data:`evalkit._ceilings.STEP_TIMEOUT`), or None for no limit (``inf``)."""
     if value is None:
         return math.inf
-    if isinstance(value, bool) or not isinstance(value, int | float) or not value > 0:
-        raise ConfigError(
-            f"{where}: step_timeout must be a positive number of seconds or None, got {value!r}"
-        )
+    check_allowed(f"{where}: step_timeout", value, STEP_TIMEOUT)
     return float(value)
 
 

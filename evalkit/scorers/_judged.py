@@ -45,6 +45,7 @@ from typing import Annotated, Any, Generic, Literal, TypeVar
 
 from pydantic import AfterValidator, BaseModel, BeforeValidator, Field, Strict
 
+from evalkit._ceilings import SCALE, check_allowed
 from evalkit._json import to_jsonable
 from evalkit.errors import ScorerInputError
 from evalkit.scorer import Scorer, ScorerRun
@@ -79,9 +80,8 @@ def round_score(value: float) -> float:
 
 
 def check_scale(scorer: str, scale: float) -> None:
-    """Refuse a ``scale`` that is not a positive finite number."""
-    if not (math.isfinite(scale) and scale > 0):
-        raise param_error(scorer, "scale", f"must be a positive number, got {scale!r}")
+    """Refuse a ``scale`` outside :data:`evalkit._ceilings.SCALE` (above 0, at most 1e12)."""
+    check_allowed(f"scorer {scorer!r}, parameter 'scale'", scale, SCALE)
 
 
 def check_weight(scorer: str, param: str, value: float, *, upper: float = 1.0) -> None:

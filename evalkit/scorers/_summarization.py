@@ -14,9 +14,10 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from evalkit._ceilings import MAX_QUESTIONS, check_allowed
 from evalkit.errors import ScorerInputError
 from evalkit.scorer import Scorer, ScorerRun, StepResults
-from evalkit.scorers._common import as_text, param_error
+from evalkit.scorers._common import as_text
 from evalkit.scorers._judged import (
     EmptyExtraction,
     Extraction,
@@ -178,17 +179,15 @@ def summarization(
     Args:
         source: Where the summarised text is: the ``"input"``, or the row's ``"context"``.
         context_key: The key holding the source when ``source="context"``.
-        max_questions: Most coverage questions drawn from the source (at least 1).
+        max_questions: Most coverage questions drawn from the source (1 to 1,000).
         scale: Multiplies the score (the range becomes 0 to ``scale``).
         explain: Ask the judge to explain the score (one more call); False leaves no reason.
         empty_extraction: When the judge finds no claim in a non-empty summary, or no
             question in the source, twice: ``"fail"`` the run, or ``"score"`` it 0.
     """
     check_scale("summarization", scale)
-    if max_questions < 1:
-        raise param_error(
-            "summarization", "max_questions", f"must be at least 1, got {max_questions}"
-        )
+    check_allowed("scorer 'summarization', parameter 'max_questions'", max_questions,
+                  MAX_QUESTIONS)  # fmt: skip
 
     def source_text(run: ScorerRun) -> str:
         if source == "context":

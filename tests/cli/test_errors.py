@@ -115,7 +115,9 @@ def test_experiments_limit_must_be_at_least_one(cli: Cli, tmp_path: Path, value:
     write_dataset(tmp_path / "data.parquet")
     assert cli("run", write_experiment(tmp_path).name, "--no-progress").code == 0
     done = cli("experiments", "--limit", value)
-    assert_clean_usage_error(done, f"--limit must be at least 1 (runs to list), got {value}")
+    assert_clean_usage_error(
+        done, f"--limit must be an integer from 1 to 9,223,372,036,854,775,807, got {value}"
+    )
     assert done.stdout == ""
 
 

@@ -265,7 +265,7 @@ def _merge_experiment(extra: str) -> str:
         (
             "[judge]\nmodel = 'm'\nbatch_flush_after = 0",
             "judge.batch_flush_after",
-            "greater than 0",
+            "above 0 and at most 86,400, got 0",
         ),
         ("[target]\ntype = 'anthropic'", "target.type", "'openai' or 'python', got \"anthropic\""),
         ("[target]\nmodel = 'gpt'", "target.type", "required key is missing"),
@@ -494,11 +494,11 @@ def test_judge_timeout_and_max_retries_reach_the_judge(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("setting", "problem"),
     [
-        ("timeout = 0", "expected a value greater than 0, got 0"),
-        ("timeout = -1.5", "expected a value greater than 0, got -1.5"),
+        ("timeout = 0", "expected a number of seconds above 0 and at most 86,400, got 0"),
+        ("timeout = -1.5", "expected a number of seconds above 0 and at most 86,400, got -1.5"),
         ("timeout = inf", "expected a finite number, got inf"),
         ('timeout = "30"', 'expected a number, got "30"'),
-        ("max_retries = -1", "expected a value greater than or equal to 0, got -1"),
+        ("max_retries = -1", "expected an integer from 0 to 100, got -1"),
         ("max_retries = 1.5", "expected an integer, got 1.5"),
     ],
 )

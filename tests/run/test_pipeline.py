@@ -35,8 +35,8 @@ def grouped(tmp_path: Path) -> Path:
         ({"concurrency": 0}, "concurrency must be a positive integer"),
         ({"concurrency": 10_001}, "concurrency = 10001 is above the ceiling of 10000"),
         ({"concurrency": 99999999999999999999}, "concurrency = 99999999999999999999 is above"),
-        ({"limit": -1}, "limit must be a non-negative integer"),
-        ({"flush_interval": 0}, "flush_interval must be positive"),
+        ({"limit": -1}, "limit must be an integer from 0 to"),
+        ({"flush_interval": 0}, "flush_interval must be a number of seconds above 0"),
     ],
 )
 @pytest.mark.parametrize("sharding", [{}, {"shard": "0/1"}, {"executor": "process"}])

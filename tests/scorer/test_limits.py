@@ -27,10 +27,10 @@ def test_a_step_timeout_is_kept_by_every_derived_scorer() -> None:
 
 @pytest.mark.parametrize("value", [0, -1, math.nan, math.inf * -1, True, "5", [5]])
 def test_a_step_timeout_that_is_no_positive_number_is_refused(value: Any) -> None:
-    with pytest.raises(ConfigError, match="scorer 'Q': step_timeout must be a positive number"):
+    with pytest.raises(ConfigError, match="scorer 'Q': step_timeout must be a number of seconds"):
         create_scorer("Q", step_timeout=value)
     scorer = create_scorer("Q").generate_score(lambda run: 1.0)
-    with pytest.raises(ConfigError, match="step_timeout must be a positive number"):
+    with pytest.raises(ConfigError, match="step_timeout must be a number of seconds above 0"):
         scorer.with_step_timeout(value)
 
 

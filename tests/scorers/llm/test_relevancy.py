@@ -173,8 +173,11 @@ async def test_without_a_judge_the_run_fails_naming_the_step(llm_server: FakeOpe
     [
         ({"uncertainty_weight": 1.5}, "parameter 'uncertainty_weight': must be between 0 and 1"),
         ({"uncertainty_weight": -0.1}, "parameter 'uncertainty_weight': must be between 0 and 1"),
-        ({"scale": 0}, "parameter 'scale': must be a positive number, got 0"),
-        ({"scale": float("inf")}, "parameter 'scale': must be a positive number"),
+        (
+            {"scale": 0},
+            "parameter 'scale' must be a number above 0 and at most 1,000,000,000,000, got 0",
+        ),
+        ({"scale": float("inf")}, "parameter 'scale' = inf is above the ceiling"),
     ],
 )
 def test_bad_params_are_refused(params: dict[str, float], message: str) -> None:

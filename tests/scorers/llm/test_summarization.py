@@ -134,5 +134,7 @@ async def test_a_missing_source_fails_before_any_call(
 
 
 def test_max_questions_is_at_least_1() -> None:
-    with pytest.raises(ConfigError, match="'max_questions': must be at least 1, got 0"):
+    with pytest.raises(
+        ConfigError, match="'max_questions' must be an integer from 1 to 1,000, got 0"
+    ):
         summarization(max_questions=0)
