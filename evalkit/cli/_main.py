@@ -76,7 +76,9 @@ def build_parser() -> argparse.ArgumentParser:
         help="where a new DuckLake store keeps its Parquet files: a folder or an object-store"
         " URL (overrides the experiment's store_data_path)",
     )
-    run.add_argument("--limit", type=int, metavar="N", help="evaluate only the first N rows")
+    run.add_argument(
+        "--limit", type=int, metavar="N", help="evaluate only the first N rows (0 or more)"
+    )
     run.add_argument(
         "--concurrency", type=int, metavar="N", help="items in flight at once (1 to 10000)"
     )
@@ -104,7 +106,7 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="S",
         default=300.0,
         help="seconds to keep retrying a store locked by another process before the rows not"
-        " yet written are kept in <store>.recovery/ for --resume (default: 300)",
+        " yet written are kept in <store>.recovery/ for --resume (0 to 86400; default: 300)",
     )
     run.add_argument(
         "--no-preflight",

@@ -14,7 +14,14 @@ import re
 from pathlib import Path
 from typing import Annotated, Any
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationInfo
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationInfo,
+    ValidatorFunctionWrapHandler,
+    WrapValidator,
+)
 from pydantic_core import PydanticCustomError
 
 from evalkit import _ceilings
@@ -34,12 +41,13 @@ def within(allowed: Allowed) -> Any:
     table's strict rules), refused with the whole range and the value: ``expected a number of
     seconds above 0 and at most 86,400, got 1e+20``."""
 
-    def check(value: float) -> float:
-        if not allowed.holds(value):
+    def check(value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
+        number = handler(value)  # the type first; the message shows the value as written
+        if not allowed.holds(number):
             raise problem(f"expected {allowed}, got {describe(value)}")
-        return value
+        return number
 
-    return Annotated[int if allowed.integer else float, AfterValidator(check)]
+    return Annotated[int if allowed.integer else float, WrapValidator(check)]
 
 
 # The ranges of evalkit/_ceilings.py, shared with Judge, create_scorer and run_evals.

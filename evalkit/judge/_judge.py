@@ -82,6 +82,14 @@ class Judge:
     changes only the temperature of the scorer's judge, and a step judge naming another
     ``model`` keeps the scorer judge's ``base_url`` and ``max_concurrency`` unless it sets them.
 
+    **Ranges.** The numeric settings are checked when the judge is made, and a value
+    outside its range is a :class:`ConfigError` naming the field, the value and the range:
+    ``temperature`` 0 to 2, ``max_tokens`` 1 to 1,000,000, ``timeout`` above 0 and at most
+    86,400 s, ``max_retries`` 0 to 100, ``rpm`` 0.01 to 10,000,000, ``tpm`` 1 to
+    10,000,000,000, ``rate_limit_retries`` 0 to 1,000, ``max_concurrency`` 1 to 10,000,
+    ``batch_max_requests`` 1 to 1,000,000, ``batch_flush_after`` and ``batch_poll_interval``
+    above 0 and at most 86,400 s (docs/pages/design/ceilings-on-inputs.md).
+
     Args:
         model: The model id sent to the endpoint, e.g. ``"gpt-4o-mini"``. Required by the time
             a step runs, but may be left to the scorer's judge on a step judge.

@@ -114,10 +114,11 @@ async def run_evals(
         keep_results: Keep every item's results in memory. With False only the summaries are
             kept, so a dataset of any size runs in flat memory (the store still gets every
             row).
-        limit: Evaluate only the first ``limit`` rows.
+        limit: Evaluate only the first ``limit`` rows (0 to ``2**63 - 1``).
         columns: Map roles to differently named columns, e.g. ``{"input": "question"}``;
             ``"metadata"`` may list columns kept as each item's metadata dict.
-        flush_interval: Seconds between writes to the store at most.
+        flush_interval: Seconds between writes to the store at most (above 0, at most
+            3,600).
         cache: The judge call cache: None (default) uses ``evalkit-cache.duckdb`` beside the
             store, or none without a store; True the default file even without a store
             (``~/.cache/evalkit``); False none; a path that file. Only deterministic judges
@@ -154,10 +155,11 @@ async def run_evals(
             OpenAI target's, with one ``GET /models`` per distinct endpoint and key (see
             :func:`evalkit.judge.preflight`); False skips the check.
         lock_timeout: Seconds the run waits for a store locked by another process (a
-            notebook's connection, another run) before it gives up; default 300. While the
-            store is locked the run goes on, keeping its finished items and retrying the write
-            with back-off; past ``lock_timeout`` of refusals, the rows not yet written are
-            spilled to ``<store>.recovery/<experiment id>/`` and :class:`StoreError` says so.
+            notebook's connection, another run) before it gives up; default 300, 0 to 86,400
+            (a day). While the store is locked the run goes on, keeping its finished items and
+            retrying the write with back-off; past ``lock_timeout`` of refusals, the rows not
+            yet written are spilled to ``<store>.recovery/<experiment id>/`` and
+            :class:`StoreError` says so.
             A resume of the experiment (or the next run writing the store, or
             :func:`evalkit.store.recover`) loads them. The run's verdict, kept in the store
             once the run is stored, waits as long; a verdict the store cannot take is a

@@ -59,6 +59,11 @@ class OpenAITarget:
         rpm: Requests per minute allowed to the model.
         tpm: Tokens per minute allowed to the model.
         client: A prepared ``openai.AsyncOpenAI`` client to use instead of the shared one.
+
+    The numeric settings have :class:`~evalkit.judge.Judge`'s ranges (``max_concurrency`` 1
+    to 10,000, ``temperature`` 0 to 2, ``max_tokens`` 1 to 1,000,000, ``timeout`` above 0 and
+    at most 86,400 s, ``max_retries`` 0 to 100, ``rpm`` 0.01 to 10,000,000, ``tpm`` 1 to
+    10,000,000,000), checked when the target is made.
     """
 
     def __init__(
