@@ -36,10 +36,10 @@ PositiveInt = Annotated[int, Field(ge=1)]
 Share = Annotated[float, Field(ge=0.0, le=1.0)]
 
 
-def within(allowed: Allowed) -> Any:
-    """The type of a key whose values lie in ``allowed`` (an integer or a finite number, by the
-    table's strict rules), refused with the whole range and the value: ``expected a number of
-    seconds above 0 and at most 86,400, got 1e+20``."""
+def within(allowed: Allowed) -> WrapValidator:
+    """The validator of a key whose values lie in ``allowed`` (after the table's strict type,
+    an integer or a finite number), refused with the whole range and the value as written:
+    ``expected a number of seconds above 0 and at most 86,400, got 1e+20``."""
 
     def check(value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
         number = handler(value)  # the type first; the message shows the value as written
@@ -47,20 +47,20 @@ def within(allowed: Allowed) -> Any:
             raise problem(f"expected {allowed}, got {describe(value)}")
         return number
 
-    return Annotated[int if allowed.integer else float, WrapValidator(check)]
+    return WrapValidator(check)
 
 
 # The ranges of evalkit/_ceilings.py, shared with Judge, create_scorer and run_evals.
-Temperature = within(_ceilings.TEMPERATURE)
-MaxTokens = within(_ceilings.MAX_TOKENS)
-HttpTimeout = within(_ceilings.HTTP_TIMEOUT)
-Retries = within(_ceilings.RETRIES)
-RateLimitRetries = within(_ceilings.RATE_LIMIT_RETRIES)
-Rpm = within(_ceilings.RPM)
-Tpm = within(_ceilings.TPM)
-BatchMaxRequests = within(_ceilings.BATCH_MAX_REQUESTS)
-BatchSeconds = within(_ceilings.BATCH_SECONDS)
-StepTimeout = within(_ceilings.STEP_TIMEOUT)
+Temperature = Annotated[float, within(_ceilings.TEMPERATURE)]
+MaxTokens = Annotated[int, within(_ceilings.MAX_TOKENS)]
+HttpTimeout = Annotated[float, within(_ceilings.HTTP_TIMEOUT)]
+Retries = Annotated[int, within(_ceilings.RETRIES)]
+RateLimitRetries = Annotated[int, within(_ceilings.RATE_LIMIT_RETRIES)]
+Rpm = Annotated[float, within(_ceilings.RPM)]
+Tpm = Annotated[float, within(_ceilings.TPM)]
+BatchMaxRequests = Annotated[int, within(_ceilings.BATCH_MAX_REQUESTS)]
+BatchSeconds = Annotated[float, within(_ceilings.BATCH_SECONDS)]
+StepTimeout = Annotated[float, within(_ceilings.STEP_TIMEOUT)]
 
 
 def problem(message: str, *, at: tuple[str | int, ...] = ()) -> PydanticCustomError:
