@@ -148,6 +148,12 @@ LOCK_TIMEOUT = Allowed(0, 86_400, unit="seconds")
 ROWS = Allowed(0, 2**63 - 1, integer=True)
 #: Runs ``evalkit experiments --limit`` lists.
 RUNS_LISTED = Allowed(1, 2**63 - 1, integer=True)
+#: Rows a dataset reads at a time (``load_dataset(batch_size=)``), each batch held in memory.
+DATASET_BATCH = Allowed(1, 1_000_000, integer=True)
+#: Entries a judge cache hands its writer at a time (``JudgeCache(batch_size=)``).
+CACHE_BATCH = Allowed(1, 1_000_000, integer=True)
+#: Seconds a judge cache keeps a reply (``JudgeCache(ttl=)``): up to a hundred years.
+CACHE_TTL = Allowed(0, 100 * 365.25 * 86_400, unit="seconds")
 #: A scorer's ``scale`` (its highest score): far past any score range, short of overflow.
 SCALE = Allowed(0, 1e12, low_open=True)
 #: ``summarization``'s ``max_questions`` (each is a part of the judge's reply).

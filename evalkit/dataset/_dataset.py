@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from evalkit._ceilings import DATASET_BATCH, check_allowed
 from evalkit.dataset._columns import (
     ColumnMap,
     check_column_count,
@@ -30,7 +31,7 @@ from evalkit.dataset._open import open_source
 from evalkit.dataset._seen import SeenIds
 from evalkit.dataset._sources import Source
 from evalkit.dataset._values import canonical, content_digest, decode_json_cells
-from evalkit.errors import ConfigError, DatasetError
+from evalkit.errors import DatasetError
 
 #: Rows read per batch: large enough to amortise Arrow calls, small enough to bound memory.
 DEFAULT_BATCH_SIZE = 1024
@@ -263,7 +264,7 @@ def load_dataset(
             required and ``groundTruth``/``ground_truth``, ``output``,
             ``requestContext``/``request_context``, ``metadata`` and ``id`` are optional.
             ``"metadata"`` may map to a list of columns kept as each item's metadata dict.
-        batch_size: Rows read at a time.
+        batch_size: Rows read at a time, 1 to 1,000,000.
         format: ``parquet``, ``csv``, ``tsv``, ``jsonl``, ``json``, ``hf`` or ``duckdb``;
             None picks it by the path's suffix.
         query: A DuckDB ``SELECT`` giving the rows (``read_parquet('s3://…')``, or the
@@ -278,8 +279,7 @@ def load_dataset(
     """
     if isinstance(data, Dataset):
         return data
-    if batch_size < 1:
-        raise ConfigError(f"batch_size must be at least 1, got {batch_size}")
+    check_allowed("batch_size", batch_size, DATASET_BATCH)
     source = open_source(data, format=format, query=query)
     names = source.column_names()
     check_column_count(source.name, len(names))

@@ -39,7 +39,7 @@ from typing import Any, Protocol, TypeVar
 import anyio
 import pyarrow as pa
 
-from evalkit.errors import ConfigError
+from evalkit._ceilings import CACHE_BATCH, CACHE_TTL, check_allowed
 from evalkit.judge import _batch_db
 from evalkit.judge import _cache_db as db
 from evalkit.judge._cache_db import CachedReply, JudgeCacheStats
@@ -75,8 +75,9 @@ class JudgeCache:
 
     Args:
         path: The cache file; None for :func:`default_cache_path` ``()``.
-        ttl: How long an entry stays valid (a ``timedelta`` or seconds); default 7 days.
-        batch_size: New entries handed to the writer thread at a time.
+        ttl: How long an entry stays valid (a ``timedelta`` or seconds, 0 to 100 years);
+            default 7 days.
+        batch_size: New entries handed to the writer thread at a time, 1 to 1,000,000.
     """
 
     def __init__(
@@ -87,10 +88,8 @@ class JudgeCache:
         batch_size: int = 1000,
     ) -> None:
         seconds = ttl.total_seconds() if isinstance(ttl, timedelta) else ttl
-        if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or seconds < 0:
-            raise ConfigError(f"JudgeCache ttl must be a timedelta or seconds >= 0, got {ttl!r}")
-        if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
-            raise ConfigError(f"JudgeCache batch_size must be an integer >= 1, got {batch_size!r}")
+        check_allowed("JudgeCache ttl", seconds, CACHE_TTL)
+        check_allowed("JudgeCache batch_size", batch_size, CACHE_BATCH)
         self.path = Path(path) if path is not None else default_cache_path()
         self.ttl = float(seconds)
         self.batch_size = batch_size

@@ -20,7 +20,8 @@ import pytest
 from evalkit import ConfigError, ExperimentFileError, create_scorer, load_experiment_file
 from evalkit import _ceilings as ceilings
 from evalkit.cli._build import FileBuilder
-from evalkit.judge import Judge
+from evalkit.dataset import load_dataset
+from evalkit.judge import Judge, JudgeCache
 from evalkit.run import run_evals_sync
 from evalkit.scorers import faithfulness, summarization
 from evalkit.target import OpenAITarget
@@ -125,6 +126,19 @@ OPTIONS = [
         lambda value: summarization(max_questions=value),
         "scorer 'summarization', parameter 'max_questions'",
         "scorers.params.max_questions",
+    ),
+    Option(
+        "load_dataset batch_size",
+        ceilings.DATASET_BATCH,
+        lambda value: load_dataset([{"input": "q"}], batch_size=value),
+        "batch_size",
+    ),
+    Option("JudgeCache ttl", ceilings.CACHE_TTL, lambda value: JudgeCache(ttl=value), "ttl"),
+    Option(
+        "JudgeCache batch_size",
+        ceilings.CACHE_BATCH,
+        lambda value: JudgeCache(batch_size=value),
+        "JudgeCache batch_size",
     ),
     Option(
         "faithfulness scale",

@@ -415,9 +415,9 @@ def test_an_unusable_file_is_a_store_error(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("kwargs", "message"),
     [
-        ({"ttl": -1}, "ttl must be a timedelta or seconds >= 0"),
-        ({"ttl": "7d"}, "ttl must be a timedelta or seconds >= 0"),
-        ({"batch_size": 0}, "batch_size must be an integer >= 1"),
+        ({"ttl": -1}, "ttl must be a number of seconds from 0 to 3,155,760,000, got -1"),
+        ({"ttl": "7d"}, "ttl must be a number of seconds from 0 to 3,155,760,000, got '7d'"),
+        ({"batch_size": 0}, "batch_size must be an integer from 1 to 1,000,000, got 0"),
     ],
 )
 def test_invalid_settings_are_config_errors(kwargs: dict[str, Any], message: str) -> None:
