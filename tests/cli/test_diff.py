@@ -90,7 +90,7 @@ def test_diff_json_and_filters(demo: tuple[Path, Completed]) -> None:
     ("args", "needle"),
     [
         (["--slice", "category"], "--slice must be KEY=VALUE"),
-        (["--limit", "-1"], "--limit must be zero or more"),
+        (["--limit", "-1"], "--limit must be an integer from 0 to 9,223,372,036,854,775,807"),
     ],
 )
 def test_diff_bad_options(demo: tuple[Path, Completed], args: list[str], needle: str) -> None:
