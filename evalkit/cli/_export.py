@@ -4,6 +4,8 @@ Lines file."""
 from __future__ import annotations
 
 import argparse
+import os
+import sys
 
 from evalkit.cli._format import one_line
 from evalkit.cli._main import EXIT_OK
@@ -46,6 +48,16 @@ def cmd_export(args: argparse.Namespace) -> int:
         return EXIT_OK
     print(
         f"wrote {rows} row{'s' if rows != 1 else ''} of {one_line(run['name'])}"
-        f" ({run['id']}) to {one_line(path)}"
+        f" ({run['id']}) to {one_line(path)}",
+        # `--output /dev/stdout`: the data alone on stdout, what was written said beside it.
+        file=sys.stderr if _is_stdout(path) else sys.stdout,
     )
     return EXIT_OK
+
+
+def _is_stdout(path: str) -> bool:
+    """Whether ``path`` is the file this process's standard output writes to."""
+    try:
+        return os.path.samestat(os.stat(path), os.fstat(sys.stdout.fileno()))
+    except (OSError, ValueError, AttributeError):  # no such file, or a stdout without one
+        return False

@@ -75,6 +75,22 @@ def test_a_reader_gone_before_the_output_ends_nothing(runs: Path, args: list[str
     assert not [noise for noise in _NOISE if noise in stderr], stderr
 
 
+def test_an_export_to_stdout_is_the_data_alone_and_says_what_it_wrote_on_stderr(
+    runs: Path,
+) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "evalkit", "export", "latest", "--format", "csv", "--output",
+         "/dev/stdout"],
+        cwd=runs, env=_ENV, capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0].startswith("experiment_id,")
+    assert len(lines) > 1
+    assert not [line for line in lines if line.startswith("wrote ")], lines[-1]
+    assert "wrote " in done.stderr
+
+
 @pytest.mark.parametrize("fmt", ["table", "csv", "json"])
 def test_a_reader_that_stops_mid_output_ends_it_quietly(runs: Path, fmt: str) -> None:
     # About 10 MB of output: far more than a pipe holds, so the CLI is still writing when
