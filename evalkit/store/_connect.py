@@ -355,11 +355,8 @@ def connection(
             location = store_location(path)
             forget_shared(location)
             raise lake_error(location, exc) from exc
-        if (where := unwritable(exc)) is not None:
-            raise StoreError(
-                f"{path}: cannot write the DuckLake store's data path: {where}; it is full,"
-                f" read-only or not writable by this user ({exc})"
-            ) from exc
+        if (problem := unwritable(exc)) is not None:
+            raise StoreError(f"{path}: {problem}") from exc
         raise StoreError(f"{path}: {exc}{credentials_hint(con, exc)}") from exc
     finally:
         try:

@@ -90,12 +90,14 @@ def unreachable(exc: BaseException) -> bool:
 
 def unwritable(exc: BaseException) -> str | None:
     """For DuckDB's error on a file or folder of a local data path that it could not create
-    (its own message says "No such file or directory" for a read-only one): the folder and
-    what the operating system says when a file is written there; else ``None``."""
+    (its own message says "No such file or directory" for a read-only one): what to say
+    instead, naming the folder, what the operating system says when a file is written there,
+    and the file; else ``None``."""
     found = re.search(r'(?:Failed to create directory|Could not write file) "([^"]+)"', str(exc))
     if not isinstance(exc, duckdb.Error) or found is None:
         return None
-    folder = Path(found.group(1)).parent
+    target = found.group(1)
+    folder = Path(target).parent
     while not folder.is_dir() and folder != folder.parent:
         folder = folder.parent
     try:
@@ -104,7 +106,10 @@ def unwritable(exc: BaseException) -> str | None:
             probe.flush()
             os.fsync(probe.fileno())
     except OSError as failed:
-        return f"{folder} ({failed.strerror})"
+        return (
+            f"cannot write the DuckLake store's data path: {folder} ({failed.strerror}); it is"
+            f" full, read-only or not writable by this user (writing {target})"
+        )
     return None
 
 
