@@ -18,7 +18,7 @@ tried and failed (the catalog lost meanwhile) may have gone through: it is hande
 writer, which learns at its next attempt whether the batch landed and deletes the files if not
 (``StoreWriter``). Files a writer left at all (killed, or its rows spilled) are deleted by the
 resume of its experiment (:func:`sweep`). On object storage such files are orphans for
-DuckLake's ``ducklake_delete_orphaned_files``.
+DuckLake's ``ducklake_delete_orphaned_files`` (docs/pages/design/locked-store-recovery.md).
 """
 
 from __future__ import annotations
