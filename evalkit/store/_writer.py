@@ -43,7 +43,7 @@ from evalkit.store._liveness import this_host
 from evalkit.store._location import is_lake
 from evalkit.store._migrate import migrate
 from evalkit.store._pending import Kept, PendingWrites
-from evalkit.store._recovery import recover, spill
+from evalkit.store._recovery import recover, recovery_dir, spill
 from evalkit.store._redact import redact
 from evalkit.store._replace import final_status, recount_experiment, write_replacing
 
@@ -307,10 +307,21 @@ class StoreWriter:
         pending, experiment_id = self._pending, self.experiment_id
         assert experiment_id is not None
         items, rows = pending.items(), pending.rows()
-        if pending.batches:
-            self._spilled = spill(self.path, experiment_id, [k.tables for k in pending.batches])
-            pending.batches.clear()
         last = pending.last_error
+        if pending.batches:
+            try:
+                spilled = spill(self.path, experiment_id, [k.tables for k in pending.batches])
+            except (OSError, pa.ArrowException) as exc:
+                pending.batches.clear()  # the run ends here: resume runs these items again
+                raise StoreError(
+                    f"{self.path}: every write to the score store failed ({last}), and the"
+                    f" {items} finished items not yet written ({rows} rows) could not be kept"
+                    f" in {recovery_dir(self.path)} either ({exc}): they are not stored;"
+                    f" `evalkit run --resume {experiment_id}` runs them again once the store"
+                    " can be written"
+                ) from exc
+            self._spilled = spilled
+            pending.batches.clear()
         cause = f"every write to the score store failed ({last})"
         if isinstance(last, CatalogUnreachableError):
             cause = f"the DuckLake store's catalog stayed out of reach ({last})"

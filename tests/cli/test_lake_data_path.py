@@ -18,8 +18,9 @@ from pathlib import Path
 
 import pytest
 
-from evalkit.store import connection, ducklake_missing, recovery_dir
+from evalkit.store import connection, ducklake_missing, has_extension, prepare_store, recovery_dir
 from tests.cli.conftest import Cli, write_dataset
+from tests.postgres import PostgresServer
 
 pytestmark = pytest.mark.skipif(
     ducklake_missing() is not None, reason=f"DuckLake not installed: {ducklake_missing()}"
@@ -46,7 +47,7 @@ def small_disk(tmp_path: Path) -> Iterator[Path]:
         subprocess.run(["umount", "-l", str(disk)], check=False)
 
 
-def experiments(folder: Path) -> None:
+def experiments(folder: Path, store: str = STORE) -> None:
     """Two experiments on a lake whose data path is ``folder / "data"``: ``first`` (a few
     rows, run first, so the lake's tables and folders exist) and ``big``."""
     write_dataset(folder / "small.parquet", rows=5)
@@ -57,7 +58,7 @@ def experiments(folder: Path) -> None:
 [experiment]
 name = "{name}"
 dataset = "{data}"
-store = "{STORE}"
+store = "{store}"
 store_data_path = "data"
 concurrency = 4
 
@@ -68,10 +69,10 @@ use = "exact_match"
         )
 
 
-def lake_with_runs(folder: Path, cli: Cli) -> None:
+def lake_with_runs(folder: Path, cli: Cli, store: str = STORE) -> None:
     """:func:`experiments`, and ``first`` run."""
-    experiments(folder)
-    first = cli("run", "first.toml", "--no-progress")
+    experiments(folder, store)
+    first = cli("run", "first.toml", "--no-progress", cwd=folder)
     assert first.code == 0, first.stderr
 
 
@@ -178,3 +179,28 @@ def test_a_read_only_data_path_is_named_with_its_cause_and_the_rows_are_kept(
     assert list(recovery.glob("*/*.batch/scores.arrow")), "the rows were not spilled"
     assert "Traceback" not in done.stderr
     assert staged_files(small_disk) == []
+
+
+@pytest.mark.skipif(not has_extension("postgres_scanner"), reason="no postgres extension")
+def test_rows_that_cannot_be_spilled_either_are_named_and_run_again_by_resume(
+    cli: Cli, cli_process: Cli, small_disk: Path, postgres_own: PostgresServer
+) -> None:
+    # The run's folder is on the full disk: a PostgreSQL catalog's recovery folder is there.
+    store = f"ducklake:postgres:{postgres_own.dsn}"
+    prepare_store(store, data_path=small_disk / "data")
+    lake_with_runs(small_disk, cli, store)
+    ballast = fill(small_disk)
+
+    done = cli_process("run", "big.toml", "--no-progress", "--lock-timeout", "1", cwd=small_disk)
+    assert done.code == 2, done.stderr
+    assert "could not be kept in" in done.stderr
+    assert "No space left on device" in done.stderr
+    assert "evalkit run --resume" in done.stderr
+    assert "Traceback" not in done.stderr
+    assert list(small_disk.rglob("*.tmp")) == []  # no half-written batch
+    assert staged_files(small_disk) == []
+
+    ballast.unlink()
+    resumed = cli("run", "big.toml", "--no-progress", "--resume", cwd=small_disk)
+    assert resumed.code == 0, resumed.stderr
+    assert big_run(store)[1:] == (("completed", ROWS, 0), (ROWS, ROWS))
