@@ -7,7 +7,9 @@ writable again is the disk freed. Mounting needs root with CAP_SYS_ADMIN (a CI c
 root has it; the tests skip, saying so, elsewhere). Cheaper stand-ins were tried and dropped:
 permission bits do not stop root, and RLIMIT_FSIZE fails every large file of the process, the
 recovery folder's included, so it cannot tell a full data path from a full machine. No
-evalkit code is patched.
+evalkit code is patched. The catalog is a SQLite file beside the test's folder (its recovery
+folder too), except where the recovery folder is to be on the full disk as well: there it is
+a PostgreSQL server of the test's own, whose recovery folder is the run's working folder.
 """
 
 from __future__ import annotations
