@@ -99,6 +99,19 @@ def postgres(postgres_session: PostgresServer, monkeypatch: pytest.MonkeyPatch) 
     return postgres_session.with_database()
 
 
+@pytest.fixture
+def postgres_own(monkeypatch: pytest.MonkeyPatch) -> Iterator[PostgresServer]:
+    """A PostgreSQL server of this test's own, which the test may stop and start again (a
+    catalog outage), its password in ``PGPASSWORD``; skips without server binaries."""
+    try:
+        bin_dir = find_bin_dir()
+    except NoPostgres as exc:
+        pytest.skip(str(exc))
+    with postgres_server(bin_dir) as running:
+        monkeypatch.setenv("PGPASSWORD", running.password)
+        yield running
+
+
 @pytest.fixture(scope="session")
 def s3_session() -> Iterator[S3Server]:
     """One S3 server (moto's) for the whole session, started on first use."""

@@ -71,6 +71,23 @@ class PostgresServer:
             raise RuntimeError(f"createdb {dbname} failed: {done.stderr}")
         return self.dsn_of(dbname)
 
+    def stop(self) -> None:
+        """Stop the server (``pg_ctl stop``, its default fast mode), as an outage does: its
+        clients' connections drop and new ones are refused until :meth:`start`. Not
+        ``-m immediate``: with this throwaway server's durability off, that crash loses the
+        last commits, which a real server keeps."""
+        _Runner(self.bin_dir, _server_user(), self.password)(
+            "pg_ctl", "stop", "-D", str(self.socket_dir / "data"), "-m", "fast", "-w"
+        )
+
+    def start(self) -> None:
+        """Start the server again after :meth:`stop`, on its own port, with its databases."""
+        _Runner(self.bin_dir, _server_user(), self.password)(
+            "pg_ctl", "start", "-D", str(self.socket_dir / "data"),
+            "-l", str(self.socket_dir / "server.log"), "-w", "-t", "60",
+            "-o", _options(self.port, self.socket_dir),
+        )  # fmt: skip
+
     def with_database(self) -> PostgresServer:
         """This server with a new, empty database of its own as :attr:`dbname`."""
         dbname = f"test_{uuid.uuid4().hex[:12]}"
@@ -193,18 +210,22 @@ def postgres_server(bin_dir: Path | None = None) -> Iterator[PostgresServer]:
         shutil.rmtree(folder, ignore_errors=True)
 
 
+def _options(port: int, folder: Path) -> str:
+    """The server's options: its port and socket folder; a throwaway server, so durability
+    off for speed."""
+    return (
+        f"-p {port} -k {folder} -c listen_addresses=127.0.0.1 -c fsync=off"
+        " -c synchronous_commit=off -c full_page_writes=off -c max_connections=50"
+    )
+
+
 def _start(run: _Runner, data: Path, folder: Path, log: Path) -> int:
     """Start the server on a free port (another port if that one was taken meanwhile)."""
     for attempt in range(_START_ATTEMPTS):
         port = _free_port()
-        # A throwaway server: durability off for speed.
-        options = (
-            f"-p {port} -k {folder} -c listen_addresses=127.0.0.1 -c fsync=off"
-            " -c synchronous_commit=off -c full_page_writes=off -c max_connections=50"
-        )
         try:
             run("pg_ctl", "start", "-D", str(data), "-l", str(log), "-w", "-t", "60",
-                "-o", options)  # fmt: skip
+                "-o", _options(port, folder))  # fmt: skip
             return port
         except RuntimeError:
             if attempt == _START_ATTEMPTS - 1:

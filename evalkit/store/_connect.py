@@ -20,7 +20,15 @@ import duckdb
 
 from evalkit._duckdb import OFFLINE
 from evalkit.errors import StoreError
-from evalkit.store._lake import busy, open_lake
+from evalkit.store._lake import (
+    CatalogUnreachableError,
+    busy,
+    forget_shared,
+    lake_error,
+    open_lake,
+    unreachable,
+    unwritable,
+)
 from evalkit.store._location import StoreLocation, sql_literal, store_location
 from evalkit.store._object_store import credentials_hint
 
@@ -65,21 +73,28 @@ _BUSY_FIRST_S = 0.05
 _BUSY_MAX_S = 1.0
 
 
-def retry_busy(action: Callable[[], _T], *, timeout: float, where: object = "") -> _T:
-    """Run ``action`` (a whole transaction), again while it fails with :class:`StoreBusyError`.
+def retry_busy(
+    action: Callable[[], _T], *, timeout: float, where: object = "", outage: bool = False
+) -> _T:
+    """Run ``action`` (a whole transaction), again while it fails with :class:`StoreBusyError`
+    (and, with ``outage``, with :class:`CatalogUnreachableError`: a lake's catalog lost).
 
     Waits grow from 50 ms to 1 s with jitter, so writers that collided do not collide again.
     A store file never raises it: there the lock is waited for when the file is opened.
 
     Raises:
         StoreBusyError: The store stayed busy for ``timeout`` s.
+        CatalogUnreachableError: With ``outage``, the catalog stayed out of reach that long.
     """
     deadline = time.monotonic() + timeout
     wait = _BUSY_FIRST_S
+    retried: tuple[type[StoreError], ...] = (StoreBusyError,)
+    if outage:
+        retried += (CatalogUnreachableError,)
     while True:
         try:
             return action()
-        except StoreBusyError:
+        except retried:
             if time.monotonic() >= deadline:
                 raise
         time.sleep(wait * (0.5 + random.random()))
@@ -336,6 +351,12 @@ def connection(
     except duckdb.Error as exc:
         if busy(exc):
             raise StoreBusyError(f"{path}: the DuckLake store is busy: {exc}") from exc
+        if unreachable(exc):
+            location = store_location(path)
+            forget_shared(location)
+            raise lake_error(location, exc) from exc
+        if (problem := unwritable(exc)) is not None:
+            raise StoreError(f"{path}: {problem}") from exc
         raise StoreError(f"{path}: {exc}{credentials_hint(con, exc)}") from exc
     finally:
         try:

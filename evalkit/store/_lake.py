@@ -14,9 +14,12 @@ conflict) is raised as ``StoreBusyError`` (``_connect.py``), which writers retry
 from __future__ import annotations
 
 import os
+import re
+import tempfile
 import threading
 import time
 from collections.abc import Mapping
+from pathlib import Path
 
 import duckdb
 
@@ -59,6 +62,60 @@ def busy(exc: BaseException) -> bool:
         or "could not serialize access" in text  # PostgreSQL
         or "deadlock detected" in text
     )
+
+
+#: What DuckDB's postgres extension says when the catalog's server cannot be reached: down,
+#: shutting down, starting up, or the connection dropped.
+_UNREACHABLE = (
+    "Unable to connect to Postgres",
+    "server closed the connection unexpectedly",
+    "Connection refused",
+    "could not connect to server",
+    "no connection to the server",
+    "could not receive data from server",
+    "could not send data to server",
+    "terminating connection due to administrator command",
+    "the database system is shutting down",
+    "the database system is starting up",
+    "the database system is in recovery mode",
+    "SSL SYSCALL error",
+)
+
+
+def unreachable(exc: BaseException) -> bool:
+    """Whether ``exc`` says the lake's catalog server could not be reached (a catalog outage:
+    the same work may succeed once it is back)."""
+    return isinstance(exc, duckdb.Error) and any(s in str(exc) for s in _UNREACHABLE)
+
+
+def unwritable(exc: BaseException) -> str | None:
+    """For DuckDB's error on a file or folder of a local data path that it could not create
+    (its own message says "No such file or directory" for a read-only one): what to say
+    instead, naming the folder, what the operating system says when a file is written there,
+    and the file; else ``None``."""
+    found = re.search(r'(?:Failed to create directory|Could not write file) "([^"]+)"', str(exc))
+    if not isinstance(exc, duckdb.Error) or found is None:
+        return None
+    target = found.group(1)
+    folder = Path(target).parent
+    while not folder.is_dir() and folder != folder.parent:
+        folder = folder.parent
+    try:
+        with tempfile.TemporaryFile(dir=folder) as probe:
+            probe.write(b"\0")
+            probe.flush()
+            os.fsync(probe.fileno())
+    except OSError as failed:
+        return (
+            f"cannot write the DuckLake store's data path: {folder} ({failed.strerror}); it is"
+            f" full, read-only or not writable by this user (writing {target})"
+        )
+    return None
+
+
+class CatalogUnreachableError(StoreError):
+    """The DuckLake store's catalog could not be reached (its server stopped or restarting,
+    the connection dropped): a writer keeps its rows and tries again, as for a busy store."""
 
 
 def in_lake(con: duckdb.DuckDBPyConnection) -> bool:
@@ -163,10 +220,36 @@ def open_lake(
         cursor = shared.cursor()  # under the lock: threads share the parent connection
     try:
         cursor.execute(f"USE {LAKE_ALIAS}")
+    except duckdb.Error as exc:
+        # USE reads the catalog's newest snapshot: a catalog that is down fails here.
+        cursor.close()
+        if unreachable(exc):
+            forget_shared(location)
+        raise lake_error(location, exc) from exc
     except BaseException:
         cursor.close()
         raise
     return cursor
+
+
+def lake_error(location: StoreLocation | str, exc: duckdb.Error) -> StoreError:
+    """``exc`` of a lake's connection as evalkit raises it: :class:`CatalogUnreachableError`
+    for a catalog that could not be reached, else :class:`StoreError`."""
+    if unreachable(exc):
+        return CatalogUnreachableError(
+            f"{location}: the DuckLake store's catalog could not be reached: {exc}"
+        )
+    return StoreError(f"{location}: cannot open the DuckLake score store: {exc}")
+
+
+def forget_shared(location: StoreLocation | str) -> None:
+    """Drop this process's shared databases of ``location``'s lake (after its catalog was
+    lost): the next connection attaches the lake again."""
+    target = location.target if isinstance(location, StoreLocation) else str(location)
+    with _SHARED_LOCK:
+        for key in [k for k in _SHARED if k[0] == os.getpid() and k[1] == target]:
+            _SHARED.pop(key)
+            _REMOTE.pop(key, None)
 
 
 def _attach(
@@ -288,7 +371,7 @@ def _cannot_attach(location: StoreLocation, data_path: str | None, exc: duckdb.E
             f" was created with ({text.split('catalog')[-1].strip(' .').splitlines()[0]});"
             " leave store_data_path out to use the store's own"
         )
-    return StoreError(f"{location}: cannot open the DuckLake score store: {text}")
+    return lake_error(location, exc)
 
 
 def prepare_store(

@@ -13,14 +13,19 @@ A table is staged when it has at least :data:`STAGE_MIN_ROWS` rows and its files
 as DuckLake names them: unpartitioned, or partitioned by ``experiment_id`` alone with one
 value in the batch. An encrypted lake's tables are never staged (DuckLake writes their keys).
 A staged file whose transaction is rolled back before its COMMIT is deleted (a local data
-path); one whose COMMIT was tried is left, since it may have gone through: if not, it is an
-orphan for DuckLake's ``ducklake_delete_orphaned_files``, as on object storage.
+path), as is one whose writing failed (a full or read-only data path). One whose COMMIT was
+tried and failed (the catalog lost meanwhile) may have gone through: it is handed back to the
+writer, which learns at its next attempt whether the batch landed and deletes the files if not
+(``StoreWriter``). Files a writer left at all (killed, or its rows spilled) are deleted by the
+resume of its experiment (:func:`sweep`). On object storage such files are orphans for
+DuckLake's ``ducklake_delete_orphaned_files`` (docs/pages/design/locked-store-recovery.md).
 """
 
 from __future__ import annotations
 
+import re
 import uuid
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping, MutableSequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
@@ -43,6 +48,9 @@ from evalkit.store._verified import LAKE_SETTINGS
 STAGE_MIN_ROWS = 1_000
 
 _METADATA = f"__ducklake_metadata_{LAKE_ALIAS}"
+
+#: How the name of a file a flush stages begins (a uuid and ``.parquet`` follow).
+STAGED_PREFIX = "evalkit-"
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,9 +141,12 @@ def append_to_lake(
     layout: Layout,
     tables: Mapping[str, pa.Table],
     transaction: AbstractContextManager[None],
+    uncertain: MutableSequence[str],
 ) -> None:
     """Append ``tables`` to ``con``'s lake in ``transaction``: the large ones staged before it
-    (by ``layout.files``) and registered in it, the others inserted in it."""
+    (by ``layout.files``) and registered in it, the others inserted in it. The staged files
+    of a COMMIT that was tried and failed (it may have gone through) are added to
+    ``uncertain``."""
     if layout.remote is not None:
         refresh_credentials(layout.files, layout.remote)
     with registered(layout.files, tables) as views:
@@ -150,8 +161,10 @@ def append_to_lake(
             reached_commit = True
     except BaseException:
         # Rolled back: the files are nobody's. Once COMMIT was tried they may be the lake's
-        # (it may have gone through): left for ducklake_delete_orphaned_files if not.
-        if not reached_commit:
+        # (it may have gone through): the caller learns which later.
+        if reached_commit:
+            uncertain.extend(staged.values())
+        else:
             discard(staged)
         raise
 
@@ -175,8 +188,8 @@ def stage(
                 try:
                     Path(folder).mkdir(parents=True, exist_ok=True)
                 except OSError as exc:
-                    raise StoreError(f"{folder}: cannot write the store's files: {exc}") from exc
-            file = f"{folder}evalkit-{uuid.uuid4().hex}.parquet"
+                    raise data_path_error(folder, exc.strerror or str(exc)) from exc
+            file = f"{folder}{STAGED_PREFIX}{uuid.uuid4().hex}.parquet"
             present = set(table.column_names)
             select = ", ".join(
                 f"CAST({quote_ident(c)} AS {t}) AS {quote_ident(c)}"
@@ -184,15 +197,35 @@ def stage(
                 else f"CAST(NULL AS {t}) AS {quote_ident(c)}"
                 for c, t in target.columns
             )
-            con.execute(
-                f"COPY (SELECT {select} FROM {quote_ident(views[name])})"
-                f" TO {sql_literal(file)} (FORMAT parquet)"
-            )
+            # Listed before it is written: a write that fails part way (a full disk) leaves
+            # part of a file, deleted with the others.
             staged[name] = file
+            try:
+                con.execute(
+                    f"COPY (SELECT {select} FROM {quote_ident(views[name])})"
+                    f" TO {sql_literal(file)} (FORMAT parquet)"
+                )
+            except duckdb.IOException as exc:
+                raise data_path_error(folder, _cause(exc)) from exc
     except BaseException:
         discard(staged)
         raise
     return staged
+
+
+def data_path_error(folder: str, cause: str) -> StoreError:
+    """A flush's Parquet files could not be written to the lake's data path ``folder``."""
+    return StoreError(
+        f"{folder}: cannot write the DuckLake store's data files there ({cause}): the data"
+        " path is full, read-only or not writable by this user"
+    )
+
+
+def _cause(exc: duckdb.Error) -> str:
+    """The operating system's reason in a DuckDB I/O error (``No space left on device``)."""
+    text = str(exc).splitlines()[0]
+    found = re.search(r'"[^"]*": (.+)$', text)
+    return found.group(1).strip() if found else text
 
 
 def _folder(target: LakeTable | None, table: pa.Table) -> str | None:
@@ -219,6 +252,36 @@ def register(con: duckdb.DuckDBPyConnection, staged: Mapping[str, str]) -> None:
 
 def discard(staged: Mapping[str, str]) -> None:
     """Delete staged files that no commit registered (local data paths only)."""
-    for file in staged.values():
+    discard_files(staged.values())
+
+
+def discard_files(files: Iterable[str]) -> None:
+    """Delete the staged ``files`` (those on object storage are left: see above)."""
+    for file in files:
         if not is_remote(file):
             Path(file).unlink(missing_ok=True)
+
+
+def sweep(con: duckdb.DuckDBPyConnection, layout: Layout, experiment_id: str) -> int:
+    """Delete the staged files of ``experiment_id`` that its lake never registered (left by a
+    writer that was killed, or whose rows were spilled); returns how many. Only the
+    experiment's own writer stages files there, so run it only while holding the experiment
+    (a resume's take-over). Local data paths only."""
+    with Transaction(con):
+        names = {
+            str(row[0]).rsplit("/", 1)[-1]
+            for row in con.execute(f"SELECT path FROM {_METADATA}.ducklake_data_file").fetchall()
+        }
+    removed = 0
+    for target in layout.tables.values():
+        if target.partition != "experiment_id" or is_remote(target.folder):
+            continue
+        folder = Path(f"{target.folder}{target.partition}={quote(experiment_id, safe='')}")
+        for file in folder.glob(f"{STAGED_PREFIX}*.parquet"):
+            if file.name not in names:
+                try:
+                    file.unlink(missing_ok=True)
+                except OSError:
+                    continue  # a read-only data path: left, as the writer could not help it
+                removed += 1
+    return removed

@@ -1,7 +1,8 @@
 """Batches a writer could not write yet: kept in order, retried with back-off.
 
 A store held by another process (a notebook's connection, a second run) refuses the writer's
-flush (as does a write failing otherwise: an I/O error, a file that cannot be opened). The
+flush (as does a write failing otherwise: an I/O error, a file that cannot be opened, a
+DuckLake catalog out of reach, a full or read-only data path). The
 batch is kept, the run goes on, and the next flush tries again once the back-off
 has passed (doubling from :data:`FIRST_DELAY_S` up to :data:`MAX_DELAY_S`). Past the writer's
 ``lock_timeout`` of refusals in a row, the kept batches are spilled to the recovery folder
@@ -18,6 +19,7 @@ from dataclasses import dataclass, field
 import pyarrow as pa
 
 from evalkit.store._connect import StoreBusyError, StoreLockedError
+from evalkit.store._lake import CatalogUnreachableError
 
 FIRST_DELAY_S = 0.2
 MAX_DELAY_S = 5.0
@@ -30,6 +32,12 @@ class Kept:
     tables: Mapping[str, pa.Table]
     succeeded: int
     failed: int
+    #: A DuckLake append of it was tried and failed: its COMMIT may have gone through (the
+    #: catalog lost as it answered), so the next attempt first looks whether it landed.
+    tried: bool = False
+    #: The Parquet files such an attempt staged: the lake's if the batch landed, else
+    #: deleted by the next attempt.
+    staged: list[str] = field(default_factory=list)
 
 
 @dataclass(slots=True)
@@ -61,7 +69,9 @@ class PendingWrites:
         self.delay = min(self.delay * 2, MAX_DELAY_S)
         if not self.warned:
             self.warned = True
-            if isinstance(reason, StoreBusyError):
+            if isinstance(reason, CatalogUnreachableError):
+                cause = f"the catalog of the DuckLake score store {self.path} could not be reached"
+            elif isinstance(reason, StoreBusyError):
                 cause = (
                     f"a commit to the DuckLake score store {self.path} lost to another"
                     " writer's, or its catalog was busy"

@@ -52,12 +52,16 @@ def spill(
         name = f"{time.time_ns():020d}-{os.getpid()}-{uuid.uuid4().hex[:8]}"
         hidden = folder / f".{name}.tmp"
         hidden.mkdir(parents=True)
-        for table_name, table in tables.items():
-            target = hidden / f"{table_name}.arrow"
-            with pa.OSFile(str(target), "wb") as sink, pa.ipc.new_file(sink, table.schema) as w:
-                w.write_table(table)
-            with open(target, "rb") as written:
-                os.fsync(written.fileno())
+        try:
+            for table_name, table in tables.items():
+                target = hidden / f"{table_name}.arrow"
+                with pa.OSFile(str(target), "wb") as sink, pa.ipc.new_file(sink, table.schema) as w:
+                    w.write_table(table)
+                with open(target, "rb") as written:
+                    os.fsync(written.fileno())
+        except BaseException:
+            shutil.rmtree(hidden, ignore_errors=True)  # a full disk: no half batch left
+            raise
         os.rename(hidden, folder / f"{name}{_BATCH}")
     return folder
 

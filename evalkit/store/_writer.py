@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import duckdb
+import pyarrow as pa
 
 from evalkit._json import json_text
 from evalkit.errors import StoreError
@@ -36,12 +37,13 @@ from evalkit.store._batch_io import (
 from evalkit.store._claim import ClaimState, claim
 from evalkit.store._commit_lock import CatalogTurns
 from evalkit.store._connect import StoreLockedError, connection, retry_busy
-from evalkit.store._lake_stage import Layout, append_to_lake, read_layout
+from evalkit.store._lake import CatalogUnreachableError
+from evalkit.store._lake_stage import Layout, append_to_lake, discard_files, read_layout, sweep
 from evalkit.store._liveness import this_host
 from evalkit.store._location import is_lake
 from evalkit.store._migrate import migrate
 from evalkit.store._pending import Kept, PendingWrites
-from evalkit.store._recovery import recover, spill
+from evalkit.store._recovery import recover, recovery_dir, spill
 from evalkit.store._redact import redact
 from evalkit.store._replace import final_status, recount_experiment, write_replacing
 
@@ -193,6 +195,17 @@ class StoreWriter:
         retry_busy(take_over, timeout=self.lock_timeout)
         self.experiment_id = experiment_id
         self.resuming = True
+        if self._lake:
+            self._sweep()
+
+    def _sweep(self) -> None:
+        """Delete the staged files an earlier writer of the experiment left in the lake's
+        data path (killed, or its rows spilled): the experiment is this writer's now."""
+        assert self.experiment_id is not None
+        with self._turns.turn(), connection(self.path, lock_timeout=self.lock_timeout) as con:
+            if self._layout is None:
+                self._layout = read_layout(con)
+            sweep(con, self._layout, self.experiment_id)
 
     def _take_over(
         self,
@@ -286,7 +299,7 @@ class StoreWriter:
                         self.experiment_id,
                     ],
                 )
-        except StoreLockedError:
+        except StoreError:  # locked, busy, or the catalog out of reach: done next time
             return
 
     def _spill(self) -> None:
@@ -294,12 +307,25 @@ class StoreWriter:
         pending, experiment_id = self._pending, self.experiment_id
         assert experiment_id is not None
         items, rows = pending.items(), pending.rows()
-        if pending.batches:
-            self._spilled = spill(self.path, experiment_id, [k.tables for k in pending.batches])
-            pending.batches.clear()
         last = pending.last_error
+        if pending.batches:
+            try:
+                spilled = spill(self.path, experiment_id, [k.tables for k in pending.batches])
+            except (OSError, pa.ArrowException) as exc:
+                pending.batches.clear()  # the run ends here: resume runs these items again
+                raise StoreError(
+                    f"{self.path}: every write to the score store failed ({last}), and the"
+                    f" {items} finished items not yet written ({rows} rows) could not be kept"
+                    f" in {recovery_dir(self.path)} either ({exc}): they are not stored;"
+                    f" `evalkit run --resume {experiment_id}` runs them again once the store"
+                    " can be written"
+                ) from exc
+            self._spilled = spilled
+            pending.batches.clear()
         cause = f"every write to the score store failed ({last})"
-        if last is None or isinstance(last, StoreLockedError):
+        if isinstance(last, CatalogUnreachableError):
+            cause = f"the DuckLake store's catalog stayed out of reach ({last})"
+        elif last is None or isinstance(last, StoreLockedError):
             cause = "the score store stayed locked by another process"
         raise StoreError(
             f"{self.path}: {cause} for {self.lock_timeout:g} s (lock_timeout, --lock-timeout);"
@@ -340,7 +366,16 @@ class StoreWriter:
                     self.succeeded, self.failed = write_replacing(con, experiment_id, tables)
                 return
             if self._layout is not None:  # a pure append: counts apart (_write_progress)
-                append_to_lake(con, self._layout, tables, self._turns.transaction(con))
+                if kept.tried and _landed(con, experiment_id, tables):
+                    # The COMMIT of an attempt that failed went through (the catalog was
+                    # lost as it answered): writing it again would store it twice.
+                    kept.staged.clear()
+                else:
+                    discard_files(kept.staged)  # nobody's: that attempt did not commit
+                    kept.staged.clear()
+                    kept.tried = True
+                    transaction = self._turns.transaction(con)
+                    append_to_lake(con, self._layout, tables, transaction, kept.staged)
             else:
                 with registered(con, tables) as views, self._turns.transaction(con):
                     insert_views(con, views)
@@ -368,9 +403,12 @@ class StoreWriter:
         if self.experiment_id is None:
             raise StoreError(f"{self.path}: finish() called before begin()")
         self._drain(final=True)
+        # A lake's catalog lost now is waited for as a busy one: the rows are in, only the
+        # run's status is left to record.
         self.final_status = retry_busy(
             lambda: self._finish(status, completed_at, dataset_fingerprint),
             timeout=self.lock_timeout,
+            outage=True,
         )
 
     def _finish(
@@ -398,3 +436,18 @@ class StoreWriter:
                 ],
             )
         return status
+
+
+def _landed(
+    con: duckdb.DuckDBPyConnection, experiment_id: str, tables: Mapping[str, pa.Table]
+) -> bool:
+    """Whether a batch of a new experiment (not a resume: its items are stored once) is in
+    the store already: a batch commits whole, so one of its items tells."""
+    items = tables.get("experiment_items")
+    if items is None or not items.num_rows:
+        return False
+    row = con.execute(
+        "SELECT count(*) FROM experiment_items WHERE experiment_id = ? AND item_id = ?",
+        [experiment_id, items.column("item_id")[0].as_py()],
+    ).fetchone()
+    return bool(row and row[0])
