@@ -94,13 +94,18 @@ async def _read(function: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
 
 
 async def experiments(request: web.Request) -> web.Response:
-    """``/``: every run, filtered by ``name`` (a substring), ``status`` and ``failed=1``
-    (failed nights only), with trends."""
+    """``/``: the runs, a page at a time (``page``), filtered by ``name`` (a substring),
+    ``status`` and ``failed=1`` (failed nights only), with the trends of the page's names."""
     name = request.query.get("name", "")
     status = request.query.get("status", "")
     failed = request.query.get("failed", "") == "1"
     data = await _read(
-        _runs_page.experiments, request.app[_READER], name=name, status=status, failed=failed
+        _runs_page.experiments,
+        request.app[_READER],
+        name=name,
+        status=status,
+        failed=failed,
+        page=_queries.page_number(request.query),
     )
     if request.path.startswith("/api/"):
         return _json(data)
@@ -112,6 +117,7 @@ async def experiments(request: web.Request) -> web.Response:
         request,
         "experiments.html",
         filters={"name": name, "status": status, "failed": failed},
+        params={"name": name, "status": status, "failed": "1" if failed else ""},
         charts=charts,
         **data,
     )

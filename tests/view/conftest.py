@@ -247,3 +247,101 @@ def page(browser: object) -> Iterator[object]:
         yield opened
     finally:
         context.close()
+
+
+#: Runs of the paged store (:func:`many_runs`): more than two pages of the run list.
+MANY = 130
+
+
+def many_name(i: int) -> str:
+    """The name of run ``i`` of :func:`many_runs`: every fifth is ``smoke``."""
+    return "smoke" if i % 5 == 4 else "nightly"
+
+
+def many_verdict(i: int) -> str:
+    """The verdict of run ``i`` of :func:`many_runs`: every seventh night failed."""
+    return "failed" if i % 7 == 3 else "passed"
+
+
+def many_status(i: int) -> str:
+    """The status of run ``i`` of :func:`many_runs`: every eleventh was cancelled."""
+    return "cancelled" if i % 11 == 6 else "completed"
+
+
+def many_mean(i: int) -> float:
+    """Run ``i``'s mean of ``exact-match`` in :func:`many_runs`."""
+    return (i % 10) / 10
+
+
+@dataclass(frozen=True)
+class ManyRuns:
+    path: Path
+    template: str
+    #: Every run's id, newest first (the run list's order): ``run0129`` ... ``run0000``, then
+    #: the template run, the oldest.
+    order: tuple[str, ...]
+
+
+@pytest.fixture(scope="session")
+def many_runs(tmp_path_factory: pytest.TempPathFactory) -> ManyRuns:
+    """A store of :data:`MANY` runs and the one they were copied from: ``run_evals`` wrote a
+    run of 4 items (``template``, made the oldest), copied in SQL as ``run0000`` (oldest) to
+    ``run0129``, a minute apart, named, judged and scored as ``many_*`` say, none with a
+    stored baseline (the viewer chooses one), every thirteenth without a dataset fingerprint
+    (whether it pairs is then counted from its items). Writing 130 runs through
+    ``run_evals`` would take minutes."""
+    import duckdb
+
+    from evalkit import run_evals_sync
+    from evalkit.scorers import exact_match
+
+    path = tmp_path_factory.mktemp("view-many") / "evalkit.duckdb"
+    rows = [{"id": f"q{i}", "input": f"q {i}", "groundTruth": "a", "output": "a"}
+            for i in range(4)]  # fmt: skip
+    template = run_evals_sync(
+        rows, [exact_match()], store=path, experiment="template", progress=False
+    ).experiment_id
+    ids = [f"run{i:04d}" for i in range(MANY)]
+    with duckdb.connect(str(path)) as con:
+        con.execute(
+            "UPDATE experiments SET started_at = TIMESTAMP '2025-12-31' WHERE id = ?",
+            [template],
+        )
+        con.execute(
+            "CREATE TEMP TABLE copies AS SELECT * FROM (SELECT unnest(?) AS id,"
+            " unnest(?) AS name, unnest(?) AS verdict, unnest(?) AS status, unnest(?) AS mean,"
+            " unnest(range(?)) AS i)",
+            [ids, [many_name(i) for i in range(MANY)], [many_verdict(i) for i in range(MANY)],
+             [many_status(i) for i in range(MANY)], [many_mean(i) for i in range(MANY)], MANY],
+        )  # fmt: skip
+        con.execute(
+            "INSERT INTO experiments SELECT e.* REPLACE (c.id AS id, c.name AS name,"
+            " c.status AS status, c.verdict AS verdict,"
+            " TIMESTAMP '2026-01-01' + to_minutes(c.i) AS started_at,"
+            " TIMESTAMP '2026-01-01' + to_minutes(c.i) + INTERVAL 30 SECOND AS completed_at,"
+            " CASE WHEN c.i % 13 = 0 THEN NULL ELSE e.dataset_fingerprint END"
+            " AS dataset_fingerprint) FROM experiments e, copies c WHERE e.id = ?",
+            [template],
+        )
+        for table in ("experiment_scorers", "experiment_items"):
+            con.execute(
+                f"INSERT INTO {table} SELECT t.* REPLACE (c.id AS experiment_id)"
+                f" FROM {table} t, copies c WHERE t.experiment_id = ?",
+                [template],
+            )
+        con.execute(
+            "INSERT INTO scores SELECT s.* REPLACE (c.id AS experiment_id, c.mean AS score)"
+            " FROM scores s, copies c WHERE s.experiment_id = ?",
+            [template],
+        )
+    return ManyRuns(path, template, (*reversed(ids), template))
+
+
+@pytest.fixture(scope="session")
+def many_viewer(many_runs: ManyRuns) -> Iterator[str]:
+    """The base URL of ``evalkit view`` over :func:`many_runs`."""
+    proc, url = start_viewer(many_runs.path)
+    try:
+        yield url
+    finally:
+        stop(proc)
