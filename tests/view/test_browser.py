@@ -7,7 +7,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from tests.view.conftest import BASELINE_REASON, BIDI, Store
+from tests.view.conftest import BASELINE_REASON, BIDI, ManyRuns, Store
 
 
 def _rows(page: Any) -> list[list[str]]:
@@ -322,4 +322,34 @@ def test_failed_nights_are_marked_and_filtered(
     assert "regressed: -0.390" in gates.nth(1).locator("td.reasons").inner_text()
     assert gates.nth(2).locator("td.regression").inner_text() == "unchanged"
     page.screenshot(path=str(tmp_path / "run.png"), full_page=True)
+    assert page.errors == []
+
+
+def test_the_run_list_pages_and_keeps_its_filters(
+    page: Any, many_viewer: str, many_runs: ManyRuns, tmp_path: Path
+) -> None:
+    page.goto(many_viewer)
+    assert page.locator("table.runs tbody tr").count() == 50
+    assert page.locator(".pager .where").inner_text() == "page 1 of 3 · 131 runs"
+    assert page.locator(".trend-card h2").all_inner_texts() == ["nightly", "smoke"]
+    page.screenshot(path=str(tmp_path / "runs-paged.png"), full_page=True)
+    page.get_by_role("link", name="next →").click()
+    page.wait_for_url(re.compile(r"\?page=2$"))
+    first = page.locator("a.run-link").first.get_attribute("href")
+    assert first == f"/experiments/{many_runs.order[50]}"
+    # Filtering starts again at page 1, and the pager then keeps the filter.
+    page.fill("input[name=name]", "night")
+    page.get_by_role("button", name="Filter").click()
+    page.wait_for_url(re.compile(r"name=night"))
+    assert "page=" not in page.url
+    assert page.locator(".pager .where").inner_text() == "page 1 of 3 · 104 runs"
+    page.get_by_role("link", name="next →").click()
+    page.wait_for_url(re.compile(r"name=night&page=2$"))
+    names = set(page.locator("table.runs tbody tr td:first-child b").all_inner_texts())
+    assert names == {"nightly"}
+    assert page.locator(".trend-card h2").all_inner_texts() == ["nightly"]
+    page.locator("#run-filters input[name=failed]").check()  # submits on change
+    page.wait_for_url(re.compile(r"failed=1"))
+    assert page.locator(".pager").count() == 0  # 15 failed nightly nights: one page
+    assert page.locator("table.runs tbody tr.failed-night").count() == 15
     assert page.errors == []
