@@ -43,6 +43,15 @@ MAX_REGEX_TIMEOUT = 3600.0
 MAX_DATASET_COLUMNS = 10_000
 
 
+#: Largest cap on a judge reply's body (``max_reply_bytes``): 1 GiB. The cap bounds what one
+#: call holds (the body, then its decoded JSON: several times its size); a reply of a gigabyte
+#: is no judgement, and twelve calls in flight at that cap would already need tens of GB.
+MAX_REPLY_BYTES = 2**30
+#: Smallest cap on a judge reply's body: a chat completion's envelope alone is a few hundred
+#: bytes, so a cap below 1,024 would refuse ordinary replies.
+MIN_REPLY_BYTES = 1024
+
+
 def _check(key: str, value: float, ceiling: float, what: str) -> None:
     if value > ceiling:
         raise ConfigError(
@@ -158,6 +167,9 @@ CACHE_TTL = Allowed(0, 100 * 365.25 * 86_400, unit="seconds")
 SCALE = Allowed(0, 1e12, low_open=True)
 #: ``summarization``'s ``max_questions`` (each is a part of the judge's reply).
 MAX_QUESTIONS = Allowed(1, 1_000, integer=True)
+#: Bytes of a judge reply's body read (``max_reply_bytes``): :data:`MIN_REPLY_BYTES` to
+#: :data:`MAX_REPLY_BYTES`.
+REPLY_BYTES = Allowed(MIN_REPLY_BYTES, MAX_REPLY_BYTES, integer=True, unit="bytes")
 
 
 def _number(value: float) -> str:

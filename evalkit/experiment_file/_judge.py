@@ -8,7 +8,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from evalkit._ceilings import MAX_CONCURRENCY
+from evalkit._ceilings import MAX_CONCURRENCY, REPLY_BYTES
 from evalkit._secrets import is_env_name
 from evalkit.experiment_file._table import (
     BatchMaxRequests,
@@ -24,7 +24,10 @@ from evalkit.experiment_file._table import (
     Tpm,
     check_env_name,
     problem,
+    within,
 )
+
+ReplyBytes = Annotated[int, within(REPLY_BYTES)]
 
 
 class JudgeOverride(Table):
@@ -62,6 +65,8 @@ class JudgeOverride(Table):
             refuses it), ``"json_schema"``, ``"json_object"`` or ``"prompt"``.
         extra_body: Extra JSON fields merged into each request body
             (``Judge(extra_body=...)``), e.g. ``{ seed = 1 }`` or a server's own options.
+        max_reply_bytes: The most bytes of a reply read (``Judge(max_reply_bytes=...)``),
+            1,024 to 1,073,741,824; a larger reply fails the call.
     """
 
     model: Text | None = None
@@ -84,6 +89,7 @@ class JudgeOverride(Table):
     batch_poll_interval: BatchSeconds | None = None
     structured_output: Literal["auto", "json_schema", "json_object", "prompt"] | None = None
     extra_body: dict[str, Any] | None = None
+    max_reply_bytes: ReplyBytes | None = None
 
     _api_key_env = field_validator("api_key_env")(check_env_name)
 

@@ -29,6 +29,7 @@ from evalkit.judge._attempts import (
     call_failed,
     error_info,
     is_truncated,
+    over_size,
     replied,
     total_ms,
     truncation,
@@ -193,6 +194,7 @@ async def _ask(
                     breaker=breaker,
                     timing=timing,
                     on_retry=retried,
+                    max_reply_bytes=policy.max_reply_bytes,
                 )
         except Exception as exc:
             error = exc if isinstance(exc, JudgeError) else _unexpected(exc, request.label)
@@ -294,7 +296,10 @@ def _failed(
     error: JudgeError,
     attempts: list[JudgeAttempt],
 ) -> JudgeExecution:
-    raw = None if last is None else (last.content if last.content is not None else last.refusal)
+    if last is None:
+        raw = over_size(error)  # a reply too large to read: its first bytes are the evidence
+    else:
+        raw = last.content if last.content is not None else last.refusal
     return JudgeExecution(
         status="failed",
         prompt=prompt,

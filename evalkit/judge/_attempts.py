@@ -15,6 +15,7 @@ from evalkit.errors import JudgeError
 from evalkit.judge._records import AttemptStatus, JudgeAttempt, JudgeErrorInfo
 from evalkit.judge._structured import FormatFailure
 from evalkit.judge.policy._call import CallTiming
+from evalkit.judge.transport._body import ReplyTooLarge
 from evalkit.judge.transport._reply import Reply
 
 #: How much of each attempt's raw reply its record keeps.
@@ -78,9 +79,11 @@ def call_failed(
     error: JudgeError, timing: CallTiming | None, *, format: str | None
 ) -> JudgeAttempt:
     """The record of an attempt whose request, sent in ``format``, failed with ``error`` (no
-    reply)."""
+    reply; for a reply too large to read, its first bytes as the raw excerpt)."""
+    first = over_size(error)
     return JudgeAttempt(
         status="failed",
+        raw_excerpt=first,
         error=error_info(error),
         queue_ms=_ms(timing, queue=True),
         request_ms=_ms(timing, queue=False),
@@ -95,10 +98,18 @@ def batch_timing(seconds: float) -> CallTiming:
 
 
 def error_info(error: JudgeError) -> JudgeErrorInfo:
-    """``{name, message, code}`` of ``error``, named after the ``openai`` error it wraps."""
+    """``{name, message, code}`` of ``error``, named after the ``openai`` error it wraps (or
+    ``ReplyTooLarge``)."""
     cause = error.__cause__
-    name = type(cause).__name__ if isinstance(cause, openai.OpenAIError) else type(error).__name__
+    wraps = isinstance(cause, openai.OpenAIError | ReplyTooLarge)
+    name = type(cause).__name__ if wraps else type(error).__name__
     return JudgeErrorInfo(name, str(error), error.code)
+
+
+def over_size(error: Exception) -> str | None:
+    """The first bytes of the reply ``error`` refused as too large (as text), or None."""
+    cause = error.__cause__
+    return cause.excerpt if isinstance(cause, ReplyTooLarge) else None
 
 
 def total_ms(attempts: list[JudgeAttempt], *, queue: bool) -> float | None:

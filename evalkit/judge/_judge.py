@@ -12,6 +12,7 @@ from evalkit._ceilings import (
     HTTP_TIMEOUT,
     MAX_TOKENS,
     RATE_LIMIT_RETRIES,
+    REPLY_BYTES,
     RETRIES,
     RPM,
     TEMPERATURE,
@@ -23,6 +24,7 @@ from evalkit._ceilings import (
 from evalkit._secrets import is_env_name, looks_like_a_key, mask_secrets
 from evalkit.errors import ConfigError
 from evalkit.judge.policy._policy import CallPolicy
+from evalkit.judge.transport._body import DEFAULT_MAX_REPLY_BYTES
 
 if TYPE_CHECKING:
     from openai import AsyncOpenAI
@@ -55,6 +57,7 @@ _BATCH_MAX_REQUESTS: Any = _Default(50_000)
 _BATCH_FLUSH_AFTER: Any = _Default(2.0)
 _BATCH_POLL_INTERVAL: Any = _Default(30.0)
 _STRUCTURED_OUTPUT: Any = _Default("auto")
+_MAX_REPLY_BYTES: Any = _Default(DEFAULT_MAX_REPLY_BYTES)
 
 JudgeMode = Literal["online", "batch"]
 StructuredOutput = Literal["auto", "json_schema", "json_object", "prompt"]
@@ -134,6 +137,10 @@ class Judge:
             straight there (docs/pages/design/format-refusals.md). ``"json_schema"``,
             ``"json_object"`` or ``"prompt"`` pin the first attempt's mode: a refusal of it
             is then an error.
+        max_reply_bytes: The most bytes of a reply's body read, as it arrives (4 MiB by
+            default; 1,024 to 1 GiB). A larger reply is not read further: the call fails with
+            code ``"reply_too_large"``, not retried (the same request would get the same
+            reply), and the reply's first 1,000 bytes are kept as its raw output.
     """
 
     model: str | None
@@ -157,6 +164,7 @@ class Judge:
     batch_flush_after: float
     batch_poll_interval: float
     structured_output: StructuredOutput
+    max_reply_bytes: int
     _explicit: frozenset[str] = field(compare=False, repr=False)
 
     def __init__(
@@ -183,6 +191,7 @@ class Judge:
         batch_flush_after: float = _BATCH_FLUSH_AFTER,
         batch_poll_interval: float = _BATCH_POLL_INTERVAL,
         structured_output: StructuredOutput = _STRUCTURED_OUTPUT,
+        max_reply_bytes: int = _MAX_REPLY_BYTES,
     ) -> None:
         given = dict(locals())
         explicit: set[str] = set()
@@ -238,6 +247,7 @@ class Judge:
             max_concurrency=self.max_concurrency,
             rpm=self.rpm,
             tpm=self.tpm,
+            max_reply_bytes=self.max_reply_bytes,
         )
 
     @property
@@ -323,6 +333,7 @@ _ALLOWED: dict[str, Allowed] = {
     "batch_max_requests": BATCH_MAX_REQUESTS,
     "batch_flush_after": BATCH_SECONDS,
     "batch_poll_interval": BATCH_SECONDS,
+    "max_reply_bytes": REPLY_BYTES,
 }
 
 

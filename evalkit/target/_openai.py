@@ -144,6 +144,7 @@ class OpenAITarget:
                 tokens=self._request.estimate_tokens(prompt, {}, limiter),
                 rate_limit_retries=settings.rate_limit_retries,
                 breaker=self._request.breaker(),
+                max_reply_bytes=settings.max_reply_bytes,
             )
         except JudgeError as exc:
             raise TargetError(str(exc)) from exc

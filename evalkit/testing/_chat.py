@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import re
 import time
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -209,6 +209,8 @@ async def fault_response(fault: Fault) -> Response:
             response.headers.extend(retry_after_headers(fault.retry_after))
         response.headers.extend(fault.headers)
         return response
+    if fault.kind == "huge_body":
+        return _huge(fault)
     if fault.kind == "malformed_body":
         return Response(200, b'{"id": "chatcmpl-evalkit", "choices": [{"message": {"con')
     if fault.kind == "hang":
@@ -216,3 +218,29 @@ async def fault_response(fault: Fault) -> Response:
             await anyio.sleep_forever()
         await anyio.sleep(fault.seconds or 0)
     return Response(abort=True)
+
+
+_PART = 64 * 1024
+
+
+def _huge(fault: Fault) -> Response:
+    """A body of ``fault.size`` bytes of text inside a completion (or an error), in parts."""
+    if 200 <= fault.status < 300:
+        head = b'{"id":"chatcmpl-evalkit-huge","object":"chat.completion","choices":[{"index":0,'
+        head += b'"message":{"role":"assistant","content":"'
+        tail = b'"},"finish_reason":"stop"}]}'
+    else:
+        head = b'{"error":{"type":"server_error","code":null,"message":"'
+        tail = b'"}}'
+
+    def parts() -> Iterator[bytes]:
+        yield head
+        left = fault.size
+        filler = b"a" * _PART
+        while left > 0:
+            yield filler[: min(left, _PART)]
+            left -= _PART
+        yield tail
+
+    length = len(head) + fault.size + len(tail) if fault.content_length else None
+    return Response(fault.status, parts=parts(), length=length)

@@ -11,7 +11,7 @@ clients such as ``httpx``/``aiohttp`` send (a request line, headers, an optional
 from __future__ import annotations
 
 import json
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field, replace
 from http import HTTPStatus
 from typing import Any
@@ -48,7 +48,10 @@ class Response:
     """What a handler answers.
 
     ``abort`` closes the connection without sending anything (a dropped connection);
-    ``close`` sends the response and then closes the connection.
+    ``close`` sends the response and then closes the connection. ``parts``, when set, is the
+    body instead of ``body``, sent part by part as it is made: with ``Content-Length:
+    length`` when ``length`` is given, else in chunks (``Transfer-Encoding: chunked``), so a
+    body of any size is never held whole.
     """
 
     status: int = 200
@@ -57,6 +60,8 @@ class Response:
     headers: list[tuple[str, str]] = field(default_factory=list)
     close: bool = False
     abort: bool = False
+    parts: Iterable[bytes] | None = None
+    length: int | None = None
 
     @classmethod
     def json(cls, value: Any, status: int = 200, **kwargs: Any) -> Response:
@@ -65,14 +70,22 @@ class Response:
         return cls(status, body, **kwargs)
 
     def encode(self, keep_alive: bool) -> bytes:
+        """The response as sent: its head and its ``body`` (only the head with ``parts``)."""
+        if self.parts is None:
+            framing = f"Content-Length: {len(self.body)}"
+        elif self.length is not None:
+            framing = f"Content-Length: {self.length}"
+        else:
+            framing = "Transfer-Encoding: chunked"
         head = [
             f"HTTP/1.1 {self.status} {_REASONS.get(self.status, 'Unknown')}",
             f"Content-Type: {self.content_type}",
-            f"Content-Length: {len(self.body)}",
+            framing,
             "Connection: keep-alive" if keep_alive else "Connection: close",
         ]
         head.extend(f"{name}: {value}" for name, value in self.headers)
-        return "\r\n".join(head).encode("latin-1") + b"\r\n\r\n" + self.body
+        body = self.body if self.parts is None else b""
+        return "\r\n".join(head).encode("latin-1") + b"\r\n\r\n" + body
 
 
 Handler = Callable[[Request], Awaitable[Response]]
@@ -138,7 +151,11 @@ class HttpServer:
                 if response.abort:
                     return
                 keep_alive = keep_alive and not response.close
-                if not await _send(stream, response.encode(keep_alive)) or not keep_alive:
+                if not await _send(stream, response.encode(keep_alive)):
+                    return
+                if response.parts is not None and not await _send_parts(stream, response):
+                    return  # the client stopped reading: the connection is done
+                if not keep_alive:
                     return
 
 
@@ -148,6 +165,16 @@ async def _send(stream: SocketStream, data: bytes) -> bool:
     except _CLOSED:
         return False
     return True
+
+
+async def _send_parts(stream: SocketStream, response: Response) -> bool:
+    chunked = response.length is None
+    for part in response.parts or ():
+        if part and not await _send(
+            stream, b"%x\r\n%s\r\n" % (len(part), part) if chunked else part
+        ):
+            return False
+    return not chunked or await _send(stream, b"0\r\n\r\n")
 
 
 async def _receive_into(stream: SocketStream, buffer: bytearray) -> bool:

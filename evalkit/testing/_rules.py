@@ -7,7 +7,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-FaultKind = Literal["http", "malformed_body", "hang", "disconnect"]
+FaultKind = Literal["http", "malformed_body", "hang", "disconnect", "huge_body"]
 ResponseFormatKind = Literal["json_schema", "json_object", "text"]
 
 
@@ -16,7 +16,7 @@ class Fault:
     """A failure the server injects instead of a normal completion.
 
     Build one with the class methods: :meth:`http`, :meth:`rate_limit`, :meth:`malformed_body`,
-    :meth:`hang` and :meth:`disconnect`.
+    :meth:`hang`, :meth:`disconnect` and :meth:`huge_body`.
     """
 
     kind: FaultKind
@@ -26,6 +26,8 @@ class Fault:
     seconds: float | None = None
     headers: tuple[tuple[str, str], ...] = ()
     code: str | None = None
+    size: int = 0
+    content_length: bool = False
 
     @classmethod
     def http(
@@ -78,6 +80,19 @@ class Fault:
     def disconnect(cls) -> Fault:
         """Close the connection without answering."""
         return cls("disconnect")
+
+    @classmethod
+    def huge_body(
+        cls, size: int = 10_000_000, *, status: int = 200, content_length: bool = False
+    ) -> Fault:
+        """Answer with a body of about ``size`` bytes: for a 2xx ``status`` a chat completion
+        whose content is ``size`` bytes of text, else an OpenAI-shaped error whose message is.
+
+        The body is sent as it is made, in 64 KiB parts (the server never holds it whole):
+        in chunks without a length (``Transfer-Encoding: chunked``, as a proxy relaying a
+        runaway reply sends it), or with its ``Content-Length`` when ``content_length``.
+        """
+        return cls("huge_body", status=status, size=size, content_length=content_length)
 
 
 Reply = str | dict[str, Any] | list[Any] | Callable[[dict[str, Any]], Any]

@@ -18,7 +18,6 @@ from evalkit.experiment_file import RegressionSection
 from evalkit.store import BaselinePin, effective_status
 from evalkit.view._queries import Source, has_table, name_of, reading, rows
 
-
 #: Runs a page of the list shows.
 PAGE_SIZE = 50
 #: Most runs of one name a trend chart draws: the newest of them up to the page's newest.

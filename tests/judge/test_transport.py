@@ -16,9 +16,11 @@ from evalkit.testing._http import Request, Response
 
 BODY = {"model": "m", "messages": [{"role": "user", "content": "héllo"}], "temperature": 0}
 COMPLETION = {"choices": [{"message": {"role": "assistant", "content": "ok"}}]}
-# Set per request by one side only: transport framing, and the official client's retry
-# bookkeeping (evalkit retries itself, so these carry no information).
+# Set per request by one side only: transport framing, the official client's retry
+# bookkeeping (evalkit retries itself, so these carry no information), and the header asking
+# that client to leave the body unread (so evalkit reads it up to the reply cap).
 PER_REQUEST = {
+    "x-stainless-raw-response",
     "host",
     "content-length",
     "accept-encoding",

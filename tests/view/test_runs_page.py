@@ -119,7 +119,7 @@ def test_every_page_links_each_run_to_the_baseline_latest_chooses(
             assert chosen == _chosen(many_runs, run), (query, run["id"])
         body = _get(f"{many_viewer}?{query}")
         links = re.findall(r'href="/compare\?baseline=(\w+)&amp;candidate=(\w+)"', body)
-        assert dict((c, b) for b, c in links) == {
+        assert {c: b for b, c in links} == {
             r["id"]: r["compare_with"]["id"] for r in data["runs"] if r["compare_with"]
         }
     # On the last page: the oldest nights have no earlier passing run to compare with.
@@ -175,9 +175,7 @@ def test_the_pager_keeps_the_filters(many_viewer: str) -> None:
     # A list of one page has no pager, and its page 2 is page 1.
     body = _get(f"{many_viewer}?failed=1&page=2")
     assert "pager" not in body
-    assert body.count('class="run-link"') == sum(
-        many_verdict(i) == "failed" for i in range(MANY)
-    )
+    assert body.count('class="run-link"') == sum(many_verdict(i) == "failed" for i in range(MANY))
     body = _get(f"{many_viewer}?page=2")
     assert 'rel="prev" href="?page=1"' in body
     assert 'rel="next" href="?page=3"' in body

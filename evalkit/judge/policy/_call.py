@@ -57,12 +57,16 @@ from evalkit.errors import JudgeError
 from evalkit.judge.policy._breaker import CircuitBreaker
 from evalkit.judge.policy._hints import budget_pause, retry_after
 from evalkit.judge.policy._ratelimit import Permit, RateLimiter
+from evalkit.judge.transport._body import DEFAULT_MAX_REPLY_BYTES, ReplyTooLarge, read_capped
 from evalkit.judge.transport._clients import chat_transport
 from evalkit.judge.transport._errors import failed_to_connect, request_of, translate_error
 from evalkit.judge.transport._http import RawReply
 from evalkit.judge.transport._refusals import context_overflow, refused_field
 from evalkit.judge.transport._reply import Reply, read_reply
 
+# Asks the ``openai`` client to return the response with its body unread (what its
+# ``with_streaming_response`` wrappers send); a reply's body is then read up to the cap.
+_RAW_RESPONSE = "X-Stainless-Raw-Response"
 _MAX_RETRY_AFTER = 120.0
 _RETRYABLE_STATUS = frozenset({408, 409, 429})
 _RETRY_AFTER_JITTER = 0.1
@@ -97,6 +101,7 @@ async def chat_completion(
     breaker: CircuitBreaker | None = None,
     timing: CallTiming | None = None,
     on_retry: RetryHook | None = None,
+    max_reply_bytes: int = DEFAULT_MAX_REPLY_BYTES,
 ) -> Reply:
     """POST ``body`` to ``/chat/completions`` and read the reply, retrying what is transient.
 
@@ -120,11 +125,14 @@ async def chat_completion(
             the call would raise it, were it not retried) and its own time (the wait for the
             limiter before it, and its HTTP request; the back-off after it counts toward the
             next request's wait). Every HTTP request is then one recorded attempt.
+        max_reply_bytes: The most bytes of a reply's body read (as it arrives); a larger
+            2xx reply fails at once, not retried (``"reply_too_large"``).
 
     Raises:
         JudgeError: The call failed (``code`` is the HTTP status, ``"timeout"``,
-            ``"connection"`` or ``"bad_response"``), chained from the ``openai`` error; or
-            the breaker is open (``"auth"``, ``"quota"``) and nothing was sent.
+            ``"connection"``, ``"bad_response"`` or ``"reply_too_large"``), chained from the
+            ``openai`` error (or :class:`~evalkit.judge.transport.ReplyTooLarge`); or the
+            breaker is open (``"auth"``, ``"quota"``) and nothing was sent.
     """
     options: Any = {"timeout": timeout, "max_retries": 0}
     if timing is None:
@@ -146,13 +154,11 @@ async def chat_completion(
             payload = body() if callable(body) else body
             with anyio.move_on_after(timeout) as deadline:
                 if transport is not None:
-                    response: RawReply | httpx2.Response = await transport.post(
-                        payload, timeout=timeout
+                    response = await transport.post(
+                        payload, timeout=timeout, max_bytes=max_reply_bytes
                     )
                 else:
-                    response = await client.post(
-                        "/chat/completions", cast_to=httpx2.Response, body=payload, options=options
-                    )
+                    response = await _official_post(client, payload, options, max_reply_bytes)
             if deadline.cancelled_caught:
                 raise openai.APITimeoutError(request=request_of(client))
         except openai.APIStatusError as exc:
@@ -169,6 +175,13 @@ async def chat_completion(
             error, hint = exc, None
             if breaker is not None and failed_to_connect(exc):
                 breaker.connect_failed(mask_secrets(str(exc.__cause__ or exc), [client.api_key]))
+        except ReplyTooLarge as exc:
+            # Not retried: the same request gets the same runaway reply (or the same proxy
+            # page) again, each costing up to the cap to read and its tokens to pay for.
+            if breaker is not None:
+                breaker.reached()
+            message = mask_secrets(f"{label}: {exc}", [client.api_key])
+            raise JudgeError(message, code="reply_too_large") from exc
         except JudgeError:  # the breaker opened while this call queued
             raise
         except Exception as exc:  # other openai errors, or the transport's own (a bad URL)
@@ -207,6 +220,38 @@ async def chat_completion(
         slept = time.perf_counter()
         await anyio.sleep(wait)
         timing.queue_s += time.perf_counter() - slept
+
+
+async def _official_post(
+    client: AsyncOpenAI, payload: dict[str, Any], options: Any, max_bytes: int
+) -> RawReply:
+    """``client.post`` with the body left unread (the header the client's own
+    ``with_streaming_response`` sets), then read up to ``max_bytes`` as it arrives.
+
+    Raises:
+        ReplyTooLarge: A 2xx reply's body is larger than ``max_bytes``.
+    """
+    streamed = {**options, "headers": {_RAW_RESPONSE: "stream"}}
+    response = await client.post(
+        "/chat/completions", cast_to=httpx2.Response, body=payload, options=streamed
+    )
+    try:
+        content, whole = await read_capped(
+            response.aiter_bytes(), max_bytes, _length(response.headers)
+        )
+    finally:
+        await response.aclose()
+    if not whole:
+        raise ReplyTooLarge(max_bytes, _length(response.headers), content)
+    return RawReply(response.headers, content)
+
+
+def _length(headers: Any) -> int | None:
+    """A reply's ``Content-Length``, or None."""
+    try:
+        return int(headers.get("content-length"))
+    except (TypeError, ValueError):
+        return None
 
 
 def _give_up(

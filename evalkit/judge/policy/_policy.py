@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from evalkit.judge.transport._body import DEFAULT_MAX_REPLY_BYTES
+
 
 @dataclass(frozen=True, slots=True)
 class CallPolicy:
@@ -20,6 +22,7 @@ class CallPolicy:
         max_concurrency: Most calls in flight to the model at the endpoint (None: no limit).
         rpm: Requests per minute allowed (None: no limit).
         tpm: Tokens per minute allowed (None: no limit).
+        max_reply_bytes: The most bytes of a reply read; a larger reply is a failure.
     """
 
     timeout: float
@@ -28,3 +31,4 @@ class CallPolicy:
     max_concurrency: int | None
     rpm: float | None
     tpm: float | None
+    max_reply_bytes: int = DEFAULT_MAX_REPLY_BYTES

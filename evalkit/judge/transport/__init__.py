@@ -6,6 +6,8 @@
   (:class:`ChatTransport`);
 - ``_errors.py``: the ``openai`` exceptions both paths raise, translated once into
   :class:`~evalkit.errors.JudgeError` (:func:`translate_error`);
+- ``_body.py``: a reply's body read up to the reply cap as it arrives (:func:`read_capped`,
+  :class:`ReplyTooLarge`);
 - ``_reply.py``: the parts of a reply a judge reads (:class:`Reply`);
 - ``_refusals.py``: error replies that refuse a request field or overflow the context
   (:func:`refused_field`, :func:`context_overflow`).
@@ -20,6 +22,11 @@ from typing import TYPE_CHECKING
 from evalkit._lazy import exports as _exports
 
 if TYPE_CHECKING:
+    from evalkit.judge.transport._body import (
+        DEFAULT_MAX_REPLY_BYTES,
+        ReplyTooLarge,
+        read_capped,
+    )
     from evalkit.judge.transport._clients import (
         aclose_shared_clients,
         chat_transport,
@@ -38,6 +45,11 @@ if TYPE_CHECKING:
 __getattr__, __dir__ = _exports(
     globals(),
     {
+        "evalkit.judge.transport._body": (
+            "DEFAULT_MAX_REPLY_BYTES",
+            "ReplyTooLarge",
+            "read_capped",
+        ),
         "evalkit.judge.transport._clients": (
             "aclose_shared_clients",
             "chat_transport",
@@ -56,16 +68,19 @@ __getattr__, __dir__ = _exports(
 )
 
 __all__ = [
+    "DEFAULT_MAX_REPLY_BYTES",
     "ChatTransport",
     "RawReply",
     "RefusedField",
     "Reply",
+    "ReplyTooLarge",
     "aclose_shared_clients",
     "chat_transport",
     "context_overflow",
     "failed_to_connect",
     "openai_client_for",
     "parse_reply",
+    "read_capped",
     "read_reply",
     "refused_field",
     "server_message",

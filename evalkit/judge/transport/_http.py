@@ -32,6 +32,11 @@ import httpx2
 import openai
 from openai import AsyncOpenAI
 
+from evalkit.judge.transport._body import DEFAULT_MAX_REPLY_BYTES, ReplyTooLarge, read_capped
+
+# The parts a body is read in.
+_PART = 64 * 1024
+
 
 class RawReply:
     """A 2xx reply: its headers (case-insensitive ``get``) and its body, decoded on demand."""
@@ -62,14 +67,20 @@ class ChatTransport:
         self._proxy: str | None = None
         self._timeouts: dict[float, aiohttp.ClientTimeout] = {}
 
-    async def post(self, body: dict[str, Any], *, timeout: float) -> RawReply:
+    async def post(
+        self, body: dict[str, Any], *, timeout: float, max_bytes: int = DEFAULT_MAX_REPLY_BYTES
+    ) -> RawReply:
         """Send ``body``; return a 2xx reply or raise as the official client would.
+
+        The body is read as it arrives, up to ``max_bytes`` (``_body.py``): an error reply's
+        is cut there.
 
         Raises:
             openai.APIStatusError: The server answered with an error status (the subclass
                 the client picks for it).
             openai.APITimeoutError: No answer within ``timeout`` (connect or read).
             openai.APIConnectionError: The connection failed or was dropped.
+            ReplyTooLarge: A 2xx reply's body is larger than ``max_bytes``.
         """
         session = self._session or self._open()
         data = json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode()
@@ -82,14 +93,20 @@ class ChatTransport:
                 allow_redirects=False,
                 proxy=self._proxy,
             ) as response:
-                content = await response.read()
                 status = response.status
                 headers = response.headers
+                content, whole = await read_capped(
+                    response.content.iter_chunked(_PART), max_bytes, response.content_length
+                )
+                if not whole:
+                    response.close()  # the rest is never read: the connection is not reused
         except TimeoutError as exc:
             raise openai.APITimeoutError(request=self._request()) from exc
         except (aiohttp.ClientError, OSError) as exc:
             raise openai.APIConnectionError(request=self._request()) from exc
         if 200 <= status < 300:
+            if not whole:
+                raise ReplyTooLarge(max_bytes, response.content_length, content)
             return RawReply(headers, content)
         raise self._status_error(status, headers, content)
 
