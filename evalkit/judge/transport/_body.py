@@ -4,9 +4,9 @@ Twelve judge replies of 10 MB each held 2.4 GB at once (issue 30): a body read w
 decoded to Python objects, costs many times its size. Both send paths read the body through
 :func:`read_capped` in parts as the connection delivers them (decompressed: the cap bounds
 what is held, whatever was sent), and stop at the cap. A 2xx reply past the cap is an error
-(:class:`ReplyTooLarge`, with the body's first bytes as the evidence); an error reply's body is
-only read for its message, so it is cut to its first bytes instead and keeps its status. A reply whose
-``Content-Length`` already says it is too large is not read past its first bytes.
+(:class:`ReplyTooLarge`, with the body's first bytes as the evidence); an error reply's body
+is only read for its message, so it is cut to its first bytes instead and keeps its status. A
+reply whose ``Content-Length`` already says it is too large is not read past its first bytes.
 """
 
 from __future__ import annotations
