@@ -273,8 +273,9 @@ def compare_with(
             }
         else:
             choose[run["id"]] = run
-    pinned = _pinned(con, runs, [pins[r["name"]].experiment_id for r in choose.values()
-                                 if r["name"] in pins])  # fmt: skip
+    pinned_ids = {name: pin.experiment_id for name, pin in pins.items() if pin.experiment_id}
+    pinned = _pinned(con, runs, [pinned_ids[r["name"]] for r in choose.values()
+                                 if r["name"] in pinned_ids])  # fmt: skip
     first, last = 1, _OPTIONS_FIRST
     while choose:
         options = _options(con, runs, list(choose), first, last)
@@ -282,8 +283,9 @@ def compare_with(
             found = options.get(run_id, [])
             exhausted = len(found) <= last - first
             pin = pins.get(run["name"])
-            if exhausted and pin is not None and _before(pinned.get(pin.experiment_id), run):
-                found.append(pinned[pin.experiment_id])  # the pinned run comes last
+            pin_id = pinned_ids.get(run["name"], "")
+            if exhausted and _before(pinned.get(pin_id), run):
+                found.append(pinned[pin_id])  # the pinned run comes last
             for option in found:
                 if _pairs(con, where, option, run):
                     run["compare_with"] = {

@@ -231,7 +231,7 @@ async def _official_post(
     Raises:
         ReplyTooLarge: A 2xx reply's body is larger than ``max_bytes``.
     """
-    streamed = {**options, "headers": {_RAW_RESPONSE: "stream"}}
+    streamed: Any = {**options, "headers": {_RAW_RESPONSE: "stream"}}
     response = await client.post(
         "/chat/completions", cast_to=httpx2.Response, body=payload, options=streamed
     )
