@@ -10,6 +10,7 @@ import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -298,9 +299,14 @@ def many_runs(tmp_path_factory: pytest.TempPathFactory) -> ManyRuns:
     path = tmp_path_factory.mktemp("view-many") / "evalkit.duckdb"
     rows = [{"id": f"q{i}", "input": f"q {i}", "groundTruth": "a", "output": "a"}
             for i in range(4)]  # fmt: skip
-    template = run_evals_sync(
-        rows, [exact_match()], store=path, experiment="template", progress=False
-    ).experiment_id
+    # In a thread of its own: a browser test may be the first to ask for this fixture, while
+    # Playwright's event loop runs in this one.
+    with ThreadPoolExecutor(1) as thread:
+        template = thread.submit(
+            lambda: run_evals_sync(
+                rows, [exact_match()], store=path, experiment="template", progress=False
+            ).experiment_id
+        ).result()
     ids = [f"run{i:04d}" for i in range(MANY)]
     with duckdb.connect(str(path)) as con:
         con.execute(
