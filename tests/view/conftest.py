@@ -303,9 +303,11 @@ def many_runs(tmp_path_factory: pytest.TempPathFactory) -> ManyRuns:
     # Playwright's event loop runs in this one.
     with ThreadPoolExecutor(1) as thread:
         template = thread.submit(
-            lambda: run_evals_sync(
-                rows, [exact_match()], store=path, experiment="template", progress=False
-            ).experiment_id
+            lambda: (
+                run_evals_sync(
+                    rows, [exact_match()], store=path, experiment="template", progress=False
+                ).experiment_id
+            )
         ).result()
     ids = [f"run{i:04d}" for i in range(MANY)]
     with duckdb.connect(str(path)) as con:

@@ -86,22 +86,23 @@ def test_the_filters_page_what_they_keep(many_viewer: str, query: str, kept: Any
     assert found == expected
 
 
-def _chosen(many_runs: ManyRuns, run: dict[str, Any]) -> str | None:
+def _chosen(many_runs: ManyRuns, run: dict[str, Any], options: dict[str, list[Any]]) -> str | None:
     """The run ``evalkit.compare`` chooses with ``latest`` for ``run`` among the runs started
-    before it (the viewer mirrors it: a baseline is an earlier night)."""
+    before it (the viewer mirrors it: a baseline is an earlier night); ``options`` keeps each
+    name's candidates (``baseline_candidates`` opens the store)."""
     from evalkit.compare import LATEST, baseline_candidates, choose_baseline
     from evalkit.experiment_file import RegressionSection
 
-    options = [
+    if run["name"] not in options:
+        options[run["name"]] = baseline_candidates(many_runs.path, LATEST, name=run["name"])
+    earlier = [
         option
-        for option in baseline_candidates(
-            many_runs.path, LATEST, name=run["name"], exclude=run["id"]
-        )
+        for option in options[run["name"]]
         if option.run is not None and option.run["id"] < run["id"]  # run0007 is older
     ]
     chosen = choose_baseline(
         many_runs.path,
-        options,
+        earlier,
         ref=LATEST,
         candidate=run,
         min_paired=RegressionSection().min_paired,
@@ -112,11 +113,12 @@ def _chosen(many_runs: ManyRuns, run: dict[str, Any]) -> str | None:
 def test_every_page_links_each_run_to_the_baseline_latest_chooses(
     many_viewer: str, many_runs: ManyRuns
 ) -> None:
+    options: dict[str, list[Any]] = {}
     for query in ("page=2", "page=3", "failed=1&page=2"):
         data = _api(many_viewer, query)
         for run in data["runs"]:
             chosen = (run["compare_with"] or {}).get("id")
-            assert chosen == _chosen(many_runs, run), (query, run["id"])
+            assert chosen == _chosen(many_runs, run, options), (query, run["id"])
         body = _get(f"{many_viewer}?{query}")
         links = re.findall(r'href="/compare\?baseline=(\w+)&amp;candidate=(\w+)"', body)
         assert {c: b for b, c in links} == {
