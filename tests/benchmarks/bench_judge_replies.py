@@ -1,10 +1,11 @@
 """J-cap — judge replies of 10 MB: the memory a run holds while its judge calls read them.
 
 The issue's case (issue 30 item 11): 12 judge calls at once (``run_evals``, concurrency 12, one
-LLM-judged scorer), each answered with a body of 10 MB; before the reply cap the run's peak
-RSS grew by hundreds of MB (2.4 GB in the issue's run). Each case runs the client in a process
-of its own, after a first run of 12 small replies (so what a run loads is loaded), and reports
-how much the peak RSS rose over the second run (``/proc/self/clear_refs`` resets the peak):
+LLM-judged scorer, no judge cache, a DuckDB store in a temporary folder), each answered with a
+body of 10 MB; before the reply cap the run's peak RSS grew by hundreds of MB (2.4 GB in the
+issue's run). Each case runs the client in a process of its own, after a first run of 12 small
+replies (so what a run loads is loaded), and reports how much the peak RSS rose over the
+second run (``/proc/self/clear_refs`` resets the peak):
 
 - ``content-length``: the shipped test server in its own process (``--rules``: a 10 MB reply)
   sends each reply with its ``Content-Length``: a capped client reads the first bytes only.
@@ -35,6 +36,7 @@ from evalkit import Judge, PromptStep, create_scorer, run_evals
 from evalkit.testing import FakeOpenAIServer, Fault, Rule, server_process
 
 MiB = 1024 * 1024
+_ROOT = str(Path(__file__).resolve().parents[2])
 
 
 def _rss(field: str) -> int:
@@ -46,7 +48,7 @@ def _rss(field: str) -> int:
 
 
 async def _client(url: str, answer: str, calls: int) -> dict[str, Any]:
-    judge = Judge("m", base_url=url, api_key_env="EVALKIT_BENCH_KEY", max_retries=0)
+    judge = Judge("m", base_url=url, api_key_env="EVALKIT_BENCH_KEY", max_retries=0, cache=False)
     scorer = create_scorer("Quality", judge=judge).generate_score(
         PromptStep("score", lambda run: f"Rate the answer: {run.output}")
     )
@@ -112,7 +114,8 @@ def main() -> None:
                      "--client", mode, url],
                     capture_output=True,
                     text=True,
-                    env={**os.environ, "EVALKIT_BENCH_KEY": "k"},
+                    env={**os.environ, "EVALKIT_BENCH_KEY": "k", "PYTHONPATH": _ROOT},
+                    cwd=folder,  # whatever a run leaves (a judge cache) stays in the folder
                     check=False,
                 )  # fmt: skip
                 if done.returncode:
