@@ -210,9 +210,8 @@ def page(store: _queries.Source, p: Params) -> dict[str, Any]:
     """
     where = _queries.name_of(store)
     with reading(store) as con:
-        runs = _queries.all_runs(con)
-        base = _queries.find_run(runs, p.baseline, where)
-        cand = _queries.find_run(runs, p.candidate, where)
+        base = _queries.find_run(con, p.baseline, where)
+        cand = _queries.find_run(con, p.candidate, where)
         p = replace(p, baseline=base["id"], candidate=cand["id"])
         summary = _summary(con, where, base["id"], cand["id"])
         total, grid, diff = _grid(con, p, base["id"], cand["id"])

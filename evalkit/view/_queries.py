@@ -95,28 +95,31 @@ def has_table(con: duckdb.DuckDBPyConnection, name: str) -> bool:
     return bool(found and found[0])
 
 
-def all_runs(con: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
-    """Every run of the store, newest first (none in a store whose creation was cut short)."""
+def _runs_where(
+    con: duckdb.DuckDBPyConnection, sql: str, params: list[Any]
+) -> list[dict[str, Any]]:
+    """The runs ``sql`` (a ``WHERE`` clause and its order or limit) selects, with their
+    effective status; none in a store whose creation was cut short. A page reads the runs it
+    shows, never every run: a store may hold tens of thousands."""
     if not has_table(con, "experiments"):
         return []
-    found = rows(
-        con,
-        "SELECT * EXCLUDE (config, metadata) FROM experiments ORDER BY started_at DESC, id",
-        [],
-    )
+    found = rows(con, f"SELECT * EXCLUDE (config, metadata) FROM experiments {sql}", params)
     return [_with_status(run) for run in found]
 
 
-def find_run(runs: list[dict[str, Any]], ref: str, where: str) -> dict[str, Any]:
-    """The run of ``runs`` with id ``ref`` or whose id alone starts with it.
+def find_run(con: duckdb.DuckDBPyConnection, ref: str, where: str) -> dict[str, Any]:
+    """The run with id ``ref``, or whose id alone starts with it.
 
     Raises:
         StoreError: No run matches, or a prefix matches several.
     """
-    found = [r for r in runs if r["id"].startswith(ref)] if ref else []
-    exact = [r for r in found if r["id"] == ref]
-    if exact:
-        return exact[0]
+    found = (
+        _runs_where(con, "WHERE starts_with(id, ?) ORDER BY id = ? DESC, id LIMIT 2", [ref, ref])
+        if ref
+        else []
+    )
+    if found and found[0]["id"] == ref:
+        return found[0]
     if not found:
         raise StoreError(f"{where}: no experiment with id {ref!r}")
     if len(found) > 1:
@@ -132,8 +135,7 @@ def experiment(con: duckdb.DuckDBPyConnection, ref: str, where: str) -> dict[str
     Raises:
         StoreError: No run has this id (or id prefix).
     """
-    runs = all_runs(con)
-    run = find_run(runs, ref, where)
+    run = find_run(con, ref, where)
     eid = run["id"]
     scorers = _scorer_stats(con, eid)
     coverage = rows(
@@ -144,8 +146,13 @@ def experiment(con: duckdb.DuckDBPyConnection, ref: str, where: str) -> dict[str
     )[0]
     groups = _failure_groups(con, eid)
     gates = _gates(con, eid)
-    siblings = [r for r in runs if r["name"] == run["name"] and r["id"] != eid][:50]
-    baseline = next((r for r in runs if r["id"] == run["baseline_id"]), None)
+    siblings = _runs_where(
+        con,
+        "WHERE name = ? AND id <> ? ORDER BY started_at DESC, id LIMIT 50",
+        [run["name"], eid],
+    )
+    kept = _runs_where(con, "WHERE id = ?", [run["baseline_id"]]) if run["baseline_id"] else []
+    baseline = kept[0] if kept else None
     return {
         "run": run,
         "baseline": baseline,
@@ -299,9 +306,8 @@ def item(store: Source, ref: str, item_id: str, *, baseline: str | None = None) 
         StoreError: No run has this id.
     """
     with reading(store) as con:
-        runs = all_runs(con)
-        run = find_run(runs, ref, name_of(store))
-        base = find_run(runs, baseline, name_of(store)) if baseline else None
+        run = find_run(con, ref, name_of(store))
+        base = find_run(con, baseline, name_of(store)) if baseline else None
         found = _item_in(con, run["id"], item_id)
         judged = rows(
             con,

@@ -9,7 +9,8 @@ choose the run ``latest`` would, and one night in thirteen has no dataset finger
 whether it pairs is counted from its items). Pages are requested over real HTTP from the
 viewer's aiohttp application, one after another; each figure is the median of ``--repeat``
 requests of the server's own time (its ``Server-Timing`` header), with the first request's
-and the median CPU time of the process over a request (all threads), and the page's size.
+and the median CPU time of the process over a request (all threads), and the page's size. A
+run's own page and an item page are measured too: they read the runs they show, not every run.
 
 Run: ``python -m tests.benchmarks.bench_view_runs [--runs N] [--names N] [--repeat R]``.
 Target: every runs page ≤ 300 ms at 20,000 runs on the 2-core CI machine.
@@ -142,6 +143,9 @@ def main() -> None:
             "failed nights only": "/?failed=1",
             "one name (nightly-3)": "/?name=nightly-3",
             "status completed, failed nights, page 5": "/?status=completed&failed=1&page=5",
+            "one run (its page)": f"/experiments/r{middle:07d}",
+            "one item with its baseline": f"/experiments/r{middle:07d}/item?id=q1"
+            f"&baseline=r{middle - 20:07d}",
         }
         results = asyncio.run(measure(path, pages, args.repeat))
     worst = max(server for server, _, _, _ in results.values())

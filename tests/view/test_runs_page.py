@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import re
+import urllib.error
 import urllib.request
 from typing import Any
 
@@ -182,3 +183,25 @@ def test_the_pager_keeps_the_filters(many_viewer: str) -> None:
     assert 'rel="prev" href="?page=1"' in body
     assert 'rel="next" href="?page=3"' in body
     assert "page <b>2</b> of 3" in body
+
+
+def test_a_run_is_found_by_its_id_or_a_prefix_that_names_it_alone(
+    many_viewer: str, many_runs: ManyRuns
+) -> None:
+    # The run, item and compare pages read the runs they show, not every run of the store.
+    data = json.loads(_get(f"{many_viewer}api/experiments/run0129"))
+    assert data["run"]["id"] == "run0129"
+    assert [r["id"] for r in data["siblings"]] == [
+        f"run{i:04d}" for i in reversed(range(129)) if many_name(i) == "smoke"
+    ]
+    template = json.loads(_get(f"{many_viewer}api/experiments/{many_runs.template[:6]}"))
+    assert template["run"]["id"] == many_runs.template
+    item = json.loads(_get(f"{many_viewer}api/experiments/run0129/item?id=q1&baseline=run0124"))
+    assert (item["run"]["id"], item["baseline"]["id"]) == ("run0129", "run0124")
+    pair = json.loads(_get(f"{many_viewer}api/compare?baseline=run0124&candidate=run0129"))
+    assert (pair["baseline"]["id"], pair["candidate"]["id"]) == ("run0124", "run0129")
+    for ref, problem in (("run012", "matches several experiments"), ("run9", "no experiment")):
+        with pytest.raises(urllib.error.HTTPError) as info:
+            _get(f"{many_viewer}api/experiments/{ref}")
+        assert info.value.code == 404
+        assert problem in info.value.read().decode()
