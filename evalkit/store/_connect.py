@@ -20,15 +20,8 @@ import duckdb
 
 from evalkit._duckdb import OFFLINE
 from evalkit.errors import StoreError
-from evalkit.store._lake import (
-    CatalogUnreachableError,
-    busy,
-    forget_shared,
-    lake_error,
-    open_lake,
-    unreachable,
-    unwritable,
-)
+from evalkit.store._lake import forget_shared, lake_error, open_lake
+from evalkit.store._lake_errors import CatalogUnreachableError, busy, unreachable, unwritable
 from evalkit.store._location import StoreLocation, sql_literal, store_location
 from evalkit.store._object_store import credentials_hint
 

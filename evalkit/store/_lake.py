@@ -14,18 +14,16 @@ conflict) is raised as ``StoreBusyError`` (``_connect.py``), which writers retry
 from __future__ import annotations
 
 import os
-import re
-import tempfile
 import threading
 import time
 from collections.abc import Mapping
-from pathlib import Path
 
 import duckdb
 
 from evalkit._duckdb import OFFLINE
 from evalkit.errors import ConfigError, StoreError
 from evalkit.store._extensions import load_extensions
+from evalkit.store._lake_errors import CatalogUnreachableError, busy, unreachable
 from evalkit.store._location import (
     StoreLocation,
     is_remote,
@@ -49,73 +47,6 @@ _MEMORY = "memory"
 
 #: Seconds an attach waits for a busy catalog when a lake is prepared.
 DEFAULT_ATTACH_TIMEOUT = 60.0
-
-
-def busy(exc: BaseException) -> bool:
-    """Whether ``exc`` is a DuckLake commit or catalog access that may succeed when retried."""
-    text = str(exc)
-    return isinstance(exc, duckdb.Error) and (
-        "Failed to commit DuckLake transaction" in text
-        or "database is locked" in text  # the SQLite catalog's busy answer
-        or "Could not set lock on file" in text  # a DuckDB catalog held by another process
-        or "Transaction conflict" in text
-        or "could not serialize access" in text  # PostgreSQL
-        or "deadlock detected" in text
-    )
-
-
-#: What DuckDB's postgres extension says when the catalog's server cannot be reached: down,
-#: shutting down, starting up, or the connection dropped.
-_UNREACHABLE = (
-    "Unable to connect to Postgres",
-    "server closed the connection unexpectedly",
-    "Connection refused",
-    "could not connect to server",
-    "no connection to the server",
-    "could not receive data from server",
-    "could not send data to server",
-    "terminating connection due to administrator command",
-    "the database system is shutting down",
-    "the database system is starting up",
-    "the database system is in recovery mode",
-    "SSL SYSCALL error",
-)
-
-
-def unreachable(exc: BaseException) -> bool:
-    """Whether ``exc`` says the lake's catalog server could not be reached (a catalog outage:
-    the same work may succeed once it is back)."""
-    return isinstance(exc, duckdb.Error) and any(s in str(exc) for s in _UNREACHABLE)
-
-
-def unwritable(exc: BaseException) -> str | None:
-    """For DuckDB's error on a file or folder of a local data path that it could not create
-    (its own message says "No such file or directory" for a read-only one): what to say
-    instead, naming the folder, what the operating system says when a file is written there,
-    and the file; else ``None``."""
-    found = re.search(r'(?:Failed to create directory|Could not write file) "([^"]+)"', str(exc))
-    if not isinstance(exc, duckdb.Error) or found is None:
-        return None
-    target = found.group(1)
-    folder = Path(target).parent
-    while not folder.is_dir() and folder != folder.parent:
-        folder = folder.parent
-    try:
-        with tempfile.TemporaryFile(dir=folder) as probe:
-            probe.write(b"\0")
-            probe.flush()
-            os.fsync(probe.fileno())
-    except OSError as failed:
-        return (
-            f"cannot write the DuckLake store's data path: {folder} ({failed.strerror}); it is"
-            f" full, read-only or not writable by this user (writing {target})"
-        )
-    return None
-
-
-class CatalogUnreachableError(StoreError):
-    """The DuckLake store's catalog could not be reached (its server stopped or restarting,
-    the connection dropped): a writer keeps its rows and tries again, as for a busy store."""
 
 
 def in_lake(con: duckdb.DuckDBPyConnection) -> bool:

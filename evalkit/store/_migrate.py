@@ -13,7 +13,7 @@ import time
 import duckdb
 
 from evalkit.errors import StoreError
-from evalkit.store._lake import busy
+from evalkit.store._lake_errors import busy
 from evalkit.store._schema import MIGRATIONS, SCHEMA_VERSION
 
 

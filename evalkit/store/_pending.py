@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 import pyarrow as pa
 
 from evalkit.store._connect import StoreBusyError, StoreLockedError
-from evalkit.store._lake import CatalogUnreachableError
+from evalkit.store._lake_errors import CatalogUnreachableError
 
 FIRST_DELAY_S = 0.2
 MAX_DELAY_S = 5.0

@@ -37,9 +37,9 @@ from evalkit.store._batch_io import (
 from evalkit.store._claim import ClaimState, claim
 from evalkit.store._commit_lock import CatalogTurns
 from evalkit.store._connect import StoreLockedError, connection, retry_busy
-from evalkit.store._lake import CatalogUnreachableError
+from evalkit.store._experiment_rows import add_missing_scorers, insert_experiment, record_outcome
+from evalkit.store._lake_errors import CatalogUnreachableError
 from evalkit.store._lake_stage import Layout, append_to_lake, discard_files, read_layout, sweep
-from evalkit.store._liveness import this_host
 from evalkit.store._location import is_lake
 from evalkit.store._migrate import migrate
 from evalkit.store._pending import Kept, PendingWrites
@@ -121,52 +121,7 @@ class StoreWriter:
         with self._turns.turn(), connection(self.path, lock_timeout=self.lock_timeout) as con:
             migrate(con, where=self.path, timeout=self.lock_timeout)
             with Transaction(con):
-                con.execute(
-                    "INSERT INTO experiments (id, name, description, dataset, config, metadata,"
-                    " status, total_items, succeeded_count, failed_count, started_at,"
-                    " evalkit_version, writer_pid, writer_host, heartbeat_at, partial)"
-                    " VALUES (?, ?, ?, ?, ?, ?, 'running', ?, 0, 0, ?, ?, ?, ?, ?, ?)",
-                    [
-                        record.id,
-                        record.name,
-                        record.description,
-                        record.dataset,
-                        json_text(redact(record.config)),
-                        json_text(redact(record.metadata)) if record.metadata else None,
-                        record.total_items,
-                        naive_utc(record.started_at),
-                        record.evalkit_version,
-                        os.getpid(),
-                        this_host(),
-                        naive_utc(dt.datetime.now(dt.UTC)),
-                        record.partial,
-                    ],
-                )
-                if scorers:
-                    self._insert_scorers(con, record.id, scorers)
-
-    def _insert_scorers(
-        self, con: duckdb.DuckDBPyConnection, experiment_id: str, scorers: Sequence[ScorerRecord]
-    ) -> None:
-        con.executemany(
-            "INSERT INTO experiment_scorers (experiment_id, scorer_id, scorer_name,"
-            " description, position, threshold_min, threshold_max, higher_is_better, metadata)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            [
-                [
-                    experiment_id,
-                    s.scorer_id,
-                    s.scorer_name,
-                    s.description,
-                    s.position,
-                    s.threshold_min,
-                    s.threshold_max,
-                    s.higher_is_better,
-                    s.metadata,
-                ]
-                for s in scorers
-            ],
-        )
+                insert_experiment(con, record, scorers)
 
     def reopen(
         self,
@@ -225,16 +180,7 @@ class StoreWriter:
                     total_items=total_items,
                     config=json_text(redact(config)) if config is not None else None,
                 )
-                known = {
-                    r[0]
-                    for r in con.execute(
-                        "SELECT scorer_id FROM experiment_scorers WHERE experiment_id = ?",
-                        [experiment_id],
-                    ).fetchall()
-                }
-                added = [s for s in scorers if s.scorer_id not in known]
-                if added:
-                    self._insert_scorers(con, experiment_id, added)
+                add_missing_scorers(con, experiment_id, scorers)
 
     def write(self, batch: RowBatch) -> None:
         """Insert a batch of finished items and update the experiment's counts, atomically.
@@ -423,17 +369,13 @@ class StoreWriter:
             if self.resuming:
                 self.succeeded, self.failed = recount_experiment(con, self.experiment_id)
                 status = final_status(con, self.experiment_id, status)
-            con.execute(
-                "UPDATE experiments SET status = ?, completed_at = ?, dataset_fingerprint = ?,"
-                " succeeded_count = ?, failed_count = ? WHERE id = ?",
-                [
-                    status,
-                    naive_utc(completed_at),
-                    dataset_fingerprint,
-                    self.succeeded,
-                    self.failed,
-                    self.experiment_id,
-                ],
+            record_outcome(
+                con,
+                self.experiment_id,
+                status=status,
+                completed_at=completed_at,
+                dataset_fingerprint=dataset_fingerprint,
+                counts=(self.succeeded, self.failed),
             )
         return status
 
