@@ -208,16 +208,24 @@ class DuckDBSource:
 def _check_names(source: str, names: list[str]) -> None:
     """Refuse two columns DuckDB takes for one (it ignores case in names): selecting the
     second would read the first's values (a query's ``'a' as input, 'b' as INPUT``)."""
+    if clash := case_clash(names):
+        first, name = clash
+        raise DatasetError(
+            source,
+            f"has the columns {first!r} and {name!r}, one name to DuckDB (which ignores "
+            "case in names); give each column its own name",
+            column=name,
+        )
+
+
+def case_clash(names: list[str]) -> tuple[str, str] | None:
+    """The first two of ``names`` that differ only in case (one name to DuckDB), or None."""
     seen: dict[str, str] = {}
     for name in names:
         first = seen.setdefault(name.lower(), name)
         if first != name:
-            raise DatasetError(
-                source,
-                f"has the columns {first!r} and {name!r}, one name to DuckDB (which ignores "
-                "case in names); give each column its own name",
-                column=name,
-            )
+            return first, name
+    return None
 
 
 def _quoted(name: str) -> str:

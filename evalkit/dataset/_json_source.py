@@ -23,7 +23,13 @@ import duckdb
 
 from evalkit._duckdb import connect_offline
 from evalkit.dataset._columns import check_column_count
-from evalkit.dataset._duckdb_read import MAX_CELL_BYTES, DuckDBSource, located, sql_text
+from evalkit.dataset._duckdb_read import (
+    MAX_CELL_BYTES,
+    DuckDBSource,
+    case_clash,
+    located,
+    sql_text,
+)
 from evalkit.errors import DatasetError
 
 #: What a JSON value that is not an object is, in an error message.
@@ -91,16 +97,14 @@ def _keys(con: duckdb.DuckDBPyConnection, path: Path, layout: str) -> list[str]:
 
 def _check_keys(path: str, keys: list[str]) -> None:
     """Refuse two keys DuckDB takes for one column name (it ignores case in names)."""
-    seen: dict[str, str] = {}
-    for key in keys:
-        first = seen.setdefault(key.lower(), key)
-        if first != key:
-            raise DatasetError(
-                path,
-                f"the records have the keys {first!r} and {key!r}, one column name to DuckDB "
-                "(which ignores case in names); give each field its own name",
-                column=key,
-            )
+    if clash := case_clash(keys):
+        first, key = clash
+        raise DatasetError(
+            path,
+            f"the records have the keys {first!r} and {key!r}, one column name to DuckDB "
+            "(which ignores case in names); give each field its own name",
+            column=key,
+        )
 
 
 def _error(exc: BaseException, path: Path, layout: str) -> DatasetError:
