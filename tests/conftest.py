@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import signal
 import socket
+from collections import Counter
 from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
 
 import pytest
 
@@ -29,6 +31,21 @@ def pytest_configure(config: pytest.Config) -> None:
     tests would then wait for a process that cannot hear them."""
     if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
         signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The order in which pytest-xdist hands test files to its workers (its own reordering is
+    off in pyproject.toml): the files holding a ``long`` test first, the longest first, then
+    the rest by their number of tests, most first (pytest-xdist's own order).
+
+    Sorted by test count alone, a file of one long test (the soak's nights) came last and ran
+    on one worker while the other had nothing left to do."""
+    per_file = Counter(item.path for item in items)
+    seconds: dict[Path, float] = {}
+    for item in items:
+        if marker := item.get_closest_marker("long"):
+            seconds[item.path] = max(seconds.get(item.path, 0.0), marker.kwargs.get("seconds", 1.0))
+    items.sort(key=lambda item: (-seconds.get(item.path, 0.0), -per_file[item.path]))
 
 
 @pytest.fixture

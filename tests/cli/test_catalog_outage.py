@@ -134,6 +134,7 @@ def stored(store: str) -> tuple[list[tuple[object, ...]], list[tuple[object, ...
     return experiments, scores
 
 
+@pytest.mark.long(seconds=10)
 def test_a_run_whose_postgres_catalog_stops_and_comes_back_completes_with_every_score_once(
     tmp_path: Path, postgres_own: PostgresServer
 ) -> None:

@@ -45,6 +45,7 @@ def finish(child: subprocess.Popen[str]) -> tuple[int, str, str]:
     return child.returncode, out, err
 
 
+@pytest.mark.long(seconds=12)
 def test_ctrl_c_writes_partial_reports_and_prints_the_command_that_resumes_the_run(
     cli: Cli, tmp_path: Path, slow_judge: str
 ) -> None:

@@ -118,6 +118,7 @@ def registered_files(store: str) -> set[str]:
     return {str(p[0]).rsplit("/", 1)[-1] for p in paths}
 
 
+@pytest.mark.long(seconds=10)
 def test_a_full_data_path_spills_the_rows_leaves_no_staged_files_and_resume_loads_them(
     tmp_path: Path, cli: Cli, cli_process: Cli, small_disk: Path
 ) -> None:

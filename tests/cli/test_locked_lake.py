@@ -99,6 +99,7 @@ def stored(store: str) -> tuple[list[tuple[object, ...]], list[tuple[object, ...
     return experiments, scores
 
 
+@pytest.mark.long(seconds=10)
 @pytest.mark.parametrize("how", ["commit lock", "catalog write transaction"])
 def test_rows_of_a_lake_kept_busy_past_the_timeout_are_spilled_and_loaded_once_by_resume(
     tmp_path: Path, cli: Cli, how: str

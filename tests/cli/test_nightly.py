@@ -107,6 +107,7 @@ def test_a_night_whose_judge_endpoint_is_down_fails_with_the_reason(
     assert "unreachable" in unchecked.stdout
 
 
+@pytest.mark.long(seconds=18)
 def test_the_nights_of_a_judged_nightly_regression(
     cli: Cli, tmp_path: Path, slow_judge: str
 ) -> None:

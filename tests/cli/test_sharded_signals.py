@@ -164,6 +164,7 @@ def test_workers_exit_when_their_driver_is_killed(tmp_path: Path, slow_judge: st
             os.kill(pid, signal.SIGKILL)
 
 
+@pytest.mark.long(seconds=11)
 @pytest.mark.parametrize("options", [(), SHARDED], ids=["local", "sharded"])
 def test_a_burst_of_ctrl_c_still_ends_cancelled_with_exit_130(
     tmp_path: Path, stuck_judge: str, options: tuple[str, ...]

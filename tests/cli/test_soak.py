@@ -194,6 +194,7 @@ def _night(
     return False
 
 
+@pytest.mark.long(seconds=95)
 def test_twenty_nights_of_faults_kills_and_resumes_leave_a_clean_store(tmp_path: Path) -> None:
     clean, soak = tmp_path / "clean", tmp_path / "soak"
     clean.mkdir()

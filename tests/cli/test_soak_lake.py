@@ -104,6 +104,7 @@ def _rows(con: duckdb.DuckDBPyConnection, sql: str, params: list[Any]) -> list[t
     return con.execute(sql, params).fetchall()
 
 
+@pytest.mark.long(seconds=20)
 def test_nights_with_catalog_outages_end_with_every_completed_run_equal_to_a_clean_run(
     tmp_path: Path, postgres_own: PostgresServer
 ) -> None:

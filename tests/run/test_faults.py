@@ -92,6 +92,7 @@ def rows(store: Path, sql: str) -> list[tuple[Any, ...]]:
         return con.execute(sql).fetchall()
 
 
+@pytest.mark.long(seconds=30)
 @pytest.mark.parametrize("seed", [7])
 async def test_a_run_against_a_flaky_judge_accounts_for_every_pair(
     tmp_path: Path, judge_key: str, seed: int

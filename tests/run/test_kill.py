@@ -12,6 +12,7 @@ from pathlib import Path
 import duckdb
 import pyarrow as pa
 import pyarrow.parquet as pq
+import pytest
 
 from evalkit.store import latest_resumable, list_experiments
 
@@ -73,6 +74,7 @@ def stored_items(store: Path) -> int:
     return int(listed["succeeded_count"][0].as_py()) if listed.num_rows else 0
 
 
+@pytest.mark.long(seconds=15)
 def test_sigkill_at_random_points_then_resume_equals_a_clean_run(tmp_path: Path) -> None:
     data = tmp_path / "data.parquet"
     pq.write_table(

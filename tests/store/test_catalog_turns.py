@@ -110,6 +110,7 @@ def test_recover_loads_spilled_rows_only_in_the_writers_turn(tmp_path: Path) -> 
     assert not recovery_dir(store).exists()
 
 
+@pytest.mark.long(seconds=14)
 async def test_the_merge_of_finished_slices_waits_for_the_writers_turn(
     data: Path, tmp_path: Path
 ) -> None:

@@ -162,6 +162,7 @@ def test_several_processes_write_one_lake_at_once(lake: str) -> None:
     ]
 
 
+@pytest.mark.long(seconds=15)
 def test_a_writer_killed_mid_write_is_resumed_with_nothing_lost_or_doubled(lake: str) -> None:
     # Items from 200 on take a second each, four at a time: the writer runs 50 s or more
     # past its first 200 items, however fast the machine, so it is still running when the

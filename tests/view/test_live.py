@@ -12,6 +12,7 @@ import urllib.request
 from pathlib import Path
 
 import pandas as pd
+import pytest
 
 from tests.cli.conftest import run_cli
 from tests.view.conftest import start_viewer, stop
@@ -61,6 +62,7 @@ def _get(url: str) -> tuple[int, bytes]:
         return response.status, response.read()
 
 
+@pytest.mark.long(seconds=15)
 def test_pages_are_served_while_a_run_writes_the_store(tmp_path: Path) -> None:
     rows = ROWS
     pd.DataFrame(
