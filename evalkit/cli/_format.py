@@ -111,11 +111,16 @@ def text_table(
 
 def csv_text(columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
     """RFC 4180 CSV with a header row."""
+    return _csv_lines([columns]) + _csv_values(rows)
+
+
+def _csv_values(rows: Iterable[Sequence[Any]]) -> str:
+    return _csv_lines(["" if v is None else to_jsonable(v) for v in row] for row in rows)
+
+
+def _csv_lines(rows: Iterable[Sequence[Any]]) -> str:
     out = io.StringIO()
-    writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(columns)
-    for row in rows:
-        writer.writerow(["" if v is None else to_jsonable(v) for v in row])
+    csv.writer(out, lineterminator="\n").writerows(rows)
     return out.getvalue()
 
 
@@ -128,9 +133,9 @@ def json_text(value: Any) -> str:
 def csv_chunks(columns: Sequence[str], batches: Iterable[Sequence[Sequence[Any]]]) -> Iterator[str]:
     """:func:`csv_text` one batch of rows at a time: the header, then each batch's lines (the
     same text, joined)."""
-    yield csv_text(columns, ())
+    yield _csv_lines([columns])
     for rows in batches:
-        yield csv_text(columns, rows).partition("\n")[2]
+        yield _csv_values(rows)
 
 
 def json_chunks(

@@ -82,8 +82,14 @@ _MIXED = """
 
 @pytest.mark.parametrize(
     "query",
-    [_MIXED, "SELECT 1 AS n WHERE false", "SELECT 1 AS n", "CREATE TEMP TABLE t (n INT)"],
-    ids=["mixed-2500-rows", "no-rows", "one-row", "no-columns"],
+    [
+        _MIXED,
+        "SELECT 1 AS n WHERE false",
+        "SELECT 1 AS n",
+        "CREATE TEMP TABLE t (n INT)",
+        "SELECT range AS \"a\nb\", 2 AS c FROM range(2)",
+    ],
+    ids=["mixed-2500-rows", "no-rows", "one-row", "no-columns", "a-newline-in-a-name"],
 )
 def test_the_text_is_what_fetching_the_whole_result_printed(
     cli: Cli, tmp_path: Path, query: str
