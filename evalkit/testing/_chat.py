@@ -211,6 +211,9 @@ async def fault_response(fault: Fault) -> Response:
         return response
     if fault.kind == "huge_body":
         return _huge(fault)
+    if fault.kind == "cut_body":
+        start = b'{"id": "chatcmpl-evalkit", "choices": [{"message": {"con'
+        return Response(200, parts=[start], length=len(start) + 4096, close=True)
     if fault.kind == "malformed_body":
         return Response(200, b'{"id": "chatcmpl-evalkit", "choices": [{"message": {"con')
     if fault.kind == "hang":

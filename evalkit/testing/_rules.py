@@ -7,7 +7,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-FaultKind = Literal["http", "malformed_body", "hang", "disconnect", "huge_body"]
+FaultKind = Literal["http", "malformed_body", "hang", "disconnect", "huge_body", "cut_body"]
 ResponseFormatKind = Literal["json_schema", "json_object", "text"]
 
 
@@ -80,6 +80,12 @@ class Fault:
     def disconnect(cls) -> Fault:
         """Close the connection without answering."""
         return cls("disconnect")
+
+    @classmethod
+    def cut_body(cls) -> Fault:
+        """Answer HTTP 200 with a ``Content-Length``, send the start of the body and close the
+        connection: a connection lost while the reply is read."""
+        return cls("cut_body")
 
     @classmethod
     def huge_body(

@@ -78,6 +78,19 @@ async def test_a_reply_within_the_cap_is_read_whole(
     assert reply.content == "a" * 3000
 
 
+async def test_a_connection_lost_while_the_reply_is_read_is_retried_as_one(
+    server: FakeOpenAIServer, client: openai.AsyncOpenAI
+) -> None:
+    # The body is read apart from the client's own call (to cap it): a connection lost
+    # meanwhile is still a retried connection error, not a final unnamed failure.
+    server.add_rule(Rule(fault=Fault.cut_body(), times=1))
+    reply = await chat_completion(
+        client, BODY, timeout=30, max_retries=2, label="J", max_reply_bytes=MiB
+    )
+    assert reply.content
+    assert server.stats.requests == 2
+
+
 async def test_an_error_reply_past_the_cap_keeps_its_status(
     server: FakeOpenAIServer, client: openai.AsyncOpenAI
 ) -> None:

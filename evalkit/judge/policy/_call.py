@@ -230,6 +230,8 @@ async def _official_post(
 
     Raises:
         ReplyTooLarge: A 2xx reply's body is larger than ``max_bytes``.
+        openai.APITimeoutError: The body stopped arriving for ``timeout``.
+        openai.APIConnectionError: The connection was lost while the body arrived.
     """
     streamed: Any = {**options, "headers": {_RAW_RESPONSE: "stream"}}
     response = await client.post(
@@ -239,6 +241,12 @@ async def _official_post(
         content, whole = await read_capped(
             response.aiter_bytes(), max_bytes, _length(response.headers)
         )
+    # Read apart from client.post, which would have named these as its own: a timeout or a
+    # lost connection while the body arrives is retried as one.
+    except httpx2.TimeoutException as exc:
+        raise openai.APITimeoutError(request=response.request) from exc
+    except httpx2.TransportError as exc:
+        raise openai.APIConnectionError(request=response.request) from exc
     finally:
         await response.aclose()
     if not whole:
