@@ -26,7 +26,7 @@ from __future__ import annotations
 import re
 import uuid
 from collections.abc import Iterable, Mapping, MutableSequence
-from contextlib import AbstractContextManager
+from contextlib import AbstractContextManager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import quote
@@ -256,10 +256,13 @@ def discard(staged: Mapping[str, str]) -> None:
 
 
 def discard_files(files: Iterable[str]) -> None:
-    """Delete the staged ``files`` (those on object storage are left: see above)."""
+    """Delete the staged ``files`` (those on object storage are left: see above). A file that
+    cannot be deleted (its data path turned read-only) is left: the batch it belonged to is
+    kept or spilled by its writer either way, which an error here would prevent."""
     for file in files:
         if not is_remote(file):
-            Path(file).unlink(missing_ok=True)
+            with suppress(OSError):
+                Path(file).unlink(missing_ok=True)
 
 
 def sweep(con: duckdb.DuckDBPyConnection, layout: Layout, experiment_id: str) -> int:

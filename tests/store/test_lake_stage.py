@@ -10,7 +10,7 @@ import pytest
 
 from evalkit.store import connection, ducklake_missing, prepare_store
 from evalkit.store._batch_io import Transaction
-from evalkit.store._lake_stage import append_to_lake, read_layout
+from evalkit.store._lake_stage import append_to_lake, discard_files, read_layout
 from tests.benchmarks.bench_ducklake import begin, finish, prebuilt_batches
 
 pytestmark = pytest.mark.skipif(
@@ -142,3 +142,15 @@ def test_staged_files_are_deleted_only_when_the_commit_was_never_tried(
     assert [str(f) for f in staged_files(tmp_path / "data")] == sorted(uncertain)
     assert len(uncertain) == 2
     assert count(lake, "e1") == 0
+
+
+def test_a_staged_file_that_cannot_be_deleted_is_left_without_an_error(tmp_path: Path) -> None:
+    # A real failing unlink (EISDIR here; EROFS on a data path turned read-only): raised, it
+    # escaped the writer's keep-and-spill path and lost the batch with a traceback.
+    stuck = tmp_path / "evalkit-stuck.parquet"
+    stuck.mkdir()
+    gone = tmp_path / "evalkit-gone.parquet"
+    gone.write_bytes(b"PAR1")
+    discard_files([str(stuck), str(gone)])
+    assert stuck.is_dir()
+    assert not gone.exists()
