@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 import os
+from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Protocol
@@ -287,7 +288,7 @@ class ColumnsSource:
     def from_pandas(cls, frame: Any) -> ColumnsSource:
         """Columns of a pandas DataFrame; missing cells (NaN, NA, NaT) become None."""
         names = [str(name) for name in frame.columns]
-        repeated = sorted({name for name in names if names.count(name) > 1})
+        repeated = sorted(name for name, count in Counter(names).items() if count > 1)
         if repeated:
             raise DatasetError(
                 "<DataFrame>",

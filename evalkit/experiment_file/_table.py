@@ -32,7 +32,6 @@ REFERENCE = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*:[A-Za-z_]\w*(?:\.[A-Za-
 """``"module:attribute"``, as a Python target's ``callable`` or a scorer's ``use`` names it."""
 
 Text = Annotated[str, Field(min_length=1)]
-PositiveInt = Annotated[int, Field(ge=1)]
 Share = Annotated[float, Field(ge=0.0, le=1.0)]
 
 

@@ -87,7 +87,7 @@ _MIXED = """
         "SELECT 1 AS n WHERE false",
         "SELECT 1 AS n",
         "CREATE TEMP TABLE t (n INT)",
-        "SELECT range AS \"a\nb\", 2 AS c FROM range(2)",
+        'SELECT range AS "a\nb", 2 AS c FROM range(2)',
     ],
     ids=["mixed-2500-rows", "no-rows", "one-row", "no-columns", "a-newline-in-a-name"],
 )

@@ -5,7 +5,8 @@ decoded to Python objects, costs many times its size. Both send paths read the b
 :func:`read_capped` in parts as the connection delivers them (decompressed: the cap bounds
 what is held, whatever was sent), and stop at the cap. A 2xx reply past the cap is an error
 (:class:`ReplyTooLarge`, with the body's first bytes as the evidence); an error reply's body
-is only read for its message, so it is cut to its first bytes instead and keeps its status. A
+is only read for its message, so it is cut to its first bytes instead and keeps its status
+(on the direct path: with a user's own client, openai reads an error body whole itself). A
 reply whose ``Content-Length`` already says it is too large is not read past its first bytes.
 """
 
