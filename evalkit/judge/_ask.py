@@ -296,9 +296,10 @@ def _failed(
     error: JudgeError,
     attempts: list[JudgeAttempt],
 ) -> JudgeExecution:
-    if last is None:
-        raw = over_size(error)  # a reply too large to read: its first bytes are the evidence
-    else:
+    # A reply too large to read ended the call: its first bytes are the evidence, whatever
+    # an earlier attempt answered.
+    raw = over_size(error)
+    if raw is None and last is not None:
         raw = last.content if last.content is not None else last.refusal
     return JudgeExecution(
         status="failed",

@@ -165,3 +165,23 @@ def test_the_experiment_files_judge_sets_the_cap(tmp_path: Path) -> None:
         load_experiment_file(write("max_reply_bytes = 100"))
     with pytest.raises(ExperimentFileError, match=r"judge\.max_reply_bytes"):
         load_experiment_file(write("max_reply_bytes = 1073741825"))
+
+
+async def test_an_over_size_reply_after_a_refused_one_is_the_evidence_kept(
+    server: FakeOpenAIServer, judge: Judge
+) -> None:
+    # The first reply is no score (asked again), the second is too large: the evidence of the
+    # failure is the over-size reply's first bytes, not the earlier reply.
+    server.add_rule(Rule(reply="no number here", times=1))
+    server.add_rule(Rule(fault=Fault.huge_body(10_000_000)))
+    scorer = create_scorer("Quality", judge=judge.replace(max_reply_bytes=MiB)).generate_score(
+        PromptStep("score", lambda run: f"Rate the answer: {run.output}")
+    )
+    with pytest.raises(ScorerRunError) as info:
+        await scorer.run(input="q", output="a")
+    assert info.value.result is not None
+    (execution,) = info.value.result.judge["generate_score"].executions
+    assert execution.error is not None
+    assert execution.error.code == "reply_too_large"
+    assert execution.raw_output is not None
+    assert execution.raw_output.startswith(HEAD)
