@@ -89,21 +89,28 @@ class OpenAITarget:
             raise ConfigError(f"target prompt {prompt!r} is not a valid template: {exc}") from exc
         self.model = model
         self.prompt = prompt
-        self.settings = Judge(
-            model,
-            system,
-            client=client,
-            base_url=base_url,
-            api_key_env=api_key_env,
-            max_concurrency=max_concurrency,
-            temperature=temperature,
-            max_tokens=max_tokens,
-            timeout=timeout,
-            max_retries=max_retries,
-            rpm=rpm,
-            tpm=tpm,
-            cache=False,
-        )
+        try:
+            self.settings = Judge(
+                model,
+                system,
+                client=client,
+                base_url=base_url,
+                api_key_env=api_key_env,
+                max_concurrency=max_concurrency,
+                temperature=temperature,
+                max_tokens=max_tokens,
+                timeout=timeout,
+                max_retries=max_retries,
+                rpm=rpm,
+                tpm=tpm,
+                cache=False,
+            )
+        except ConfigError as exc:
+            # The settings are the target's: say so (Judge checks them for both).
+            message = str(exc)
+            if not message.startswith("Judge "):
+                raise
+            raise ConfigError(message.replace("Judge ", "OpenAITarget ")) from None
         self._request = PreparedRequest(self.settings)
         self._label = f"target {model!r}" + (f" at {base_url}" if base_url else "")
 

@@ -89,7 +89,11 @@ OPTIONS = [
     ),
     *(
         Option(
-            f"target {name}", _JUDGE_FIELDS[name], _target(name), f"Judge {name}", f"target.{name}"
+            f"target {name}",
+            _JUDGE_FIELDS[name],
+            _target(name),
+            f"OpenAITarget {name}",
+            f"target.{name}",
         )
         for name in _TARGET_FIELDS
     ),

@@ -55,6 +55,15 @@ def test_an_invalid_template_is_refused_at_construction() -> None:
         OpenAITarget("m", prompt="{input")
 
 
+@pytest.mark.parametrize(
+    ("option", "value"), [("temperature", 5), ("timeout", 0), ("max_retries", -1)]
+)
+def test_a_setting_out_of_range_is_named_as_the_targets(option: str, value: float) -> None:
+    with pytest.raises(ConfigError, match=rf"^OpenAITarget {option} ") as info:
+        OpenAITarget("m", prompt="{input}", **{option: value})
+    assert "Judge" not in str(info.value)
+
+
 def test_describe_names_the_model_and_never_a_key(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("APP_KEY", "sk-secret-canary")
     described = OpenAITarget("m", api_key_env="APP_KEY", base_url="http://h/v1").describe()
