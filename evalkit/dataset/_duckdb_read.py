@@ -19,6 +19,7 @@ from typing import Any
 import duckdb
 import pyarrow as pa
 
+from evalkit._duckdb import connect_offline
 from evalkit.dataset._sources import ColumnBatch, Duplicate, arrow_to_python
 from evalkit.errors import DatasetError
 
@@ -116,7 +117,8 @@ class DuckDBSource:
     Args:
         name: How errors and the store name the source (a path, or the query).
         select: The SQL text of the rows, in a stable order.
-        connect: Opens the connection the SQL runs on (in-memory by default).
+        connect: Opens the connection the SQL runs on (by default an in-memory one that never
+            installs or loads an extension from the network: ``evalkit._duckdb``).
         fallback: Called with the error when DuckDB names no line, to locate the problem
             another way (None when it cannot).
     """
@@ -126,7 +128,7 @@ class DuckDBSource:
         name: str,
         select: str,
         *,
-        connect: Callable[[], duckdb.DuckDBPyConnection] = duckdb.connect,
+        connect: Callable[[], duckdb.DuckDBPyConnection] = connect_offline,
         fallback: Callable[[], Location | None] | None = None,
     ) -> None:
         self.name = name

@@ -21,7 +21,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from evalkit import ConfigError, DatasetError, create_scorer, run_evals_sync
-from evalkit.dataset import FORMATS, format_of, load_dataset, open_source
+from evalkit.dataset import FORMATS, DuckDBSource, format_of, load_dataset, open_source
 
 COLUMNS = ("id", "input", "groundTruth", "output", "category", "lang")
 
@@ -324,4 +324,17 @@ def test_query_never_installs_an_extension_from_the_network(
         open_source(query=query).num_rows  # noqa: B018 (the count runs the query)
     assert "install" not in str(caught.value)
     assert query in str(caught.value)
+    assert not (tmp_path / ".duckdb").exists()
+
+
+def test_a_duckdb_source_never_installs_an_extension_from_the_network(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The base of the CSV, JSON and query sources, public on its own: its default connection
+    # is offline too.
+    select = "select * from read_csv('http://127.0.0.1:9/x.csv')"
+    monkeypatch.setenv("HOME", str(tmp_path))
+    with pytest.raises(DatasetError) as caught:
+        DuckDBSource(select, select)
+    assert "install" not in str(caught.value)
     assert not (tmp_path / ".duckdb").exists()
