@@ -72,3 +72,13 @@ def claim(
             f" resume took it over first (it is {status} now, was {expected[0]} when this one"
             " checked it); a live run is never resumed"
         )
+
+
+def maybe_alive(expected: ClaimState | None) -> bool:
+    """Whether the writer a take-over replaced may still be running: a ``running`` row of
+    another host, or without a pid (taken over with ``--force``: it could not be checked). Its
+    staged files are then left (a commit of its may be about to register them)."""
+    if expected is None:
+        return False
+    status, pid, host = expected
+    return status == "running" and (pid is None or host != this_host())

@@ -34,7 +34,7 @@ from evalkit.store._batch_io import (
     registered,
     writer_config,
 )
-from evalkit.store._claim import ClaimState, claim
+from evalkit.store._claim import ClaimState, claim, maybe_alive
 from evalkit.store._commit_lock import CatalogTurns
 from evalkit.store._connect import StoreLockedError, connection, retry_busy
 from evalkit.store._experiment_rows import add_missing_scorers, insert_experiment, record_outcome
@@ -150,7 +150,7 @@ class StoreWriter:
         retry_busy(take_over, timeout=self.lock_timeout)
         self.experiment_id = experiment_id
         self.resuming = True
-        if self._lake:
+        if self._lake and not maybe_alive(expected):
             self._sweep()
 
     def _sweep(self) -> None:

@@ -20,7 +20,14 @@ from pathlib import Path
 
 import pytest
 
-from evalkit.store import connection, ducklake_missing, has_extension, prepare_store, recovery_dir
+from evalkit.store import (
+    connection,
+    ducklake_missing,
+    has_extension,
+    prepare_store,
+    recovery_dir,
+    this_host,
+)
 from tests.cli.conftest import Cli, write_dataset
 from tests.postgres import PostgresServer
 
@@ -207,3 +214,33 @@ def test_rows_that_cannot_be_spilled_either_are_named_and_run_again_by_resume(
     resumed = cli("run", "big.toml", "--no-progress", "--resume", cwd=small_disk)
     assert resumed.code == 0, resumed.stderr
     assert big_run(store)[1:] == (("completed", ROWS, 0), (ROWS, ROWS))
+
+
+@pytest.mark.parametrize("writer", ["dead here", "another host"])
+def test_a_resume_deletes_the_staged_files_only_of_a_writer_known_to_be_gone(
+    tmp_path: Path, cli: Cli, writer: str
+) -> None:
+    # A writer of another host cannot be checked: taken over with --force, it may still be
+    # about to commit the files it staged, so they stay; a dead writer's files go.
+    lake_with_runs(tmp_path, cli)
+    store = f"ducklake:sqlite:{tmp_path / 'team' / 'catalog.sqlite'}"
+    ended = subprocess.Popen(["true"])  # its pid: a writer of this host known to be gone
+    ended.wait()
+    host, pid = ("elsewhere", 4242) if writer == "another host" else (this_host(), ended.pid)
+    with connection(store) as con:
+        [(experiment_id,)] = con.execute(
+            "SELECT id FROM experiments WHERE name = 'first'"
+        ).fetchall()
+        con.execute(
+            "UPDATE experiments SET status = 'running', writer_host = ?, writer_pid = ?"
+            " WHERE id = ?",
+            [host, pid, experiment_id],
+        )
+    folder = tmp_path / "data" / "main" / "scores" / f"experiment_id={experiment_id}"
+    folder.mkdir(parents=True, exist_ok=True)
+    staged = folder / "evalkit-0123456789abcdef0123456789abcdef.parquet"
+    staged.write_bytes(b"PAR1" * 64)
+
+    resumed = cli("run", "first.toml", "--no-progress", "--resume", experiment_id, "--force")
+    assert resumed.code == 0, resumed.stderr
+    assert staged.exists() == (writer == "another host")
