@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from evalkit import ConfigError, OpenAITarget, TargetError, create_scorer, run_evals
@@ -59,8 +61,9 @@ def test_an_invalid_template_is_refused_at_construction() -> None:
     ("option", "value"), [("temperature", 5), ("timeout", 0), ("max_retries", -1)]
 )
 def test_a_setting_out_of_range_is_named_as_the_targets(option: str, value: float) -> None:
+    settings: dict[str, Any] = {option: value}
     with pytest.raises(ConfigError, match=rf"^OpenAITarget {option} ") as info:
-        OpenAITarget("m", prompt="{input}", **{option: value})
+        OpenAITarget("m", prompt="{input}", **settings)
     assert "Judge" not in str(info.value)
 
 
