@@ -187,15 +187,14 @@ def check_allowed(key: str, value: object, allowed: Allowed) -> None:
         ConfigError: ``value`` is not a number of the right kind, is NaN, below the range or
             above it (the last through :func:`_check`).
     """
-    if allowed.holds(value) or (
-        # Above the ceiling only: said as every ceiling says it.
+    if allowed.holds(value):
+        return
+    if (
         not isinstance(value, bool)
         and isinstance(value, int | float)
         and (isinstance(value, int) or not allowed.integer)
         and value > allowed.high
-    ):
-        assert isinstance(value, int | float)
+    ):  # above the ceiling only: said as every ceiling says it
         unit = f" {allowed.unit}" if allowed.unit else ""
         _check(key, value, allowed.high, f"{_number(allowed.high)}{unit} ({key} is {allowed}")
-        return
     raise ConfigError(f"{key} must be {allowed}, got {value!r}")

@@ -170,6 +170,8 @@ def _check_output(item: Item, output: object) -> None:
     """Raise :class:`TargetError` for an output the store cannot hold as JSON (nested past
     Python's recursion limit, or an object whose ``str()`` raises): the item fails here,
     where the output enters, instead of the batch of rows it would join (issue 30)."""
+    if output is None or type(output) is str:  # always storable: not encoded twice per item
+        return
     try:
         json_text(output)
     except Exception as exc:  # RecursionError, or anything a __str__ raises
