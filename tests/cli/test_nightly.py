@@ -13,6 +13,7 @@ import socket
 import subprocess
 import sys
 import time
+import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -68,16 +69,56 @@ def _closed_port() -> int:
     return port
 
 
+#: The item whose judge call hangs on the night that is interrupted.
+STUCK = "What is 100 + 100?"
+
+
 @pytest.fixture
-def slow_judge() -> Iterator[str]:
-    """The shipped server answering after 200 ms, so a night lasts long enough to interrupt."""
-    with server_process("--latency", "0.2") as url:
+def stuck_judge(tmp_path: Path) -> Iterator[str]:
+    """The shipped server, answering the ``STUCK`` item once and then never (a hang), until
+    ``POST /_evalkit/reset``: the interrupted night can store every other item but not end, so
+    the test interrupts it half way whatever the machine's load."""
+    rules = tmp_path / "rules.json"
+    rules.write_text(
+        json.dumps([{"match": STUCK, "times": 1}, {"match": STUCK, "fault": "hang"}]),
+        encoding="utf-8",
+    )
+    with server_process("--rules", str(rules)) as url:
         yield url
 
 
 def _query(store: Path, sql: str, params: list[Any] | None = None) -> list[tuple[Any, ...]]:
     with duckdb.connect(str(store), read_only=True) as con:
         return con.execute(sql, params or []).fetchall()
+
+
+def _judge_stats(url: str) -> dict[str, int]:
+    with urllib.request.urlopen(url.removesuffix("/v1") + "/_evalkit/stats") as reply:
+        stats: dict[str, int] = json.load(reply)
+    return stats
+
+
+def _stored_while_stuck(store: Path, child: subprocess.Popen[str], judge: str) -> int:
+    """The items the running night has stored once every judge call but the stuck one is
+    answered and its results are written; fails if the night ends or two minutes pass.
+
+    The store is read once a second: a reader holds the file while it reads, and a writer
+    finds it locked meanwhile (it retries), so polling it hard under load starves the run.
+    """
+    requests = _judge_stats(judge)["requests"]
+    deadline = time.monotonic() + 120
+    stored = 0
+    while stored < ITEMS - 1 and time.monotonic() < deadline:
+        assert child.poll() is None, child.communicate()
+        time.sleep(1.0)
+        stats = _judge_stats(judge)
+        if stats["requests"] - requests < ITEMS or stats["in_flight"] != 1:
+            continue  # not every call is answered yet: the store is left to the run
+        try:
+            stored = _query(store, RUNNING_ITEMS)[0][0]
+        except duckdb.Error:
+            continue  # the run is writing
+    return stored
 
 
 def _night(cli: Cli, *args: str) -> tuple[int, dict[str, Any], str]:
@@ -109,10 +150,10 @@ def test_a_night_whose_judge_endpoint_is_down_fails_with_the_reason(
 
 @pytest.mark.long(seconds=18)
 def test_the_nights_of_a_judged_nightly_regression(
-    cli: Cli, tmp_path: Path, slow_judge: str
+    cli: Cli, tmp_path: Path, stuck_judge: str
 ) -> None:
     write_dataset(tmp_path / "data.parquet", rows=ITEMS)
-    _experiment(tmp_path, slow_judge)
+    _experiment(tmp_path, stuck_judge)
     store = tmp_path / "evalkit.duckdb"
 
     # A trial with --limit is stored as partial: never anyone's baseline.
@@ -124,8 +165,8 @@ def test_the_nights_of_a_judged_nightly_regression(
     assert first["baseline"] is None
     assert first["baseline_note"].startswith("no baseline: no earlier complete, full run")
 
-    # The next night is interrupted half way (SIGINT, as CI cancels a job); without the judge
-    # cache, which would answer it from the first night at once ...
+    # The next night is interrupted (SIGINT, as CI cancels a job) while its last judge call
+    # hangs, every other item stored; without the judge cache, which would answer at once ...
     child = subprocess.Popen(
         [sys.executable, "-m", "evalkit", "run", "nightly.toml", "--no-progress", "--no-cache"],
         cwd=tmp_path,
@@ -134,27 +175,24 @@ def test_the_nights_of_a_judged_nightly_regression(
         stderr=subprocess.PIPE,
         text=True,
     )
-    deadline = time.monotonic() + 60
-    started = False
-    while not started and time.monotonic() < deadline:
-        time.sleep(0.3)
-        try:
-            rows = _query(store, RUNNING_ITEMS)
-            started = rows[0][0] > 0
-        except duckdb.Error:
-            continue  # the writer holds the file for a moment
-    assert started, "the interrupted night never stored an item"
-    child.send_signal(signal.SIGINT)
-    _, err = child.communicate(timeout=60)
+    try:
+        assert _stored_while_stuck(store, child, stuck_judge) == ITEMS - 1
+        child.send_signal(signal.SIGINT)
+        _, err = child.communicate(timeout=60)
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.communicate()
     assert child.returncode == 130, err
     [(status, done)] = _query(
         store, "SELECT status, succeeded_count + failed_count FROM experiments"
         " WHERE started_at = (SELECT max(started_at) FROM experiments)",
     )  # fmt: skip
-    assert status == "cancelled"
-    assert 0 < done < ITEMS
+    assert (status, done) == ("cancelled", ITEMS - 1)
 
     # ... and --resume finishes it, judged against the first full night, not the trial.
+    reset = stuck_judge.removesuffix("/v1") + "/_evalkit/reset"
+    urllib.request.urlopen(urllib.request.Request(reset, method="POST")).close()
     code, resumed, err = _night(cli, "--resume", "--no-cache")
     assert code == 0, (resumed.get("verdict"), err)
     assert resumed["status"] == "completed"
