@@ -156,7 +156,7 @@ def scorers_reference(kind: str) -> str:
         out += [f"#### `{info.name}` {{ #{info.name} }}", "", f"**{info.title}.** "]
         out[-1] += _rst(info.description) + f" Definition version {info.version}."
         if info.extra:
-            out[-1] += f" Needs `pip install 'evalkit[{info.extra}]'`."
+            out[-1] += f" Needs `pip install 'evalkit-runner[{info.extra}]'`."
         out.append("")
         if info.params:
             out += ["| parameter | type | default | meaning |", "|---|---|---|---|"]

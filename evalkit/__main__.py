@@ -1,46 +1,5 @@
-"""``python -m evalkit``: hands off to the command line interface."""
+"""``python -m evalkit``: the same as the ``evalkit`` command."""
 
-from __future__ import annotations
+from evalkit._console import main
 
-import atexit
-import contextlib
-import os
-import signal
-import sys
-
-_EXIT_INTERRUPTED = 130
-_interrupted = False
-
-
-def _exit_interrupted() -> None:
-    """The last thing an interrupted process does, once the threads are joined and every
-    other exit function ran: exit 130 now. Python's own finalization that follows could still
-    turn the exit into death by SIGINT (exit -2 instead of 130, seen about once in fifteen
-    Ctrl-Cs during a run's start in tests/cli/test_soak.py; docs/pages/design/ctrl-c-once.md).
-    Registered before anything else, so it runs after every other exit function."""
-    if not _interrupted:
-        return
-    for stream in (sys.stdout, sys.stderr):
-        with contextlib.suppress(OSError, ValueError):  # a closed pipe: nothing left to say
-            stream.flush()
-    os._exit(_EXIT_INTERRUPTED)
-
-
-def _run() -> int:
-    global _interrupted
-    try:
-        from evalkit.cli import main
-
-        code = main()
-    except KeyboardInterrupt:  # a Ctrl-C before the command line could handle it
-        code = _EXIT_INTERRUPTED
-    finally:
-        # From here on the process only exits: a Ctrl-C now must not turn its exit code into
-        # death by signal (docs/pages/design/ctrl-c-once.md).
-        signal.signal(signal.SIGINT, signal.SIG_IGN)
-    _interrupted = code == _EXIT_INTERRUPTED
-    return code
-
-
-atexit.register(_exit_interrupted)
-raise SystemExit(_run())
+raise SystemExit(main())

@@ -14,10 +14,7 @@ def test_the_readme_fits_in_12_kb() -> None:
 
 
 def test_the_readme_has_the_two_quickstart_commands() -> None:
-    assert (
-        "python -m pip install -e . && python -m evalkit run experiments/quickstart.toml\n"
-        in README
-    )
+    assert "python -m pip install -e . && evalkit run experiments/quickstart.toml\n" in README
     assert "python -m pip install -e '.[test]' && python -m pytest\n" in README
 
 

@@ -225,7 +225,7 @@ def resume_command(args: argparse.Namespace, experiment_id: str) -> str:
     (``--limit``, ``--repeat``; a sharded run's ``--executor``, ``--workers``, ``--shard``,
     ``--ray-address``), and that shape what it does or writes (``--retry-errors``,
     ``--regenerate``, ``--baseline``, ``--report-dir``)."""
-    words = ["python", "-m", "evalkit", "run", args.file, "--resume", experiment_id]
+    words = ["evalkit", "run", args.file, "--resume", experiment_id]
     valued = [
         ("--store", args.store),
         ("--limit", args.limit),

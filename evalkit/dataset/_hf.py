@@ -1,7 +1,7 @@
 """Hugging Face ``datasets``: a ``datasets.Dataset``, or a folder written by ``save_to_disk``.
 
-Optional (``pip install evalkit[hf]``). A Hugging Face dataset is a memory-mapped Arrow table,
-so its rows are read as Arrow batches straight from that table: no copy into pandas or
+Optional (``pip install 'evalkit-runner[hf]'``). A Hugging Face dataset is a memory-mapped
+Arrow table, so its rows are read as Arrow batches straight from that table: no copy into pandas or
 Python first. A dataset with an indices mapping (after ``shuffle`` or ``select``) is read in
 that order through ``datasets``' own Arrow-formatted iteration.
 """
@@ -81,7 +81,7 @@ def _load_from_disk(path: Path) -> Any:
     except ImportError as exc:
         raise ConfigError(
             f"{path} is a Hugging Face dataset folder; reading it needs the optional "
-            "'datasets' library: pip install 'evalkit[hf]'"
+            "'datasets' library: pip install 'evalkit-runner[hf]'"
         ) from exc
     if (path / "dataset_dict.json").is_file():
         splits = [p.name for p in sorted(path.iterdir()) if p.is_dir()]

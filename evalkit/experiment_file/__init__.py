@@ -1,4 +1,4 @@
-"""Experiment files: the TOML that ``python -m evalkit run FILE`` reads.
+"""Experiment files: the TOML that ``evalkit run FILE`` reads.
 
 :func:`load_experiment_file` validates a file against :class:`ExperimentConfig` and reports
 every problem as ``FILE:LINE: key: problem`` in one :class:`~evalkit.errors.ExperimentFileError`.

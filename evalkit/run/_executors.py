@@ -324,7 +324,7 @@ def _import_ray() -> Any:
     try:
         import ray
     except ImportError as exc:
-        raise ConfigError("executor='ray' needs Ray: pip install 'evalkit[ray]'") from exc
+        raise ConfigError("executor='ray' needs Ray: pip install 'evalkit-runner[ray]'") from exc
     return ray
 
 

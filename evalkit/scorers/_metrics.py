@@ -1,5 +1,5 @@
 """Reference-based text-generation metrics: ``bleu`` and ``chrf`` (sacrebleu) and ``rouge_l``
-(rouge-score). They need the ``nlp`` extra: ``pip install 'evalkit[nlp]'``; the libraries are
+(rouge-score). They need the ``nlp`` extra: ``pip install 'evalkit-runner[nlp]'``; the libraries are
 imported when such a scorer is built, so evalkit itself imports without them."""
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ def bleu(
     short sentences are not zeroed) divided by 100. A list of strings as ground truth gives
     several references, used together as BLEU does. An empty output against a non-empty
     reference scores 0; an empty output where an empty answer is expected scores 1. A missing
-    ground truth fails the run. Needs ``pip install 'evalkit[nlp]'``.
+    ground truth fails the run. Needs ``pip install 'evalkit-runner[nlp]'``.
 
     Args:
         tokenize: sacrebleu tokenizer: ``"13a"`` (the WMT default), ``"intl"`` (Unicode
@@ -115,7 +115,7 @@ def chrf(
     ``word_order=2`` it is chrF++. Robust to morphology and tokenisation, so suited to
     non-English text. A list of strings as ground truth gives several references (the best
     counts). Empty-text rules as for ``bleu``. A missing ground truth fails the run. Needs
-    ``pip install 'evalkit[nlp]'``.
+    ``pip install 'evalkit-runner[nlp]'``.
 
     Args:
         char_order: Longest character n-gram (1 to 10; 6 is standard).
@@ -196,7 +196,7 @@ def rouge_l(
     Range 0 to 1, higher is better. Computed by Google's ``rouge-score`` (``rougeL``); precision
     is relative to the output's tokens, recall to the reference's. With a list of references
     the best by the chosen measure is kept. Empty-text rules as for ``bleu``. A missing ground
-    truth fails the run. Needs ``pip install 'evalkit[nlp]'``.
+    truth fails the run. Needs ``pip install 'evalkit-runner[nlp]'``.
 
     Args:
         measure: Which figure is the score: ``"fmeasure"``, ``"precision"`` or ``"recall"``.

@@ -9,7 +9,7 @@ scorers plug in the same way; an LLM scorer's build function gets the judge on i
 
 Parameters are read from the build function's keyword-only arguments (their annotations are
 the validation types, their defaults the defaults) and described by its docstring's ``Args:``
-section, so the docstring users read is also the metadata ``python -m evalkit scorers`` prints
+section, so the docstring users read is also the metadata ``evalkit scorers`` prints
 (docs/pages/design/prebuilt-scorers-are-ordinary.md).
 """
 
@@ -109,7 +109,8 @@ class ScorerInfo:
         params: Its parameters, in signature order.
         version: The definition version, bumped whenever the logic or a prompt changes; it is
             recorded in every scorer's ``metadata`` and so stored with its scores.
-        extra: The optional dependency group it needs (``pip install 'evalkit[nlp]'``), if any.
+        extra: The optional dependency group it needs, if any
+            (``pip install 'evalkit-runner[nlp]'``).
         modules: The importable modules that group must provide.
     """
 
@@ -139,7 +140,7 @@ class ScorerInfo:
         raise _unknown_param(self, name)
 
     def to_dict(self) -> dict[str, Any]:
-        """A JSON-ready dict of the metadata (for ``python -m evalkit scorers --json``)."""
+        """A JSON-ready dict of the metadata (for ``evalkit scorers --json``)."""
         return {
             "name": self.name,
             "title": self.title,
@@ -324,7 +325,7 @@ def _require_modules(info: ScorerInfo) -> None:
     if missing:
         raise ConfigError(
             f"scorer {info.name!r} needs the optional {info.extra!r} dependencies "
-            f"(missing module {', '.join(missing)}): pip install 'evalkit[{info.extra}]'"
+            f"(missing module {', '.join(missing)}): pip install 'evalkit-runner[{info.extra}]'"
         )
 
 
@@ -335,7 +336,7 @@ def _entry(name: str) -> _Entry:
         snake = str(name).strip().lower().replace("-", "_").replace(" ", "_")
         hint = f" (did you mean {snake!r}?)" if snake in _REGISTRY else _did_you_mean(snake, known)
         raise ConfigError(
-            f"unknown prebuilt scorer {name!r}{hint}; list them with `python -m evalkit scorers`"
+            f"unknown prebuilt scorer {name!r}{hint}; list them with `evalkit scorers`"
         )
     return entry
 

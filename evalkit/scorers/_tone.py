@@ -44,7 +44,7 @@ def tone_consistency(
     the output's sentences (population variance, at most 1), so an even tone scores 1; fewer
     than two sentences score 1. An empty text is neutral (compound 0). Non-string values are
     read as canonical JSON text. English lexicon. A missing reference fails the run. Needs
-    ``pip install 'evalkit[nlp]'``.
+    ``pip install 'evalkit-runner[nlp]'``.
 
     Args:
         against: What the output's tone is compared with: ``"ground_truth"``, ``"input"``, or

@@ -1,6 +1,6 @@
 """DuckDB's extensions for a DuckLake store, loaded from their PyPI packages, never fetched.
 
-``pip install 'evalkit[ducklake]'`` installs DuckDB with the packages
+``pip install 'evalkit-runner[ducklake]'`` installs DuckDB with the packages
 ``duckdb-extension-ducklake``, ``-sqlite``, ``-postgres`` and ``-httpfs`` of the same version.
 Each holds its extension file at ``<package>/extensions/v<duckdb version>/<name>.duckdb_extension``;
 a store connection LOADs those files by path with DuckDB's automatic install and load switched
@@ -41,7 +41,7 @@ def _missing(package: str) -> StoreError:
     return StoreError(
         f"a ducklake: store needs DuckDB's extension package {package.replace('_', '-')}"
         f" (and DuckDB {PINNED_DUCKDB}, the version whose extensions are all published):"
-        " pip install 'evalkit[ducklake]'"
+        " pip install 'evalkit-runner[ducklake]'"
     )
 
 
@@ -64,7 +64,7 @@ def extension_file(name: str) -> Path:
             f"a ducklake: store needs the {name} extension built for the installed DuckDB"
             f" {duckdb.__version__}, but {package.replace('_', '-')} holds it for"
             f" {', '.join(built) or 'no version'}: install matching versions with"
-            f" pip install 'evalkit[ducklake]' (DuckDB {PINNED_DUCKDB})"
+            f" pip install 'evalkit-runner[ducklake]' (DuckDB {PINNED_DUCKDB})"
         )
     return file if short == name else _named_link(file, name)
 

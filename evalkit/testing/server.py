@@ -3,7 +3,7 @@
 Example: ``python -m evalkit.testing.server --port 8000 --latency 0.05``. It prints the base URL
 once it listens, then serves until SIGINT/SIGTERM. ``--rules FILE.json`` scripts replies and
 faults (see ``_rules_file.py``). With a command after ``--``
-(``python -m evalkit.testing.server --port 0 -- python -m evalkit run x.toml``) it serves
+(``python -m evalkit.testing.server --port 0 -- evalkit run x.toml``) it serves
 while that command runs, exports its URL to it and exits with its exit code (see
 ``_command.py``). See :class:`evalkit.testing.FakeOpenAIServer`.
 """

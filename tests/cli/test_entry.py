@@ -1,16 +1,25 @@
-"""``python -m evalkit`` shows what ``evalkit.cli.main`` called in process shows: the entry only
-hands off to the command line, and the in-process ``cli`` fixture the other tests use stands
-for the real process (exit code, stdout, stderr, encoding, usage errors)."""
+"""The installed ``evalkit`` command and ``python -m evalkit`` show what ``evalkit.cli.main``
+called in process shows: the entries only hand off to the command line, and the in-process
+``cli`` fixture the other tests use stands for the real process (exit code, stdout, stderr,
+encoding, usage errors)."""
 
 from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
-from tests.cli.conftest import Cli, _process_like, write_dataset, write_experiment
+from tests.cli.conftest import (
+    Cli,
+    _process_like,
+    _without_openai_keys,
+    write_dataset,
+    write_experiment,
+)
 
 CASES = {
     "help": (["--help"], {}),
@@ -59,6 +68,39 @@ def test_a_failed_gate_exits_1_from_the_real_entry_as_in_process(
         summaries.append((summary["status"], sorted(summary)))
     assert codes == [1, 1]
     assert summaries[0] == summaries[1]
+
+
+def _installed(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    # pyproject.toml's [project.scripts]: pip puts the command beside the interpreter.
+    command = Path(sys.executable).with_name("evalkit")
+    assert command.is_file(), f"{command}: the evalkit command is not installed"
+    return subprocess.run(
+        [str(command), *args],
+        cwd=cwd,
+        env=_without_openai_keys(None),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
+@pytest.mark.parametrize("args", [["--help"], ["scorers"], ["nosuch"]])
+def test_the_installed_evalkit_command_shows_what_python_m_evalkit_shows(
+    cli_process: Cli, tmp_path: Path, args: list[str]
+) -> None:
+    installed, module = _installed(*args, cwd=tmp_path), cli_process(*args)
+    assert installed.returncode == module.code
+    assert (installed.stdout, installed.stderr) == (module.stdout, module.stderr)
+    assert installed.stdout.startswith("usage: evalkit ") or args != ["--help"]
+
+
+def test_the_installed_evalkit_command_fails_a_failed_gate(tmp_path: Path) -> None:
+    write_dataset(tmp_path / "data.parquet", wrong=60)
+    write_experiment(tmp_path)
+    done = _installed("run", "nightly.toml", "--no-progress", "--json", cwd=tmp_path)
+    assert done.returncode == 1, done.stderr
+    assert json.loads(done.stdout)["status"] == "completed"
 
 
 def test_the_in_process_cli_sees_the_environment_without_openai_keys(

@@ -84,7 +84,7 @@ params = {{ rubric = "The answer is a single number." }}
     lines = err.splitlines()
     said = [line for line in lines if line.startswith("evalkit: resume it with: ")]
     assert said == [
-        "evalkit: resume it with: python -m evalkit run slow.toml --resume"
+        "evalkit: resume it with: evalkit run slow.toml --resume"
         f" {experiment_id} --store nights.duckdb --report-dir out"
     ], err
     stem = f"slow-{experiment_id}"
@@ -98,8 +98,8 @@ params = {{ rubric = "The answer is a single number." }}
 
     # The command, as printed, finishes the run in place.
     words = shlex.split(said[0].removeprefix("evalkit: resume it with: "))
-    assert words[:3] == ["python", "-m", "evalkit"]
-    resumed = cli(*words[3:], "--no-progress", env_extra=ENV)
+    assert words[0] == "evalkit"
+    resumed = cli(*words[1:], "--no-progress", env_extra=ENV)
     assert resumed.code == 0, resumed.stderr
     assert query(store, "SELECT id, status FROM experiments") == [(experiment_id, "completed")]
     assert query(store, "SELECT count(*) FROM scores") == [(30,)]

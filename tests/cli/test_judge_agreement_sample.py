@@ -27,7 +27,7 @@ FILES = (
 
 def documented_command() -> list[str]:
     """The command in the comment at the top of the experiment file, ``python`` made this
-    interpreter."""
+    interpreter and ``evalkit`` the command installed beside it."""
     lines = EXPERIMENT.read_text(encoding="utf-8").splitlines()
     start = next(i for i, line in enumerate(lines) if line.startswith("#   python -m"))
     text = ""
@@ -36,7 +36,11 @@ def documented_command() -> list[str]:
         if not line.endswith("\\"):
             break
     words = shlex.split(text)
-    return [sys.executable if word == "python" else word for word in words]
+    installed = {
+        "python": sys.executable,
+        "evalkit": str(Path(sys.executable).with_name("evalkit")),
+    }
+    return [installed.get(word, word) for word in words]
 
 
 @pytest.fixture
@@ -58,7 +62,11 @@ def run(command: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
 def test_the_documented_command_runs_the_sample_and_shows_the_agreement(sample: Path) -> None:
     command = documented_command()
     assert command[:3] == [sys.executable, "-m", "evalkit.testing.server"]
-    assert command[-4:] == ["-m", "evalkit", "run", "experiments/judge-agreement.toml"]
+    assert command[-3:] == [
+        str(Path(sys.executable).with_name("evalkit")),
+        "run",
+        "experiments/judge-agreement.toml",
+    ]
     done = run([*command, "--no-progress"], sample)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "judge-agreement" in done.stdout

@@ -1,6 +1,6 @@
 """A CI-shaped end to end: the nights of an LLM-judged nightly regression, as CI runs them.
 
-Each night is a real ``python -m evalkit run`` against the shipped test server in its own
+Each night is a real ``evalkit run`` against the shipped test server in its own
 process, on one store kept between nights, exactly as the README's GitHub Actions job does.
 """
 

@@ -1,6 +1,6 @@
 """A soak: twenty nights in a row with faults, interrupts, kills, resumes and two writers.
 
-Every night is a real ``python -m evalkit run`` against the shipped test server answering 10 % of
+Every night is a real ``evalkit run`` against the shipped test server answering 10 % of
 requests with a 500. A seeded draw decides whether the night finishes, gets a SIGINT or a SIGKILL
 to its whole process group partway; the night after an unfinished one resumes it. Every other
 night a second experiment writes to the same store at the same time, and every fourth night runs

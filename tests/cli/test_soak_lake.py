@@ -1,6 +1,6 @@
 """A soak on a DuckLake store whose PostgreSQL catalog goes down during the nights.
 
-Every night is a real ``python -m evalkit run`` writing a lake whose catalog is a PostgreSQL
+Every night is a real ``evalkit run`` writing a lake whose catalog is a PostgreSQL
 server of the test's own. A seeded draw decides the night's outage: none, a short one (the
 server stopped and started again a second later: the run keeps its finished rows and writes
 them once the catalog is back), or a long one (the server stays down past the run's

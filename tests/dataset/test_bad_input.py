@@ -785,7 +785,7 @@ def test_mixed_types_in_a_json_column_arrive_as_written(tmp_path: Path, suffix: 
 
 def test_a_damaged_saved_hugging_face_dataset_is_a_dataset_error(tmp_path: Path) -> None:
     datasets = pytest.importorskip(
-        "datasets", reason="the optional 'datasets' library (evalkit[hf])"
+        "datasets", reason="the optional 'datasets' library (evalkit-runner[hf])"
     )
     datasets.disable_progress_bars()
     folder = tmp_path / "hf"
@@ -904,7 +904,7 @@ def test_malformed_hugging_face_metadata_names_the_file_and_key(
 ) -> None:
     # These were AttributeError and TypeError tracebacks from inside `datasets`.
     datasets = pytest.importorskip(
-        "datasets", reason="the optional 'datasets' library (evalkit[hf])"
+        "datasets", reason="the optional 'datasets' library (evalkit-runner[hf])"
     )
     datasets.disable_progress_bars()
     folder = tmp_path / "hf"

@@ -54,7 +54,7 @@ def _jsonl(path: Path, rows: list[dict[str, Any]]) -> Path:
     return path
 
 
-HF_REASON = "the optional 'datasets' library (evalkit[hf]) is not installed"
+HF_REASON = "the optional 'datasets' library (evalkit-runner[hf]) is not installed"
 # Imported by name: to mypy, `import datasets` is this repository's datasets/ folder of
 # sample files (a namespace package), not Hugging Face's library that Python imports.
 datasets: ModuleType | None

@@ -108,7 +108,7 @@ def test_code_scorers_ignore_a_judge_from_get_scorer_but_refuse_one_directly() -
         (
             "Exact-Match",
             "unknown prebuilt scorer 'Exact-Match' (did you mean 'exact_match'?); "
-            "list them with `python -m evalkit scorers`",
+            "list them with `evalkit scorers`",
         ),
         ("zzz", "unknown prebuilt scorer 'zzz'; list them"),
     ],
@@ -209,7 +209,7 @@ def test_a_missing_optional_dependency_names_the_extra(scratch_names: list[str])
         get_scorer("needs_missing_module")
     assert str(caught.value) == (
         "scorer 'needs_missing_module' needs the optional 'nlp' dependencies (missing module "
-        "evalkit_no_such_module): pip install 'evalkit[nlp]'"
+        "evalkit_no_such_module): pip install 'evalkit-runner[nlp]'"
     )
 
 
