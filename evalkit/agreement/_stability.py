@@ -185,7 +185,7 @@ def noise_share(
 ) -> float | None:
     """The share (0 to 1) of a regression interval's variance that judge noise explains.
 
-    ``candidate_noise`` and ``baseline_noise`` are the two runs' :attr:`JudgeStability.
+    ``candidate_noise`` and ``baseline_noise`` are the two runs' `JudgeStability.
     noise_variance`; a baseline that was not repeated (None) is taken to be as noisy as the
     candidate (the same judge asked twice). Only a pair the candidate's judge answered afresh
     carries noise in the difference: a score from the judge cache is the earlier run's own, so
