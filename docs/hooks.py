@@ -11,17 +11,59 @@ A page asks for a generated block with a marker on a line of its own:
 
 So the reference cannot drift from the code: a new option, scorer parameter or column shows up
 at the next build. Only public names are used, so the packages' insides may move freely.
+
+The hooks also keep the API reference readable, as warnings that fail the strict build:
+
+- a page showing a Sphinx role as text (``:class:`` before a code span): docstrings name other
+  objects with mkdocstrings' cross-references, ``[`Source`][evalkit.dataset.Source]``, which
+  the build resolves (an unknown target is mkdocs-autorefs' own warning);
+- no signature formatter: mkdocstrings formats signatures with Ruff (or Black) when it can
+  import one and otherwise, saying so only at INFO, prints each on one line.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.util
+import logging
 import os
 import re
 from collections.abc import Iterator
 from typing import Any
 
 MARKER = re.compile(r"^<!-- evalkit:(?P<what>[a-z-]+)(?: (?P<arg>[a-z]+))? -->$", re.MULTILINE)
+
+# A Sphinx role left in a docstring renders as its name before a code span:
+# ":class:`~evalkit.dataset.Source`" becomes ":class:<code>~evalkit.dataset.Source</code>".
+SPHINX_ROLE = re.compile(
+    r":(?:py:)?(?:any|attr|class|const|data|doc|exc|func|meth|mod|obj|ref|term):<code>[^<]*</code>"
+)
+PRE = re.compile(r"<pre\b.*?</pre>", re.DOTALL)
+
+# Under the "mkdocs" logger, whose warnings the strict build counts.
+log = logging.getLogger("mkdocs.hooks.evalkit")
+
+
+def on_config(config: Any, **_: Any) -> Any:
+    """Warn when no formatter for the API reference's signatures is installed."""
+    if importlib.util.find_spec("ruff") is None and importlib.util.find_spec("black") is None:
+        log.warning(
+            "neither Ruff nor Black is installed: the API reference's signatures would be"
+            " printed on one line (pip install -e '.[docs]' installs Ruff)"
+        )
+    return config
+
+
+def on_page_content(html: str, page: Any, **_: Any) -> str:
+    """Warn about every Sphinx role a page shows as text (outside its code blocks)."""
+    for role in raw_sphinx_roles(html):
+        log.warning(f"{page.file.src_uri}: a Sphinx role shown as text: {role}")
+    return html
+
+
+def raw_sphinx_roles(html: str) -> list[str]:
+    """The Sphinx roles that ``html`` (a rendered page) shows as text, in page order."""
+    return SPHINX_ROLE.findall(PRE.sub("", html))
 
 
 def on_page_markdown(markdown: str, **_: Any) -> str:

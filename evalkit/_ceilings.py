@@ -61,7 +61,7 @@ def _check(key: str, value: float, ceiling: float, what: str) -> None:
 
 
 def check_concurrency_ceiling(key: str, value: int) -> None:
-    """Refuse a concurrency above :data:`MAX_CONCURRENCY`, naming ``key`` (option or flag).
+    """Refuse a concurrency above `MAX_CONCURRENCY`, naming ``key`` (option or flag).
 
     Raises:
         ConfigError: ``value`` is above the ceiling.
@@ -72,7 +72,7 @@ def check_concurrency_ceiling(key: str, value: int) -> None:
 
 
 def check_resamples_ceiling(key: str, value: int) -> None:
-    """Refuse more resamples than :data:`MAX_RESAMPLES`, naming ``key`` (option or flag).
+    """Refuse more resamples than `MAX_RESAMPLES`, naming ``key`` (option or flag).
 
     Raises:
         ConfigError: ``value`` is above the ceiling.
@@ -82,7 +82,7 @@ def check_resamples_ceiling(key: str, value: int) -> None:
 
 
 def check_workers_ceiling(key: str, value: int) -> None:
-    """Refuse more worker processes than :data:`MAX_WORKERS`, naming ``key`` (option or flag).
+    """Refuse more worker processes than `MAX_WORKERS`, naming ``key`` (option or flag).
 
     Raises:
         ConfigError: ``value`` is above the ceiling.
@@ -185,7 +185,7 @@ def check_allowed(key: str, value: object, allowed: Allowed) -> None:
 
     Raises:
         ConfigError: ``value`` is not a number of the right kind, is NaN, below the range or
-            above it (the last through :func:`_check`).
+            above it (the last through `_check`).
     """
     if allowed.holds(value):
         return

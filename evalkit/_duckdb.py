@@ -19,5 +19,5 @@ OFFLINE = {"autoinstall_known_extensions": "false", "autoload_known_extensions":
 def connect_offline(
     database: str = ":memory:", *, read_only: bool = False
 ) -> duckdb.DuckDBPyConnection:
-    """``duckdb.connect`` with :data:`OFFLINE` settings."""
+    """``duckdb.connect`` with `OFFLINE` settings."""
     return duckdb.connect(database, read_only=read_only, config=dict(OFFLINE))

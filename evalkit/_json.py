@@ -96,7 +96,7 @@ def _canonical_text(value: Any) -> str:
 
 
 def dumps(value: Any) -> str:
-    """Serialise ``value`` as compact JSON after :func:`to_jsonable`."""
+    """Serialise ``value`` as compact JSON after `to_jsonable`."""
     return json.dumps(to_jsonable(value), ensure_ascii=False, separators=(",", ":"))
 
 

@@ -1,7 +1,7 @@
 """Lazy re-exports for the packages' ``__init__`` modules (PEP 562 ``__getattr__``).
 
 ``import evalkit`` used to import every subpackage, and with them ``openai`` (~0.5 s), pandas
-(~0.3 s) and the rest: about 1.4 s before anything ran. A package built with :func:`exports`
+(~0.3 s) and the rest: about 1.4 s before anything ran. A package built with `exports`
 imports a name's module the first time the name is read, so ``evalkit scorers`` starts fast
 and a worker process of a sharded run (which imports ``evalkit.run._executors``) loads only
 what running a shard needs; a judge-less shard never imports ``openai``. Why, and what it

@@ -2,9 +2,9 @@
 
 Error messages are built from things evalkit does not control — a provider's error body, an
 endpoint URL the user typed — and they end up in exceptions, logs, reports and the score store.
-:func:`mask_secrets` masks what looks like a credential in such text, and the exact key values a
+`mask_secrets` masks what looks like a credential in such text, and the exact key values a
 caller knows (the key a client sends), so a provider that echoes the key back does not leak it.
-:func:`looks_like_a_key` tells a pasted key from the *name* of an environment variable, for the
+`looks_like_a_key` tells a pasted key from the *name* of an environment variable, for the
 places that take a name (``api_key_env``) and must refuse a key without echoing it.
 
 The store's config redaction (``evalkit/store/_redact.py``) masks text with the same patterns.

@@ -24,7 +24,7 @@ def is_big(x: str) -> str:
 
 
 def mean(x: str, big: str = "", scaled: str = "") -> str:
-    """The mean of ``x``. ``big``: the group's test, when other than :func:`is_big` of ``x``;
+    """The mean of ``x``. ``big``: the group's test, when other than `is_big` of ``x``;
     ``scaled``: ``x`` scaled by 2**-600, when ``x`` itself may overflow (a difference: scale
     each term)."""
     big = big or is_big(x)
@@ -33,7 +33,7 @@ def mean(x: str, big: str = "", scaled: str = "") -> str:
 
 
 def stddev(x: str, big: str = "", scaled: str = "") -> str:
-    """The sample standard deviation of ``x`` (NULL under two values); as :func:`mean`."""
+    """The sample standard deviation of ``x`` (NULL under two values); as `mean`."""
     big = big or is_big(x)
     scaled = scaled or f"({x}) * {DOWN}"
     plain = f"stddev_samp(CASE WHEN abs({x}) < {BIG} THEN {x} END)"

@@ -21,7 +21,7 @@ def storable_text(value: str | None) -> str | None:
 
 def arrow_array(values: list[Any], kind: pa.DataType) -> pa.Array:
     """``pa.array(values, kind)``; a text column UTF-8 cannot encode is made storable with
-    :func:`storable_text` (only a column that failed pays for the repair)."""
+    `storable_text` (only a column that failed pays for the repair)."""
     try:
         return pa.array(values, kind)
     except UnicodeEncodeError:

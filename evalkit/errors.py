@@ -1,7 +1,8 @@
 """The evalkit exception tree.
 
-Every error evalkit raises on purpose is an :class:`EvalkitError`; where a built-in fits, the
-class also inherits it, so ``except ValueError`` keeps working for callers who expect one::
+Every error evalkit raises on purpose is an [`EvalkitError`][evalkit.errors.EvalkitError]; where a
+built-in fits, the class also inherits it, so ``except ValueError`` keeps working for callers who
+expect one::
 
     EvalkitError
     ├── ConfigError (ValueError)        a scorer, judge or run is defined wrongly
@@ -162,9 +163,9 @@ class InvalidScoreError(EvalkitError, ValueError):
 class ScorerInputError(EvalkitError, ValueError):
     """A scorer cannot score this row: an input it needs is missing or unusable.
 
-    Raised inside a step (so the run fails as a :class:`ScorerRunError` with this as its cause),
-    e.g. when ``exact_match`` meets a row without a ground truth. Scoring such a row as 0 would
-    hide a data problem behind a bad score.
+    Raised inside a step (so the run fails as a [`ScorerRunError`][evalkit.errors.ScorerRunError]
+    with this as its cause), e.g. when ``exact_match`` meets a row without a ground truth. Scoring
+    such a row as 0 would hide a data problem behind a bad score.
 
     Attributes:
         scorer: The scorer that refused the row (its prebuilt name or id).

@@ -1,17 +1,17 @@
 """Agreement of scorers with human labels: is the LLM judge a judge people would agree with?
 
-:func:`agreement` compares a judge's scores with human labels of the same items: accuracy and
+`agreement` compares a judge's scores with human labels of the same items: accuracy and
 Cohen's kappa (quadratic-weighted too for ordinal labels), or Pearson, Spearman and the mean
 absolute error for continuous ones, each with a percentile bootstrap interval.
-:func:`inter_rater_alpha` measures how far the people agree with each other (Krippendorff's
+`inter_rater_alpha` measures how far the people agree with each other (Krippendorff's
 alpha): a judge cannot be expected to agree with people better than they agree among
-themselves. :func:`disagreements` picks the pairs worth reading first. :func:`stability`
-measures a judge against itself over repeated executions (:class:`JudgeStability`), and
-:func:`noise_share` how much of a regression interval its noise explains.
+themselves. `disagreements` picks the pairs worth reading first. `stability`
+measures a judge against itself over repeated executions (`JudgeStability`), and
+`noise_share` how much of a regression interval its noise explains.
 
-The labels of a run (:class:`LabelSpec`, :func:`parse_labels`), its agreement gates
-(:func:`parse_min_agreement`) and the measuring of a run's scorers (:class:`ScorerAgreement`,
-:func:`measure_stored`) build on these. Names are imported on first use (``evalkit._lazy``),
+The labels of a run (`LabelSpec`, `parse_labels`), its agreement gates
+(`parse_min_agreement`) and the measuring of a run's scorers (`ScorerAgreement`,
+`measure_stored`) build on these. Names are imported on first use (``evalkit._lazy``),
 so ``import evalkit.agreement`` loads neither scikit-learn, scipy nor the store.
 """
 

@@ -1,6 +1,6 @@
 """The arguments of the agreement statistics, checked: kinds, options, paired arrays, levels.
 
-Bad arguments are :class:`~evalkit.errors.ConfigError` naming the value.
+Bad arguments are [`ConfigError`][evalkit.errors.ConfigError] naming the value.
 """
 
 from __future__ import annotations

@@ -86,11 +86,11 @@ class PairDraws:
 
     @property
     def width(self) -> int:
-        """Elements drawn per resample, for :func:`chunks`."""
+        """Elements drawn per resample, for `chunks`."""
         return self.judge.size
 
     def draw(self, rng: np.random.Generator, rows: int) -> IntArray:
-        """Copies of each of :attr:`judge`'s pairs in ``rows`` resamples."""
+        """Copies of each of `judge`'s pairs in ``rows`` resamples."""
         if self.grouped:
             drawn: IntArray = rng.multinomial(self.n, self._share, size=rows)
             return drawn
@@ -313,7 +313,7 @@ def interval_moments(ratings: FloatArray) -> FloatArray:
 
 
 def alpha_from_moments(sums: FloatArray) -> FloatArray:
-    """Interval alpha from summed :func:`interval_moments` (resamples x 4).
+    """Interval alpha from summed `interval_moments` (resamples x 4).
 
     ``sum(n_c * n_k * d)`` over all pairable values is ``2 (N * S2 - S1²)``, so alpha is
     ``1 - (N - 1) * A / (2 (N * S2 - S1²))``; NaN when the values do not spread.

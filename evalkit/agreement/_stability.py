@@ -3,7 +3,7 @@
 
 The executions of a pair are treated as K raters of it: Krippendorff's alpha across them is
 the judge's self-agreement (1 when every pair got the same score each time). A judge below
-:data:`STABLE_ALPHA` (Krippendorff's own lowest bound for tentative conclusions) is flagged:
+`STABLE_ALPHA` (Krippendorff's own lowest bound for tentative conclusions) is flagged:
 its scores, and so its regressions, are mostly noise.
 
 The noise of one execution's score is the mean, over pairs, of the variance of the pair's
@@ -75,7 +75,7 @@ class JudgeStability:
     @property
     def flagged(self) -> bool:
         """Whether the judge disagrees with itself too much for its regressions to be
-        believed: alpha below :data:`STABLE_ALPHA`, or undefined while pairs differ."""
+        believed: alpha below `STABLE_ALPHA`, or undefined while pairs differ."""
         if math.isnan(self.alpha.value):
             return self.unstable_share > 0
         return self.alpha.value < STABLE_ALPHA
@@ -129,7 +129,7 @@ def stability(
         executions: Executions x pairs: each execution's score of each pair (NaN where it
             failed).
         labels: The scorer's labels, whose kind and levels then say how scores compare (the
-            scores snapped to the nearest level, as :func:`agreement` does); None infers them
+            scores snapped to the nearest level, as `agreement` does); None infers them
             from the scores (two values: binary; up to 11: ordered levels;
             one or more than 11: continuous, one value giving an undefined alpha).
         confidence: The alpha interval's coverage.
@@ -185,11 +185,11 @@ def noise_share(
 ) -> float | None:
     """The share (0 to 1) of a regression interval's variance that judge noise explains.
 
-    ``candidate_noise`` and ``baseline_noise`` are the two runs' :attr:`JudgeStability.
+    ``candidate_noise`` and ``baseline_noise`` are the two runs' `JudgeStability.
     noise_variance`; a baseline that was not repeated (None) is taken to be as noisy as the
     candidate (the same judge asked twice). Only a pair the candidate's judge answered afresh
     carries noise in the difference: a score from the judge cache is the earlier run's own, so
-    the noise is scaled by ``fresh_share`` (:attr:`JudgeStability.fresh_share`).
+    the noise is scaled by ``fresh_share`` (`JudgeStability.fresh_share`).
     ``ci_low``/``ci_high`` are the paired difference's interval at ``confidence`` over
     ``n_paired`` pairs. None when the interval says nothing (fewer than 2 pairs, no width) or
     the noise is unknown; at most 1 (more would say the noise is not independent across
@@ -215,7 +215,7 @@ def stability_of(
     fresh: Mapping[str, float] | None = None,
     confidence: float = 0.95,
 ) -> dict[str, JudgeStability]:
-    """:func:`stability` of every repeated scorer (``executions`` by scorer id), with the
+    """`stability` of every repeated scorer (``executions`` by scorer id), with the
     share of its pairs judged afresh (``fresh``; all of them when not given)."""
     found = {}
     for scorer_id, r in executions.items():

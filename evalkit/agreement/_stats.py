@@ -273,8 +273,8 @@ def disagreements(
         judge: The judge's scores (NaN: not scored).
         human: The human labels, aligned (NaN: none).
         kind: The labels' kind; for all but ``continuous`` judge scores are snapped to the
-            nearest level first, as in :func:`agreement`.
-        levels: As in :func:`agreement`.
+            nearest level first, as in `agreement`.
+        levels: As in `agreement`.
         limit: At most this many indices.
 
     Returns:
@@ -282,7 +282,7 @@ def disagreements(
         on the scale, largest first, ties by index.
 
     Raises:
-        ConfigError: As :func:`agreement`, or a negative ``limit``.
+        ConfigError: As `agreement`, or a negative ``limit``.
     """
     _check_kind(kind)
     if isinstance(limit, bool) or not isinstance(limit, int) or limit < 0:

@@ -1,8 +1,8 @@
 """Turning a validated experiment file into what ``run_evals`` takes: scorers, target, gates.
 
 Every problem found here is reported at the key and line of the file that caused it, and
-all of them at once: :class:`FileBuilder` is the ``check`` the CLI passes to
-:func:`~evalkit.experiment_file.load_experiment_file`, so unknown scorers, failed imports and
+all of them at once: `FileBuilder` is the ``check`` the CLI passes to
+[`load_experiment_file`][evalkit.load_experiment_file], so unknown scorers, failed imports and
 bad thresholds are listed with the schema's problems in one error
 (docs/pages/design/file-checked-in-one-pass.md).
 """
@@ -23,11 +23,11 @@ Direction = Literal["higher", "lower"]
 
 
 class FileBuilder:
-    """A ``check`` for :func:`~evalkit.experiment_file.load_experiment_file` that builds too.
+    """A ``check`` for [`load_experiment_file`][evalkit.load_experiment_file] that builds too.
 
     Called with the file's parts, it builds every scorer entry it can and the target, checks
     the thresholds, and returns every problem it met; after a load that raised nothing,
-    :attr:`scorers`, :attr:`thresholds` and :attr:`target` hold what was built.
+    `scorers`, `thresholds` and `target` hold what was built.
     """
 
     def __init__(self) -> None:
@@ -229,7 +229,7 @@ def build_target(file: ExperimentFile) -> Any:
 
 
 def build_target_of(parts: FileParts) -> Any:
-    """:func:`build_target` from a file's parts."""
+    """`build_target` from a file's parts."""
     target = parts.target
     if target is None:
         return None

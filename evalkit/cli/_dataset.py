@@ -19,7 +19,7 @@ def open_dataset(file: ExperimentFile, *, sharded: bool) -> tuple[Any, Any]:
     """What ``run_evals`` reads: ``(data, columns)``.
 
     A sharded run reads Parquet row groups, so it gets the path and the mapping; any other
-    run gets the opened :class:`~evalkit.dataset.Dataset` (its columns already mapped).
+    run gets the opened [`Dataset`][evalkit.Dataset] (its columns already mapped).
 
     Raises:
         ExperimentFileError: A mapped column is missing, or a sharded run's data is not a

@@ -1,10 +1,10 @@
 """Running an experiment file as ``evalkit run`` does, without printing.
 
-``evalkit run`` and the pytest plugin (:mod:`evalkit.pytest_plugin`) both call
-:func:`run_experiment_file`: it checks the file and the options, finds the baseline's
-candidates before the run starts (a missing named baseline fails fast), runs the file into its
-store and has the run judged on every gate (``_judge_run.py``). A Ctrl-C stops the run as
-:class:`InterruptedRun`, carrying what was recorded; one that comes after every item was
+``evalkit run`` and the pytest plugin (`evalkit.pytest_plugin`) both call
+[`run_experiment_file`][evalkit.cli.run_experiment_file]: it checks the file and the options, finds
+the baseline's candidates before the run starts (a missing named baseline fails fast), runs the file
+into its store and has the run judged on every gate (``_judge_run.py``). A Ctrl-C stops the run as
+`InterruptedRun`, carrying what was recorded; one that comes after every item was
 scored lets the run finish and be judged.
 
 See docs/pages/design/pytest-verdict-after-the-body.md.

@@ -1,8 +1,8 @@
 """Printing rows: aligned text tables, CSV and JSON.
 
-Tables and :func:`one_line` show control and bidi characters as escapes wherever they go, JSON
+Tables and `one_line` show control and bidi characters as escapes wherever they go, JSON
 writes them as its own ``\\u`` escapes (the same value once parsed), and CSV keeps the exact
-text; on a terminal the stream itself escapes it (see :mod:`evalkit.cli._output` and
+text; on a terminal the stream itself escapes it (see `evalkit.cli._output` and
 docs/pages/design/cli-output-streams.md).
 """
 
@@ -125,13 +125,13 @@ def _csv_lines(rows: Iterable[Sequence[Any]]) -> str:
 
 
 def json_text(value: Any) -> str:
-    """Indented JSON of ``value`` after :func:`evalkit._json.to_jsonable`, control and bidi
+    """Indented JSON of ``value`` after `evalkit._json.to_jsonable`, control and bidi
     characters as ``\\u`` escapes."""
     return visible_json(json.dumps(to_jsonable(value), ensure_ascii=False, indent=2))
 
 
 def csv_chunks(columns: Sequence[str], batches: Iterable[Sequence[Sequence[Any]]]) -> Iterator[str]:
-    """:func:`csv_text` one batch of rows at a time: the header, then each batch's lines (the
+    """`csv_text` one batch of rows at a time: the header, then each batch's lines (the
     same text, joined)."""
     yield _csv_lines([columns])
     for rows in batches:
@@ -141,7 +141,7 @@ def csv_chunks(columns: Sequence[str], batches: Iterable[Sequence[Sequence[Any]]
 def json_chunks(
     columns: Sequence[str], batches: Iterable[Sequence[Sequence[Any]]]
 ) -> Iterator[str]:
-    """:func:`json_text` of :func:`records` one batch of rows at a time, without the final
+    """`json_text` of `records` one batch of rows at a time, without the final
     newline: the same text, joined."""
     first = True
     for rows in batches:

@@ -2,9 +2,9 @@
 
 The gates are the thresholds, the error-rate gates and the regression gate against the
 run's baseline. ``evalkit run`` and the pytest plugin (through
-:func:`~evalkit.cli.run_experiment_file`, ``_file_run.py``) and :func:`judge_run` from Python
-all judge here, so a test and the nightly job give a run the same verdict.
-See docs/pages/design/pytest-verdict-after-the-body.md.
+[`run_experiment_file`][evalkit.cli.run_experiment_file], ``_file_run.py``) and
+[`judge_run`][evalkit.cli.judge_run] from Python all judge here, so a test and the nightly job give
+a run the same verdict. See docs/pages/design/pytest-verdict-after-the-body.md.
 """
 
 from __future__ import annotations

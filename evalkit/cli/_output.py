@@ -1,9 +1,9 @@
 """The CLI's standard streams: no raw control character on a terminal, no traceback at ``| head``.
 
-While a command runs, :func:`guarded_streams` puts a guard on ``sys.stdout`` and
+While a command runs, `guarded_streams` puts a guard on ``sys.stdout`` and
 ``sys.stderr``, whatever writes to them (``print``, argparse, the progress bar, a warning):
 
-- stderr shows control and bidi characters as escapes (:func:`evalkit.report.visible`), but
+- stderr shows control and bidi characters as escapes (`evalkit.report.visible`), but
   for the carriage return the progress bar redraws with; stdout does the same on a terminal.
   Tables and messages escape such characters wherever they go and JSON writes them as its
   own ``\\u`` escapes; only CSV into a file or a pipe keeps the exact text.

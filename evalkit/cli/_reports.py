@@ -91,7 +91,7 @@ def explain_from_store(
     store: str | os.PathLike[str], baseline_id: str, candidate_id: str, *, slices: list[str]
 ) -> dict[str, Any]:
     """What a report needs from the store to explain a comparison: per scorer the pairs that
-    dropped (the first :data:`REGRESSED_SHOWN`, largest drop first) and their count, and the
+    dropped (the first `REGRESSED_SHOWN`, largest drop first) and their count, and the
     baseline's scores for the histograms."""
     from evalkit.compare import diff_items
     from evalkit.store import connection

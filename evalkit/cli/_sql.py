@@ -1,7 +1,8 @@
 """``evalkit sql``: run a query against the store, read-only unless ``--write``.
 
 Read-only means the store's own tables and views (and a lake's own data files) and nothing
-else: :func:`evalkit.store.read_only_connection` (see docs/pages/design/read-only-sql.md).
+else: [`evalkit.store.read_only_connection`][evalkit.store.read_only_connection] (see
+    docs/pages/design/read-only-sql.md).
 """
 
 from __future__ import annotations
@@ -57,7 +58,7 @@ BATCH_ROWS = 1000
 
 
 def _batches(cursor: duckdb.DuckDBPyConnection) -> Iterator[list[Any]]:
-    """The query's rows, :data:`BATCH_ROWS` at a time, as DuckDB's streaming result yields them."""
+    """The query's rows, `BATCH_ROWS` at a time, as DuckDB's streaming result yields them."""
     while rows := cursor.fetchmany(BATCH_ROWS):
         yield rows
 

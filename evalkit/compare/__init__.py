@@ -1,15 +1,15 @@
 """Comparing two experiments: paired statistics and a regression verdict per scorer.
 
-:func:`compare_experiments` pairs the items of a baseline and a candidate experiment by id and,
-per scorer, judges the mean difference with a paired bootstrap confidence interval and a paired
-sign-flip test. The two statistics are public too, for use on any paired differences.
-:func:`diff_items` lists the paired items of two stored runs whose score changed, filtered and
-paginated in the store; :func:`compare_slices` judges each slice (a metadata key's value) with a
-Holm correction over the slices. :func:`baseline_candidates` and :func:`choose_baseline` pick
-the run a candidate is judged against (``"latest"``: the newest passing run, or the pinned one)
-and say why. :func:`compare_judges` compares the LLM judges of two stored
-runs that differ in judge model or prompt version: the two judges' agreement with each other
-and, side by side, each one's with the human labels.
+[`compare_experiments`][evalkit.compare_experiments] pairs the items of a baseline and a candidate
+experiment by id and, per scorer, judges the mean difference with a paired bootstrap confidence
+interval and a paired sign-flip test. The two statistics are public too, for use on any paired
+differences. `diff_items` lists the paired items of two stored runs whose score changed, filtered
+and paginated in the store; `compare_slices` judges each slice (a metadata key's value) with a
+Holm correction over the slices. [`baseline_candidates`][evalkit.compare.baseline_candidates] and
+[`choose_baseline`][evalkit.compare.choose_baseline] pick the run a candidate is judged against
+(``"latest"``: the newest passing run, or the pinned one) and say why. `compare_judges` compares the
+LLM judges of two stored runs that differ in judge model or prompt version: the two judges'
+agreement with each other and, side by side, each one's with the human labels.
 """
 
 from __future__ import annotations

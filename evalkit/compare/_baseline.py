@@ -44,8 +44,8 @@ class Baseline:
     """A run chosen as baseline and why, or None with the line that says why there is none.
 
     Attributes:
-        run: The baseline's stored row (as :func:`evalkit.store.list_experiments` gives it),
-            or None.
+        run: The baseline's stored row (as
+            [`evalkit.store.list_experiments`][evalkit.list_experiments] gives it), or None.
         note: Why there is no baseline, when there is none.
         reason: Why this run: ``"newest passing run"``, ``"pinned by alice: v2 is the new
             normal"``, ``"named explicitly"``, …
@@ -170,9 +170,9 @@ def choose_baseline(
     candidate: dict[str, Any],
     min_paired: float,
 ) -> Baseline:
-    """The first of ``candidates`` (:func:`baseline_candidates`) that pairs with
-    ``candidate`` (a stored row: ``id``, ``name``, ``dataset_fingerprint``); never the
-    candidate itself.
+    """The first of ``candidates`` ([`baseline_candidates`][evalkit.compare.baseline_candidates])
+    that pairs with ``candidate`` (a stored row: ``id``, ``name``, ``dataset_fingerprint``); never
+    the candidate itself.
 
     Raises:
         BaselineError: ``ref`` was named explicitly and its run does not pair.

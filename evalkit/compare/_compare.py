@@ -40,7 +40,8 @@ class ScorerComparison:
 
     Items are paired by id. Differences are ``candidate - baseline``, whatever the scorer's
     direction, so ``difference``, ``ci_low`` and ``ci_high`` read like the two means do;
-    :attr:`improvement` gives the change signed by direction (positive is better).
+    [`improvement`][evalkit.ScorerComparison.improvement] gives the change signed by direction
+    (positive is better).
 
     Attributes:
         scorer_id: The scorer.
@@ -111,8 +112,8 @@ class Comparison:
     """Every scorer of two experiments judged, with the options used.
 
     Attributes:
-        scorers: One :class:`ScorerComparison` per scorer id found in either experiment,
-            sorted by id.
+        scorers: One [`ScorerComparison`][evalkit.ScorerComparison] per scorer id found in either
+            experiment, sorted by id.
         max_drop: The tolerated change in mean.
         confidence: The intervals' coverage.
         resamples: Bootstrap and sign-flip resamples drawn per scorer.
@@ -178,7 +179,7 @@ def compare_experiments(
     only and items whose run failed in either are counted, never silently dropped.
 
     Args:
-        baseline: The reference experiment's per-item scores (see :data:`ScoreTable`).
+        baseline: The reference experiment's per-item scores (see `ScoreTable`).
         candidate: The experiment being judged, in the same shape.
         directions: ``"higher"`` or ``"lower"`` per scorer id; unlisted scorers are
             higher-is-better.
@@ -191,11 +192,11 @@ def compare_experiments(
             scorer's result does not depend on which other scorers are compared.
 
     Returns:
-        A :class:`Comparison` with one entry per scorer, sorted by id.
+        A [`Comparison`][evalkit.Comparison] with one entry per scorer, sorted by id.
 
     Raises:
         ConfigError: An invalid option or direction.
-        DatasetError: Malformed scores (see :data:`ScoreTable`).
+        DatasetError: Malformed scores (see `ScoreTable`).
     """
     check_options(directions, max_drop=max_drop, confidence=confidence, resamples=resamples,
                   seed=seed)  # fmt: skip
@@ -232,7 +233,8 @@ def check_options(
     resamples: int,
     seed: int,
 ) -> None:
-    """Raise :class:`ConfigError` for an option :func:`compare_experiments` refuses."""
+    """Raise [`ConfigError`][evalkit.errors.ConfigError] for an option
+    [`compare_experiments`][evalkit.compare_experiments] refuses."""
     check_confidence(confidence)
     check_resamples(resamples)
     if isinstance(max_drop, bool) or not isinstance(max_drop, int | float):

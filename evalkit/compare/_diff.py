@@ -1,6 +1,6 @@
 """Item diff: the pairs of two stored runs whose score changed, straight from the store.
 
-:func:`diff_items` pairs a baseline's and a candidate's successful scores by item and scorer
+`diff_items` pairs a baseline's and a candidate's successful scores by item and scorer
 id in DuckDB, filters and orders them there, and reads inputs, outputs and reasons only for the
 page asked for, so a page over a million score rows costs one pass over the two runs' scores.
 Every value reaches DuckDB as a parameter; only fixed SQL fragments are put together here.
@@ -22,7 +22,7 @@ from evalkit._snapshot import in_one_transaction
 from evalkit.errors import ConfigError, StoreError
 
 DiffOrder: TypeAlias = Literal["drop", "gain", "delta", "item", "baseline", "candidate"]
-"""How :func:`diff_items` orders pairs: ``"drop"`` largest drop first (worse by the scorer's
+"""How `diff_items` orders pairs: ``"drop"`` largest drop first (worse by the scorer's
 direction), ``"gain"`` largest improvement first, ``"delta"`` most negative ``candidate -
 baseline`` first, ``"item"`` by item id, ``"baseline"``/``"candidate"`` by that score."""
 
@@ -66,7 +66,7 @@ class ItemDiff:
     """One page of an item diff between two runs.
 
     Attributes:
-        pairs: One row per (item, scorer) pair on this page: :data:`PAIR_COLUMNS` (``input``,
+        pairs: One row per (item, scorer) pair on this page: `PAIR_COLUMNS` (``input``,
             ``ground_truth``, the outputs and ``metadata`` as JSON text; ``delta`` is
             ``candidate - baseline``, ``improvement`` the change signed by the scorer's
             direction, negative when worse; ``*_reason_truncated`` is True when that run's
@@ -142,7 +142,7 @@ def diff_items(
         dropped: Only pairs that got worse.
         search: Only items whose input, ground truth or either output contains this text
             (case-insensitive).
-        order: See :data:`DiffOrder`; default ``"drop"`` (``"gain"`` with ``improved``).
+        order: See `DiffOrder`; default ``"drop"`` (``"gain"`` with ``improved``).
         offset: Skip this many pairs.
         limit: At most this many pairs (None: all of them).
         slices: Metadata keys to return as ``slice:KEY`` columns.

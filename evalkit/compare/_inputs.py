@@ -51,7 +51,7 @@ def scores_by_scorer(data: ScoreTable, *, label: str) -> dict[str, ScorerScores]
     """Split one experiment's per-item scores by scorer id.
 
     Args:
-        data: The scores, in one of the shapes of :data:`ScoreTable`.
+        data: The scores, in one of the shapes of `ScoreTable`.
         label: Names the experiment in errors (``"baseline"``, ``"candidate"``).
 
     Raises:

@@ -1,7 +1,7 @@
 """Comparing judges: two stored runs whose LLM judges differ (model, settings or prompt
 version), scored against each other and, side by side, each against the human labels.
 
-The two judges are two raters of the same items: :func:`evalkit.agreement.agreement` measures
+The two judges are two raters of the same items: `evalkit.agreement.agreement` measures
 them on the items both scored, the candidate's scores in the judge's place and the baseline's
 in the labels' (its measures are symmetric; the confusion matrix's rows are the baseline's
 levels). Each run's agreement with people is read from its ``scorer_agreement`` rows, measured
@@ -93,7 +93,7 @@ class JudgeAgreement:
         return bool(self.differences)
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready: every field, the agreements as :meth:`Agreement.to_dict` gives them."""
+        """JSON-ready: every field, the agreements as `Agreement.to_dict` gives them."""
         return {
             "scorer_id": self.scorer_id,
             "changed": self.changed,

@@ -1,7 +1,7 @@
 """Slices: the comparison of two runs within each value of an item metadata key.
 
-:func:`compare_slices` runs the paired comparison of :func:`compare_experiments` on the items
-of each slice (``category = billing``), then corrects the slices' p-values for multiple
+`compare_slices` runs the paired comparison of [`compare_experiments`][evalkit.compare_experiments]
+on the items of each slice (``category = billing``), then corrects the slices' p-values for multiple
 comparisons with Holm's step-down method: with 30 slices and 3 scorers, 90 tests at 5% would
 flag about four slices by chance alone; after the correction the chance that any slice is
 flagged wrongly stays at most 5%. A slice is ``regressed`` only when its own comparison says
@@ -106,16 +106,17 @@ def compare_slices(
     """Each slice and scorer compared, with Holm-corrected verdicts.
 
     Args:
-        baseline: The baseline's per-item scores (see :data:`ScoreTable`; a DataFrame or Arrow
+        baseline: The baseline's per-item scores (see `ScoreTable`; a DataFrame or Arrow
             table with ``item_id``, ``scorer_id``, ``score`` and optionally ``status``).
         candidate: The candidate's.
         values: Per slice key, each item id's value (items without one form the ``None``
-            slice). Only the :data:`MAX_VALUES` largest slices of a key are compared.
-        directions: As for :func:`compare_experiments`.
-        max_drop: As for :func:`compare_experiments`.
-        confidence: As for :func:`compare_experiments`; also the family-wise level.
-        resamples: As for :func:`compare_experiments`.
-        seed: As for :func:`compare_experiments`.
+            slice). Only the `MAX_VALUES` largest slices of a key are compared.
+        directions: As for [`compare_experiments`][evalkit.compare_experiments].
+        max_drop: As for [`compare_experiments`][evalkit.compare_experiments].
+        confidence: As for [`compare_experiments`][evalkit.compare_experiments]; also the
+            family-wise level.
+        resamples: As for [`compare_experiments`][evalkit.compare_experiments].
+        seed: As for [`compare_experiments`][evalkit.compare_experiments].
         overall: The whole-run comparison, to flag slices that regressed while it did not
             (computed here when not given).
     """

@@ -51,7 +51,7 @@ def _differences(differences: npt.ArrayLike) -> FloatArray:
 
 
 def check_confidence(confidence: float) -> None:
-    """Raise :class:`ConfigError` unless ``0 < confidence < 1``."""
+    """Raise [`ConfigError`][evalkit.errors.ConfigError] unless ``0 < confidence < 1``."""
     if isinstance(confidence, bool) or not isinstance(confidence, float | int):
         raise ConfigError(f"confidence must be a number, got {confidence!r}")
     if not 0.0 < confidence < 1.0:
@@ -59,7 +59,8 @@ def check_confidence(confidence: float) -> None:
 
 
 def check_resamples(resamples: int) -> None:
-    """Raise :class:`ConfigError` unless ``resamples`` is a positive integer."""
+    """Raise [`ConfigError`][evalkit.errors.ConfigError] unless ``resamples`` is a positive
+    integer."""
     if isinstance(resamples, bool) or not isinstance(resamples, int) or resamples < 1:
         raise ConfigError(f"resamples must be a positive integer, got {resamples!r}")
     check_resamples_ceiling("resamples", resamples)

@@ -1,9 +1,9 @@
 """Datasets: Parquet, CSV/TSV, JSON Lines, JSON, DuckDB queries, Hugging Face datasets,
 DataFrames, Arrow tables and lists of dicts as items.
 
-A new kind of input is a :class:`Source` (three methods yielding :data:`ColumnBatch` es);
-:func:`open_source` picks the source of a path by ``format`` or suffix; :class:`Dataset`
-turns any source into :class:`Item` s.
+A new kind of input is a [`Source`][evalkit.dataset.Source] (three methods yielding `ColumnBatch`
+es); [`open_source`][evalkit.dataset.open_source] picks the source of a path by ``format`` or
+suffix; [`Dataset`][evalkit.Dataset] turns any source into [`Item`][evalkit.Item] s.
 """
 
 from __future__ import annotations

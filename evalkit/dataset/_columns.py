@@ -88,7 +88,7 @@ def check_overrides(overrides: Mapping[str, Any] | None) -> Overrides:
 
 
 def check_column_count(source: str, count: int, *, line: int | None = None) -> None:
-    """Refuse a dataset of more than :data:`~evalkit._ceilings.MAX_DATASET_COLUMNS` columns.
+    """Refuse a dataset of more than `MAX_DATASET_COLUMNS` columns.
 
     Raises:
         DatasetError: ``count`` is above the ceiling, naming ``source`` (and its header line).

@@ -100,7 +100,7 @@ class _LineTooLong(Exception):
 
 
 def _bounded_lines(f: TextIO) -> Iterator[str]:
-    """The lines of ``f``, none read whole past :data:`MAX_CELL_BYTES` (a file of one huge
+    """The lines of ``f``, none read whole past `MAX_CELL_BYTES` (a file of one huge
     line is left to DuckDB's own limit, not read into memory here)."""
     while True:
         line = f.readline(MAX_CELL_BYTES)

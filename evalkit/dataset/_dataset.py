@@ -1,4 +1,5 @@
-"""The dataset: a source of rows turned into :class:`Item` batches, with ids and a fingerprint.
+"""The dataset: a source of rows turned into [`Item`][evalkit.Item] batches, with ids and a
+fingerprint.
 
 Ids: a row's ``id`` column when the dataset has one (null or repeated ids are an error);
 otherwise a 16-hex-digit hash of the row's input, ground truth and request context, so the
@@ -38,10 +39,11 @@ DEFAULT_BATCH_SIZE = 1024
 
 
 class Dataset:
-    """A dataset of :class:`Item` rows, read lazily in batches.
+    """A dataset of [`Item`][evalkit.Item] rows, read lazily in batches.
 
-    Build one with :func:`load_dataset`. Iterating yields items; :meth:`batches` yields lists
-    of items and computes the fingerprint on the way.
+    Build one with [`load_dataset`][evalkit.load_dataset]. Iterating yields items;
+    [`batches`][evalkit.Dataset.batches] yields lists of items and computes the fingerprint on the
+    way.
 
     Attributes:
         source: The file, folder or kind of object the rows come from.
@@ -257,8 +259,9 @@ def load_dataset(
         data: A path: a Parquet file, folder or glob, a CSV, TSV, JSON Lines (``.jsonl``) or
             JSON (``.json``, an array of records) file, a folder written by Hugging Face
             ``save_to_disk``; or a pandas DataFrame, a ``pyarrow.Table``, a
-            ``datasets.Dataset``, a list of dicts, any :class:`Source`, or a
-            :class:`Dataset` (returned as is). With ``query``, a ``.duckdb`` file or None.
+            ``datasets.Dataset``, a list of dicts, any [`Source`][evalkit.dataset.Source], or a
+            [`Dataset`][evalkit.Dataset] (returned as is). With ``query``, a ``.duckdb`` file or
+            None.
         columns: Map a role to a differently named column, e.g.
             ``{"input": "question", "ground_truth": "answer"}``. Without it, ``input`` is
             required and ``groundTruth``/``ground_truth``, ``output``,

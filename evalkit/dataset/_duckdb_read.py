@@ -1,11 +1,11 @@
 """What the DuckDB-read sources share: a SELECT streamed as Arrow batches, counted, checked.
 
-:class:`DuckDBSource` runs one SQL text (``select * from read_csv(...)``, a user's query) on a
+`DuckDBSource` runs one SQL text (``select * from read_csv(...)``, a user's query) on a
 fresh in-memory connection per pass, so a source holds no open connection between passes and
 a file larger than memory streams through in ``batch_size`` rows at a time. Columns DuckDB
 types as ``JSON`` arrive as JSON text and are decoded here, so nested values are Python
-structures. DuckDB's errors become :class:`~evalkit.errors.DatasetError` s located by the
-line, record and column DuckDB names (see :func:`located`). Why DuckDB:
+structures. DuckDB's errors become [`DatasetError`][evalkit.errors.DatasetError] s located by the
+line, record and column DuckDB names (see `located`). Why DuckDB:
 docs/pages/design/datasets-read-by-duckdb.md.
 """
 
@@ -41,7 +41,8 @@ Location = tuple[str, int | None, int | None, str | None]
 
 
 def located(exc: BaseException, origin: str, *, fallback: Location | None = None) -> DatasetError:
-    """A DuckDB error as a :class:`DatasetError` naming ``origin``, the line and the column.
+    """A DuckDB error as a [`DatasetError`][evalkit.errors.DatasetError] naming ``origin``, the line
+    and the column.
 
     DuckDB writes the line (``CSV Error on Line: 3``, ``in line 4``), the record of a JSON
     array (``in record/value 3``) and a column (``converting column "n"``) into its message;

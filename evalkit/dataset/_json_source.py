@@ -3,7 +3,7 @@
 DuckDB parses and streams the file (in parallel, with the line or record of a malformed value
 in its error). Its sniffer names the columns and their types; columns it finds to hold text
 are read as text, every other column as DuckDB's ``JSON`` type, decoded here with
-:func:`json.loads`: numbers, booleans, mixed types and nested objects and lists (tool calls,
+`json.loads`: numbers, booleans, mixed types and nested objects and lists (tool calls,
 message lists) arrive exactly as written, without the null keys a merged ``STRUCT`` type
 would add or a date guessed from a string. The sniffer's guess that records with many
 different keys are one ``MAP`` is switched off: each record's keys are its fields. Its sample

@@ -3,7 +3,7 @@
 Parquet (a file, a folder of ``*.parquet`` files, a glob), CSV, TSV, JSON Lines, JSON (an
 array of records), a folder saved by Hugging Face ``datasets``, a DuckDB query (optionally
 against a ``.duckdb`` file), and the in-memory inputs (a DataFrame, an Arrow table, a list of
-dicts, a ``datasets.Dataset``, any object implementing :class:`~evalkit.dataset.Source`).
+dicts, a ``datasets.Dataset``, any object implementing [`Source`][evalkit.dataset.Source]).
 """
 
 from __future__ import annotations
@@ -56,12 +56,12 @@ def open_source(
     query: str | None = None,
     folder: str | os.PathLike[str] | None = None,
 ) -> Source:
-    """The :class:`~evalkit.dataset.Source` reading ``data``.
+    """The [`Source`][evalkit.dataset.Source] reading ``data``.
 
     Args:
         data: A path (file, folder or glob), an in-memory dataset, or a source; with
             ``query``, an optional ``.duckdb`` file the query reads (None for none).
-        format: One of :data:`FORMATS`; None picks it by the path's suffix (Parquet when it
+        format: One of `FORMATS`; None picks it by the path's suffix (Parquet when it
             has none).
         query: A DuckDB ``SELECT`` giving the rows.
         folder: Where a query's relative file names are looked for; None for the working

@@ -29,7 +29,7 @@ Duplicate = tuple[str, Any]
 class Source(Protocol):
     """Rows of one kind of dataset object: the extension point for new kinds of input.
 
-    A :class:`~evalkit.dataset.Dataset` reads every source through these three methods
+    A [`Dataset`][evalkit.Dataset] reads every source through these three methods
     (a sharded run's row groups are one); ``name`` is how errors name the source.
     """
 
@@ -52,7 +52,8 @@ class Source(Protocol):
 def arrow_to_python(
     array: pa.Array | pa.ChunkedArray, origin: str, column: str, *, first_row: int | None = None
 ) -> list[Any]:
-    """The cells of an Arrow column as Python values (maps as dicts), for a :class:`Source`.
+    """The cells of an Arrow column as Python values (maps as dicts), for a
+    [`Source`][evalkit.dataset.Source].
 
     Args:
         array: The column's cells.

@@ -35,7 +35,7 @@ _encode_sorted = json.JSONEncoder(
 def canonical(value: Any) -> str:
     """A canonical JSON text of ``value``: equal values give equal text, whatever their source.
 
-    Keys are sorted and non-JSON types go through :func:`~evalkit._json.to_jsonable`, so a
+    Keys are sorted and non-JSON types go through `to_jsonable`, so a
     Parquet struct, a dict from a DataFrame and decoded JSON text of the same content agree.
     """
     if value is None:

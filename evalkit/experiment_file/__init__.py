@@ -1,12 +1,14 @@
 """Experiment files: the TOML that ``evalkit run FILE`` reads.
 
-:func:`load_experiment_file` validates a file against :class:`ExperimentConfig` and reports
-every problem as ``FILE:LINE: key: problem`` in one :class:`~evalkit.errors.ExperimentFileError`.
-:meth:`ExperimentFile.import_object` imports ``"module:attribute"`` references with the file's
-folder on ``sys.path`` while they load, and :meth:`ExperimentFile.error` builds located
-errors for later checks; a ``check`` passed to :func:`load_experiment_file` runs on the file's
-:class:`FileParts` (the valid parts even of a file that breaks the schema) and its problems
-are reported with the schema's, in one error.
+[`load_experiment_file`][evalkit.load_experiment_file] validates a file against `ExperimentConfig`
+and reports every problem as ``FILE:LINE: key: problem`` in one
+[`ExperimentFileError`][evalkit.errors.ExperimentFileError].
+[`ExperimentFile.import_object`][evalkit.ExperimentFile.import_object] imports
+``"module:attribute"`` references with the file's folder on ``sys.path`` while they load, and
+[`ExperimentFile.error`][evalkit.ExperimentFile.error] builds located errors for later checks; a
+``check`` passed to [`load_experiment_file`][evalkit.load_experiment_file] runs on the file's
+`FileParts` (the valid parts even of a file that breaks the schema) and its problems are reported
+with the schema's, in one error.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 ``tomllib`` and the line locator (``_locate.py``) build a key path per table header and
 dotted key, so a ``[a.a.a…]`` header of 32,000 segments cost 20 s and 4.2 GB before the
-depth check that follows parsing could refuse it. :func:`check_shape` bounds the file's size
+depth check that follows parsing could refuse it. `check_shape` bounds the file's size
 and, in one linear scan of the raw text, its nesting (arrays, inline tables, and dotted
 segments of keys and headers), so whatever reaches the parser is small and shallow. See
 docs/pages/design/ceilings-on-inputs.md.
@@ -55,7 +55,7 @@ _TOKEN = re.compile(
 
 
 def check_size(display: str, size: int) -> None:
-    """Refuse a file over :data:`MAX_FILE_BYTES`, before reading it.
+    """Refuse a file over `MAX_FILE_BYTES`, before reading it.
 
     Raises:
         ExperimentFileError: The file is too large.
@@ -71,8 +71,8 @@ def check_size(display: str, size: int) -> None:
 
 
 def check_shape(display: str, text: str) -> None:
-    """Refuse text of more than :data:`MAX_TOKENS` tokens, or nesting far past
-    :data:`MAX_NESTING` levels, in one linear scan that stops at the first excess.
+    """Refuse text of more than `MAX_TOKENS` tokens, or nesting far past
+    `MAX_NESTING` levels, in one linear scan that stops at the first excess.
 
     The depth counted is the open arrays and tables plus the dots of the dotted key or header
     being read, an over-estimate by a level or two of what the parser builds, never less.

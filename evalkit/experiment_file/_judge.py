@@ -111,7 +111,7 @@ class JudgeOverride(Table):
 
     def settings(self) -> dict[str, Any]:
         """The fields the file sets (``base_url_env`` included, unread); see
-        :func:`judge_settings` for what ``Judge`` takes."""
+        `judge_settings` for what ``Judge`` takes."""
         return self.model_dump(exclude_none=True)
 
 

@@ -1,7 +1,7 @@
 """Loading an experiment file: read, parse TOML, validate, and locate every problem by line.
 
-A ``check`` given to :func:`load_experiment_file` is reported with the schema's problems
-(docs/pages/design/file-checked-in-one-pass.md).
+A ``check`` given to [`load_experiment_file`][evalkit.load_experiment_file] is reported with the
+schema's problems (docs/pages/design/file-checked-in-one-pass.md).
 """
 
 from __future__ import annotations
@@ -84,7 +84,7 @@ class ExperimentFile:
         """Import ``reference`` (``"module:attribute"``), this file's folder first on ``sys.path``.
 
         The folder is on ``sys.path`` only while the module loads (see
-        :func:`~evalkit.experiment_file.import_reference`).
+        `import_reference`).
 
         Raises:
             ExperimentFileError: The module or attribute is missing or fails to import; the
@@ -104,12 +104,12 @@ def load_experiment_file(
     Args:
         path: The TOML file.
         check: Checks beyond the schema (the CLI's: scorer names, imports, thresholds), run
-            on the file's :class:`~evalkit.experiment_file.FileParts` — all of them, or the
+            on the file's `FileParts` — all of them, or the
             parts that validate when another part breaks the schema — whose problems are
             reported with the schema's, in the same error.
 
     Returns:
-        The validated :class:`ExperimentFile`.
+        The validated [`ExperimentFile`][evalkit.ExperimentFile].
 
     Raises:
         ExperimentFileError: The file cannot be read, is not valid TOML, breaks the schema

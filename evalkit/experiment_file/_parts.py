@@ -2,8 +2,8 @@
 
 Building scorers, thresholds and the target (the CLI's ``_build.py``) finds problems the
 schema cannot: an unknown scorer name, a reference that does not import, a bare threshold on
-a lower-is-better scorer. :func:`~evalkit.experiment_file.load_experiment_file` runs such a
-check on the :class:`FileParts` of the file — every part of it, or, when the file breaks the
+a lower-is-better scorer. [`load_experiment_file`][evalkit.load_experiment_file] runs such a
+check on the `FileParts` of the file — every part of it, or, when the file breaks the
 schema somewhere, the ``[judge]``, ``[target]`` and ``[[scorers]]`` entries that validate on
 their own — and reports what the check found together with the schema's problems, in one
 error, so a file is fixed in one pass rather than one kind of problem per run (see

@@ -1,4 +1,4 @@
-"""The experiment file's schema: :class:`ExperimentConfig`, one pydantic model per TOML table.
+"""The experiment file's schema: `ExperimentConfig`, one pydantic model per TOML table.
 
 This module holds the whole file and its ``[experiment]`` table; the other tables live in
 ``_target.py``, ``_judge.py``, ``_scorers.py`` and ``_regression.py``, on the shared base and

@@ -1,4 +1,4 @@
-"""``[[scorers]]``: one table a scorer, with its pass mark (:class:`Threshold`)."""
+"""``[[scorers]]``: one table a scorer, with its pass mark ([`Threshold`][evalkit.Threshold])."""
 
 from __future__ import annotations
 

@@ -92,4 +92,5 @@ class PythonTarget(Table):
 
 
 Target = Annotated[OpenAITarget | PythonTarget, Field(discriminator="type")]
-"""``[target]``: an :class:`OpenAITarget` or a :class:`PythonTarget`, told apart by ``type``."""
+"""``[target]``: an [`OpenAITarget`][evalkit.OpenAITarget] or a `PythonTarget`, told apart by
+``type``."""

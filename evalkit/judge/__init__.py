@@ -1,11 +1,12 @@
 """LLM judges: the models prompt steps ask, the shared clients, and the records of every call.
 
 Also the things that make repeated and large runs cheap: the judge call cache
-(:class:`JudgeCache`, activated with :func:`use_judge_cache`), the per-model rate limiters
-(:class:`RateLimiter`, shared through :func:`shared_rate_limiter`) and batch mode
-(``Judge(mode="batch")``: calls gathered into jobs of the provider's Batch API, recorded in
-the cache's file so an interrupted run picks them up), and the check made before a run
-(:func:`preflight`: every judge's key and endpoint, one request each).
+([`JudgeCache`][evalkit.JudgeCache], activated with [`use_judge_cache`][evalkit.use_judge_cache]),
+the per-model rate limiters (`RateLimiter`, shared through
+[`shared_rate_limiter`][evalkit.judge.shared_rate_limiter]) and batch mode (``Judge(mode="batch")``:
+calls gathered into jobs of the provider's Batch API, recorded in the cache's file so an interrupted
+run picks them up), and the check made before a run ([`preflight`][evalkit.judge.preflight]: every
+judge's key and endpoint, one request each).
 
 Layout: the judge value (``_judge.py``: model, endpoint, sampling; its call policy as
 ``Judge.policy``), what is asked and how replies are checked (``_structured.py``, the step

@@ -1,8 +1,8 @@
 """Asking a judge for one prompt step's output: the cache, the call, the fallback, the record.
 
-:func:`ask` returns a :class:`~evalkit.judge.JudgeExecution` whatever happens once a call has
+`ask` returns a [`JudgeExecution`][evalkit.JudgeExecution] whatever happens once a call has
 been attempted, so the step can record it before raising. Transport failures end the step
-at once (:func:`~evalkit.judge.policy.chat_completion` already retried 429/5xx/timeouts);
+at once (`chat_completion` already retried 429/5xx/timeouts);
 an authentication or quota error also stops the judge's later calls (``policy/_breaker.py``);
 format failures get one fallback attempt (SPEC §1 "Structured output and its fallback"), and a
 server refusing the response format (or a length field) is asked again without it, as
@@ -56,8 +56,8 @@ _NO_USAGE = JudgeUsage()
 
 @dataclass(frozen=True, slots=True)
 class Asked:
-    """The outcome of :func:`ask`: the record, and the value or the error to raise (a
-    :class:`~evalkit.errors.JudgeError`, or the ConfigError of a missing API key)."""
+    """The outcome of `ask`: the record, and the value or the error to raise (a
+    [`JudgeError`][evalkit.errors.JudgeError], or the ConfigError of a missing API key)."""
 
     execution: JudgeExecution
     value: Any = None

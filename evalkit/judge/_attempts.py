@@ -57,7 +57,7 @@ def replied(
     format: str | None,
 ) -> JudgeAttempt:
     """The record of an attempt that got ``reply`` (``failure``: why it was not accepted),
-    sent in ``format`` (see :attr:`JudgeAttempt.format`)."""
+    sent in ``format`` (see `JudgeAttempt.format`)."""
     raw = reply.content if reply.content is not None else reply.refusal
     error = None
     if failure is not None:

@@ -1,6 +1,6 @@
 """Batch mode: the judge calls of concurrent scorer runs gathered into provider batch jobs.
 
-A :class:`BatchCollector` exists per event loop and per ``Judge.batch_key`` (endpoint, model,
+A `BatchCollector` exists per event loop and per ``Judge.batch_key`` (endpoint, model,
 batch settings) and active judge cache. Each call joins the *open group*; the group is sent as
 one batch when no call joined it for ``batch_flush_after`` seconds, or at once when it holds
 ``batch_max_requests``. So a step's prompts, made by every item in flight at about the same
@@ -131,7 +131,7 @@ class BatchCollector:
 
         Args:
             body: The chat completion request body.
-            key: The request's hash (see :func:`evalkit.judge._request.request_hash`).
+            key: The request's hash (see `evalkit.judge._request.request_hash`).
             label: Names the judge in error messages.
 
         Raises:

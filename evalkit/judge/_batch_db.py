@@ -6,7 +6,7 @@ port and path, that a run looks its batches up by) and ``judge_batch_requests`` 
 request hash → ``custom_id`` mapping of each batch). A batch stays here while its results may
 still be needed: ``submitted`` until it ends, ``completed`` until a run that read it ends
 normally. A batch that failed, expired or was cancelled is removed, so its requests are asked
-again. This module owns these tables (their DDL, :data:`SCHEMA`, and every query on them); the
+again. This module owns these tables (their DDL, `SCHEMA`, and every query on them); the
 file is opened by ``_duckdb.py``. Every function is synchronous and blocking, called from the
 cache's threads (``_batch_journal.py`` hands them over).
 """
@@ -113,7 +113,7 @@ def forget(con: Any, batch_ids: Iterable[str]) -> None:
 
 
 def prune(con: Any, now: float) -> None:
-    """Remove batches older than :data:`KEEP_SECONDS`."""
+    """Remove batches older than `KEEP_SECONDS`."""
     old = [
         row[0]
         for row in con.execute(

@@ -26,7 +26,7 @@ _NOT_UPDATED = "the next run may look at this batch again"
 
 
 class BatchJournal:
-    """The batch journal of a judge cache's run (get it with :meth:`of`).
+    """The batch journal of a judge cache's run (get it with `of`).
 
     Attributes:
         collectors: The run's batch collectors (see ``_batch.py``), by judge batch key and

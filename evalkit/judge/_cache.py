@@ -10,14 +10,14 @@ docs/pages/design/judge-cache-under-the-prompt-step.md and cache-lookups-off-the
   dict lookup.
 - **Writes leave the event loop.** New entries are buffered and handed, ``batch_size`` at a
   time (and at least every few seconds), to one writer thread that appends them through
-  Arrow in one transaction. :meth:`JudgeCache.aclose` (or leaving :func:`use_judge_cache`)
-  writes the rest.
+  Arrow in one transaction. [`JudgeCache.aclose`][evalkit.JudgeCache.aclose] (or leaving
+  [`use_judge_cache`][evalkit.use_judge_cache]) writes the rest.
 - **A separate file**, not a table of the score store: the store's writer owns its
   connection, while the cache is shared by every experiment and can be deleted at any time.
 - **The batch journal shares the file** (judges in batch mode): its tables are
   ``_batch_db.py``'s, as the entries' are ``_cache_db.py``'s, both created through
   ``_duckdb.py`` when the file opens. The cache knows nothing else of batches: it offers its
-  file to the parts of a run that keep state in it (:meth:`JudgeCache._attach`, used by
+  file to the parts of a run that keep state in it (`JudgeCache._attach`, used by
   ``_batch_journal.py``), reads through its lock and writes through the same single writer
   thread, after the entries buffered before them, so a batch is never forgotten before the
   replies read from it are written.
@@ -57,7 +57,7 @@ _FLUSH_SECONDS = 5.0
 
 
 class RunPart(Protocol):
-    """State a run keeps with its judge cache (see :meth:`JudgeCache._attach`)."""
+    """State a run keeps with its judge cache (see `JudgeCache._attach`)."""
 
     def end_run(self, *, finished: bool) -> None:
         """The run ended (``finished``: normally, not by an exception)."""
@@ -66,15 +66,18 @@ class RunPart(Protocol):
 class JudgeCache:
     """Judge replies kept in a DuckDB file, keyed by everything that determines them.
 
-    Activate one for a run with :func:`use_judge_cache`; judges whose calls are cacheable
-    (:attr:`Judge.caches`: temperature 0 unless ``cache=`` says otherwise) then look each
-    call up before asking and store each success. Errors are never cached. A cached call is
-    recorded as a success with ``cached=True``, ``model_call_count=0``, zero usage and no cost.
+    Activate one for a run with [`use_judge_cache`][evalkit.use_judge_cache]; judges whose calls are
+    cacheable ([`Judge.caches`][evalkit.Judge.caches]: temperature 0 unless ``cache=`` says
+    otherwise) then look each call up before asking and store each success. Errors are never cached.
+    A cached call is recorded as a success with ``cached=True``, ``model_call_count=0``, zero usage
+    and no cost.
 
-    The maintenance methods (:meth:`stats`, :meth:`clear`) are synchronous, for the CLI.
+    The maintenance methods ([`stats`][evalkit.JudgeCache.stats],
+    [`clear`][evalkit.JudgeCache.clear]) are synchronous, for the CLI.
 
     Args:
-        path: The cache file; None for :func:`default_cache_path` ``()``.
+        path: The cache file; None for [`default_cache_path`][evalkit.judge.default_cache_path]
+            ``()``.
         ttl: How long an entry stays valid (a ``timedelta`` or seconds, 0 to 100 years);
             default 7 days.
         batch_size: New entries handed to the writer thread at a time, 1 to 1,000,000.
@@ -110,11 +113,13 @@ class JudgeCache:
 
     @property
     def is_open(self) -> bool:
-        """Whether the file is open (by :meth:`open`, ``async with``, or a maintenance call)."""
+        """Whether the file is open (by [`open`][evalkit.JudgeCache.open], ``async with``, or a
+        maintenance call)."""
         return self._opened
 
     def open(self) -> None:
-        """Open the file (creating it), delete expired entries. Blocking; see :meth:`aopen`.
+        """Open the file (creating it), delete expired entries. Blocking; see
+        [`aopen`][evalkit.JudgeCache.aopen].
 
         Raises:
             StoreError: The file cannot be opened (another process may be using it).
@@ -130,17 +135,18 @@ class JudgeCache:
         pa.array([], pa.string())
 
     async def aopen(self) -> None:
-        """:meth:`open`, in a worker thread."""
+        """[`open`][evalkit.JudgeCache.open], in a worker thread."""
         await anyio.to_thread.run_sync(self.open)
 
     def flush(self) -> None:
-        """Write every pending entry and wait for the writer. Blocking; see :meth:`aflush`."""
+        """Write every pending entry and wait for the writer. Blocking; see
+        [`aflush`][evalkit.JudgeCache.aflush]."""
         if self._pending:
             self._hand_over()
         self._writer.wait()
 
     async def aflush(self) -> None:
-        """:meth:`flush` without blocking the event loop."""
+        """[`flush`][evalkit.JudgeCache.flush] without blocking the event loop."""
         # Hand over here, on the loop's thread, which is the only one appending entries.
         if self._pending:
             self._hand_over()
@@ -150,7 +156,7 @@ class JudgeCache:
         """Write pending entries and close the file (it reopens on next use). Blocking.
 
         Closing ends the run for the batch journal: batches whose results were read are
-        forgotten (an interrupted run leaves them to be picked up, see :meth:`__aexit__`).
+        forgotten (an interrupted run leaves them to be picked up, see `__aexit__`).
         """
         self._end_run(finished=True)
         self._close()
@@ -163,7 +169,7 @@ class JudgeCache:
             self._steps.clear()
 
     async def aclose(self) -> None:
-        """:meth:`close` without blocking the event loop."""
+        """[`close`][evalkit.JudgeCache.close] without blocking the event loop."""
         await self._aclose(finished=True)
 
     async def _aclose(self, *, finished: bool) -> None:

@@ -1,10 +1,10 @@
 """The judge cache's table: one table, read by step and written in Arrow batches (and the
-values read from it: :class:`CachedReply`, :class:`JudgeCacheStats`).
+values read from it: `CachedReply`, [`JudgeCacheStats`][evalkit.JudgeCacheStats]).
 
-This module owns the ``judge_cache`` table (its DDL, :data:`SCHEMA`, and every query on it);
+This module owns the ``judge_cache`` table (its DDL, `SCHEMA`, and every query on it);
 the file is opened by ``_duckdb.py``, and the batch journal's tables beside it are
 ``_batch_db.py``'s. Every function here is synchronous and blocking;
-:class:`~evalkit.judge.JudgeCache` calls them from worker threads, never on the event loop,
+[`JudgeCache`][evalkit.JudgeCache] calls them from worker threads, never on the event loop,
 holding the connection's lock.
 """
 

@@ -1,10 +1,10 @@
 """The judge cache of a sharded run's workers: read the file, hand new entries to the driver.
 
 A DuckDB file has one writer process at a time, and a sharded run has many workers, so a
-worker never writes the cache: :class:`WorkerCache` looks entries up by opening the file
+worker never writes the cache: `WorkerCache` looks entries up by opening the file
 read-only for a moment (a file missing, or held by another process, is a miss), and keeps the
-replies it got in :attr:`WorkerCache.collected`. The shard's result carries them to the
-driver, which writes them all with :func:`store_entries` once its workers are done (also when
+replies it got in `WorkerCache.collected`. The shard's result carries them to the
+driver, which writes them all with `store_entries` once its workers are done (also when
 the run was cancelled or failed). See docs/pages/design/sharded-judge-cache.md.
 """
 
@@ -22,7 +22,7 @@ from evalkit.judge._cache import JudgeCache
 
 
 class WorkerCache(JudgeCache):
-    """A :class:`JudgeCache` that reads ``path`` read-only and never writes it."""
+    """A [`JudgeCache`][evalkit.JudgeCache] that reads ``path`` read-only and never writes it."""
 
     def __init__(self, path: str | Path) -> None:
         super().__init__(path)

@@ -1,4 +1,5 @@
-"""The judge cache judge calls use here: a context variable, set by :func:`use_judge_cache`."""
+"""The judge cache judge calls use here: a context variable, set by
+[`use_judge_cache`][evalkit.use_judge_cache]."""
 
 from __future__ import annotations
 
@@ -15,7 +16,8 @@ _ACTIVE: ContextVar[JudgeCache | None] = ContextVar("evalkit_judge_cache", defau
 
 
 def active_judge_cache() -> JudgeCache | None:
-    """The cache judge calls use here (set by :func:`use_judge_cache`), or None."""
+    """The cache judge calls use here (set by [`use_judge_cache`][evalkit.use_judge_cache]), or
+    None."""
     return _ACTIVE.get()
 
 

@@ -44,7 +44,7 @@ class FileWriter:
         _wait_for(writes)
 
     async def await_writes(self) -> None:
-        """:meth:`wait` without blocking the event loop."""
+        """`wait` without blocking the event loop."""
         writes, self._writes = self._writes, []
         if writes:
             await anyio.to_thread.run_sync(_wait_for, writes)

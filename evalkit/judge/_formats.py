@@ -13,7 +13,7 @@ With ``structured_output="auto"`` a call starts at the step its endpoint and mod
 to take (0 for one never refused). A *format refusal* — an error status whose body says the
 response format is not supported (``transport/_refusals.py``) — moves it one step down at once
 (from step 1 straight to step 3 unless the refusal names the ``schema`` field), without
-retrying the refused request, and is remembered for the process (:data:`MEMORY`), so later
+retrying the refused request, and is remembered for the process (`MEMORY`), so later
 calls start there. The memory is read as each request is sent, not when the call began: calls
 queued in the limiter behind the first refusal go straight to the step that works. A refusal
 of one schema (OpenAI's "Invalid schema for response_format") moves that call only. Step 1 is
@@ -22,7 +22,7 @@ skipped at OpenAI's and Azure's own endpoints, which take no ``schema`` in JSON 
 (the JSON-mode fallback of SPEC §1). A pinned mode starts at its step and is never moved by a
 refusal (except JSON mode dropping a ``schema`` the server refuses). The same memory holds the
 length fields (``max_tokens``, ``max_completion_tokens``) an endpoint refused, which
-:meth:`PreparedRequest.body` leaves out.
+`PreparedRequest.body` leaves out.
 
 Why: docs/pages/design/format-refusals.md.
 """
@@ -109,10 +109,10 @@ MEMORY = FormatMemory()
 class AttemptPlan:
     """The attempts of one prompt step's call: which shape comes next, and how to read it.
 
-    :meth:`next` says whether an attempt is left, :meth:`request` gives its prompt text and
+    `next` says whether an attempt is left, `request` gives its prompt text and
     extra request fields as they are to be sent now (called again before each request of
-    the attempt, it follows what the endpoint was learned to take meanwhile); :meth:`refused`
-    and :meth:`failed_format` say how the last one ended.
+    the attempt, it follows what the endpoint was learned to take meanwhile); `refused`
+    and `failed_format` say how the last one ended.
     """
 
     __slots__ = (
@@ -149,7 +149,7 @@ class AttemptPlan:
         return JSON_MODE if step == SCHEMA_JSON_MODE and self._official else min(step, PROMPT)
 
     def next(self) -> bool:
-        """Whether an attempt is left (then :meth:`request` gives it)."""
+        """Whether an attempt is left (then `request` gives it)."""
         step, self._pending = self._pending, None
         if step is None:
             return False
@@ -186,14 +186,14 @@ class AttemptPlan:
 
     @property
     def format(self) -> str:
-        """The current attempt's format, as its record names it (:data:`FORMATS`, or
-        :data:`TEXT` for a plain-text step)."""
+        """The current attempt's format, as its record names it (`FORMATS`, or
+        `TEXT` for a plain-text step)."""
         step = self._step
         return TEXT if step is None or step < 0 else FORMATS[step]
 
     def refused(self, error: BaseException, body: dict[str, Any]) -> bool:
         """Whether ``error`` refused a field of ``body`` that can be dropped: then the refusal
-        is remembered and :meth:`next` gives the request without it."""
+        is remembered and `next` gives the request without it."""
         field = refused_field(error)
         if field is None or field not in body:
             return False

@@ -70,25 +70,26 @@ class Judge:
     """A judge model behind an OpenAI-compatible chat completions endpoint.
 
     Calls go through the official ``openai`` async client, so a judge works with OpenAI, Azure,
-    vLLM, Ollama, LiteLLM, OpenRouter and the local :mod:`evalkit.testing` server alike.
+    vLLM, Ollama, LiteLLM, OpenRouter and the local `evalkit.testing` server alike.
     Clients are created lazily, at the first call, and shared: one per ``(base_url, API key)``
-    in the process (see :func:`evalkit.judge.shared_openai_client`).
+    in the process (see [`evalkit.judge.shared_openai_client`][evalkit.judge.shared_openai_client]).
 
     A judge is a frozen, hashable value. Equal judges share one ``max_concurrency`` limiter;
     more precisely, so do all judges calling the same model at the same endpoint with the same
     ``max_concurrency``, whatever their instructions or sampling settings (see
-    :attr:`limiter_key`).
+    [`limiter_key`][evalkit.Judge.limiter_key]).
 
     **Step judges override scorer judges field by field.** A judge remembers which arguments
     were passed explicitly; a prompt step's judge uses those and takes every other field from
-    the scorer's judge (:meth:`with_defaults`). So ``PromptStep(..., judge=Judge(temperature=1))``
-    changes only the temperature of the scorer's judge, and a step judge naming another
-    ``model`` keeps the scorer judge's ``base_url`` and ``max_concurrency`` unless it sets them.
+    the scorer's judge ([`with_defaults`][evalkit.Judge.with_defaults]). So ``PromptStep(...,
+    judge=Judge(temperature=1))`` changes only the temperature of the scorer's judge, and a step
+    judge naming another ``model`` keeps the scorer judge's ``base_url`` and ``max_concurrency``
+    unless it sets them.
 
     **Ranges.** The numeric settings are checked when the judge is made, and a value
-    outside its range is a :class:`ConfigError` naming the field, the value and the range:
-    ``temperature`` 0 to 2, ``max_tokens`` 1 to 1,000,000, ``timeout`` above 0 and at most
-    86,400 s, ``max_retries`` 0 to 100, ``rpm`` 0.01 to 10,000,000, ``tpm`` 1 to
+    outside its range is a [`ConfigError`][evalkit.errors.ConfigError] naming the field, the value
+    and the range: ``temperature`` 0 to 2, ``max_tokens`` 1 to 1,000,000, ``timeout`` above 0 and at
+    most 86,400 s, ``max_retries`` 0 to 100, ``rpm`` 0.01 to 10,000,000, ``tpm`` 1 to
     10,000,000,000, ``rate_limit_retries`` 0 to 1,000, ``max_concurrency`` 1 to 10,000,
     ``batch_max_requests`` 1 to 1,000,000, ``batch_flush_after`` and ``batch_poll_interval``
     above 0 and at most 86,400 s (docs/pages/design/ceilings-on-inputs.md).
@@ -114,8 +115,8 @@ class Judge:
             limit of the judge's own.
         extra_body: Extra JSON fields merged into each request body (e.g. ``{"seed": 1}``).
         cache: Whether calls are answered from, and stored in, the active judge cache
-            (:func:`evalkit.judge.use_judge_cache`): True, False, or None for "when the
-            temperature is 0" (a judge without a temperature samples at the provider's
+            ([`evalkit.judge.use_judge_cache`][evalkit.use_judge_cache]): True, False, or None for
+            "when the temperature is 0" (a judge without a temperature samples at the provider's
             default, usually 1, so it is not cached unless ``cache=True``).
         rpm: Requests per minute allowed to this model at this endpoint; None for no limit.
         tpm: Tokens (input + output) per minute allowed; each call is charged an estimate

@@ -49,7 +49,7 @@ async def preflight(
     Args:
         judges: The judges to check (duplicates are checked once).
         target: The settings of an OpenAI chat-model target
-            (:attr:`evalkit.OpenAITarget.settings`), named ``target`` in messages.
+            (`evalkit.OpenAITarget.settings`), named ``target`` in messages.
         timeout: Seconds allowed to each endpoint's check.
 
     Raises:

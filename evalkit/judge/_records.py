@@ -30,7 +30,7 @@ class JudgeUsage:
     """Token usage of a judge execution, normalised across providers and summed over attempts.
 
     A count is None (NULL in the store) when the provider sent one that is not a
-    non-negative integer within int64 (see :func:`~evalkit.judge.normalize_usage`); ``notes``
+    non-negative integer within int64 (see `normalize_usage`); ``notes``
     then say which value was dropped. A sum with an absent count is absent.
     """
 

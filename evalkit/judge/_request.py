@@ -197,7 +197,7 @@ class PreparedRequest:
 
 
 def endpoint_of(url: str) -> str:
-    """``url`` as ``scheme://host:port/path`` (see :attr:`PreparedRequest.endpoint`); a URL
+    """``url`` as ``scheme://host:port/path`` (see `PreparedRequest.endpoint`); a URL
     without a scheme or host is kept as given."""
     parts = urlsplit(url)
     scheme = parts.scheme.lower()

@@ -1,7 +1,7 @@
 """What a caller asks the judge for, and how a reply is checked.
 
-Three kinds of output: plain text (:class:`OutputSpec`), ``{"score": number}``
-(:class:`ScoreSpec`) and a user schema (:func:`schema_spec`: a pydantic model class or a JSON
+Three kinds of output: plain text (`OutputSpec`), ``{"score": number}``
+(`ScoreSpec`) and a user schema (`schema_spec`: a pydantic model class or a JSON
 Schema dict). Which step asks for which, and under what step kind (part of the judge cache
 key), is the caller's business: the scorer layer picks the spec and passes the kind in.
 Structured outputs are first asked with native structured output (``response_format``
@@ -58,7 +58,7 @@ class OutputSpec:
         self.kind = kind
 
     def parse(self, content: str) -> tuple[Any, Any]:
-        """``(recorded output, step value)`` of a reply, or :class:`FormatFailure`."""
+        """``(recorded output, step value)`` of a reply, or `FormatFailure`."""
         if not content.strip():
             raise FormatFailure("the reply is empty")
         return content, content
@@ -104,7 +104,7 @@ class JsonSpec(OutputSpec):
         return output, output
 
     def validate(self, value: Any) -> Any:
-        """The validated JSON value, or :class:`FormatFailure`."""
+        """The validated JSON value, or `FormatFailure`."""
         raise NotImplementedError
 
 
@@ -112,7 +112,7 @@ class ScoreSpec(JsonSpec):
     """``{"score": number}``: the step value is the finite float.
 
     Args:
-        kind: The step kind asking (see :class:`OutputSpec`).
+        kind: The step kind asking (see `OutputSpec`).
         score_range: ``(low, high)``: a score outside it (bounds included) is a format
             failure, so the fallback asks once more, with the range written into its prompt.
             The bounds are checked, not declared in the schema sent: some providers' strict
@@ -215,8 +215,8 @@ def schema_spec(output_schema: Any, where: str, *, kind: str = "") -> OutputSpec
 
     Args:
         output_schema: The schema.
-        where: Names the caller in a :class:`~evalkit.errors.ConfigError`.
-        kind: The step kind asking (see :class:`OutputSpec`).
+        where: Names the caller in a [`ConfigError`][evalkit.errors.ConfigError].
+        kind: The step kind asking (see `OutputSpec`).
 
     Raises:
         ConfigError: ``output_schema`` is neither, or not a valid JSON Schema.

@@ -37,7 +37,8 @@ def _details(usage: Mapping[str, Any], name: str) -> Mapping[str, Any]:
 
 
 def normalize_usage(usage: Any) -> JudgeUsage | None:
-    """OpenAI's ``usage`` object as a :class:`JudgeUsage`, or None when there is none.
+    """OpenAI's ``usage`` object as a [`JudgeUsage`][evalkit.JudgeUsage], or None when there is
+    none.
 
     ``prompt_tokens`` → ``input_tokens``, ``completion_tokens`` → ``output_tokens``,
     ``total_tokens`` (input + output when absent), ``prompt_tokens_details.cached_tokens`` →

@@ -152,8 +152,8 @@ class EvalOutcome:
 
     Attributes:
         judged: The run with its verdict, report, baseline and comparison.
-        checked: Whether :meth:`check` ran (the plugin checks every unchecked run when the
-            test body ends).
+        checked: Whether [`check`][evalkit.pytest_plugin.EvalOutcome.check] ran (the plugin checks
+            every unchecked run when the test body ends).
     """
 
     judged: JudgedRun
@@ -168,7 +168,7 @@ class EvalOutcome:
 
     @property
     def result(self) -> ExperimentResult:
-        """The run's :class:`~evalkit.ExperimentResult`."""
+        """The run's [`ExperimentResult`][evalkit.ExperimentResult]."""
         return self.judged.result
 
     @property
@@ -182,8 +182,8 @@ class EvalOutcome:
         return message(self.judged)
 
     def check(self) -> None:
-        """Fail the test now, with :attr:`message`, unless the run passed and its verdict
-        was kept in the store."""
+        """Fail the test now, with [`message`][evalkit.pytest_plugin.EvalOutcome.message], unless
+        the run passed and its verdict was kept in the store."""
         __tracebackhide__ = True
         self.checked = True
         if not self.passed:

@@ -1,6 +1,6 @@
 """Reports of one experiment: console table, Markdown summary, HTML page, JUnit XML, the
-failures grouped by error (:func:`failure_groups`) and the agreement of scorers with human
-labels (:func:`agreement_views`)."""
+failures grouped by error ([`failure_groups`][evalkit.report.failure_groups]) and the agreement of
+scorers with human labels (`agreement_views`)."""
 
 from __future__ import annotations
 

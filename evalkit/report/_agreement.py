@@ -1,5 +1,5 @@
 """What a report shows of the agreement of scorers with human labels, built from the
-:class:`~evalkit.agreement.ScorerAgreement` of each labelled scorer (held by the run, or
+`ScorerAgreement` of each labelled scorer (held by the run, or
 rebuilt from the store) and its ``min_agreement`` gates.
 
 Every rendering (HTML, Markdown, ``evalkit diff``) reads these views, so they show the same
@@ -89,7 +89,7 @@ class DisagreementView:
         score: The judge's score.
         label: The people's label (their consensus) on the scorer's scale.
         label_text: The label as the people wrote it (``good``), or the number.
-        reason: The judge's reason, cut to :data:`MAX_REASON` characters (None: none given).
+        reason: The judge's reason, cut to `MAX_REASON` characters (None: none given).
         reason_truncated: The reason is a judge reply cut at its token limit.
     """
 
@@ -178,7 +178,7 @@ def _heat(m: ScorerAgreement, names: Mapping[float, str]) -> tuple[tuple[HeatCel
 
 
 def _cut(text: str | None) -> str | None:
-    """``text`` cut to :data:`MAX_REASON` characters, at a space if one is near the end."""
+    """``text`` cut to `MAX_REASON` characters, at a space if one is near the end."""
     if text is None or len(text) <= MAX_REASON:
         return text
     cut = text[:MAX_REASON]
@@ -223,5 +223,5 @@ def agreement_view(m: ScorerAgreement, bounds: Mapping[str, float] | None = None
 def agreement_views(
     measured: Mapping[str, ScorerAgreement], gates: Mapping[str, Mapping[str, float]]
 ) -> tuple[AgreementView, ...]:
-    """One :class:`AgreementView` per labelled scorer of ``measured``, in its order."""
+    """One `AgreementView` per labelled scorer of ``measured``, in its order."""
     return tuple(agreement_view(m, gates.get(sid)) for sid, m in measured.items())

@@ -1,4 +1,4 @@
-"""Building a :class:`ReportData` from a finished run and, optionally, its comparison."""
+"""Building a `ReportData` from a finished run and, optionally, its comparison."""
 
 from __future__ import annotations
 
@@ -76,7 +76,7 @@ def build_report(
             by alice: v2 is the new normal"``, ``"named explicitly"``).
         directions: ``"higher"`` or ``"lower"`` per scorer id (default higher).
         worst: How many of the worst-scored items to show per scorer.
-        slices: The per-slice comparison (:func:`evalkit.compare.compare_slices`).
+        slices: The per-slice comparison (`evalkit.compare.compare_slices`).
         regressed_items: Per scorer, the pairs that dropped most against the baseline.
         regressed_totals: Per scorer, how many pairs dropped in all.
         baseline_distributions: Per scorer, the baseline's scores (overlaid on histograms).

@@ -99,5 +99,5 @@ def histogram_svg(
 
 
 def histogram_markup(scores: list[float], baseline: Sequence[float] | None = None) -> Markup:
-    """:func:`histogram_svg` for the template (built from numbers only, so markup-safe)."""
+    """`histogram_svg` for the template (built from numbers only, so markup-safe)."""
     return Markup(histogram_svg(scores, baseline))

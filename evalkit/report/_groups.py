@@ -175,7 +175,8 @@ class ScorerFailures:
 
 
 def per_scorer(groups: Sequence[FailureGroup], *, limit: int) -> list[ScorerFailures]:
-    """``groups`` (as :func:`failure_groups` orders them) per scorer, at most ``limit`` each."""
+    """``groups`` (as [`failure_groups`][evalkit.report.failure_groups] orders them) per scorer, at
+    most ``limit`` each."""
     by_scorer: dict[str, list[FailureGroup]] = {}
     for group in groups:
         by_scorer.setdefault(group.scorer_id, []).append(group)

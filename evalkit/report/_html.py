@@ -1,8 +1,8 @@
 """The self-contained HTML report, rendered by Jinja2 from ``templates/report.html.j2``.
 
-Every ``{{ value }}`` of the template goes through :func:`_finalize`: user and model text is
+Every ``{{ value }}`` of the template goes through `_finalize`: user and model text is
 cut, has control and bidi characters made visible, and is escaped; only values built here from
-numbers (the SVG histograms) are :class:`~markupsafe.Markup`. Autoescaping stays on, so a
+numbers (the SVG histograms) are `Markup`. Autoescaping stays on, so a
 template change that skips the finalizer still escapes. Why Jinja2 and this hook:
 docs/pages/design/report-templates.md.
 """

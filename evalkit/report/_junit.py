@@ -1,6 +1,6 @@
 """JUnit XML for CI systems: one test case per scorer gate.
 
-Names are passed through :func:`~evalkit.report._safe.visible`: XML 1.0 cannot hold most
+Names are passed through `visible`: XML 1.0 cannot hold most
 control characters, and a CI server rejects a file that has one.
 """
 

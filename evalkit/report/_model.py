@@ -19,8 +19,8 @@ ReportVerdict = Literal["passed", "failed", "regressed"]
 class ScorerRow:
     """One scorer's line in a report, with its verdict and the reasons for it.
 
-    Every rendering (console, ``--json``, Markdown, HTML, JUnit) shows :attr:`verdict` and
-    :attr:`reasons` and nothing else of the gates, so they cannot disagree.
+    Every rendering (console, ``--json``, Markdown, HTML, JUnit) shows `verdict` and
+    `reasons` and nothing else of the gates, so they cannot disagree.
 
     Attributes:
         scorer_id: The scorer's id.
@@ -143,7 +143,7 @@ class ReportData:
     """Everything a report of one experiment shows.
 
     ``failure_groups`` holds the failures grouped by scorer and error (see
-    :func:`~evalkit.report.failure_groups`); empty when the run kept no per-item results.
+    [`failure_groups`][evalkit.report.failure_groups]); empty when the run kept no per-item results.
     """
 
     experiment_id: str

@@ -6,7 +6,7 @@ C0/C1 characters that XML forbids (a JUnit file holding one is rejected by CI), 
 overrides and marks that make text read differently from what it is ("Trojan Source"), and
 lone surrogates that cannot even be written as UTF-8. Each is shown as a visible escape
 (``\\x1b``, ``\\u202e``) instead; tabs and newlines are kept, for the callers that lay out
-lines. :func:`visible_json` does the same to JSON text with JSON's own escapes, so the value
+lines. `visible_json` does the same to JSON text with JSON's own escapes, so the value
 it holds is unchanged. The CLI applies them to its streams: see
 docs/pages/design/cli-output-streams.md.
 """
@@ -41,9 +41,9 @@ def _json_escape(match: re.Match[str]) -> str:
 
 
 def visible_json(text: str) -> str:
-    """JSON ``text`` with the characters :func:`visible` escapes written as ``\\uXXXX``.
+    """JSON ``text`` with the characters `visible` escapes written as ``\\uXXXX``.
 
-    In JSON as :func:`json.dumps` writes it, such characters stand only inside strings, where
+    In JSON as `json.dumps` writes it, such characters stand only inside strings, where
     the escape means the very character: the JSON value is unchanged, and the text is safe to
     print.
     """

@@ -87,14 +87,14 @@ async def run_evals(
     Args:
         data: A path (Parquet file, folder or glob; CSV, TSV, JSON Lines or JSON file; a
             Hugging Face ``save_to_disk`` folder), a pandas DataFrame, a pyarrow Table, a
-            ``datasets.Dataset``, a list of dicts, a :class:`~evalkit.dataset.Source` (e.g.
-            ``open_source(query="select …")``) or a :class:`~evalkit.dataset.Dataset`.
+            ``datasets.Dataset``, a list of dicts, a [`Source`][evalkit.dataset.Source] (e.g.
+            ``open_source(query="select …")``) or a [`Dataset`][evalkit.Dataset].
         scorers: The scorers to run on every item (ids must be unique).
         target: What produces the outputs: None (the dataset's ``output`` column), a Python
             callable ``f(input, *, request_context=None)``, sync or async, or a
-            :class:`~evalkit.target.Target`.
+            [`Target`][evalkit.Target].
         concurrency: Items in flight at once, 1 to 10,000 (the ceiling; more is a
-            :class:`~evalkit.errors.ConfigError`). Never more workers than items are started.
+            [`ConfigError`][evalkit.errors.ConfigError]). Never more workers than items are started.
         store: The score store: a DuckDB file, or a DuckLake attach string
             (``"ducklake:sqlite:catalog.sqlite"``, ``"ducklake:postgres:dbname=evals
             host=db"``) that many processes and machines can write at once; None keeps
@@ -108,7 +108,8 @@ async def run_evals(
             (the scorer failed, or the item's target did) before the scorer fails the run:
             one number for every scorer, or a mapping by scorer id. Default 0.05 for every
             scorer; 1.0 turns the gate off. A scorer with no successful score always fails.
-        on_item_complete: Called (or awaited) with each :class:`ItemResult` as it finishes.
+        on_item_complete: Called (or awaited) with each [`ItemResult`][evalkit.ItemResult] as it
+            finishes.
         progress: Show a progress bar on stderr.
         metadata: JSON-ready data stored with the experiment (secrets redacted).
         keep_results: Keep every item's results in memory. With False only the summaries are
@@ -153,17 +154,17 @@ async def run_evals(
         ray_address: An existing Ray cluster's address; None starts a local one.
         preflight: Before the first item, check every judge's API key and endpoint, and an
             OpenAI target's, with one ``GET /models`` per distinct endpoint and key (see
-            :func:`evalkit.judge.preflight`); False skips the check.
+            [`evalkit.judge.preflight`][evalkit.judge.preflight]); False skips the check.
         lock_timeout: Seconds the run waits for a store locked by another process (a
             notebook's connection, another run) before it gives up; default 300, 0 to 86,400
             (a day). While the store is locked the run goes on, keeping its finished items and
             retrying the write with back-off; past ``lock_timeout`` of refusals, the rows not
             yet written are spilled to ``<store>.recovery/<experiment id>/`` and
-            :class:`StoreError` says so.
+            [`StoreError`][evalkit.errors.StoreError] says so.
             A resume of the experiment (or the next run writing the store, or
-            :func:`evalkit.store.recover`) loads them. The run's verdict, kept in the store
-            once the run is stored, waits as long; a verdict the store cannot take is a
-            :class:`~evalkit.run.VerdictNotKeptWarning` and the run is returned.
+            [`evalkit.store.recover`][evalkit.store.recover]) loads them. The run's verdict, kept in
+            the store once the run is stored, waits as long; a verdict the store cannot take is a
+            [`VerdictNotKeptWarning`][evalkit.run.VerdictNotKeptWarning] and the run is returned.
         slices: Item metadata keys (``"category"``, or ``"a.b"`` for a nested key) whose
             values split the items into slices: the comparison with a baseline is then also
             made per slice and scorer (``evalkit run --slices``, the reports, ``--json``),
@@ -197,7 +198,7 @@ async def run_evals(
             refused). See docs/pages/how-to/team-store-ducklake.md.
 
     Returns:
-        The :class:`ExperimentResult`.
+        The [`ExperimentResult`][evalkit.ExperimentResult].
 
     Raises:
         ConfigError: A scorer, threshold or option is invalid, or ``resume`` names an
@@ -265,13 +266,14 @@ def run_evals_sync(
     scorers: Sequence[Scorer] | Scorer,
     **options: Any,
 ) -> ExperimentResult:
-    """:func:`run_evals` for synchronous code: same arguments, same result.
+    """[`run_evals`][evalkit.run_evals] for synchronous code: same arguments, same result.
 
     A Ctrl-C (SIGINT) cancels the run, which is recorded ``cancelled`` with the items
-    finished so far, and raises :class:`~evalkit.run.RunInterrupted` (a ``KeyboardInterrupt``)
-    carrying that partial result; later Ctrl-Cs are absorbed until it is recorded. A Ctrl-C
-    that comes after every item was scored does not cancel the run: it finishes as usual and
-    is returned, with a ``RuntimeWarning`` saying so (docs/pages/design/ctrl-c-once.md).
+    finished so far, and raises [`RunInterrupted`][evalkit.run.RunInterrupted] (a
+    ``KeyboardInterrupt``) carrying that partial result; later Ctrl-Cs are absorbed until it is
+    recorded. A Ctrl-C that comes after every item was scored does not cancel the run: it finishes
+    as usual and is returned, with a ``RuntimeWarning`` saying so
+    (docs/pages/design/ctrl-c-once.md).
 
     Raises:
         ConfigError: Called from inside a running event loop (``await run_evals`` there).

@@ -108,7 +108,7 @@ def check_run_options(
     concurrency: Any, limit: Any, flush_interval: float, repeats: Any = 1
 ) -> None:
     """A positive integer ``concurrency`` up to the ceiling, a ``limit`` and a flush interval
-    in their ranges (``evalkit/_ceilings.py``), ``repeats`` from 1 to :data:`MAX_REPEATS`."""
+    in their ranges (``evalkit/_ceilings.py``), ``repeats`` from 1 to `MAX_REPEATS`."""
     if isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1:
         raise ConfigError(f"concurrency must be a positive integer, got {concurrency!r}")
     check_concurrency_ceiling("concurrency", concurrency)
@@ -132,7 +132,7 @@ def check_repeats_kept(repeats: int, store: object, kept: bool) -> None:
 
 
 def check_lock_timeout(lock_timeout: Any) -> None:
-    """A number of seconds from 0 to a day (:data:`evalkit._ceilings.LOCK_TIMEOUT`)."""
+    """A number of seconds from 0 to a day (`evalkit._ceilings.LOCK_TIMEOUT`)."""
     check_allowed("lock_timeout", lock_timeout, LOCK_TIMEOUT)
 
 

@@ -1,7 +1,7 @@
 """Executors of a sharded run: ``local`` (in this process), ``process`` (a process pool) and
 ``ray`` (Ray core tasks with retries).
 
-Each runs :func:`run_shard` on every shard and hands the results back to the driver as they
+Each runs `run_shard` on every shard and hands the results back to the driver as they
 finish; the driver alone writes the store. ``process`` and ``ray`` ship the target and the
 scorers to the workers with cloudpickle (which also pickles lambdas and closures by value);
 an object that cannot be pickled (an open connection, a lock, a client) is reported by name
@@ -63,7 +63,7 @@ class ShardConfig:
         scorer_ids: The scorers' ids, in order.
         scorer_names: Scorer names by id (for the ``scores`` rows).
         rate_share: Workers sharing each judge's rpm/tpm/max_concurrency budget.
-        payload: The target and the scorers, cloudpickled (see :func:`pack`).
+        payload: The target and the scorers, cloudpickled (see `pack`).
         cache_path: The judge cache file workers read (None: no cache); the driver writes
             the entries they collect.
         repeats: Executions of each LLM-judged pair (``run_evals(repeats=)``).
@@ -184,7 +184,7 @@ def execute(
 ) -> Iterator[ShardResult]:
     """Run every shard on ``executor``; yield the results in the order they finish.
 
-    Setting ``stop`` ends it within a moment (it raises :class:`Stopped`): pending shards
+    Setting ``stop`` ends it within a moment (it raises `Stopped`): pending shards
     are cancelled and running workers are ended, their shards left for a resume. With
     ``retries`` (a ``retry_errors`` pass), each shard runs only its failed pairs.
     """

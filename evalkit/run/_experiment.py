@@ -48,7 +48,8 @@ class ExperimentResult:
         scorer_ids: The scorers, in the order given.
         summary: Item counts and per-scorer statistics.
         thresholds: The thresholds by scorer id.
-        items: Every :class:`ItemResult`, in dataset order; empty with ``keep_results=False``.
+        items: Every [`ItemResult`][evalkit.ItemResult], in dataset order; empty with
+            ``keep_results=False``.
         config: The run's configuration as stored, secrets redacted.
         store: The score store file written, or None.
         results_kept: Whether ``items`` holds the per-item results.
@@ -164,7 +165,8 @@ class ExperimentResult:
         return frame
 
     def to_arrow(self) -> pa.Table:
-        """An Arrow table of the rows and columns of :meth:`to_pandas`, with Arrow types.
+        """An Arrow table of the rows and columns of
+        [`to_pandas`][evalkit.ExperimentResult.to_pandas], with Arrow types.
 
         ``item_index`` is ``int64``, ``score`` and ``duration_ms`` are ``float64``,
         ``completed_steps`` is ``list<string>`` and the other columns are ``string``; ``input``,
@@ -182,7 +184,7 @@ class ExperimentResult:
         """The pairs whose score changed from ``baseline`` to this run, largest drop first.
 
         Reads this run's store (both runs must be stored there): see
-        :func:`evalkit.compare.diff_items` for the ``filters`` (``scorer``, ``slice_key``,
+        `evalkit.compare.diff_items` for the ``filters`` (``scorer``, ``slice_key``,
         ``slice_value``, ``changed_only``, ``improved``, ``dropped``, ``search``, ``order``,
         ``offset``, ``limit``, ``slices``). The run's declared slices are returned as
         ``slice:KEY`` columns unless ``slices`` is given.

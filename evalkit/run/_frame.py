@@ -23,7 +23,7 @@ VALUE_COLUMNS = ("input", "ground_truth", "output")
 
 
 def columns(items: Iterable[ItemResult]) -> dict[str, list[Any]]:
-    """Every column of :data:`COLUMNS` as a list, one entry per item and scorer.
+    """Every column of `COLUMNS` as a list, one entry per item and scorer.
 
     An item whose target failed has one row with empty scorer columns, so no item is
     silently missing.
@@ -73,7 +73,7 @@ def _value_array(values: list[Any]) -> pa.Array:
 
 
 def to_arrow(items: Iterable[ItemResult]) -> pa.Table:
-    """The rows of :func:`columns` as an Arrow table (see ``ExperimentResult.to_arrow``)."""
+    """The rows of `columns` as an Arrow table (see ``ExperimentResult.to_arrow``)."""
     import pyarrow as pa
 
     data = columns(items)

@@ -2,9 +2,9 @@
 
 An interrupted run is recorded ``cancelled``, a failed one ``failed``; the in-process and the
 sharded drivers ask the same question, so they give the same answer. Under
-:func:`run_evals_sync`, a Ctrl-C before every item was scored cancels the run, which raises
-:class:`RunInterrupted` carrying what it recorded; one after that lets the run finish
-(docs/pages/design/ctrl-c-once.md).
+[`run_evals_sync`][evalkit.run_evals_sync], a Ctrl-C before every item was scored cancels the run,
+which raises [`RunInterrupted`][evalkit.run.RunInterrupted] carrying what it recorded; one after
+that lets the run finish (docs/pages/design/ctrl-c-once.md).
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ LATE_CTRL_C = "evalkit: Ctrl-C after every item was scored: the run is finished"
 
 
 class RunInterrupted(KeyboardInterrupt):
-    """Ctrl-C stopped a :func:`~evalkit.run_evals_sync` run: a ``KeyboardInterrupt`` that
+    """Ctrl-C stopped a [`run_evals_sync`][evalkit.run_evals_sync] run: a ``KeyboardInterrupt`` that
     carries what the run recorded, so a caller can report it and say how to resume it.
 
     Attributes:
@@ -80,8 +80,8 @@ def _leaves(exc: BaseException) -> Sequence[BaseException]:
 
 
 class CtrlC:
-    """Ctrl-C for :func:`run_evals_sync`: the first SIGINT cancels the run, later ones are
-    absorbed until it has recorded its status.
+    """Ctrl-C for [`run_evals_sync`][evalkit.run_evals_sync]: the first SIGINT cancels the run,
+    later ones are absorbed until it has recorded its status.
 
     asyncio's own handler cancels the main task once and raises ``KeyboardInterrupt`` at the
     second SIGINT wherever the main thread is (in a shielded write, a DuckDB callback, the

@@ -22,7 +22,7 @@ from evalkit.target import DatasetOutput, Target
 
 
 class ItemEvaluator:
-    """Turns an :class:`Item` into an :class:`ItemResult`.
+    """Turns an [`Item`][evalkit.Item] into an [`ItemResult`][evalkit.ItemResult].
 
     A target failure fails the item (no scorer runs). A scorer failure is recorded in that
     scorer's outcome and touches nothing else. An item of a resumed experiment with a stored
@@ -167,9 +167,9 @@ class ItemEvaluator:
 
 
 def _check_output(item: Item, output: object) -> None:
-    """Raise :class:`TargetError` for an output the store cannot hold as JSON (nested past
-    Python's recursion limit, or an object whose ``str()`` raises): the item fails here,
-    where the output enters, instead of the batch of rows it would join (issue 30)."""
+    """Raise [`TargetError`][evalkit.errors.TargetError] for an output the store cannot hold as JSON
+    (nested past Python's recursion limit, or an object whose ``str()`` raises): the item fails
+    here, where the output enters, instead of the batch of rows it would join (issue 30)."""
     if output is None or type(output) is str:  # always storable: not encoded twice per item
         return
     try:
@@ -185,7 +185,7 @@ def _unstorable_step(
     scorer: Scorer, result: ScorerRunResult, steps: tuple[StepName, ...]
 ) -> ScorerRunError | None:
     """The failure of a successful run whose preprocess or analyze result the store cannot
-    hold as JSON (as :func:`_check_output`); the pair fails at that step, its judge calls
+    hold as JSON (as `_check_output`); the pair fails at that step, its judge calls
     kept, rather than the batch of rows it would join. None when both can be stored."""
     results: tuple[tuple[StepName, Any], ...] = (
         ("preprocess", result.preprocess_step_result),

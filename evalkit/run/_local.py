@@ -1,4 +1,4 @@
-"""The in-process driver: the spec's items through one :class:`Runner` into a store writer.
+"""The in-process driver: the spec's items through one `Runner` into a store writer.
 
 One of the two drivers of docs/pages/design/one-run-pipeline.md.
 """
@@ -34,7 +34,7 @@ async def drive_local(spec: RunSpec, writer: StoreWriter | None) -> Driven:
 
     Raises:
         BaseException: Whatever else stopped the run, after it was recorded ``failed`` (see
-            :class:`Runner`).
+            `Runner`).
     """
     plan, options = spec.plan, spec.options
     rows = spec.dataset.batches(limit=options.limit)

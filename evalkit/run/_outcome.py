@@ -21,7 +21,7 @@ _TRACEBACK_FRAMES = 4
 class ErrorInfo:
     """An error recorded as data: its class, message and a short traceback.
 
-    For a :class:`~evalkit.errors.ScorerRunError` the ``cause`` is the exception a step
+    For a [`ScorerRunError`][evalkit.errors.ScorerRunError] the ``cause`` is the exception a step
     raised, and the traceback is the cause's (the innermost frames, where the step failed).
 
     Attributes:
@@ -87,7 +87,7 @@ class Repeat:
         score: Its score; None when it failed (a recovered score is never used).
         reason: Its reason, if any.
         error: Why it failed, or None.
-        result: Its :class:`~evalkit.scorer.ScorerRunResult` (its judge executions), or None.
+        result: Its [`ScorerRunResult`][evalkit.ScorerRunResult] (its judge executions), or None.
         duration_ms: Wall time of the execution.
     """
 
@@ -124,7 +124,7 @@ class ScorerOutcome:
         error: Why the scorer failed, or None.
         failed_step: The step that failed, or None.
         completed_steps: The steps that finished, in execution order.
-        result: The full :class:`~evalkit.scorer.ScorerRunResult` (for a failure, the snapshot;
+        result: The full [`ScorerRunResult`][evalkit.ScorerRunResult] (for a failure, the snapshot;
             None when there was nothing to show).
         duration_ms: Wall time of the scorer run.
         repeats: With ``run_evals(repeats=K)`` and an LLM-judged scorer, its K - 1 further
@@ -189,7 +189,7 @@ class ScorerOutcome:
 
     @property
     def reason_truncated(self) -> bool:
-        """Whether :attr:`reason` is a judge reply cut at its token limit (the generate_reason
+        """Whether `reason` is a judge reply cut at its token limit (the generate_reason
         step's execution was flagged ``truncated``)."""
         record = self.result.judge.get("generate_reason") if self.result is not None else None
         return record is not None and any(e.truncated for e in record.executions)
@@ -207,8 +207,8 @@ class ItemResult:
         output: The output scored (None when the target failed).
         source: Where the output came from: ``"dataset"`` or ``"target"``.
         error: Why the target failed, or None.
-        outcomes: One :class:`ScorerOutcome` per scorer, in scorer order; empty when the
-            target failed (no scorer ran).
+        outcomes: One [`ScorerOutcome`][evalkit.ScorerOutcome] per scorer, in scorer order; empty
+            when the target failed (no scorer ran).
         target_ms: Time spent producing the output.
         duration_ms: Time for the whole item.
         completed_at_us: When the item finished, in microseconds since the epoch (UTC).

@@ -10,8 +10,9 @@ from evalkit.scorer import Scorer
 
 
 async def check_endpoints(scorers: Sequence[Scorer], target: Any) -> None:
-    """Run :func:`evalkit.judge.preflight` over every judge of ``scorers`` and the target's
-    model settings, when it has some (an :class:`~evalkit.OpenAITarget`'s ``settings``).
+    """Run [`evalkit.judge.preflight`][evalkit.judge.preflight] over every judge of ``scorers`` and
+    the target's model settings, when it has some (an [`OpenAITarget`][evalkit.OpenAITarget]'s
+    ``settings``).
 
     A run without judges and without a chat target sends nothing.
 

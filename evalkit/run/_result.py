@@ -1,4 +1,5 @@
-"""The one place a run's :class:`ExperimentResult` is built, whichever driver ran it.
+"""The one place a run's [`ExperimentResult`][evalkit.ExperimentResult] is built, whichever driver
+ran it.
 
 See docs/pages/design/one-run-pipeline.md.
 """

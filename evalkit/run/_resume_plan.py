@@ -13,9 +13,9 @@ target call, then every scorer. ``regenerate`` treats every item with a failed p
 
 An experiment resumes the way it was run. A sharded one (``executor=`` or ``shard=``; its
 config records the executor) is finished by a sharded run that skips its finished shards
-(:func:`check_shard_resume`), and its failed pairs are re-run by a sharded ``retry_errors``
+(`check_shard_resume`), and its failed pairs are re-run by a sharded ``retry_errors``
 pass over the finished shards that hold them (``_shard_retry.py``); a single-process one by a
-single-process run, pair by pair (:func:`plan_resume`). Crossing over is refused: a
+single-process run, pair by pair (`plan_resume`). Crossing over is refused: a
 single-process pass over a sharded experiment would write rows without ``shards_done``
 records (a later sharded resume would run those shards again), and a sharded pass over a
 single-process one would run again the items already scored.

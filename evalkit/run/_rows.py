@@ -4,12 +4,12 @@ A finished item becomes one ``experiment_items`` row, a ``scores`` row per succe
 a ``scorer_errors`` row per failed scorer (never with its recovered score) and a
 ``judge_executions`` row per judge execution of any scorer, success or failed, and with
 ``repeats`` a ``score_repeats`` row per execution of a repeated pair, each in the
-column order of the store's :data:`~evalkit.store.ARROW_SCHEMAS`. Rows are kept as tuples and
+column order of the store's `ARROW_SCHEMAS`. Rows are kept as tuples and
 transposed into Arrow columns once per batch. A ``scores`` row holds only what differs
 between an item's scorers, and the position of its item's row: the columns it shares with the
 item (run id, input, output, ground truth, context, source, time) are converted once per item
-and gathered into the scores table with Arrow's ``take``. A :class:`RowBuffer` is what
-:meth:`~evalkit.store.StoreWriter.write` takes (a :class:`~evalkit.store.RowBatch`).
+and gathered into the scores table with Arrow's ``take``. A `RowBuffer` is what
+`write` takes (a `RowBatch`).
 
 Design pages: docs/pages/design/store-rows-via-arrow.md (column-wise buffers),
 score-row-points-at-item.md (the ``take``) and store-takes-arrow.md (why rows are built here).

@@ -1,6 +1,6 @@
 """The run itself: workers pulling items, results collected, rows flushed to the store.
 
-Concurrency is a fixed pool of ``concurrency`` workers pulling from one :class:`ItemFeed`, so
+Concurrency is a fixed pool of ``concurrency`` workers pulling from one `ItemFeed`, so
 at most that many items are in flight and no task is created per row
 (docs/pages/design/fixed-worker-pool.md); never more workers than items, so a concurrency far
 above the row count costs nothing (docs/pages/design/ceilings-on-inputs.md). Finished items go to

@@ -3,7 +3,7 @@
 The failed pairs of a sharded experiment sit inside its finished shards (a shard's rows are
 written with its ``shards_done`` record, in one transaction). The driver finds the finished
 shards holding an item that did not fully succeed (by ``item_index``), and gives each a
-:class:`ShardRetry`: those items, the scorers each already has a score from (not run again)
+`ShardRetry`: those items, the scorers each already has a score from (not run again)
 and the stored outputs their remaining pairs are scored on, as an in-process ``retry_errors``
 resume does (an item whose target failed is evaluated afresh). A worker runs only those
 pairs; the driver writes them over the older rows (``ShardWriter.rewrite_shard``) and the
@@ -64,7 +64,7 @@ def plan_shard_retry(
 
     Returns:
         The plan over the whole experiment (its ``to_run`` the items run again), and per
-        shard index, that shard's :class:`ShardRetry` (shards without a failure are absent).
+        shard index, that shard's `ShardRetry` (shards without a failure are absent).
 
     Raises:
         ConfigError: The experiment was run in a single process or over another slice, is

@@ -1,7 +1,7 @@
 """A sharded run's setup: its executor and workers checked, its shards chosen, its target and
 scorers packed for the workers.
 
-:func:`~evalkit.run._spec.prepare` sets one up when a run goes shard by shard (``executor=``
+`prepare` sets one up when a run goes shard by shard (``executor=``
 or ``shard=``); the sharded driver (``_sharded.py``) runs what it describes. Why shards are
 row groups: docs/pages/design/sharding-by-row-group.md.
 """

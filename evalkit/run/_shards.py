@@ -115,7 +115,7 @@ def select_shards(shards: Sequence[Shard], spec: tuple[int, int] | None) -> tupl
 
 
 class RowGroupSource:
-    """The rows of one shard, as a dataset source (see :class:`~evalkit.dataset.Dataset`)."""
+    """The rows of one shard, as a dataset source (see [`Dataset`][evalkit.Dataset])."""
 
     def __init__(self, shard: Shard) -> None:
         self.shard = shard

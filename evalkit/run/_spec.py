@@ -1,7 +1,7 @@
 """A run prepared once, for either driver: every option checked, the dataset and target
 loaded, the endpoints checked, the config, ids and store records built.
 
-Both drivers (in-process, sharded) take the same :class:`RunSpec`, so an option is checked
+Both drivers (in-process, sharded) take the same `RunSpec`, so an option is checked
 and recorded in one place, and nothing is written to the store before every check passed.
 A sharded run's own setup (executor, workers, shards) is ``_sharding.py``'s.
 Why: docs/pages/design/one-run-pipeline.md.
@@ -95,7 +95,7 @@ class RunOptions:
 
 @dataclass(frozen=True, slots=True)
 class RunSpec:
-    """Everything a driver needs to run an experiment, checked (see :func:`prepare`).
+    """Everything a driver needs to run an experiment, checked (see `prepare`).
 
     Attributes:
         options: The options as given.

@@ -168,7 +168,7 @@ class _Welford:
 
 
 class SummaryBuilder:
-    """Accumulates item results into a :class:`RunSummary`."""
+    """Accumulates item results into a [`RunSummary`][evalkit.RunSummary]."""
 
     def __init__(self, scorer_ids: Sequence[str], total_items: int) -> None:
         self.total_items = total_items
@@ -205,7 +205,7 @@ class SummaryBuilder:
         return "completed_with_errors" if self.failed else "completed"
 
     def state(self) -> str:
-        """The running state as JSON: what :meth:`merge` adds to another builder (a sharded
+        """The running state as JSON: what `merge` adds to another builder (a sharded
         run stores it with each finished shard, and merges the stored ones on resume)."""
         stats = {
             # m2 as m2s and k (last, so a state written before k is read as k = 0).
@@ -222,7 +222,7 @@ class SummaryBuilder:
         )
 
     def merge(self, state: str) -> None:
-        """Add another builder's :meth:`state` to this one (Chan et al.'s parallel
+        """Add another builder's `state` to this one (Chan et al.'s parallel
         mean/variance)."""
         data = json.loads(state)
         self.processed += data["processed"]
@@ -262,8 +262,8 @@ class SummaryBuilder:
 
 
 def summary_from_counts(counts: Mapping[str, Any], scorer_ids: Sequence[str]) -> RunSummary:
-    """A :class:`RunSummary` from the store's counts of an experiment (``read_run_counts``),
-    so a resumed run is summarised over every pass, not only its last one."""
+    """A [`RunSummary`][evalkit.RunSummary] from the store's counts of an experiment
+    (``read_run_counts``), so a resumed run is summarised over every pass, not only its last one."""
     scorers = {}
     for sid in scorer_ids:
         row = counts["scorers"].get(sid, {})
@@ -288,7 +288,7 @@ def summary_from_counts(counts: Mapping[str, Any], scorer_ids: Sequence[str]) ->
 
 
 def state_from_counts(counts: Mapping[str, Any], scorer_ids: Sequence[str]) -> str:
-    """A :meth:`SummaryBuilder.state` of stored rows, from their counts (``shard_counts`` of
+    """A `SummaryBuilder.state` of stored rows, from their counts (``shard_counts`` of
     ``evalkit.store``): a retried shard's summary, recomputed from what it now holds."""
     stats = {}
     for sid in scorer_ids:

@@ -124,7 +124,8 @@ def _bound(value: Any, where: str) -> float:
 
 
 def parse_threshold(scorer_id: str, spec: Any) -> Threshold:
-    """``0.8``, ``{"min": 0.8}``, ``{"max": 0.1}`` or a :class:`Threshold` → Threshold."""
+    """``0.8``, ``{"min": 0.8}``, ``{"max": 0.1}`` or a [`Threshold`][evalkit.Threshold] →
+    Threshold."""
     where = f"thresholds[{scorer_id!r}]"
     if isinstance(spec, Threshold):
         return spec
@@ -161,7 +162,7 @@ def parse_error_rates(
     max_error_rate: float | Mapping[str, float] | None, scorer_ids: Collection[str]
 ) -> dict[str, float]:
     """Each scorer's error-rate bound: one number for every scorer, or a mapping by scorer id
-    (scorers left out keep :data:`DEFAULT_MAX_ERROR_RATE`)."""
+    (scorers left out keep `DEFAULT_MAX_ERROR_RATE`)."""
     rates = dict.fromkeys(scorer_ids, DEFAULT_MAX_ERROR_RATE)
     if max_error_rate is None:
         return rates

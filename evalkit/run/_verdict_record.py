@@ -5,7 +5,7 @@ agreement); ``evalkit run``, ``judge_run`` and the pytest plugin record it again
 regression gate against the baseline, and which baseline and why. A cancelled or
 interrupted run has no verdict (NULL): its gates could not run on the whole dataset. A run
 merged from several shard slices is judged on its own gates once merged
-(:func:`record_merged_verdict`), from what its config recorded.
+([`record_merged_verdict`][evalkit.run.record_merged_verdict]), from what its config recorded.
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ def gate_records(
     comparison: Comparison | None = None,
     reasons: Mapping[str, Sequence[str]] | None = None,
 ) -> list[GateRecord]:
-    """One :class:`~evalkit.store.GateRecord` per scorer of ``result``: its own gates and,
+    """One [`GateRecord`][evalkit.store.GateRecord] per scorer of ``result``: its own gates and,
     with ``comparison``, the regression gate (``reasons``: every scorer's reasons as the
     report gives them, regression included; default the run's own)."""
     compared = {c.scorer_id: c for c in comparison} if comparison is not None else {}
@@ -119,7 +119,8 @@ class VerdictNotKeptWarning(RuntimeWarning):
     held it past ``lock_timeout``, a read-only store): the run is returned all the same.
 
     ``evalkit run`` and the pytest plugin ignore it: they judge the run again and keep that
-    verdict with :func:`evalkit.cli.judge_run`, and report the outcome of that write only.
+    verdict with [`evalkit.cli.judge_run`][evalkit.cli.judge_run], and report the outcome of that
+    write only.
     """
 
 

@@ -1,7 +1,9 @@
-"""Scorers: build them with :func:`create_scorer`, run them with ``await scorer.run(...)``.
+"""Scorers: build them with [`create_scorer`][evalkit.create_scorer], run them with ``await
+scorer.run(...)``.
 
-A step is a function, or a :class:`Step`: an object that binds itself to its scorer (as
-:class:`PromptStep` does) into a :class:`BoundStep` the run calls for every item.
+A step is a function, or a [`Step`][evalkit.scorer.Step]: an object that binds itself to its scorer
+(as [`PromptStep`][evalkit.PromptStep] does) into a [`BoundStep`][evalkit.scorer.BoundStep] the run
+calls for every item.
 """
 
 from __future__ import annotations

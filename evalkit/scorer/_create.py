@@ -34,9 +34,9 @@ def create_scorer(
             comparisons and regression gates judge them in the right direction.
         metadata: Extra facts kept with the scorer (a read-only copy), e.g. a definition version.
         step_timeout: Seconds one sync step may run in ``run_evals`` before that item's pair
-            fails with :class:`StepTimeoutError` and the run goes on (default 60; above 0 and
-            at most 86,400; None: no limit). Async and prompt steps are bounded by their own
-            timeouts instead.
+            fails with [`StepTimeoutError`][evalkit.StepTimeoutError] and the run goes on (default
+            60; above 0 and at most 86,400; None: no limit). Async and prompt steps are bounded by
+            their own timeouts instead.
 
     Returns:
         A scorer with no steps; add them with ``.preprocess``, ``.analyze``,

@@ -2,14 +2,15 @@
 
 A sync step runs inline on the event loop (a thread each would cost more than most steps), so a
 step that never returns would stall the whole run: nothing flushed, Ctrl-C ignored. A scorer run
-writes which run and which step it is in into the :class:`StepClock` of its event loop (the step
+writes which run and which step it is in into the `StepClock` of its event loop (the step
 before it starts, nothing before anything is awaited); reading the time is left to a
-:class:`StepWatchdog` thread, which sees how long one step has been on the clock. Past the limit
-it signals the loop's thread, whose handler checks the clock again (in that thread, so a step
-that has already finished is never hit) and raises :class:`StepStopped` inside the step. The
-scorer records the pair as failed with :class:`StepTimeoutError`; the run goes on. Ctrl-C while
-a sync step runs stops the step at once (:class:`StepInterrupted`), and the scorer waits for the
-cancellation the loop's own SIGINT handler asked for, so the run ends as ``cancelled``.
+[`StepWatchdog`][evalkit.scorer.StepWatchdog] thread, which sees how long one step has been on the
+clock. Past the limit it signals the loop's thread, whose handler checks the clock again (in that
+thread, so a step that has already finished is never hit) and raises `StepStopped` inside the step.
+The scorer records the pair as failed with [`StepTimeoutError`][evalkit.StepTimeoutError]; the run
+goes on. Ctrl-C while a sync step runs stops the step at once (`StepInterrupted`), and the scorer
+waits for the cancellation the loop's own SIGINT handler asked for, so the run ends as
+``cancelled``.
 
 Design: docs/pages/design/step-time-limits.md.
 """
@@ -98,7 +99,7 @@ CLOCK: ContextVar[StepClock] = ContextVar("evalkit_step_clock", default=_IDLE)
 
 def check_step_timeout(value: Any, where: str) -> float:
     """``value`` as a limit in seconds: a number above 0 and at most a day
-    (:data:`evalkit._ceilings.STEP_TIMEOUT`), or None for no limit (``inf``)."""
+    (`evalkit._ceilings.STEP_TIMEOUT`), or None for no limit (``inf``)."""
     if value is None:
         return math.inf
     check_allowed(f"{where}: step_timeout", value, STEP_TIMEOUT)
@@ -109,7 +110,7 @@ class StepWatchdog:
     """Enforces the step time limits of the run on the current event loop, while entered.
 
     Enter it in the task that runs the items (they inherit its clock). In the main thread the
-    watchdogs entered take :data:`WATCHDOG_SIGNAL` (when nothing else handles it) and wrap the
+    watchdogs entered take `WATCHDOG_SIGNAL` (when nothing else handles it) and wrap the
     SIGINT handler, until the last one exits; elsewhere, or on a platform without the signal,
     a step past its limit runs to its end and then fails with the same error.
 

@@ -43,7 +43,8 @@ class PromptStep:
         create_prompt: Builds the prompt text from ``run``/``results``/``score``.
         output_schema: The schema of a preprocess/analyze step's result.
         judge: The step's judge; its explicitly set fields override the scorer's judge
-            (see :meth:`Judge.with_defaults`). None uses the scorer's judge.
+            (see [`Judge.with_defaults`][evalkit.Judge.with_defaults]). None uses the scorer's
+            judge.
         score_range: For a generate_score step, ``(low, high)``: the scores the prompt asks
             for, bounds included. A score outside is a format failure, like a reply that is
             not JSON: the fallback asks once more (telling the range), then the step fails
@@ -90,7 +91,8 @@ class PromptStep:
         return self.judge.with_defaults(default) if self.judge else default
 
     def bind(self, kind: StepName, owner: StepOwner) -> BoundStep:
-        """The judge call of this step as ``owner``'s ``kind`` step (see :class:`Step`)."""
+        """The judge call of this step as ``owner``'s ``kind`` step (see
+        [`Step`][evalkit.scorer.Step])."""
         where = f"Scorer {owner.name!r}, {kind} step"
         spec = output_spec(kind, self.output_schema, where, score_range=self.score_range)
         make_prompt = bind_callable(self.create_prompt, kind, f"{where}, create_prompt")
@@ -105,9 +107,10 @@ def output_spec(
     *,
     score_range: tuple[float, float] | None = None,
 ) -> OutputSpec:
-    """What a ``kind`` prompt step asks its judge for, or a :class:`ConfigError` naming
-    ``where``: generate_score a ``{"score": number}`` (in ``score_range`` when given),
-    generate_reason plain text, the other steps their ``output_schema``."""
+    """What a ``kind`` prompt step asks its judge for, or a
+    [`ConfigError`][evalkit.errors.ConfigError] naming ``where``: generate_score a ``{"score":
+    number}`` (in ``score_range`` when given), generate_reason plain text, the other steps their
+    ``output_schema``."""
     if score_range is not None and kind != "generate_score":
         raise ConfigError(
             f"{where}: score_range applies to a generate_score prompt step only; remove it"
@@ -130,7 +133,8 @@ def output_spec(
 
 
 def _checked_range(value: Any, description: str) -> tuple[float, float] | None:
-    """``score_range`` as two floats, or a :class:`ConfigError` saying what is wrong."""
+    """``score_range`` as two floats, or a [`ConfigError`][evalkit.errors.ConfigError] saying what
+    is wrong."""
     if value is None:
         return None
     problem = f"PromptStep {description!r}: score_range must be (low, high), two finite numbers"

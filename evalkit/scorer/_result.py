@@ -47,11 +47,11 @@ class ScorerRunResult:
     """The outcome of one scorer run.
 
     On success ``score`` is always a finite float. The same class is used for the snapshot held
-    by :class:`~evalkit.errors.ScorerRunError`, where ``score`` is None unless generate_score
-    completed before the failure (docs/pages/design/one-result-type.md).
+    by [`ScorerRunError`][evalkit.errors.ScorerRunError], where ``score`` is None unless
+    generate_score completed before the failure (docs/pages/design/one-result-type.md).
 
-    ``judge`` maps a prompt step's name to its :class:`StepJudgeRecord`; it is empty when the
-    scorer has only function steps.
+    ``judge`` maps a prompt step's name to its [`StepJudgeRecord`][evalkit.StepJudgeRecord]; it is
+    empty when the scorer has only function steps.
     """
 
     run_id: str

@@ -55,11 +55,12 @@ _INF = math.inf
 class Scorer:
     """A scorer: up to four steps run as preprocess → analyze → generate_score → generate_reason.
 
-    Build one with :func:`create_scorer` and the builder methods; each returns a new scorer and
-    leaves the original unchanged. Adding a step a scorer already has replaces it in the new
-    scorer, which is how a variant is derived from a base scorer. A scorer is immutable: its
+    Build one with [`create_scorer`][evalkit.create_scorer] and the builder methods; each returns a
+    new scorer and leaves the original unchanged. Adding a step a scorer already has replaces it in
+    the new scorer, which is how a variant is derived from a base scorer. A scorer is immutable: its
     steps are bound to its name and judge when it is built, so ``id``, ``name``, ``judge`` and
-    the other attributes are read-only; :meth:`with_id` and :meth:`with_judge` derive variants.
+    the other attributes are read-only; [`with_id`][evalkit.Scorer.with_id] and
+    [`with_judge`][evalkit.Scorer.with_judge] derive variants.
 
     ``higher_is_better`` tells comparisons and regression gates which way is good;
     ``metadata`` is a read-only mapping kept with the scorer (prebuilt scorers record their
@@ -136,9 +137,10 @@ class Scorer:
     def judges(self) -> tuple[Judge, ...]:
         """The judges this scorer's prompt steps ask, in step order, each once.
 
-        A step's judge is its own laid over the scorer's (:meth:`Judge.with_defaults`); a
-        step that would have no model is left out (it fails when it runs). This is what
-        ``run_evals`` checks before a run (see :func:`evalkit.judge.preflight`).
+        A step's judge is its own laid over the scorer's
+        ([`Judge.with_defaults`][evalkit.Judge.with_defaults]); a step that would have no model is
+        left out (it fails when it runs). This is what ``run_evals`` checks before a run (see
+        [`evalkit.judge.preflight`][evalkit.judge.preflight]).
         """
         found: list[Judge] = []
         for step in self.steps.values():
@@ -207,7 +209,8 @@ class Scorer:
 
     def with_step_timeout(self, seconds: float | None) -> Scorer:
         """A new scorer identical to this one whose sync steps may each run ``seconds``
-        (None: no limit) before the pair fails with :class:`StepTimeoutError`."""
+        (None: no limit) before the pair fails with
+        [`StepTimeoutError`][evalkit.StepTimeoutError]."""
         return self._copy(step_timeout=seconds)
 
     def _copy(self, **changes: Any) -> Scorer:
@@ -271,7 +274,7 @@ class Scorer:
             ConfigError: The scorer has no generate_score step.
             ScorerRunError: A step failed; the error holds what the finished steps produced.
                 A sync step past ``step_timeout`` (enforced inside ``run_evals``) fails with a
-                :class:`StepTimeoutError` as the cause.
+                [`StepTimeoutError`][evalkit.StepTimeoutError] as the cause.
         """
         if not self._has_score:
             raise ConfigError(f"Scorer {self.name!r} has no generate_score step")

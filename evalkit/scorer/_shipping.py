@@ -1,9 +1,9 @@
 """How a scorer travels to worker processes (``executor="process"``/``"ray"``).
 
 A scorer pickles either as its parts (its steps, judge and settings, bound again on arrival)
-or, when it was given a *recipe* (:meth:`Scorer.shipped_as`), as that recipe: a module-level
-function and plain arguments that build it again in the worker. Prebuilt scorers ship as
-their registry name and parameters, so what their steps hold (compiled patterns, C-extension
+or, when it was given a *recipe* ([`Scorer.shipped_as`][evalkit.Scorer.shipped_as]), as that recipe:
+a module-level function and plain arguments that build it again in the worker. Prebuilt scorers ship
+as their registry name and parameters, so what their steps hold (compiled patterns, C-extension
 functions, pydantic models reading context variables) never has to pickle. See
 docs/pages/design/scorers-ship-as-recipes.md.
 """
@@ -22,7 +22,7 @@ Recipe = tuple[Callable[..., "Scorer"], tuple[Any, ...]]
 
 
 def restore(fields: dict[str, Any]) -> Scorer:
-    """A scorer from its parts (what :meth:`Scorer.__reduce__` gives without a recipe)."""
+    """A scorer from its parts (what `Scorer.__reduce__` gives without a recipe)."""
     from evalkit.scorer._scorer import Scorer
 
     return Scorer(**fields)

@@ -42,13 +42,13 @@ class Step(Protocol):
     """A step definition that binds itself to the scorer it is added to.
 
     This is the extension point for steps that are more than a function:
-    :class:`~evalkit.scorer.PromptStep` implements it, and so do the prebuilt scorers' judge
+    [`PromptStep`][evalkit.PromptStep] implements it, and so do the prebuilt scorers' judge
     steps. A plain function is a step too and needs none of this.
 
-    ``create_scorer`` calls :meth:`bind` once per step when the scorer is built; the run then
-    calls the returned :class:`BoundStep` for every item. A scorer with at least one such step
-    is taken to wait on I/O (its runs of one item go to concurrent tasks) and to ask a judge
-    (so a judge cache serves it).
+    ``create_scorer`` calls [`bind`][evalkit.scorer.Step.bind] once per step when the scorer is
+    built; the run then calls the returned [`BoundStep`][evalkit.scorer.BoundStep] for every item. A
+    scorer with at least one such step is taken to wait on I/O (its runs of one item go to
+    concurrent tasks) and to ask a judge (so a judge cache serves it).
     """
 
     def bind(self, kind: StepName, owner: StepOwner) -> BoundStep:
@@ -62,7 +62,7 @@ class Step(Protocol):
     def judge_for(self, default: Judge | None) -> Judge | None:
         """The judge this step asks in a scorer whose judge is ``default`` (None: no judge).
 
-        What :attr:`Scorer.judges` lists, and what a run's preflight checks.
+        What [`Scorer.judges`][evalkit.Scorer.judges] lists, and what a run's preflight checks.
         """
         ...
 
@@ -72,10 +72,11 @@ def _allowed_arguments(kind: StepName) -> tuple[str, ...]:
 
 
 def bind_step(step: object, kind: StepName, owner: StepOwner) -> tuple[BoundStep, bool]:
-    """Turn a step definition into a :class:`BoundStep` for ``owner``'s ``kind`` step.
+    """Turn a step definition into a [`BoundStep`][evalkit.scorer.BoundStep] for ``owner``'s
+    ``kind`` step.
 
-    A :class:`Step` (a prompt step, or your own) binds itself; plain callables become function
-    steps.
+    A [`Step`][evalkit.scorer.Step] (a prompt step, or your own) binds itself; plain callables
+    become function steps.
 
     Returns:
         The bound step, and whether it always returns an awaitable (a coroutine function, or

@@ -1,9 +1,10 @@
 """Prebuilt scorers, by name: ``get_scorer("exact_match", ignore_case=True)``.
 
-Each factory here returns an ordinary :class:`~evalkit.scorer.Scorer` built with
-:func:`~evalkit.scorer.create_scorer`, so it runs, composes and stores like any scorer a user
-writes. :func:`list_scorers` and :func:`scorer_info` describe them: what each measures, its
-range and direction, the inputs it needs, its parameters and its definition version. The
+Each factory here returns an ordinary [`Scorer`][evalkit.Scorer] built with
+[`create_scorer`][evalkit.create_scorer], so it runs, composes and stores like any scorer a user
+writes. [`list_scorers`][evalkit.list_scorers] and [`scorer_info`][evalkit.scorer_info] describe
+them: what each measures, its range and direction, the inputs it needs, its parameters and its
+    definition version. The
 reference page docs/pages/reference/scorers.md is generated from them.
 """
 

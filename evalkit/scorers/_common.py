@@ -8,8 +8,8 @@ The rules every code scorer shares (see docs/pages/reference/scorers.md):
   ``{"a": 2, "b": 1}`` read the same.
 - **Missing ground truth.** ``None`` (or a float NaN, ``pd.NA`` or ``pd.NaT``, as pandas
   writes missing cells) is not an empty answer but no answer: a scorer that needs one raises
-  :class:`ScorerInputError`, so the row is recorded as a scorer failure rather than a score
-  of 0 (docs/pages/design/unscorable-rows-fail.md).
+  [`ScorerInputError`][evalkit.errors.ScorerInputError], so the row is recorded as a scorer failure
+  rather than a score of 0 (docs/pages/design/unscorable-rows-fail.md).
 - **Several references.** A ground truth that is a non-empty list of strings holds alternative
   acceptable answers; text scorers score against each and keep the best (BLEU and chrF use
   them as multiple references). Any other list is one reference, read as JSON text.
@@ -47,7 +47,8 @@ def is_missing(value: Any) -> bool:
 
 
 def ground_truth(run: ScorerRun, scorer: str) -> Any:
-    """The row's ground truth; :class:`ScorerInputError` when it has none."""
+    """The row's ground truth; [`ScorerInputError`][evalkit.errors.ScorerInputError] when it has
+    none."""
     value = run.ground_truth
     if is_missing(value):
         raise ScorerInputError(scorer, "ground_truth", "missing (this row has no ground truth)")
@@ -71,7 +72,7 @@ def clip(text: str, limit: int = 60) -> str:
 
 
 def param_error(scorer: str, param: str, problem: str) -> ConfigError:
-    """A :class:`ConfigError` naming the scorer and the parameter."""
+    """A [`ConfigError`][evalkit.errors.ConfigError] naming the scorer and the parameter."""
     return ConfigError(f"scorer {scorer!r}, parameter {param!r}: {problem}")
 
 

@@ -3,7 +3,7 @@
 After Mastra's scorers of the same names. A function preprocess step reads the context pieces
 (so the stored ``preprocess_step_result`` shows what was judged); the judge rates each piece
 (analyze); the score is computed in code and the judge explains it. ``context_recall`` lives
-in :mod:`evalkit.scorers._recall`. Bump a scorer's registry ``version`` whenever one of its
+in `evalkit.scorers._recall`. Bump a scorer's registry ``version`` whenever one of its
 prompts below changes.
 """
 

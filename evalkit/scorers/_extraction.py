@@ -4,8 +4,8 @@ An extraction step (statements, claims, semantic units, questions) that comes ba
 empty list although the text it was drawn from is not empty is suspicious: a small model does
 that to text it could not read. Scored, it becomes a counted 0 (or, for ``toxicity``, a best
 score) that no judge ever judged. So the step is asked once more, with a note saying the text
-is not empty; a second empty answer fails the row with :class:`~evalkit.JudgeError` code
-``"empty_extraction"``, unless the scorer's ``empty_extraction="score"`` says such rows are to
+is not empty; a second empty answer fails the row with [`JudgeError`][evalkit.errors.JudgeError]
+code ``"empty_extraction"``, unless the scorer's ``empty_extraction="score"`` says such rows are to
 be scored as before. An empty *text* is another case, answered in code without a call
 (docs/pages/design/nothing-to-judge-no-call.md). Why the retry changes the prompt instead of
 skipping the judge cache: docs/pages/design/empty-extraction-asked-again.md.

@@ -4,7 +4,7 @@ After Mastra's scorers of the same names: the judge extracts the output's claims
 and checks each against the context (analyze); the score is the share of supported claims
 (faithfulness, higher is better) or of hallucinated ones (hallucination, lower is better),
 computed in code, and the judge explains it. The context comes from the ``context`` parameter
-or the row (see :func:`~evalkit.scorers._judged.row_context`). Bump a scorer's registry
+or the row (see `row_context`). Bump a scorer's registry
 ``version`` whenever one of its prompts below changes.
 """
 

@@ -27,7 +27,7 @@ def _reject_constant(name: str) -> Any:
 
 
 def parse_json(text: str, *, allow_code_fence: bool) -> Any:
-    """The JSON value of ``text`` (strict: no NaN/Infinity), or :class:`_NotJson`."""
+    """The JSON value of ``text`` (strict: no NaN/Infinity), or `_NotJson`."""
     if allow_code_fence and (fenced := _FENCE.fullmatch(text)):
         text = fenced.group(1)
     if not text.strip():
@@ -41,7 +41,7 @@ def parse_json(text: str, *, allow_code_fence: bool) -> Any:
 def output_json(output: Any, *, allow_code_fence: bool) -> Any:
     """The output as a JSON value: text is parsed, bytes decoded and parsed, other values kept.
 
-    ``None`` is no output (:class:`_NotJson`); dicts, lists, numbers and booleans are already
+    ``None`` is no output (`_NotJson`); dicts, lists, numbers and booleans are already
     JSON values (pydantic models and numpy values are converted).
     """
     if output is None:

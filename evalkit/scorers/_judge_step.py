@@ -1,6 +1,6 @@
 """``JudgeStep``: the prompt step of the LLM-judged prebuilt scorers, and ``OnePerItem``.
 
-A judge step is a :class:`~evalkit.PromptStep` sent with the scorer's own instructions,
+A judge step is a [`PromptStep`][evalkit.PromptStep] sent with the scorer's own instructions,
 behind three checks shared by every prebuilt scorer: ``skip`` answers in code a step with
 nothing to send (docs/pages/design/nothing-to-judge-no-call.md), ``items`` makes the reply
 answer every item sent (docs/pages/design/miscounted-verdicts-fail.md), and ``extraction``
@@ -40,7 +40,7 @@ class OnePerItem(BaseModel):
     """A judge reply holding one entry per item the prompt sent (one verdict per claim, ...).
 
     ``per_item`` names the list field; ``numbered_by``, when set, the entries' field that must
-    number the items 1 to n, each once. The check applies while a :class:`JudgeStep` with
+    number the items 1 to n, each once. The check applies while a `JudgeStep` with
     ``items`` asks for the reply; it raises inside validation, so a miscount is a format
     failure of the step like any schema error (the fallback asks once more, then the step
     fails). It adds nothing to the JSON Schema sent to the judge.
@@ -75,14 +75,14 @@ class JudgeStep:
 
     Args:
         description: What the step does (documentation).
-        create_prompt: Builds the prompt, like a :class:`~evalkit.PromptStep`'s.
+        create_prompt: Builds the prompt, like a [`PromptStep`][evalkit.PromptStep]'s.
         instructions: The system message; the scorer's judge supplies everything else.
         output_schema: The schema of a preprocess/analyze step's result.
         skip: A sync function called like a function step before the judge is asked; a value
             other than None is the step's result and no call is made.
         items: A sync function called like a function step: how many items the prompt sends,
             each to be answered by one entry of the reply. ``output_schema`` must then be a
-            :class:`OnePerItem` model.
+            `OnePerItem` model.
         extraction: The lists the step extracts: a reply with one of them empty although
             its text is not is asked once more, with a note added to the prompt, and a
             second such reply fails the step or is kept, as ``extraction.on_empty`` says.
@@ -127,7 +127,7 @@ class JudgeStep:
 
     def bind(self, kind: StepName, owner: StepOwner) -> BoundStep:
         """The judge call, behind ``skip``, with ``items`` and ``extraction`` (see
-        :class:`Step`)."""
+        [`Step`][evalkit.scorer.Step])."""
         asked = self._prompt.bind(kind, owner)
         if self._extraction is not None:
             asked = self._asked_again(asked, self._extraction, kind, owner)

@@ -3,7 +3,7 @@
 Every LLM-judged prebuilt scorer follows the same rules (see docs/pages/reference/scorers.md,
 "LLM-judged scorers"):
 
-- **Its own instructions.** Each judge step is a :class:`~evalkit.PromptStep` whose step judge
+- **Its own instructions.** Each judge step is a [`PromptStep`][evalkit.PromptStep] whose step judge
   sets only ``instructions``, so the scorer's judge (the experiment's default judge or
   ``judge=``) gives the model, endpoint and limits while the system message stays the scorer's
   own, versioned with its prompts (docs/pages/design/system-message-belongs-to-scorer.md).
@@ -22,10 +22,10 @@ Every LLM-judged prebuilt scorer follows the same rules (see docs/pages/referenc
   as empty, anything else as canonical JSON.
 - **Context from the row.** Scorers judged against a context take it from a parameter, else
   from a key of the row's request context, else from that key of the input when the input is
-  a mapping; a row with none fails with :class:`~evalkit.ScorerInputError`.
+  a mapping; a row with none fails with [`ScorerInputError`][evalkit.errors.ScorerInputError].
 - **One answer per item sent.** A step that sends numbered items (claims, statements,
   context pieces) and asks for one verdict each declares how many it sent (``JudgeStep(
-  items=...)``) and a reply schema derived from :class:`OnePerItem`; a reply with more or
+  items=...)``) and a reply schema derived from `OnePerItem`; a reply with more or
   fewer entries fails the schema, which is a format failure: the JSON-mode fallback asks
   once more, then the step fails. Scores divide by the items sent, so a judge that drops
   verdicts cannot inflate them (miscounted-verdicts-fail.md).
@@ -80,7 +80,7 @@ def round_score(value: float) -> float:
 
 
 def check_scale(scorer: str, scale: float) -> None:
-    """Refuse a ``scale`` outside :data:`evalkit._ceilings.SCALE` (above 0, at most 1e12)."""
+    """Refuse a ``scale`` outside `evalkit._ceilings.SCALE` (above 0, at most 1e12)."""
     check_allowed(f"scorer {scorer!r}, parameter 'scale'", scale, SCALE)
 
 
@@ -230,7 +230,7 @@ def share_of_yes(
 ) -> float:
     """``(yes + unsure * "unsure") / verdicts * scale``, rounded; 0 when there is no verdict.
 
-    The verdicts are one per item sent (see :class:`OnePerItem`), so this is the share of the
+    The verdicts are one per item sent (see `OnePerItem`), so this is the share of the
     items sent, not of the answers a judge chose to return.
     """
     if not verdicts:

@@ -1,9 +1,9 @@
 """The prebuilt scorer registry: snake_case names → factories and their metadata.
 
-Every prebuilt scorer is an ordinary :class:`~evalkit.scorer.Scorer` built with
-:func:`~evalkit.scorer.create_scorer`. A family module defines a *build* function that receives a
+Every prebuilt scorer is an ordinary [`Scorer`][evalkit.Scorer] built with
+[`create_scorer`][evalkit.create_scorer]. A family module defines a *build* function that receives a
 fresh, empty base scorer (name, description, id, direction, metadata and judge already set) and
-adds the steps; :func:`prebuilt` registers it and returns the public factory, which validates
+adds the steps; `prebuilt` registers it and returns the public factory, which validates
 the parameters, makes the base scorer and calls the build function. Code scorers and LLM-judged
 scorers plug in the same way; an LLM scorer's build function gets the judge on its base scorer.
 
@@ -133,7 +133,8 @@ class ScorerInfo:
         return all(importlib.util.find_spec(module) is not None for module in self.modules)
 
     def param(self, name: str) -> ScorerParam:
-        """The parameter called ``name``; :class:`ConfigError` when there is none."""
+        """The parameter called ``name``; [`ConfigError`][evalkit.errors.ConfigError] when there is
+        none."""
         for param in self.params:
             if param.name == name:
                 return param
@@ -157,7 +158,8 @@ class ScorerInfo:
 
 
 class ScorerFactory(Protocol):
-    """A prebuilt scorer's public factory: keyword parameters in, a new :class:`Scorer` out."""
+    """A prebuilt scorer's public factory: keyword parameters in, a new [`Scorer`][evalkit.Scorer]
+    out."""
 
     __name__: str
 
@@ -345,13 +347,13 @@ def get_scorer(name: str, *, id: str | None = None, judge: Any = None, **params:
     """A new prebuilt scorer by registry name, e.g. ``get_scorer("exact_match", ignore_case=True)``.
 
     Args:
-        name: The snake_case registry name (see :func:`list_scorers`).
+        name: The snake_case registry name (see [`list_scorers`][evalkit.list_scorers]).
         id: The id its results are recorded under; defaults to the name with dashes
             (``"exact-match"``).
         judge: The judge of an LLM-judged scorer (else the scorer has none and its prompt steps
             need one of their own). Code-based scorers ignore it, so a caller can pass an
             experiment's default judge to every scorer.
-        **params: The scorer's parameters (see :func:`scorer_info`).
+        **params: The scorer's parameters (see [`scorer_info`][evalkit.scorer_info]).
 
     Raises:
         ConfigError: Unknown name (the message lists close matches), unknown or ill-typed
@@ -365,7 +367,8 @@ def get_scorer(name: str, *, id: str | None = None, judge: Any = None, **params:
 
 
 def scorer_info(name: str) -> ScorerInfo:
-    """The metadata of the prebuilt scorer ``name``; :class:`ConfigError` when unknown."""
+    """The metadata of the prebuilt scorer ``name``; [`ConfigError`][evalkit.errors.ConfigError]
+    when unknown."""
     return _entry(name).info
 
 

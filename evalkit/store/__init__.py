@@ -1,13 +1,13 @@
 """The score store: every experiment's items, scores, failures and judge calls, in a DuckDB
-file or a DuckLake (``store = "ducklake:…"``, see :func:`store_location`).
+file or a DuckLake (``store = "ducklake:…"``, see [`store_location`][evalkit.store.store_location]).
 
 Tables: ``experiments``, ``experiment_scorers``, ``experiment_items``, ``scores`` (successful
 scores only), ``scorer_errors`` (failures, without a score), ``judge_executions``,
 ``shards_done`` (finished shards of a sharded run), ``model_prices`` and ``schema_version``;
 views ``scorer_summary`` and ``judge_usage``. Their DDL lives in ``_schema.py``, the Arrow
-schemas of the rows a writer appends (:data:`ARROW_SCHEMAS`) in ``_arrow.py``. Rows a run could
-not write to a locked store wait in ``<store>.recovery/`` until :func:`recover` (or the next
-writer) loads them.
+schemas of the rows a writer appends (`ARROW_SCHEMAS`) in ``_arrow.py``. Rows a run could
+not write to a locked store wait in ``<store>.recovery/`` until [`recover`][evalkit.store.recover]
+(or the next writer) loads them.
 """
 
 from __future__ import annotations

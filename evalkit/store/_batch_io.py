@@ -49,7 +49,7 @@ class ScorerRecord:
 
 
 class RowBatch(Protocol):
-    """What :meth:`StoreWriter.write` takes: the rows of whole items, as Arrow tables.
+    """What `StoreWriter.write` takes: the rows of whole items, as Arrow tables.
 
     ``evalkit.run.RowBuffer`` is one: it turns a run's finished items into rows (see
     docs/pages/design/store-takes-arrow.md).
@@ -64,7 +64,7 @@ class RowBatch(Protocol):
         """Items of the batch that failed."""
 
     def tables(self) -> Mapping[str, pa.Table]:
-        """The rows by store table name, each with its :data:`evalkit.store.ARROW_SCHEMAS`
+        """The rows by store table name, each with its `evalkit.store.ARROW_SCHEMAS`
         columns; a table without rows is left out."""
 
 

@@ -8,9 +8,9 @@ the catalog makes them take turns for their transactions, which are short: a flu
 files are written before it, side by side (``_lake_stage.py``), and it only registers them
 (docs/pages/design/store-location.md).
 
-The lock is waited for a bounded time (:data:`COMMIT_LOCK_WAIT_S`), never for ever: a process
+The lock is waited for a bounded time (`COMMIT_LOCK_WAIT_S`), never for ever: a process
 that holds it and does not let go (stopped, hung on a disk) makes the commit a
-:class:`StoreBusyError`, which a writer keeps and retries like a locked store, and past its
+`StoreBusyError`, which a writer keeps and retries like a locked store, and past its
 ``lock_timeout`` spills to the recovery folder.
 """
 
@@ -45,7 +45,7 @@ def commit_lock_file(store: str | os.PathLike[str] | StoreLocation) -> Path | No
 
 
 def _acquire(fd: int, lock: Path, wait: float) -> None:
-    """Take the lock on ``fd`` within ``wait`` s, or raise :class:`StoreBusyError`."""
+    """Take the lock on ``fd`` within ``wait`` s, or raise `StoreBusyError`."""
     deadline = time.monotonic() + wait
     pause = _POLL_FIRST_S
     while True:
@@ -64,7 +64,7 @@ def _acquire(fd: int, lock: Path, wait: float) -> None:
 
 @contextmanager
 def catalog_turn(lock: Path, wait: float = COMMIT_LOCK_WAIT_S) -> Iterator[None]:
-    """Hold the file lock ``lock``, waited for up to ``wait`` s (:class:`StoreBusyError`)."""
+    """Hold the file lock ``lock``, waited for up to ``wait`` s (`StoreBusyError`)."""
     lock.parent.mkdir(parents=True, exist_ok=True)  # a new lake's catalog folder
     fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o666)
     try:
@@ -75,8 +75,8 @@ def catalog_turn(lock: Path, wait: float = COMMIT_LOCK_WAIT_S) -> Iterator[None]
 
 
 class LockedCommit(Transaction):
-    """A :class:`Transaction` whose COMMIT holds the file lock ``lock``, waited for up to
-    ``wait`` s (:class:`StoreBusyError` after that)."""
+    """A `Transaction` whose COMMIT holds the file lock ``lock``, waited for up to
+    ``wait`` s (`StoreBusyError` after that)."""
 
     def __init__(
         self, con: duckdb.DuckDBPyConnection, lock: Path, *, wait: float = COMMIT_LOCK_WAIT_S
@@ -101,7 +101,7 @@ class LockedCommit(Transaction):
 
 class CatalogTurns:
     """A writer's turns at ``store``'s SQLite catalog (none for any other store), waited for
-    up to ``lock_timeout`` s, :data:`COMMIT_LOCK_WAIT_S` at most.
+    up to ``lock_timeout`` s, `COMMIT_LOCK_WAIT_S` at most.
 
     The turn is held for every writing use of the catalog (a writer's, the recovery of
     spilled rows, the merge of shards), but not while a flush writes its Parquet files: two
@@ -115,7 +115,7 @@ class CatalogTurns:
         self.wait = min(COMMIT_LOCK_WAIT_S, lock_timeout)
 
     def turn(self) -> AbstractContextManager[None]:
-        """The turn alone (for opening the lake, or around a plain :class:`Transaction`)."""
+        """The turn alone (for opening the lake, or around a plain `Transaction`)."""
         return nullcontext() if self.lock is None else catalog_turn(self.lock, self.wait)
 
     def transaction(self, con: duckdb.DuckDBPyConnection) -> Transaction:

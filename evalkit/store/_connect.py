@@ -56,7 +56,7 @@ class StoreLockedError(StoreError):
 
 class StoreBusyError(StoreLockedError):
     """A DuckLake store's commit lost to another writer's, or its catalog was busy: the whole
-    transaction may be run again (:func:`retry_busy`)."""
+    transaction may be run again (`retry_busy`)."""
 
 
 #: Seconds a whole transaction of a DuckLake store is retried while it keeps losing to others.
@@ -69,8 +69,8 @@ _BUSY_MAX_S = 1.0
 def retry_busy(
     action: Callable[[], _T], *, timeout: float, where: object = "", outage: bool = False
 ) -> _T:
-    """Run ``action`` (a whole transaction), again while it fails with :class:`StoreBusyError`
-    (and, with ``outage``, with :class:`CatalogUnreachableError`: a lake's catalog lost).
+    """Run ``action`` (a whole transaction), again while it fails with `StoreBusyError`
+    (and, with ``outage``, with `CatalogUnreachableError`: a lake's catalog lost).
 
     Waits grow from 50 ms to 1 s with jitter, so writers that collided do not collide again.
     A store file never raises it: there the lock is waited for when the file is opened.
@@ -122,8 +122,8 @@ def execute_interruptibly(
     of the tries on a busy 2-core machine). The query runs in a thread instead, while this one
     waits; a Ctrl-C interrupts the connection (``con.interrupt()``, which DuckDB honours at
     once, repeated until the query has ended: one that lands before the query has begun is
-    otherwise forgotten) and is raised again as :class:`KeyboardInterrupt`. The connection
-    may stay busy after that, refusing ``close()`` (:func:`connection` lets the process
+    otherwise forgotten) and is raised again as `KeyboardInterrupt`. The connection
+    may stay busy after that, refusing ``close()`` (`connection` lets the process
     release it).
 
     Raises:
@@ -214,17 +214,18 @@ def open_connection(
     """Connect to the store file, waiting up to ``lock_timeout`` s for another process's lock.
 
     ``config`` holds DuckDB settings for a database this call opens. A writing connection
-    appends row groups of ``row_group_size`` rows (:data:`WRITE_ROW_GROUP_SIZE`). When this
+    appends row groups of ``row_group_size`` rows (`WRITE_ROW_GROUP_SIZE`). When this
     process already has the file open through ``duckdb.connect(path)`` (a user's connection),
     that database is shared instead, with its own settings and row group size: DuckDB allows
     one database per file and process. A connection of evalkit that holds the file (another
     thread's flush) is waited for like another process's lock.
 
-    A DuckLake store (``ducklake:…``, see :func:`evalkit.store.store_location`) is attached
-    in an in-memory database instead (``_lake.py``), shared by the process's connections to
-    it unless ``private``: it has no file lock to wait for. ``pinned`` (with ``read_only``)
-    reads a lake at the snapshot that was newest when it was opened, not each query's newest
-    (a store file opened read-only cannot change while it is open).
+    A DuckLake store (``ducklake:…``, see
+    [`evalkit.store.store_location`][evalkit.store.store_location]) is attached in an in-memory
+    database instead (``_lake.py``), shared by the process's connections to it unless ``private``:
+    it has no file lock to wait for. ``pinned`` (with ``read_only``) reads a lake at the snapshot
+    that was newest when it was opened, not each query's newest (a store file opened read-only
+    cannot change while it is open).
 
     Raises:
         StoreError: The file cannot be opened, or stayed locked.
@@ -318,7 +319,8 @@ def connection(
     private: bool = False,
     pinned: bool = False,
 ) -> Iterator[duckdb.DuckDBPyConnection]:
-    """:func:`open_connection` as a context manager; DuckDB errors become :class:`StoreError`."""
+    """`open_connection` as a context manager; DuckDB errors become
+    [`StoreError`][evalkit.errors.StoreError]."""
     con = open_connection(
         path,
         read_only=read_only,

@@ -36,7 +36,7 @@ _BATCH_ROWS = 100_000
 
 @dataclass(frozen=True, slots=True)
 class CopySummary:
-    """What :func:`copy_experiments` did.
+    """What [`copy_experiments`][evalkit.store.copy_experiments] did.
 
     Attributes:
         copied: The ids of the experiments copied, in the order they were.

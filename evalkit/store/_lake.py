@@ -164,8 +164,8 @@ def open_lake(
 
 
 def lake_error(location: StoreLocation | str, exc: duckdb.Error) -> StoreError:
-    """``exc`` of a lake's connection as evalkit raises it: :class:`CatalogUnreachableError`
-    for a catalog that could not be reached, else :class:`StoreError`."""
+    """``exc`` of a lake's connection as evalkit raises it: `CatalogUnreachableError`
+    for a catalog that could not be reached, else [`StoreError`][evalkit.errors.StoreError]."""
     if unreachable(exc):
         return CatalogUnreachableError(
             f"{location}: the DuckLake store's catalog could not be reached: {exc}"
@@ -250,7 +250,7 @@ def _attach_lake(
     deadline: float,
     data_path: str | None,
 ) -> None:
-    """ATTACH the lake as :data:`LAKE_ALIAS` and USE it, waiting for a busy catalog until
+    """ATTACH the lake as `LAKE_ALIAS` and USE it, waiting for a busy catalog until
     ``deadline``."""
     clause = f" ({', '.join(options)})" if options else ""
     while True:

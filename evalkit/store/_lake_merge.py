@@ -3,7 +3,7 @@
 Each job records its slice as an experiment of its own (as it does in a store file). When a
 job finishes its slice in a DuckLake store, it looks at the slices of its group there: once
 every slice ``0..n-1`` has finished, it writes the merged experiment at once, in the same
-store, as ``evalkit merge`` would (:func:`merge_stores`), and marks the slices with
+store, as ``evalkit merge`` would (`merge_stores`), and marks the slices with
 ``merged_into``. Two jobs finishing together may both try: DuckLake lets one commit, the other
 is retried and finds the slices merged. See docs/pages/design/store-location.md.
 """

@@ -9,7 +9,7 @@ the data path, outside any transaction, and its commit only registers the files
 the small tables' inserts: the turn is the catalog's work alone, and the jobs' Parquet
 writing runs side by side (docs/pages/design/store-location.md).
 
-A table is staged when it has at least :data:`STAGE_MIN_ROWS` rows and its files can be named
+A table is staged when it has at least `STAGE_MIN_ROWS` rows and its files can be named
 as DuckLake names them: unpartitioned, or partitioned by ``experiment_id`` alone with one
 value in the batch. An encrypted lake's tables are never staged (DuckLake writes their keys).
 A staged file whose transaction is rolled back before its COMMIT is deleted (a local data
@@ -17,7 +17,7 @@ path), as is one whose writing failed (a full or read-only data path). One whose
 tried and failed (the catalog lost meanwhile) may have gone through: it is handed back to the
 writer, which learns at its next attempt whether the batch landed and deletes the files if not
 (``StoreWriter``). Files a writer left at all (killed, or its rows spilled) are deleted by the
-resume of its experiment (:func:`sweep`). On object storage such files are orphans for
+resume of its experiment (`sweep`). On object storage such files are orphans for
 DuckLake's ``ducklake_delete_orphaned_files`` (docs/pages/design/locked-store-recovery.md).
 """
 

@@ -41,7 +41,7 @@ def effective_status(status: str, pid: int | None, host: str | None) -> str:
 
 
 def with_effective_status(table: pa.Table) -> pa.Table:
-    """Replace ``status`` by :func:`effective_status` and drop the writer columns."""
+    """Replace ``status`` by `effective_status` and drop the writer columns."""
     if "writer_pid" not in table.column_names:
         return table
     statuses = [

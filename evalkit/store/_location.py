@@ -1,9 +1,9 @@
 """Where a score store is: a DuckDB file, or a DuckLake (a catalog database and a data path).
 
-Every place that opens, names or looks beside a store goes through :class:`StoreLocation`
-instead of treating the store as a file path: whether it exists, where rows spilled by a
-locked writer wait, where the judge cache lives by default, and how to name it in a message.
-A DuckLake store is written as DuckLake's own attach string::
+Every place that opens, names or looks beside a store goes through
+[`StoreLocation`][evalkit.store.StoreLocation] instead of treating the store as a file path: whether
+it exists, where rows spilled by a locked writer wait, where the judge cache lives by default, and
+how to name it in a message. A DuckLake store is written as DuckLake's own attach string::
 
     ducklake:sqlite:catalog.sqlite        # catalog in SQLite: one machine, several processes
     ducklake:postgres:dbname=evals host=db # catalog in PostgreSQL: several machines

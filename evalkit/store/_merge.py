@@ -16,8 +16,8 @@ some of the slices marks them ``merged_into`` there.
 The slices' ``scorer_agreement`` rows each measure one slice's items against their labels: they
 are copied only when the slice is the whole experiment (a group of ``0/1``). The agreement of a
 merged group of several slices is measured again over all its items by whoever can measure
-(``evalkit merge`` does, with :func:`evalkit.agreement.measure_stored`, and the repeated
-judges' stability with :func:`~evalkit.agreement.measure_stability_stored`); the store does not
+(``evalkit merge`` does, with `evalkit.agreement.measure_stored`, and the repeated
+judges' stability with `measure_stability_stored`); the store does not
 compute statistics.
 """
 

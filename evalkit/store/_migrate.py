@@ -32,7 +32,7 @@ def schema_version(con: duckdb.DuckDBPyConnection) -> int:
 
 
 def migrate(con: duckdb.DuckDBPyConnection, *, where: str, timeout: float = 300.0) -> int:
-    """Bring the store up to :data:`SCHEMA_VERSION`; returns the version found before.
+    """Bring the store up to `SCHEMA_VERSION`; returns the version found before.
 
     Writers of a DuckLake store may migrate it at the same moment: a migration that lost the
     race to another (the same tables created twice) is rolled back, and the version read again

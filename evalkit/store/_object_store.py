@@ -9,7 +9,7 @@ the process's database (never written anywhere): ``AWS_ACCESS_KEY_ID``,
 for S3-compatible stores (MinIO, Ceph, R2…), ``AWS_ENDPOINT_URL_S3`` (or ``AWS_ENDPOINT_URL``).
 Google Cloud Storage (``gs://``) takes a DuckDB secret (``TYPE gcs``, HMAC keys).
 
-The environment is read again at each use (:func:`refresh_credentials`), not once per process:
+The environment is read again at each use (`refresh_credentials`), not once per process:
 a session token that expires in the middle of a long run (CI's OIDC tokens last about an hour)
 is replaced by whatever the environment holds at the next flush.
 """
@@ -58,7 +58,7 @@ def refresh_credentials(
     con: duckdb.DuckDBPyConnection, data_path: str, environ: Mapping[str, str] = os.environ
 ) -> None:
     """Make ``con``'s temporary secret for an ``s3://`` ``data_path`` from the AWS variables
-    the environment holds now (httpfs loaded already, :func:`use_object_store`); nothing when
+    the environment holds now (httpfs loaded already, `use_object_store`); nothing when
     a DuckDB secret of the user's covers the path, or the environment has no key."""
     if SCHEMES.get(urlsplit(data_path).scheme.lower()) != "s3":
         return

@@ -4,7 +4,7 @@ A store held by another process (a notebook's connection, a second run) refuses 
 flush (as does a write failing otherwise: an I/O error, a file that cannot be opened, a
 DuckLake catalog out of reach, a full or read-only data path). The
 batch is kept, the run goes on, and the next flush tries again once the back-off
-has passed (doubling from :data:`FIRST_DELAY_S` up to :data:`MAX_DELAY_S`). Past the writer's
+has passed (doubling from `FIRST_DELAY_S` up to `MAX_DELAY_S`). Past the writer's
 ``lock_timeout`` of refusals in a row, the kept batches are spilled to the recovery folder
 (``_recovery.py``). See docs/pages/design/locked-store-recovery.md.
 """

@@ -2,7 +2,7 @@
 
 Each pin and unpin is a row (an unpin has no ``experiment_id``); the newest row of an
 experiment name is in force, and the rows are the history of who moved the bar and why.
-How ``baseline = "latest"`` uses a pin is :mod:`evalkit.compare`'s (``baseline_candidates``;
+How ``baseline = "latest"`` uses a pin is `evalkit.compare`'s (``baseline_candidates``;
 docs/pages/design/failed-nights-never-the-bar.md).
 """
 
@@ -48,7 +48,8 @@ class BaselinePin:
         return f"{who}: {self.note}" if self.note else who
 
     def to_dict(self) -> dict[str, Any]:
-        """The row's fields and :attr:`reason`, JSON-ready but for ``created_at``."""
+        """The row's fields and [`reason`][evalkit.store.BaselinePin.reason], JSON-ready but for
+        ``created_at``."""
         return {
             "experiment_name": self.experiment_name,
             "experiment_id": self.experiment_id,
@@ -100,7 +101,7 @@ def pin_baseline(
     Args:
         store: The store.
         experiment_id: The run that becomes the bar (its exact id).
-        by: Who pins (default: :func:`current_user`).
+        by: Who pins (default: `current_user`).
         note: Why, e.g. "v2 is the new normal".
         lock_timeout: Seconds a busy store is retried.
     """

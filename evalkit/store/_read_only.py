@@ -1,6 +1,6 @@
 """A connection that reads the store's own tables and views and nothing else (``evalkit sql``).
 
-Read-only is DuckDB's own switches, set once the store is open (:data:`_READ_ONLY`) and then
+Read-only is DuckDB's own switches, set once the store is open (`_READ_ONLY`) and then
 locked, so no statement can set them back. A DuckLake store's data lives in Parquet files
 (locally or on object storage), which DuckDB then reads as files: those files, and only they,
 stay readable (``allowed_paths``), listed from the lake's catalog at a snapshot the connection
@@ -62,7 +62,7 @@ def read_only_connection(
     No file is written, attached, installed or loaded, no other file is read and no setting
     can be changed back; a DuckLake store's own data files stay readable (locally or on
     object storage), as of the snapshot that was newest when it was opened. Check each query
-    with :func:`refuse_file_writes` before running it.
+    with [`refuse_file_writes`][evalkit.store.refuse_file_writes] before running it.
 
     Raises:
         StoreError: The store cannot be opened, or not made read-only.
@@ -116,8 +116,8 @@ def _lock_down(con: duckdb.DuckDBPyConnection, store: str) -> None:
 
 def refuse_file_writes(con: duckdb.DuckDBPyConnection, store: str, query: str) -> None:
     """Refuse ``query`` when one of its statements writes or opens a file (``COPY … TO``,
-    ``EXPORT DATABASE``, ``ATTACH``), which a :func:`read_only_connection` would let reach a
-    lake's own files.
+    ``EXPORT DATABASE``, ``ATTACH``), which a
+    [`read_only_connection`][evalkit.store.read_only_connection] would let reach a lake's own files.
 
     Raises:
         StoreError: The query writes or attaches files (naming what is refused and why).

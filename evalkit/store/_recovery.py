@@ -3,8 +3,8 @@
 When the store stays locked past the writer's ``lock_timeout``, its unwritten batches are
 written to ``<store>.recovery/<experiment id>/<batch>/<table>.arrow`` (Arrow IPC files,
 written in a hidden folder and renamed into place, so a batch is there whole or not at all).
-:func:`recover` (run by every writer that opens the store, and by a resume before it plans)
-loads each batch in one transaction, replacing the older rows of its items and pairs as a
+[`recover`][evalkit.store.recover] (run by every writer that opens the store, and by a resume before
+it plans) loads each batch in one transaction, replacing the older rows of its items and pairs as a
 resumed batch does, and deletes the batch's folder once the load is committed. A loader
 claims a batch by renaming its folder first, so two processes never load the same batch.
 See docs/pages/design/locked-store-recovery.md.
@@ -36,7 +36,8 @@ _LOADING = ".loading-"
 
 def recovery_dir(store: str | os.PathLike[str]) -> Path:
     """The folder beside ``store`` that holds its spilled rows (``<file>.recovery``; for a
-    DuckLake store, beside its catalog file, see :meth:`StoreLocation.recovery_dir`)."""
+    DuckLake store, beside its catalog file, see
+    [`StoreLocation.recovery_dir`][evalkit.store.StoreLocation.recovery_dir])."""
     return store_location(store).recovery_dir()
 
 

@@ -37,7 +37,7 @@ def is_secret_key(key: str) -> bool:
 
 def redact_text(text: str) -> str:
     """``text`` with secret-shaped substrings masked: the patterns error messages are masked
-    with (:func:`evalkit._secrets.mask_secrets`)."""
+    with (`evalkit._secrets.mask_secrets`)."""
     return mask_secrets(text)
 
 

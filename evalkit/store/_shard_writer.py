@@ -1,7 +1,7 @@
 """Recording a sharded run: each finished shard's rows and its ``shards_done`` record in one
 transaction, so a resumed run knows exactly which shards are finished.
 
-A ``retry_errors`` pass rewrites finished shards instead (:meth:`ShardWriter.rewrite_shard`):
+A ``retry_errors`` pass rewrites finished shards instead (`ShardWriter.rewrite_shard`):
 its rows replace the failed pairs' older ones, as an in-process resume's do, and the shard's
 summary is recomputed from the rows it now has.
 """
@@ -41,7 +41,7 @@ class ShardRecord:
 
 
 class ShardWriter(StoreWriter):
-    """A :class:`StoreWriter` that writes whole shards."""
+    """A `StoreWriter` that writes whole shards."""
 
     def write_shard(
         self,
@@ -108,9 +108,9 @@ class ShardWriter(StoreWriter):
         """Write a ``retry_errors`` pass's rows of a finished shard, atomically.
 
         Each (item, scorer) pair's older row is replaced and the counts are recomputed from
-        the store (as a resumed in-process run's batch is, see :meth:`StoreWriter.reopen`);
+        the store (as a resumed in-process run's batch is, see `StoreWriter.reopen`);
         the shard's ``shards_done`` summary becomes ``summarize`` of the counts of the rows it
-        now holds (:func:`shard_counts`). ``record.summary`` is not used.
+        now holds (`shard_counts`). ``record.summary`` is not used.
         """
         retry_busy(
             lambda: self._rewrite_shard(tables, record, summarize), timeout=self.lock_timeout

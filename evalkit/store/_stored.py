@@ -1,6 +1,6 @@
 """A stored experiment read back for resuming it: its record, scored pairs and outputs.
 
-A resumed pair is scored on the output its item already has (:func:`read_outputs`), so every
+A resumed pair is scored on the output its item already has (`read_outputs`), so every
 score of an item sits beside the one output it was computed from.
 """
 

@@ -8,7 +8,7 @@ database of its own, once: the verdict is kept in evalkit's cache folder under t
 identity (device, inode, size, modification and change times; a change time cannot be set
 back), so a file changed in any way is checked again, and one whose signature fails is never
 loaded. Lake connections then load the checked files with ``allow_unsigned_extensions``
-(:data:`LAKE_SETTINGS`); a private database (``evalkit sql``, whose user may LOAD with
+(`LAKE_SETTINGS`); a private database (``evalkit sql``, whose user may LOAD with
 ``--write``) leaves DuckDB's check on. The trust is that given to the installed packages and to
 evalkit's cache folder, which holds the verdicts and the links to two of the files
 (docs/pages/design/store-location.md).

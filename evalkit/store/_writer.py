@@ -78,9 +78,9 @@ class StoreWriter:
 
     Args:
         path: The store file; created (with its schema) when missing.
-        lock_timeout: Seconds a locked store is waited for: at :meth:`begin`, and by the
+        lock_timeout: Seconds a locked store is waited for: at `begin`, and by the
             retries of kept batches before they are spilled to the recovery folder (default
-            :data:`DEFAULT_LOCK_TIMEOUT`, 300 s).
+            `DEFAULT_LOCK_TIMEOUT`, 300 s).
     """
 
     def __init__(
@@ -112,7 +112,7 @@ class StoreWriter:
 
     def begin(self, record: ExperimentRecord, scorers: Sequence[ScorerRecord]) -> None:
         """Create or migrate the store (loading rows spilled there earlier, see
-        :func:`recover`), and record the experiment as ``running``."""
+        [`recover`][evalkit.store.recover]), and record the experiment as ``running``."""
         recover(self.path, lock_timeout=self.lock_timeout)
         retry_busy(lambda: self._begin(record, scorers), timeout=self.lock_timeout)
         self.experiment_id = record.id
@@ -136,7 +136,7 @@ class StoreWriter:
 
         ``scorers`` the experiment lacks are added (a forced resume with a new scorer);
         ``config``, when given (a forced resume), replaces the stored one. ``expected`` is the
-        row as the resume read it (:attr:`StoredExperiment.claim_state`): the take-over
+        row as the resume read it (`StoredExperiment.claim_state`): the take-over
         happens only if the row is still so, in the same transaction.
 
         Raises:
@@ -192,8 +192,9 @@ class StoreWriter:
         A store locked by another process does not stop the run: the batch is kept and
         written by a later call (retried with back-off, see ``_pending.py``). Once the store
         has refused every attempt for ``lock_timeout`` s, the kept batches are spilled to the
-        recovery folder beside the store and :class:`StoreError` says where. A write that
-        fails otherwise (an I/O error, a file that cannot be opened) is kept the same way.
+        recovery folder beside the store and [`StoreError`][evalkit.errors.StoreError] says where. A
+        write that fails otherwise (an I/O error, a file that cannot be opened) is kept the same
+        way.
         """
         if self.experiment_id is None:
             raise StoreError(f"{self.path}: write() called before begin()")
@@ -282,10 +283,10 @@ class StoreWriter:
         )
 
     def _write_kept(self, kept: Kept) -> None:
-        """One attempt at writing ``kept``; raises :class:`StoreLockedError` at once when the
+        """One attempt at writing ``kept``; raises `StoreLockedError` at once when the
         store is locked. A DuckLake commit that lost to another writer's (or found the catalog
         busy) is tried again at once, after a short jittered wait, for up to
-        :data:`LAKE_RETRY_S`, before the batch is kept."""
+        `LAKE_RETRY_S`, before the batch is kept."""
         if not self._lake:
             self._write_once(kept)
             return

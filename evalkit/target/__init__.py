@@ -1,8 +1,8 @@
 """Targets: what produces the output that scorers judge.
 
-``None`` uses the dataset's ``output`` column (:class:`DatasetOutput`); a Python callable
-becomes a :class:`FunctionTarget`; anything implementing the :class:`Target` protocol (an async
-``__call__(item)`` and ``describe()``) is used as is.
+``None`` uses the dataset's ``output`` column (`DatasetOutput`); a Python callable
+becomes a [`FunctionTarget`][evalkit.FunctionTarget]; anything implementing the
+[`Target`][evalkit.Target] protocol (an async ``__call__(item)`` and ``describe()``) is used as is.
 """
 
 from __future__ import annotations

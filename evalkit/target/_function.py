@@ -49,7 +49,8 @@ class FunctionTarget:
     Args:
         fn: The function, sync or async.
         name: A name for the stored config; defaults to the function's qualified name.
-        timeout: Seconds an item may take before it fails with :class:`TargetError`.
+        timeout: Seconds an item may take before it fails with
+            [`TargetError`][evalkit.errors.TargetError].
         in_thread: Run a sync function in a worker thread (default). Pass False for cheap
             pure-Python functions, which then run on the event loop without thread overhead.
         kwargs: Extra keyword arguments passed on every call.

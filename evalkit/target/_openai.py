@@ -3,7 +3,7 @@
 The target reuses the judge layer's plumbing: one shared client per endpoint and key, the
 model's rate limiter (concurrency, rpm/tpm, AIMD on 429 storms) shared with any judge calling
 the same model at the same endpoint, and the same retry policy. Its settings are a
-:class:`~evalkit.judge.Judge` value, since a chat model call is configured the same way.
+[`Judge`][evalkit.Judge] value, since a chat model call is configured the same way.
 """
 
 from __future__ import annotations
@@ -60,7 +60,7 @@ class OpenAITarget:
         tpm: Tokens per minute allowed to the model.
         client: A prepared ``openai.AsyncOpenAI`` client to use instead of the shared one.
 
-    The numeric settings have :class:`~evalkit.judge.Judge`'s ranges (``max_concurrency`` 1
+    The numeric settings have [`Judge`][evalkit.Judge]'s ranges (``max_concurrency`` 1
     to 10,000, ``temperature`` 0 to 2, ``max_tokens`` 1 to 1,000,000, ``timeout`` above 0 and
     at most 86,400 s, ``max_retries`` 0 to 100, ``rpm`` 0.01 to 10,000,000, ``tpm`` 1 to
     10,000,000,000), checked when the target is made.

@@ -1,4 +1,4 @@
-"""Turning the ``target=`` argument of a run into a :class:`Target`."""
+"""Turning the ``target=`` argument of a run into a [`Target`][evalkit.Target]."""
 
 from __future__ import annotations
 
@@ -15,7 +15,8 @@ def as_target(target: Any) -> Target:
 
     Args:
         target: None (the dataset's ``output`` column), an object implementing
-            :class:`Target`, or a plain callable (wrapped in :class:`FunctionTarget`).
+            [`Target`][evalkit.Target], or a plain callable (wrapped in
+            [`FunctionTarget`][evalkit.FunctionTarget]).
 
     Raises:
         ConfigError: ``target`` is none of these.

@@ -8,7 +8,7 @@ enforce provider-like rate limits, announced with ``x-ratelimit-*`` headers. It 
 OpenAI's Batch API (``/v1/files``, ``/v1/batches``), answering each line of a batch like an
 online request.
 ``profile=`` (``--profile``) makes it answer as llama.cpp's ``llama-server``, llama-cpp-python,
-vLLM or Ollama do (``PROFILES``, :class:`ServerProfile`).
+vLLM or Ollama do (``PROFILES``, [`ServerProfile`][evalkit.testing.ServerProfile]).
 ``server.add_route(method, path, handler)`` serves more endpoints: a handler is an async
 function of a ``Request`` returning a ``Response``.
 """

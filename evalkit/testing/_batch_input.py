@@ -1,7 +1,7 @@
 """What clients send the local server's Batch API: JSONL input files and multipart uploads.
 
-:func:`parse_input` splits a batch input file into its lines and the problems that fail the
-batch, with OpenAI's checks; :func:`parse_multipart` reads the fields of a ``POST /v1/files``
+`parse_input` splits a batch input file into its lines and the problems that fail the
+batch, with OpenAI's checks; `parse_multipart` reads the fields of a ``POST /v1/files``
 upload. Neither touches the server's state.
 """
 

@@ -1,8 +1,8 @@
 """What the local server's Batch API keeps: files, batches and the answers to batch lines.
 
-A :class:`StoredFile` is an uploaded (or generated) file; a :class:`StoredBatch` is one batch
+A `StoredFile` is an uploaded (or generated) file; a `StoredBatch` is one batch
 with its status, the times it moved, its request counts and its output and error files, shown as
-``GET /v1/batches/{id}`` shows it; a :class:`LineResult` is how the chat handler answered one
+``GET /v1/batches/{id}`` shows it; a `LineResult` is how the chat handler answered one
 line. ``_batches.py`` serves them.
 """
 

@@ -42,7 +42,8 @@ _ACTIVE = frozenset({"validating", "in_progress", "finalizing", "cancelling"})
 
 
 class BatchService:
-    """Serves ``/v1/files`` and ``/v1/batches`` for a :class:`FakeOpenAIServer`.
+    """Serves ``/v1/files`` and ``/v1/batches`` for a
+    [`FakeOpenAIServer`][evalkit.testing.FakeOpenAIServer].
 
     Args:
         answer: Answers one batch line's body (the chat handler); its second argument numbers

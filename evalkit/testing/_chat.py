@@ -73,7 +73,8 @@ def _text(content: Any) -> str:
 
 
 def conversation_text(messages: list[Any]) -> str:
-    """All message texts joined by newlines: what :class:`Rule` ``match`` searches."""
+    """All message texts joined by newlines: what [`Rule`][evalkit.testing.Rule] ``match``
+    searches."""
     return "\n".join(_text(m.get("content")) for m in messages if isinstance(m, dict))
 
 

@@ -1,7 +1,7 @@
 """One command run while the local server is up: ``python -m evalkit.testing.server ... -- CMD``.
 
-The command gets the server's address in its environment (:data:`URL_ENV` and
-``OPENAI_BASE_URL``, with a key in :data:`KEY_ENV` and ``OPENAI_API_KEY``, so a plain
+The command gets the server's address in its environment (`URL_ENV` and
+``OPENAI_BASE_URL``, with a key in `KEY_ENV` and ``OPENAI_API_KEY``, so a plain
 ``openai`` client talks to the server too), runs with the server's standard streams, and its
 exit code becomes the server's; the server stops once it has exited.
 

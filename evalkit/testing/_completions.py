@@ -1,10 +1,10 @@
 """The local server's ``POST /v1/chat/completions``: which rule answers, the rate budget, counters.
 
-:class:`CompletionService` checks a request's key and body, records it, holds it to the
+`CompletionService` checks a request's key and body, records it, holds it to the
 server's ``rate_limit`` (``x-ratelimit-*`` headers, 429s beyond it), waits the latency and
-answers with the first matching :class:`Rule`, or with a generated reply when none matches
-(``_chat.py`` builds the bodies). Lines of a batch go through :meth:`CompletionService.batch_line`:
-the same rules, without the rate limit.
+answers with the first matching [`Rule`][evalkit.testing.Rule], or with a generated reply when none
+matches (``_chat.py`` builds the bodies). Lines of a batch go through
+`CompletionService.batch_line`: the same rules, without the rate limit.
 """
 
 from __future__ import annotations
@@ -43,10 +43,11 @@ class ReplySettings(Protocol):
 
 
 class CompletionService:
-    """Serves ``POST /v1/chat/completions`` (and batch lines) for a :class:`FakeOpenAIServer`.
+    """Serves ``POST /v1/chat/completions`` (and batch lines) for a
+    [`FakeOpenAIServer`][evalkit.testing.FakeOpenAIServer].
 
     Args:
-        rules: The constructor's rules, restored by :meth:`reset`.
+        rules: The constructor's rules, restored by `reset`.
         settings: The latency and usage model, read at each reply.
         refuse: Returns an error response when a request may not use the API, else None.
         seed: Seed of the generator used by rules with a ``probability`` below 1.

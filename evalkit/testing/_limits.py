@@ -1,4 +1,5 @@
-"""The server side of a :class:`~evalkit.testing.RateLimitPolicy`: fixed-window budgets."""
+"""The server side of a [`RateLimitPolicy`][evalkit.testing.RateLimitPolicy]: fixed-window
+budgets."""
 
 from __future__ import annotations
 

@@ -3,9 +3,9 @@
 "OpenAI-compatible" servers differ where a judge notices: which ``response_format`` types they
 take (and whether JSON mode honours a ``schema``), which length field they read, how their
 errors, 401s and context overflows look, and what their ``usage`` carries. A
-:class:`ServerProfile` imitates one server's answers, as its documentation and its source
-describe them and as evalkit measured them (issue 20; the real-server compatibility suite
-checks the same against the real servers). ``FakeOpenAIServer(profile="llama-cpp-python")`` or
+[`ServerProfile`][evalkit.testing.ServerProfile] imitates one server's answers, as its documentation
+and its source describe them and as evalkit measured them (issue 20; the real-server compatibility
+suite checks the same against the real servers). ``FakeOpenAIServer(profile="llama-cpp-python")`` or
 ``python -m evalkit.testing.server --profile llama-cpp-python``.
 
 The profile ``"openai"`` (the default) is the server as it always was. Profiles are frozen

@@ -15,8 +15,11 @@ ResponseFormatKind = Literal["json_schema", "json_object", "text"]
 class Fault:
     """A failure the server injects instead of a normal completion.
 
-    Build one with the class methods: :meth:`http`, :meth:`rate_limit`, :meth:`malformed_body`,
-    :meth:`hang`, :meth:`disconnect` and :meth:`huge_body`.
+    Build one with the class methods: [`http`][evalkit.testing.Fault.http],
+    [`rate_limit`][evalkit.testing.Fault.rate_limit],
+    [`malformed_body`][evalkit.testing.Fault.malformed_body], [`hang`][evalkit.testing.Fault.hang],
+    [`disconnect`][evalkit.testing.Fault.disconnect] and
+    [`huge_body`][evalkit.testing.Fault.huge_body].
     """
 
     kind: FaultKind

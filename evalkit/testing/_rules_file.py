@@ -1,6 +1,6 @@
 """Rules of the local server written as JSON: ``python -m evalkit.testing.server --rules FILE``.
 
-A rules file is a JSON list whose entries mirror :class:`~evalkit.testing.Rule`::
+A rules file is a JSON list whose entries mirror [`Rule`][evalkit.testing.Rule]::
 
     [
       {"match": "capital of France", "reply": {"score": 1}},
@@ -14,8 +14,8 @@ A fault is one of ``{"http": STATUS}`` (with optional ``message``, ``retry_after
 and ``headers``), ``{"rate_limit": SECONDS}`` (``null``: no ``Retry-After``),
 ``{"hang": SECONDS}`` (``null``: forever), ``"malformed_body"``, ``"disconnect"`` or ``"hang"``.
 ``usage`` is an object whose entries replace those of the reply's computed ``usage``, sent as
-written (as :class:`~evalkit.testing.Rule`'s ``usage``), to play a provider's odd counts.
-Every problem is a :class:`RulesFileError` naming the file, the rule's index and the key:
+written (as [`Rule`][evalkit.testing.Rule]'s ``usage``), to play a provider's odd counts.
+Every problem is a `RulesFileError` naming the file, the rule's index and the key:
 ``replies.json: rules[3].fault.http: expected an HTTP status from 400 to 599, got 700``.
 """
 

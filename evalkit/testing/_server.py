@@ -13,11 +13,11 @@ Or as its own process (so client and server each get a core)::
 
 It answers ``POST /v1/chat/completions`` like OpenAI does: JSON-mode and ``json_schema`` replies
 are built from the requested schema, ``usage`` counts tokens from the text (with cached and
-reasoning details, and ``usage.cost`` when asked), and :class:`Rule` scripts replies or faults
-(HTTP errors, 429 with ``Retry-After``, malformed bodies, hangs, dropped connections) per
-prompt. ``GET /v1/models`` lists a model (and, like chat completions, answers 401 without
-the ``api_key`` when one is set; serve another answer with ``add_route``, e.g. a 404 as from a
-gateway without it); ``GET /_evalkit/stats``, ``GET /_evalkit/requests`` (the recent request
+reasoning details, and ``usage.cost`` when asked), and [`Rule`][evalkit.testing.Rule] scripts
+replies or faults (HTTP errors, 429 with ``Retry-After``, malformed bodies, hangs, dropped
+connections) per prompt. ``GET /v1/models`` lists a model (and, like chat completions, answers 401
+without the ``api_key`` when one is set; serve another answer with ``add_route``, e.g. a 404 as from
+a gateway without it); ``GET /_evalkit/stats``, ``GET /_evalkit/requests`` (the recent request
 bodies) and ``POST /_evalkit/reset`` expose the counters to other processes. ``/v1/files`` and
 ``/v1/batches`` serve OpenAI's Batch API, answering each line of a batch with the same chat
 handler (see ``_batches.py``).
@@ -48,7 +48,8 @@ from evalkit.testing._rules import RateLimitPolicy, Rule
 
 @dataclass(frozen=True, slots=True)
 class ServerStats:
-    """Counters of a :class:`FakeOpenAIServer` since it started or was last reset.
+    """Counters of a [`FakeOpenAIServer`][evalkit.testing.FakeOpenAIServer] since it started or was
+    last reset.
 
     Attributes:
         requests: Chat completion requests received.
@@ -83,11 +84,12 @@ class FakeOpenAIServer:
     """An OpenAI-compatible chat completions server on a loopback socket.
 
     Use it as ``async with FakeOpenAIServer(...) as server:``; ``server.base_url`` is what an
-    ``openai`` client (or a :class:`~evalkit.Judge`) takes as ``base_url``.
+    ``openai`` client (or a [`Judge`][evalkit.Judge]) takes as ``base_url``.
 
     Args:
-        rules: :class:`Rule` objects tried in order for each request; the first matching one
-            scripts the reply or fault. Unmatched requests get a generated, valid reply.
+        rules: [`Rule`][evalkit.testing.Rule] objects tried in order for each request; the first
+            matching one scripts the reply or fault. Unmatched requests get a generated, valid
+            reply.
         host: The interface to listen on (loopback by default).
         port: The port; 0 picks a free one (read it from ``server.port``).
         latency: Seconds to wait before each answer, like a model thinking.
@@ -97,8 +99,9 @@ class FakeOpenAIServer:
         reasoning_tokens: Reasoning tokens reported (and added to completion tokens) per reply.
         cost_per_token: When set, ``usage.cost`` is reported as total tokens times this,
             as OpenRouter and LiteLLM report an authoritative cost.
-        history: How many request bodies :attr:`requests` (and arrival times
-            :attr:`arrivals`) are kept (the most recent).
+        history: How many request bodies [`requests`][evalkit.testing.FakeOpenAIServer.requests]
+            (and arrival times [`arrivals`][evalkit.testing.FakeOpenAIServer.arrivals]) are kept
+            (the most recent).
         rate_limit: A provider-like rate limit to enforce, with ``x-ratelimit-*`` headers on
             every response and 429s with ``Retry-After`` beyond it.
         batch_delay: Seconds from a batch's creation before it can complete (its lines are
@@ -108,11 +111,11 @@ class FakeOpenAIServer:
         batch_outcome: How batches created from now on end: ``"completed"``, ``"failed"``
             (at validation, with an ``errors`` list) or ``"expired"`` (no request answered,
             each one a ``batch_expired`` line of the error file). Settable as
-            :attr:`batch_outcome`.
+            [`batch_outcome`][evalkit.testing.FakeOpenAIServer.batch_outcome].
         profile: Answer as this kind of server does: ``"openai"`` (the default),
             ``"llama-server"``, ``"llama-cpp-python"``, ``"vllm"``, ``"ollama"``, or a
-            :class:`ServerProfile` (which response formats it takes, which length field it
-            reads, its error, 401 and context-overflow bodies, its ``usage``).
+            [`ServerProfile`][evalkit.testing.ServerProfile] (which response formats it takes, which
+            length field it reads, its error, 401 and context-overflow bodies, its ``usage``).
     """
 
     def __init__(

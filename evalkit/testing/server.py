@@ -5,7 +5,7 @@ once it listens, then serves until SIGINT/SIGTERM. ``--rules FILE.json`` scripts
 faults (see ``_rules_file.py``). With a command after ``--``
 (``python -m evalkit.testing.server --port 0 -- evalkit run x.toml``) it serves
 while that command runs, exports its URL to it and exits with its exit code (see
-``_command.py``). See :class:`evalkit.testing.FakeOpenAIServer`.
+``_command.py``). See [`evalkit.testing.FakeOpenAIServer`][evalkit.testing.FakeOpenAIServer].
 """
 
 from __future__ import annotations

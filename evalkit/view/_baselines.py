@@ -1,6 +1,6 @@
 """The baseline each run of the run list links to (*compare with baseline*): its stored one,
 else the run ``latest`` chooses for it, read on the page's own connection. See
-``_runs_page.py``, :func:`compare_with` and docs/pages/design/viewer-stack.md.
+``_runs_page.py``, `compare_with` and docs/pages/design/viewer-stack.md.
 """
 
 from __future__ import annotations
@@ -48,9 +48,9 @@ def compare_with(
     force the pinned run unless a run started after the pin passed. The choice is made among
     every run of the store, so it does not depend on the list's filters.
 
-    This mirrors :func:`evalkit.compare.baseline_candidates` and
-    :func:`~evalkit.compare.choose_baseline` (``tests/view/test_app.py`` checks they agree)
-    on the page's own connection: those open the store again, and a process that opens the
+    This mirrors [`evalkit.compare.baseline_candidates`][evalkit.compare.baseline_candidates] and
+    [`choose_baseline`][evalkit.compare.choose_baseline] (``tests/view/test_app.py`` checks they
+    agree) on the page's own connection: those open the store again, and a process that opens the
     file again while it holds it drops its file lock (POSIX locks are per process), so a run
     could write under the viewer's feet. It costs one query for the first few options of
     every run of the page (more only for a run none of them pairs with), one for the pins,
@@ -100,7 +100,7 @@ def _options(
     """Per run of ``ids``, its options ``first`` to ``last`` (1-based, in order) among the
     baselines ``latest`` takes before a pinned run: the complete, full runs of its name
     started before it, newest first, whose verdict did not fail; with a pin in force, those
-    that passed and started after the pin (the pinned run itself is :func:`_pinned`'s)."""
+    that passed and started after the pin (the pinned run itself is `_pinned`'s)."""
     pins = (
         "SELECT experiment_name, experiment_id, created_at FROM baseline_pins QUALIFY"
         " row_number() OVER (PARTITION BY experiment_name ORDER BY created_at DESC) = 1"
@@ -166,7 +166,8 @@ def _before(option: dict[str, Any] | None, run: dict[str, Any]) -> bool:
 
 
 def _reason(option: dict[str, Any], pin: BaselinePin | None) -> str:
-    """Why ``latest`` takes ``option`` (:func:`evalkit.compare.baseline_candidates`'s words)."""
+    """Why ``latest`` takes ``option``
+    ([`evalkit.compare.baseline_candidates`][evalkit.compare.baseline_candidates]'s words)."""
     if pin is None:
         if option["verdict"] == "passed":
             return "newest passing run"
@@ -190,7 +191,7 @@ def _pins(con: duckdb.DuckDBPyConnection) -> dict[str, BaselinePin]:
 def _pairs(
     con: duckdb.DuckDBPyConnection, where: str, base: dict[str, Any], run: dict[str, Any]
 ) -> bool:
-    """Whether ``base`` pairs with ``run`` (:func:`evalkit.compare.pairs_with`'s rule)."""
+    """Whether ``base`` pairs with ``run`` (`evalkit.compare.pairs_with`'s rule)."""
     fingerprint = base.get("dataset_fingerprint")
     if fingerprint is not None and fingerprint == run.get("dataset_fingerprint"):
         return True

@@ -1,5 +1,5 @@
 """The compare page: per scorer what changed between two runs, and the item diff
-(:func:`evalkit.compare.diff_items`) as a grid filtered, sorted and paginated in DuckDB, so a
+(`evalkit.compare.diff_items`) as a grid filtered, sorted and paginated in DuckDB, so a
 page of a million-row store reads one page of rows (see docs/pages/design/viewer-stack.md).
 """
 
@@ -158,7 +158,7 @@ SLICE_KEYS = 3
 
 def _by_slice(con: Any, where: str, base: str, cand: str, scorer: str) -> list[dict[str, Any]]:
     """Per slice key the candidate run declared (``slices = [...]``) and value: pairs,
-    dropped and improved pairs (:func:`evalkit.compare.changes_by_slice`), most drops first."""
+    dropped and improved pairs (`evalkit.compare.changes_by_slice`), most drops first."""
     found = con.execute(
         "SELECT CAST(config->'$.slices' AS VARCHAR) FROM experiments WHERE id = ?", [cand]
     ).fetchone()

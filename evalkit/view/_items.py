@@ -331,8 +331,8 @@ def _table(
 
 
 def run_page(store: _queries.Source, ref: str, p: Params) -> dict[str, Any]:
-    """Everything the run page shows: :func:`evalkit.view._queries.experiment`, one page of
-    its item table (``items``, see :func:`table`) and the metadata keys its slice filter can
+    """Everything the run page shows: `evalkit.view._queries.experiment`, one page of
+    its item table (``items``, see `table`) and the metadata keys its slice filter can
     name (``slice_keys``).
 
     Raises:

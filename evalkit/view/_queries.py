@@ -1,9 +1,9 @@
 """What the viewer's pages read from the store: every query parameterised, on a read-only
-connection (the :class:`~evalkit.view._reader.Reader` shares one between requests for a
+connection (the `Reader` shares one between requests for a
 bounded time, so a run can write the store meanwhile).
 
-Each page's function takes the store as a :class:`Reader` or a path (then opened for that
-call); :func:`experiment` takes an open connection, on which the run page then reads its item
+Each page's function takes the store as a `Reader` or a path (then opened for that
+call); `experiment` takes an open connection, on which the run page then reads its item
 table (``_items.py``). The run list's page is ``_runs_page.py``.
 See docs/pages/design/viewer-stack.md.
 """
@@ -40,7 +40,7 @@ Source = Reader | str | os.PathLike[str]
 def page_number(query: MultiMapping[str]) -> int:
     """The ``page`` of a query string: 1 when absent, not a number or below 1.
 
-    A page past the last shows the last; one past :data:`MAX_PAGE` is read as it, so the
+    A page past the last shows the last; one past `MAX_PAGE` is read as it, so the
     page's offset stays far inside the 64 bits of a query's ``OFFSET``
     (``page=9223372036854775807`` overflowed it: a 500).
     """
@@ -194,7 +194,7 @@ def _reasons(stored: Any) -> list[str]:
 
 def _scorer_stats(con: duckdb.DuckDBPyConnection, eid: str) -> list[dict[str, Any]]:
     """Per scorer of the run, in one scan of its scores: n, failures, mean, stddev, the 95%
-    t interval, min, max, pass rate, and :data:`BINS` equal bins over [0, 1] (over the
+    t interval, min, max, pass rate, and `BINS` equal bins over [0, 1] (over the
     scores' own range when they leave it)."""
     found = rows(
         con,

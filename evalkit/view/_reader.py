@@ -6,8 +6,8 @@ for each flush and waits (up to 30 s) while a reader holds it. Opening the file 
 request would be simplest, but a fresh database starts with an empty cache and reads and
 decompresses every column a page touches again: on a store of a million score rows that is
 most of a page's time. So requests share one open database while they come, and it is closed
-after :data:`IDLE` seconds without a request, or after :data:`HOLD` seconds open at the latest
-(requests then wait for the ones in flight, the store is closed for :data:`GAP` seconds, in
+after `IDLE` seconds without a request, or after `HOLD` seconds open at the latest
+(requests then wait for the ones in flight, the store is closed for `GAP` seconds, in
 which a waiting writer takes its lock, and opened again). A run's flush so waits at most
 about ``HOLD + GAP`` seconds, and pages show what was flushed within that time.
 See docs/pages/design/viewer-stack.md.

@@ -1,7 +1,7 @@
 """The viewer's pages: Jinja2 templates shipped in the package, autoescaped, and the filters
 that make stored text safe and readable.
 
-Every value reaches the page through autoescaping; on top of it, :func:`shown` turns control
+Every value reaches the page through autoescaping; on top of it, `shown` turns control
 and bidi-override characters into visible escapes (a ``U+202E`` in a model's output would
 otherwise reverse what the reader sees) and cuts very long text, so one 1 MB output does not
 make a page of a megabyte (docs/pages/design/viewer-stack.md).
@@ -43,7 +43,7 @@ def as_text(value: Any) -> str:
 
 
 def shown(value: Any, limit: int = MAX_SHOWN) -> str:
-    """:func:`as_text`, with unsafe characters as visible escapes, cut at ``limit`` characters
+    """`as_text`, with unsafe characters as visible escapes, cut at ``limit`` characters
     (the note says how many there were)."""
     text = as_text(value)
     if len(text) > limit:

@@ -50,7 +50,7 @@ class RunRows:
 
 
 def run_rows(con: duckdb.DuckDBPyConnection, *, name: str, status: str, failed: bool) -> RunRows:
-    """The ``runs`` clause (:class:`RunRows`) of the store behind ``con``, filtered by a name
+    """The ``runs`` clause (`RunRows`) of the store behind ``con``, filtered by a name
     substring, a status and whether the verdict failed."""
     columns = {
         row[0]

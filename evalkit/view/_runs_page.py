@@ -55,7 +55,7 @@ def _charted(
     con: duckdb.DuckDBPyConnection, runs: RunRows, listed: list[dict[str, Any]]
 ) -> list[tuple[str, str, str | None]]:
     """``(id, name, verdict)`` of the runs the page's trend charts draw, oldest first: per
-    run name of the page, the newest :data:`TREND_RUNS` runs of that name matching the
+    run name of the page, the newest `TREND_RUNS` runs of that name matching the
     filters, from the page's newest run of it back."""
     newest: dict[str, str] = {}
     for run in listed:  # newest first
@@ -85,10 +85,10 @@ def _charted(
 def experiments(
     store: Source, *, name: str = "", status: str = "", failed: bool = False, page: int = 1
 ) -> dict[str, Any]:
-    """One page of the store's runs (newest first, :data:`PAGE_SIZE` a page), filtered by a
+    """One page of the store's runs (newest first, `PAGE_SIZE` a page), filtered by a
     name substring, a status and whether the run's verdict failed, with each listed run's mean
-    per scorer and the baseline to compare it with (:func:`compare_with`), and per run name
-    of the page its trend (:func:`_trends`). A page past the last shows the last.
+    per scorer and the baseline to compare it with (`compare_with`), and per run name
+    of the page its trend (`_trends`). A page past the last shows the last.
 
     Every query reads the page's runs, or one pass over the runs' narrow columns: the page
     costs about the same in a store of twenty thousand runs as in one of twenty
@@ -99,7 +99,7 @@ def experiments(
         ``failed`` or None when not judged, and ``compare_with``), ``trends`` (run name →
         scorer id → list of ``(run id, mean)``), ``failed_runs`` (ids of the listed and
         charted runs whose verdict failed), ``statuses`` (every status in the store),
-        ``names`` (the first :data:`MAX_NAMES` run names), ``total`` (runs matching the
+        ``names`` (the first `MAX_NAMES` run names), ``total`` (runs matching the
         filters), ``page``, ``pages`` and ``page_size``.
     """
     empty: dict[str, Any] = {"runs": [], "trends": {}, "failed_runs": [], "statuses": [],

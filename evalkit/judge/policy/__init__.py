@@ -1,15 +1,15 @@
 """How judges call a model: retries, rate limits and circuit breakers (the call policy).
 
-- ``_policy.py``: a judge's call policy as a value (:class:`CallPolicy`, ``Judge.policy``);
-- ``_call.py``: one chat completion under a policy (:func:`chat_completion`): every attempt
+- ``_policy.py``: a judge's call policy as a value (`CallPolicy`, ``Judge.policy``);
+- ``_call.py``: one chat completion under a policy (`chat_completion`): every attempt
   admitted by the model's rate limiter, transient failures retried, the breaker consulted,
-  the time spent queued and sending added up (:class:`CallTiming`);
-- ``_ratelimit.py`` (with ``_gcra.py``): a model's budget (:class:`RateLimiter`): concurrency
+  the time spent queued and sending added up (`CallTiming`);
+- ``_ratelimit.py`` (with ``_gcra.py``): a model's budget (`RateLimiter`): concurrency
   with AIMD back-off, rpm/tpm buckets and server pauses;
 - ``_hints.py``: what response headers say about when to send the next request;
 - ``_breaker.py``: stopping calls after an auth or quota error or at an unreachable endpoint;
 - ``_registry.py``: the running loop's limiters and breakers, one per key, and the share of
-  each budget a sharded run's worker gets (:func:`use_rate_share`).
+  each budget a sharded run's worker gets (`use_rate_share`).
 
 Sending is the transport's (``evalkit.judge.transport``); this package decides when to send.
 """

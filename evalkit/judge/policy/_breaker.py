@@ -17,7 +17,7 @@ a new loop tries again: the key may have been fixed meanwhile). Keys follow the 
   some providers (Azure deployments) keep quotas per model; where the quota is the account's,
   each other model spends one call to find out;
 - ``unreachable``: the endpoint (``base_url``, or the prepared client). When its first
-  :data:`UNREACHABLE_AFTER` connection attempts all fail to connect (connection refused,
+  `UNREACHABLE_AFTER` connection attempts all fail to connect (connection refused,
   unknown host; a slow connect does not count) and none has ever reached it, the endpoint
   is down: the breaker opens, so 10,000 items do not each wait out their retries. Once any
   attempt has reached the endpoint (any HTTP answer), connection failures are retried as
@@ -65,7 +65,7 @@ class Reach:
 class CircuitBreaker:
     """One judge's view of the running loop's breakers (its auth, quota and endpoint keys).
 
-    Build it with :func:`evalkit.judge.policy.shared_breaker`.
+    Build it with `evalkit.judge.policy.shared_breaker`.
     """
 
     __slots__ = ("_auth_key", "_quota_key", "_reach", "_reach_key", "_trips")
@@ -105,7 +105,7 @@ class CircuitBreaker:
 
     def connect_failed(self, message: str) -> None:
         """An attempt could not connect (``message`` says why); the
-        :data:`UNREACHABLE_AFTER`-th such failure with no attempt ever reaching the endpoint
+        `UNREACHABLE_AFTER`-th such failure with no attempt ever reaching the endpoint
         opens the breaker."""
         reach = self._reach
         if reach is None or reach.reached:

@@ -10,7 +10,7 @@ the headers carry ``x-ratelimit-*``. Errors are translated once, by ``transport/
 Why two paths: docs/pages/design/direct-aiohttp-path.md.
 
 Retries are made here, not by the client (``max_retries=0`` per request), so that every attempt
-goes through the model's :class:`~evalkit.judge.RateLimiter` and every 429 reaches it: the
+goes through the model's `RateLimiter` and every 429 reaches it: the
 client's own retries would resend outside the rpm/tpm budget and hide the storm from AIMD.
 The back-off is the client's: ``Retry-After`` when the server sends one (up to 2 minutes),
 else 0.5 s doubling up to 8 s with 25% jitter; 429s wait 1 s doubling up to 60 s instead.
@@ -22,7 +22,7 @@ Each attempt is bounded as a whole by ``timeout`` (``anyio.move_on_after``), not
 transport's per-read timeout: a server that trickles a byte now and then, or a connection pool
 that never frees a slot, still ends the attempt on time. A call therefore lasts at most
 ``(max_retries + 1) * timeout`` plus the back-off between attempts (and the 429 waits).
-A :class:`CallTiming` passed in adds up where the time went: waiting for the limiter and the
+A `CallTiming` passed in adds up where the time went: waiting for the limiter and the
 back-off (``queue_s``, evalkit's own queue), and the HTTP attempts (``request_s``); see
 docs/pages/design/judge-time-apart-from-the-queue.md.
 
@@ -76,7 +76,7 @@ _RETRY_AFTER_JITTER = 0.1
 class CallTiming:
     """Seconds one call spent in evalkit's own queue (the limiter's admission and the back-off
     between retries: ``queue_s``) and in HTTP requests (``request_s``), added up by
-    :func:`chat_completion`."""
+    `chat_completion`."""
 
     queue_s: float = 0.0
     request_s: float = 0.0
@@ -131,7 +131,7 @@ async def chat_completion(
     Raises:
         JudgeError: The call failed (``code`` is the HTTP status, ``"timeout"``,
             ``"connection"``, ``"bad_response"`` or ``"reply_too_large"``), chained from the
-            ``openai`` error (or :class:`~evalkit.judge.transport.ReplyTooLarge`); or the
+            ``openai`` error (or `ReplyTooLarge`); or the
             breaker is open (``"auth"``, ``"quota"``) and nothing was sent.
     """
     options: Any = {"timeout": timeout, "max_retries": 0}

@@ -1,4 +1,4 @@
-"""The rpm and tpm token buckets of a :class:`~evalkit.judge.RateLimiter`, in GCRA form.
+"""The rpm and tpm token buckets of a `RateLimiter`, in GCRA form.
 
 GCRA ("virtual scheduling") keeps one number per bucket, its theoretical arrival time: a
 request may start once ``tat - tolerance`` has come, and starting charges it ``cost / rate``

@@ -12,8 +12,9 @@ from evalkit.judge.transport._body import DEFAULT_MAX_REPLY_BYTES
 
 @dataclass(frozen=True, slots=True)
 class CallPolicy:
-    """The call policy of a judge (:attr:`evalkit.Judge.policy`): retries, timeouts and the
-    model's budget. What is asked — model, endpoint, instructions, sampling — is the judge's.
+    """The call policy of a judge ([`evalkit.Judge.policy`][evalkit.Judge.policy]): retries,
+    timeouts and the model's budget. What is asked — model, endpoint, instructions, sampling — is
+    the judge's.
 
     Attributes:
         timeout: Seconds allowed to each HTTP attempt.

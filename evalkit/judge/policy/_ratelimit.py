@@ -49,7 +49,7 @@ _FIRST_OUTPUT_GUESS = 256
 
 @dataclass(frozen=True, slots=True)
 class RateLimiterStats:
-    """A snapshot of a :class:`RateLimiter`, cheap enough for a progress bar to poll.
+    """A snapshot of a `RateLimiter`, cheap enough for a progress bar to poll.
 
     Attributes:
         name: What the limiter protects, e.g. ``"gpt-4o-mini at api.openai.com"``.
@@ -101,7 +101,7 @@ class _Waiter:
 
 
 class Permit:
-    """One admitted attempt: hand it back to :meth:`RateLimiter.release`."""
+    """One admitted attempt: hand it back to `RateLimiter.release`."""
 
     __slots__ = ("epoch", "slots", "tokens", "waiting_since")
 
@@ -115,9 +115,9 @@ class Permit:
 class RateLimiter:
     """Concurrency (with AIMD back-off), rpm and tpm budgets and server pauses of one model.
 
-    Judges get theirs from :func:`evalkit.judge.shared_rate_limiter`, shared by every judge
-    (and OpenAI target) calling the same model at the same endpoint with the same limits.
-    The protocol per HTTP attempt::
+    Judges get theirs from [`evalkit.judge.shared_rate_limiter`][evalkit.judge.shared_rate_limiter],
+    shared by every judge (and OpenAI target) calling the same model at the same endpoint with the
+    same limits. The protocol per HTTP attempt::
 
         permit = await limiter.acquire(tokens=estimate)
         try:
@@ -132,7 +132,7 @@ class RateLimiter:
             still imposes one during a 429 storm).
         rpm: Requests per minute; None for no limit.
         tpm: Tokens (input + output) per minute; None for no limit.
-        name: Shown in :attr:`stats`.
+        name: Shown in `stats`.
     """
 
     def __init__(
@@ -206,7 +206,7 @@ class RateLimiter:
 
         Args:
             tokens: The estimated tokens of the request (prompt and output), charged to
-                ``tpm`` now and corrected by :meth:`succeeded`.
+                ``tpm`` now and corrected by `succeeded`.
         """
         permit = Permit(self._epoch, tokens)
         slots = self._slots
@@ -285,7 +285,7 @@ class RateLimiter:
         self._set_limit(max(1, current // 2))
 
     def retried(self) -> None:
-        """Count a retried attempt (for :attr:`stats`)."""
+        """Count a retried attempt (for `stats`)."""
         self._retries += 1
 
     def pause(self, seconds: float) -> None:

@@ -2,13 +2,13 @@
 
 Like the shared clients (``transport/_clients.py``), everything here is scoped to the running
 event loop (an anyio ``RunVar``): an ``anyio.CapacityLimiter`` belongs to the loop it was
-created in. Within a loop there is one limiter (and one :class:`~evalkit.judge.RateLimiter`)
+created in. Within a loop there is one limiter (and one `RateLimiter`)
 per key — judges and the OpenAI target alike, so a model's budget is shared by everything
 calling it — and one breaker state per auth, quota and endpoint key (see
 docs/pages/design/per-event-loop-clients.md).
 
 A sharded run's workers each build their own limiters; the share of the budget a worker gets
-is handed in by the caller (:func:`use_rate_share`, a context variable scoped to the block),
+is handed in by the caller (`use_rate_share`, a context variable scoped to the block),
 not held in a process-wide global (docs/pages/design/judge-asks-only.md).
 """
 
@@ -95,7 +95,7 @@ def shared_rate_limiter(
     tpm: float | None = None,
     name: str = "",
 ) -> RateLimiter:
-    """The running event loop's :class:`~evalkit.judge.RateLimiter` for ``key``.
+    """The running event loop's `RateLimiter` for ``key``.
 
     Created at the first call with the given limits; every caller passing an equal ``key``
     gets the same one, so include the limits in the key (as ``Judge.limiter_key`` does). An
@@ -107,9 +107,10 @@ def shared_rate_limiter(
         max_concurrency: Most requests in flight (None: none, except AIMD during 429 storms).
         rpm: Requests per minute (None: no limit).
         tpm: Tokens per minute (None: no limit).
-        name: How :func:`rate_limiter_stats` names it, e.g. ``"gpt-4o-mini at api.openai.com"``.
+        name: How [`rate_limiter_stats`][evalkit.judge.rate_limiter_stats] names it, e.g.
+            ``"gpt-4o-mini at api.openai.com"``.
 
-    Inside :func:`use_rate_share` ``(workers)`` the limiter gets ``1/workers`` of each limit.
+    Inside `use_rate_share` ``(workers)`` the limiter gets ``1/workers`` of each limit.
     """
     share = _SHARE.get()
     limiters = _state().rate_limiters

@@ -1,16 +1,16 @@
 """How judges reach a model: the shared ``openai`` clients, their direct chat path, and errors.
 
 - ``_clients.py``: one ``AsyncOpenAI`` per endpoint and key in the running event loop
-  (:func:`shared_openai_client`), closed when the loop shuts down;
+  ([`shared_openai_client`][evalkit.judge.shared_openai_client]), closed when the loop shuts down;
 - ``_http.py``: the shared clients' direct ``aiohttp`` path for chat completions
-  (:class:`ChatTransport`);
+  (`ChatTransport`);
 - ``_errors.py``: the ``openai`` exceptions both paths raise, translated once into
-  :class:`~evalkit.errors.JudgeError` (:func:`translate_error`);
-- ``_body.py``: a reply's body read up to the reply cap as it arrives (:func:`read_capped`,
-  :class:`ReplyTooLarge`);
-- ``_reply.py``: the parts of a reply a judge reads (:class:`Reply`);
+  [`JudgeError`][evalkit.errors.JudgeError] (`translate_error`);
+- ``_body.py``: a reply's body read up to the reply cap as it arrives (`read_capped`,
+  `ReplyTooLarge`);
+- ``_reply.py``: the parts of a reply a judge reads (`Reply`);
 - ``_refusals.py``: error replies that refuse a request field or overflow the context
-  (:func:`refused_field`, :func:`context_overflow`).
+  (`refused_field`, `context_overflow`).
 
 Nothing here retries, limits or stops calls: that is the call policy's (``evalkit.judge.policy``).
 """

@@ -2,9 +2,9 @@
 
 Twelve judge replies of 10 MB each held 2.4 GB at once (issue 30): a body read whole, then
 decoded to Python objects, costs many times its size. Both send paths read the body through
-:func:`read_capped` in parts as the connection delivers them (decompressed: the cap bounds
+`read_capped` in parts as the connection delivers them (decompressed: the cap bounds
 what is held, whatever was sent), and stop at the cap. A 2xx reply past the cap is an error
-(:class:`ReplyTooLarge`, with the body's first bytes as the evidence); an error reply's body
+(`ReplyTooLarge`, with the body's first bytes as the evidence); an error reply's body
 is only read for its message, so it is cut to its first bytes instead and keeps its status
 (on the direct path: with a user's own client, openai reads an error body whole itself). A
 reply whose ``Content-Length`` already says it is too large is not read past its first bytes.
@@ -30,7 +30,7 @@ class ReplyTooLarge(Exception):
     Attributes:
         limit: The cap, in bytes.
         declared: The body's ``Content-Length``, when the server sent one.
-        first: The body's first :data:`EVIDENCE_BYTES` bytes.
+        first: The body's first `EVIDENCE_BYTES` bytes.
     """
 
     def __init__(self, limit: int, declared: int | None, first: bytes) -> None:
@@ -47,7 +47,7 @@ class ReplyTooLarge(Exception):
 
     @property
     def excerpt(self) -> str:
-        """:attr:`first` as text (bytes that are not UTF-8 replaced)."""
+        """`first` as text (bytes that are not UTF-8 replaced)."""
         return self.first.decode("utf-8", errors="replace")
 
 

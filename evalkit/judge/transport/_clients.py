@@ -10,7 +10,7 @@ alike. (The limiters and breakers that share a model's budget live beside them, 
 Clients are closed when their loop shuts down, without the caller having to: the first client
 of a loop starts a tiny async generator whose ``finally`` closes them, and both ``asyncio``
 (``shutdown_asyncgens``, run by ``asyncio.run`` and anyio) and trio finalise live async
-generators before the loop closes. :func:`aclose_shared_clients` closes them earlier. See
+generators before the loop closes. `aclose_shared_clients` closes them earlier. See
 docs/pages/design/per-event-loop-clients.md.
 """
 
@@ -65,7 +65,7 @@ async def shared_openai_client(*, base_url: str | None, api_key: str) -> AsyncOp
     client's URL and headers (``transport/_http.py``); elsewhere (trio) the default ``httpx``
     transport. The client is built with ``max_retries=0``: pass
     ``timeout`` and ``max_retries`` per request (``options={...}``), since callers differ.
-    It is closed when the event loop shuts down (or by :func:`aclose_shared_clients`); do not
+    It is closed when the event loop shuts down (or by `aclose_shared_clients`); do not
     close it yourself.
 
     Args:

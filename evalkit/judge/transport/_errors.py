@@ -1,10 +1,10 @@
 """Transport errors as evalkit sees them: the ``openai`` package's exceptions, translated once.
 
 Both send paths (the shared clients' direct ``aiohttp`` path and a user client's ``post``)
-raise the ``openai`` package's exceptions; :func:`translate_error` turns one into the
-:class:`~evalkit.errors.JudgeError` a caller records (its ``code`` the HTTP status,
+raise the ``openai`` package's exceptions; `translate_error` turns one into the
+[`JudgeError`][evalkit.errors.JudgeError] a caller records (its ``code`` the HTTP status,
 ``"timeout"`` or ``"connection"``), masking any credential the request carried, and
-:func:`failed_to_connect` tells a connection never made from one dropped or too slow (what the
+`failed_to_connect` tells a connection never made from one dropped or too slow (what the
 breaker's "unreachable" rule counts).
 """
 
@@ -35,8 +35,8 @@ def translate_error(
     *,
     known: Iterable[str | None] = (),
 ) -> JudgeError:
-    """``error`` as a :class:`JudgeError` whose ``code`` is the HTTP status, ``"timeout"`` or
-    ``"connection"``, chained from it; ``retries`` is how many retries were made.
+    """``error`` as a [`JudgeError`][evalkit.errors.JudgeError] whose ``code`` is the HTTP status,
+    ``"timeout"`` or ``"connection"``, chained from it; ``retries`` is how many retries were made.
 
     ``known`` are the credentials the caller sent (the client's ``api_key``): they are masked
     even when the error's request no longer carries them (recent ``openai`` releases strip the

@@ -5,9 +5,9 @@ official client's ``post`` spends about 0.45 ms of CPU per call around the ``aio
 transport it uses anyway — request options, merged headers, URL objects, an ``httpx`` request
 and response — against about 0.2 ms for the ``aiohttp`` request itself. At a thousand judge
 calls a second that difference is half a core. A client evalkit builds itself
-(:func:`~evalkit.judge.shared_openai_client`) has a fixed base URL, key and headers, so all of
-that can be computed once: this module sends the same request (the URL, the client's own
-``default_headers`` and ``auth_headers``, the JSON body) straight through ``aiohttp``.
+([`shared_openai_client`][evalkit.judge.shared_openai_client]) has a fixed base URL, key and
+headers, so all of that can be computed once: this module sends the same request (the URL, the
+client's own ``default_headers`` and ``auth_headers``, the JSON body) straight through ``aiohttp``.
 
 Errors keep the official path's shape: a non-2xx reply is raised as the ``openai`` package's
 own exception (built by the client from the response, so ``RateLimitError``,
@@ -56,7 +56,7 @@ class ChatTransport:
     """``POST {base_url}/chat/completions`` for one shared client, on the running event loop.
 
     The session is created at the first request (in the loop that sends) and closed by
-    :meth:`aclose`, which the shared-client registry calls when the loop shuts down.
+    `aclose`, which the shared-client registry calls when the loop shuts down.
     """
 
     def __init__(self, client: AsyncOpenAI) -> None:

@@ -5,9 +5,9 @@ a request field says so with an error status whose body names the field — llam
 500 ``… 'loc': ('body', 'response_format', 'type'), 'msg': "Input should be 'text' or
 'json_object'" …``, OpenAI's 400 ``Unsupported parameter: 'max_tokens' …`` (``param``
 ``max_tokens``), a gateway's 400 ``response_format … not supported``. Such an error is no
-transient failure: sending it again gets the same answer. :func:`refused_field` finds the
+transient failure: sending it again gets the same answer. `refused_field` finds the
 field, so the call policy does not retry it and the judge sends the request without it
-(``evalkit/judge/_formats.py``). :func:`context_overflow` finds a prompt too long for the
+(``evalkit/judge/_formats.py``). `context_overflow` finds a prompt too long for the
 model's context (llama.cpp's ``exceed_context_size_error``, OpenAI's and vLLM's
 ``context_length_exceeded``), which no retry and no fallback can fix either.
 

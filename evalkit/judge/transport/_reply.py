@@ -28,7 +28,7 @@ class Reply:
 
 
 def read_reply(response: RawReply | httpx2.Response, label: str) -> Reply:
-    """The :class:`Reply` in a 2xx response of either send path.
+    """The `Reply` in a 2xx response of either send path.
 
     Raises:
         JudgeError: The body is not JSON, or not a chat completion (code ``"bad_response"``).
@@ -43,7 +43,7 @@ def read_reply(response: RawReply | httpx2.Response, label: str) -> Reply:
 
 
 def parse_reply(data: Any, label: str) -> Reply:
-    """The :class:`Reply` in a decoded chat completion.
+    """The `Reply` in a decoded chat completion.
 
     Raises:
         JudgeError: ``data`` is not a chat completion (code ``"bad_response"``).

@@ -1,0 +1,93 @@
+"""The API reference reads as a page: links rather than Sphinx roles, signatures formatted, code
+blocks as wide as the page.
+
+The strict build (.ci/run) resolves every cross-reference and fails on a Sphinx role left in a
+rendered page (docs/hooks.py); these tests hold the same rules without building the site: one
+docstring style for the whole package (docs/pages/development.md#docstrings), the formatter in
+the docs extra, the experiment-file page's annotated TOML within the page's code width.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib.util
+import re
+import tomllib
+from pathlib import Path
+from types import ModuleType
+
+ROOT = Path(__file__).parents[1]
+DOCS = ROOT / "docs"
+# A Sphinx role as written in a docstring: :class:`~evalkit.dataset.Source`, :func:`x`.
+SPHINX_ROLE = re.compile(
+    r":(?:py:)?(?:any|attr|class|const|data|doc|exc|func|meth|mod|obj|ref|term):`[^`]*`"
+)
+# Characters of code that fit a code block of the site at its narrowest desktop layout (both
+# sidebars shown, the content column at its fixed 688 px in Chromium: 80.2 characters of
+# Material's code font); a longer line scrolls sideways, hiding the end of its comment.
+CODE_WIDTH = 80
+
+
+def _hooks() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("docs_hooks", DOCS / "hooks.py")
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _docstrings(tree: ast.Module) -> list[ast.Constant]:
+    """Every string statement: the docstrings of modules, classes, functions and attributes."""
+    return [
+        node.value
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Expr)
+        and isinstance(node.value, ast.Constant)
+        and isinstance(node.value.value, str)
+    ]
+
+
+def test_no_docstring_names_an_object_with_a_sphinx_role() -> None:
+    found = [
+        f"{path.relative_to(ROOT)}:{node.lineno}: {role}"
+        for path in sorted((ROOT / "evalkit").rglob("*.py"))
+        for node in _docstrings(ast.parse(path.read_text(encoding="utf-8")))
+        for role in SPHINX_ROLE.findall(str(node.value))
+    ]
+    assert found == [], (
+        "Sphinx roles render as text in the API reference: write [`Name`][evalkit.path.Name]"
+        " for a documented object, `Name` otherwise\n" + "\n".join(found)
+    )
+
+
+def test_the_build_hook_finds_a_sphinx_role_shown_as_text() -> None:
+    raw_sphinx_roles = _hooks().raw_sphinx_roles
+    page = (
+        "<p>A :class:<code>~evalkit.dataset.Source</code> or a"
+        ' <a class="autorefs autorefs-internal" href="#evalkit.Dataset"><code>Dataset</code></a>'
+        " (see :func:<code>open_source</code>).</p>"
+        "<pre><code>:meth:<code>in a code block</code></code></pre><p><code>:attr:`x`</code></p>"
+    )
+    assert raw_sphinx_roles(page) == [
+        ":class:<code>~evalkit.dataset.Source</code>",
+        ":func:<code>open_source</code>",
+    ]
+    assert raw_sphinx_roles('<p>See <a href="#x"><code>Source</code></a>.</p>') == []
+
+
+def test_the_docs_extra_installs_a_signature_formatter() -> None:
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    names = {
+        re.split(r"[\[<>=!~ ;]", requirement, maxsplit=1)[0].lower()
+        for requirement in project["optional-dependencies"]["docs"]
+    }
+    assert names & {"ruff", "black"}, "mkdocstrings formats signatures only with Ruff or Black"
+
+
+def test_the_experiment_file_pages_toml_fits_the_page() -> None:
+    page = (DOCS / "pages" / "reference" / "experiment-file.md").read_text(encoding="utf-8")
+    blocks = re.findall(r"^```toml\n(.*?)^```$", page, flags=re.MULTILINE | re.DOTALL)
+    assert blocks, "the page's annotated TOML block"
+    wide = [line for block in blocks for line in block.splitlines() if len(line) > CODE_WIDTH]
+    assert wide == [], f"lines wider than {CODE_WIDTH} characters scroll sideways: {wide}"
