@@ -13,6 +13,7 @@ LAZY_PACKAGES = [
     "evalkit",
     "evalkit.dataset",
     "evalkit.judge",
+    "evalkit.report",
     "evalkit.run",
     "evalkit.scorer",
     "evalkit.store",

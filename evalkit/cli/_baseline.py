@@ -8,7 +8,6 @@ from typing import Any
 
 from evalkit.cli._format import json_text, one_line, text_table
 from evalkit.cli._main import EXIT_OK
-from evalkit.cli._refs import find_experiment
 
 
 def add_baseline_commands(commands: Any, add_store: Callable[..., None]) -> None:
@@ -43,6 +42,7 @@ def add_baseline_commands(commands: Any, add_store: Callable[..., None]) -> None
 
 def cmd_pin(args: argparse.Namespace) -> int:
     """Pin a complete, full run (a failed night too: that is the point) as the bar."""
+    from evalkit.cli._refs import find_experiment  # not at import: `evalkit --help` stays light
     from evalkit.compare import not_eligible
     from evalkit.errors import BaselineError, StoreError
     from evalkit.store import DEFAULT_STORE, pin_baseline

@@ -6,15 +6,20 @@ import argparse
 import math
 import time
 from datetime import timedelta
+from typing import TYPE_CHECKING
 
 from evalkit.cli._format import json_text, one_line
 from evalkit.cli._main import EXIT_OK
 from evalkit.errors import ConfigError
-from evalkit.judge import JudgeCache, default_cache_path
-from evalkit.store import DEFAULT_STORE
+
+if TYPE_CHECKING:
+    from evalkit.judge import JudgeCache
 
 
 def _cache(args: argparse.Namespace) -> JudgeCache:
+    from evalkit.judge import JudgeCache, default_cache_path  # not at import: `evalkit --help`
+    from evalkit.store import DEFAULT_STORE
+
     path = args.cache or default_cache_path(args.store or DEFAULT_STORE)
     return JudgeCache(path)
 

@@ -9,9 +9,7 @@ from typing import Any
 from evalkit._ceilings import ROWS, check_allowed
 from evalkit.cli._format import cell, json_text, one_line, text_table
 from evalkit.cli._main import EXIT_OK
-from evalkit.cli._refs import baseline_for, find_experiment
 from evalkit.errors import ConfigError, StoreError
-from evalkit.store import DEFAULT_STORE
 
 
 def add_diff_command(commands: Any, add_store: Any) -> None:
@@ -49,9 +47,11 @@ def _slice(text: str | None) -> tuple[str | None, str | None]:
 
 def cmd_diff(args: argparse.Namespace) -> int:
     """Print the changed pairs of two stored runs; always exits 0 (a listing, not a gate)."""
-    from evalkit.cli._slices import declared_slices  # not at --help: they import pandas
+    from evalkit.cli._refs import baseline_for, find_experiment  # not at --help: DuckDB
+    from evalkit.cli._slices import declared_slices
     from evalkit.compare import LATEST, LATEST_COMPLETE, Baseline, changes_by_slice, diff_items
     from evalkit.experiment_file import RegressionSection
+    from evalkit.store import DEFAULT_STORE
 
     store = args.store or DEFAULT_STORE
     check_allowed("--limit", args.limit, ROWS)

@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 
 from evalkit.cli._main import EXIT_OK
-from evalkit.store import DEFAULT_STORE
 
 
 def add_view_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -43,6 +42,7 @@ def add_view_command(commands: argparse._SubParsersAction[argparse.ArgumentParse
 
 def cmd_view(args: argparse.Namespace) -> int:
     """Serve until interrupted."""
+    from evalkit.store import DEFAULT_STORE
     from evalkit.view import serve
 
     serve(

@@ -12,14 +12,16 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, TypeAlias
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 import duckdb
-import pandas as pd
 
 from evalkit._json import json_pointer as _pointer
 from evalkit._snapshot import in_one_transaction
 from evalkit.errors import ConfigError, StoreError
+
+if TYPE_CHECKING:  # DuckDB's .df() imports pandas when a diff is asked for, not with evalkit
+    import pandas as pd
 
 DiffOrder: TypeAlias = Literal["drop", "gain", "delta", "item", "baseline", "candidate"]
 """How `diff_items` orders pairs: ``"drop"`` largest drop first (worse by the scorer's

@@ -3,19 +3,22 @@
 from __future__ import annotations
 
 import math
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TypeAlias
+from typing import TYPE_CHECKING, Any, TypeAlias, TypeGuard, cast
 
 import numpy as np
 import numpy.typing as npt
-import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from evalkit.errors import DatasetError
 
-ScoreTable: TypeAlias = pd.DataFrame | pa.Table | Mapping[str, Mapping[str, float | None]]
+if TYPE_CHECKING:  # pandas only ever comes with a DataFrame the caller passes (is_frame)
+    import pandas as pd
+
+ScoreTable: TypeAlias = "pd.DataFrame | pa.Table | Mapping[str, Mapping[str, float | None]]"
 """One experiment's per-item scores, in one of three shapes:
 
 - a pandas DataFrame or an Arrow table with columns ``item_id``, ``scorer_id``, ``score`` and
@@ -30,6 +33,13 @@ when the score is null. A failed row's score (a recovered score) is never used.
 
 _REQUIRED = ("item_id", "scorer_id", "score")
 _STATUSES = frozenset({"success", "failed"})
+
+
+def is_frame(data: Any) -> TypeGuard[pd.DataFrame]:
+    """Whether ``data`` is a pandas DataFrame, without importing pandas (0.16 s of a run's
+    start, issue 31): a DataFrame exists only once its caller imported pandas."""
+    pandas = sys.modules.get("pandas")
+    return pandas is not None and isinstance(data, pandas.DataFrame)
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,7 +68,7 @@ def scores_by_scorer(data: ScoreTable, *, label: str) -> dict[str, ScorerScores]
         DatasetError: A missing column, a null id, a duplicate item for a scorer, an unknown
             status, or a successful row without a finite score.
     """
-    if isinstance(data, pd.DataFrame | pa.Table | pa.RecordBatch):
+    if is_frame(data) or isinstance(data, pa.Table | pa.RecordBatch):
         # Sorted by scorer and item id in Arrow (byte order of UTF-8 is code-point order,
         # as for Python strings), several times faster than numpy's lexsort of objects.
         items, scorers, scores, ok = _from_table(_score_columns(data, label=label), label=label)
@@ -105,10 +115,7 @@ def _score_columns(data: pd.DataFrame | pa.Table | pa.RecordBatch, *, label: str
     A frame from ``ExperimentResult.to_pandas()`` also holds inputs, outputs and step results
     of mixed types that Arrow cannot convert; they are never needed here, so never converted.
     """
-    if isinstance(data, pd.DataFrame):
-        names = [str(name) for name in data.columns]
-    else:
-        names = list(data.column_names)
+    names = [str(name) for name in data.columns] if is_frame(data) else list(data.column_names)
     for name in _REQUIRED:
         if name not in names:
             raise DatasetError(label, "required column is missing", column=name)
@@ -117,9 +124,9 @@ def _score_columns(data: pd.DataFrame | pa.Table | pa.RecordBatch, *, label: str
         if names.count(name) > 1:
             raise DatasetError(label, "the column appears more than once", column=name)
     try:
-        if isinstance(data, pd.DataFrame):
+        if is_frame(data):
             return pa.Table.from_pandas(data[wanted], preserve_index=False)
-        table = data.select(wanted)
+        table = cast("pa.Table | pa.RecordBatch", data).select(wanted)  # not a frame (above)
         return table if isinstance(table, pa.Table) else pa.Table.from_batches([table])
     except pa.ArrowException as exc:
         raise DatasetError(label, f"columns {wanted} cannot be read: {exc}") from exc

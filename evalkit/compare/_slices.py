@@ -15,12 +15,11 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, TypeAlias
+from typing import TYPE_CHECKING, Any
 
 import duckdb
 import numpy as np
 import numpy.typing as npt
-import pandas as pd
 import pyarrow as pa
 
 from evalkit.compare._compare import (
@@ -34,6 +33,9 @@ from evalkit.compare._compare import (
     compare_experiments,
 )
 from evalkit.compare._inputs import ScorerScores, ScoreTable, scores_by_scorer
+
+if TYPE_CHECKING:  # a run's slices are compared without pandas (issue 31: its start-up)
+    import pandas as pd
 
 #: Values of one key compared at most (the largest slices); the rest are left out.
 MAX_VALUES = 100
@@ -185,21 +187,21 @@ def compare_slices(
     return tuple(rows)
 
 
-def _codes(by_item: Mapping[str, str | None]) -> tuple[_Labels, list[str]]:
-    """Each item id's slice as a code into the list of values (-1: no value)."""
-    labels = pd.Series({str(k): v for k, v in by_item.items()}, dtype=object)
-    labels = labels[labels.notna()].astype(str)
-    codes, names = pd.factorize(labels)
-    return (pd.Index(labels.index), codes.astype(np.int64)), [str(n) for n in names]
+def _codes(by_item: Mapping[str, str | None]) -> tuple[dict[str, int], list[str]]:
+    """Each item id's slice as a code into the list of values, in order of first appearance
+    (an item without a value has no code)."""
+    codes: dict[str, int] = {}
+    names: dict[str, int] = {}
+    for item_id, value in by_item.items():
+        if value is not None and value == value:  # neither None nor NaN: a value
+            codes[str(item_id)] = names.setdefault(str(value), len(names))
+    return codes, list(names)
 
 
-_Labels: TypeAlias = tuple[pd.Index, npt.NDArray[np.int64]]
-
-
-def _lookup(labels: _Labels, item_ids: npt.NDArray[np.object_]) -> npt.NDArray[np.int64]:
-    index, codes = labels
-    where = index.get_indexer(pd.Index(item_ids))
-    return np.where(where >= 0, codes[where], -1)
+def _lookup(codes: Mapping[str, int], item_ids: npt.NDArray[np.object_]) -> npt.NDArray[np.int64]:
+    """The code of each item id, -1 for an item without a value."""
+    found = (codes.get(item_id, -1) for item_id in item_ids)
+    return np.fromiter(found, dtype=np.int64, count=item_ids.size)
 
 
 def _subset(scores: ScorerScores | None, codes: Any, code: int) -> ScorerScores:
@@ -216,6 +218,8 @@ def _frame(data: ScoreTable) -> pd.DataFrame | pa.Table:
     """The score columns, item ids as text (an Arrow table of text ids is kept as it is)."""
     if isinstance(data, pa.Table) and pa.types.is_string(data.schema.field("item_id").type):
         return data.select([c for c in _COLUMNS if c in data.column_names])
+    import pandas as pd  # the caller's DataFrame, a mapping, or ids that are not text
+
     if isinstance(data, pd.DataFrame):
         frame = data
     elif isinstance(data, Mapping):

@@ -6,15 +6,18 @@ import inspect
 import math
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pydantic
 
 from evalkit.errors import ConfigError
-from evalkit.judge import Judge, OutputSpec, PreparedRequest, ScoreSpec, ask, schema_spec
+from evalkit.judge import Judge
 from evalkit.scorer._result import ScorerRun, StepName, StepResults
 from evalkit.scorer._steps import BoundStep, StepOwner, bind_callable
 from evalkit.scorer._trace import RunTrace
+
+if TYPE_CHECKING:
+    from evalkit.judge import OutputSpec
 
 OutputSchema = type[pydantic.BaseModel] | Mapping[str, Any]
 
@@ -111,6 +114,10 @@ def output_spec(
     [`ConfigError`][evalkit.errors.ConfigError] naming ``where``: generate_score a ``{"score":
     number}`` (in ``score_range`` when given), generate_reason plain text, the other steps their
     ``output_schema``."""
+    # Here, not with the module: every prebuilt scorer imports it, and a run of code scorers
+    # needs neither jsonschema nor the judge's call stack (openai: 0.4 s; issue 31).
+    from evalkit.judge import OutputSpec, ScoreSpec, schema_spec
+
     if score_range is not None and kind != "generate_score":
         raise ConfigError(
             f"{where}: score_range applies to a generate_score prompt step only; remove it"
@@ -161,6 +168,8 @@ class _BoundPrompt:
         make_prompt: BoundStep,
         spec: OutputSpec,
     ) -> None:
+        from evalkit.judge import PreparedRequest  # only a judged scorer needs the call stack
+
         self._kind: StepName = kind
         self._where = where
         self._make_prompt = make_prompt
@@ -173,6 +182,8 @@ class _BoundPrompt:
     async def __call__(
         self, run: ScorerRun, results: StepResults, score: float | None, trace: RunTrace
     ) -> Any:
+        from evalkit.judge import ask
+
         started = time.perf_counter()
         request = self._request
         if request is None:

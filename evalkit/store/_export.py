@@ -11,13 +11,12 @@ from __future__ import annotations
 import errno
 import os
 from pathlib import Path
-from typing import Literal
-
-import duckdb
+from typing import TYPE_CHECKING, Literal
 
 from evalkit.errors import StoreError
-from evalkit.store._connect import connection
-from evalkit.store._read import read_experiment
+
+if TYPE_CHECKING:
+    import duckdb
 
 ExportFormat = Literal["parquet", "csv", "jsonl"]
 
@@ -111,6 +110,12 @@ def export_experiment(
         BrokenPipeError: ``path`` is a pipe (``/dev/stdout`` into ``| head``) whose reader
             went away before the export ended.
     """
+    # Here: `evalkit export --help` lists EXPORT_FORMATS without DuckDB (issue 31).
+    import duckdb
+
+    from evalkit.store._connect import connection
+    from evalkit.store._read import read_experiment
+
     if format not in EXPORT_FORMATS:
         raise StoreError(f"unknown export format {format!r}; formats: {', '.join(EXPORT_FORMATS)}")
     run = read_experiment(store, experiment_id)

@@ -1,5 +1,5 @@
-"""The benchmark suite: ``python -m tests.benchmarks`` runs B1 to B6, X1, D1, D2 and DL1 to
-DL3 and prints their figures.
+"""The benchmark suite: ``python -m tests.benchmarks`` runs B1 to B6, X1, D1, D2, DL1 to DL3,
+Q1 and Q2 and prints their figures.
 
 Each benchmark runs in its own subprocess (so peak RSS is its own), one after another so they
 do not compete for the two cores; the lines each prints are shown as they come, then the
@@ -11,7 +11,8 @@ headline line of every benchmark (the one starting with its id) is repeated as a
   experiment files (``bench_experiment_file``), D1/D2 dataset sources: CSV and JSON Lines read
   speed, a streaming run over a CSV (``bench_sources``), DL1-DL3 a DuckLake store: writes, 4
   shard jobs at once, ``scorer_summary`` over 10 million rows (``bench_ducklake``, which needs
-  the ``ducklake`` extra).
+  the ``ducklake`` extra), Q1/Q2 the quickstart's and ``evalkit --help``'s wall time
+  (``bench_start``).
 
 ``--quick`` runs each with a tenth of the work, to check that the suite works.
 """
@@ -36,8 +37,9 @@ SUITE: tuple[tuple[str, list[str], list[str]], ...] = (
         [],
         ["--rows", "100000", "--summary-rows", "1000000"],
     ),
+    ("tests.benchmarks.bench_start", [], ["--runs", "1"]),
 )
-_HEADLINE = re.compile(r"^(B[1-6]|X1|D[12]|DL[1-3])\b")
+_HEADLINE = re.compile(r"^(B[1-6]|X1|D[12]|DL[1-3]|Q[12])\b")
 
 
 def main() -> int:

@@ -1,0 +1,133 @@
+"""Q1/Q2 — how long the first commands a new user types take: the quickstart and ``--help``.
+
+Run: ``python -m tests.benchmarks.bench_start [--runs N] [--save DIR]``. The installed
+``evalkit`` command (beside this interpreter) runs in a copy of the repository's
+``experiments/`` and ``datasets/``:
+
+- Q1 ``evalkit run experiments/quickstart.toml``: first into an empty store (a fresh clone),
+  then again (a baseline to compare with: the regression gate, the regressed items);
+- Q2 ``evalkit --help``.
+
+Each is run N times (default 5); the median wall time is the figure, with the median CPU time
+of the process (user + system), which other load changes less, and the load average. Then each
+runs once more under ``-X importtime`` (``PYTHONPROFILEIMPORTTIME=1``): the slowest imports
+(cumulative, as imported by evalkit or at its first call) are printed, and the whole listing is
+saved to DIR with ``--save``. Targets (issue 31, a quiet 2-core machine): Q1 <= 0.6 s, Q2 <=
+0.3 s. The quickstart's progress bar is off (``--no-progress``): here stderr is no terminal.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+COMMAND = Path(sys.executable).with_name("evalkit")
+TARGETS = {"Q1": 0.6, "Q2": 0.3}
+#: Libraries worth naming when they are imported (issue 31).
+WATCHED = ("openai", "pandas", "scipy", "sklearn", "httpx2", "aiohttp", "jinja2", "jsonschema",
+           "pydantic", "numpy", "pyarrow", "duckdb", "tqdm", "krippendorff")  # fmt: skip
+
+_LINE = re.compile(r"^import time:\s+(\d+) \|\s+(\d+) \|( *)([\w.]+)\s*$", re.MULTILINE)
+
+
+def _once(args: list[str], cwd: Path, env: dict[str, str]) -> tuple[float, float, str]:
+    """Wall and CPU seconds of one run of the command, and its stderr."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    started = time.perf_counter()
+    done = subprocess.run([str(COMMAND), *args], cwd=cwd, env=env, capture_output=True,
+                          text=True, check=False)  # fmt: skip
+    wall = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if done.returncode not in (0, 1):  # 1: a gate failed, still a whole run
+        raise SystemExit(f"evalkit {' '.join(args)} exited {done.returncode}:\n{done.stderr}")
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return wall, cpu, done.stderr
+
+
+def _top_imports(listing: str, count: int = 12) -> list[tuple[str, float]]:
+    """The slowest imports that are not nested in another (what evalkit's modules, or its
+    calls, imported), cumulative milliseconds."""
+    rows = [(name, int(total) / 1000) for _, total, indent, name in _LINE.findall(listing)
+            if len(indent) <= 1]  # fmt: skip
+    return sorted(rows, key=lambda row: -row[1])[:count]
+
+
+def _watched(listing: str) -> list[str]:
+    found = {name.split(".")[0] for *_, name in _LINE.findall(listing)}
+    return [name for name in WATCHED if name in found]
+
+
+def _measure(
+    label: str, args: list[str], folder: Path, runs: int, *, fresh: Path | None, save: Path | None
+) -> float:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OPENAI")}
+    walls, cpus = [], []
+    for _ in range(runs):
+        if fresh is not None:  # an empty store: the first run of a fresh clone
+            for path in fresh.parent.glob(fresh.name + "*"):
+                shutil.rmtree(path) if path.is_dir() else path.unlink()
+        wall, cpu, _ = _once(args, folder, env)
+        walls.append(wall)
+        cpus.append(cpu)
+    if fresh is not None:
+        for path in fresh.parent.glob(fresh.name + "*"):
+            shutil.rmtree(path) if path.is_dir() else path.unlink()
+    _, _, listing = _once(args, folder, {**env, "PYTHONPROFILEIMPORTTIME": "1"})
+    wall, cpu = statistics.median(walls), statistics.median(cpus)
+    print(f"  {label}: median {wall:.3f} s wall, {cpu:.3f} s CPU of {runs} runs "
+          f"(wall {min(walls):.3f}-{max(walls):.3f} s)")  # fmt: skip
+    print(f"    imported: {', '.join(_watched(listing)) or 'none of ' + ', '.join(WATCHED)}")
+    print("    slowest imports (cumulative ms): " + ", ".join(
+        f"{name} {ms:.0f}" for name, ms in _top_imports(listing)))  # fmt: skip
+    if save is not None:
+        out = save / (re.sub(r"\W+", "-", label).strip("-") + ".importtime.txt")
+        out.write_text(listing, encoding="utf-8")
+        print(f"    -X importtime listing: {out}")
+    return wall
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--runs", type=int, default=5, help="runs of each command (5)")
+    parser.add_argument("--save", type=Path, help="a folder for the -X importtime listings")
+    args = parser.parse_args()
+    if not COMMAND.is_file():
+        raise SystemExit(f"{COMMAND}: no evalkit command; pip install -e . first")
+    if args.save is not None:
+        args.save.mkdir(parents=True, exist_ok=True)
+    print(f"load average before: {', '.join(f'{x:.1f}' for x in os.getloadavg())}")
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        shutil.copytree(ROOT / "experiments", folder / "experiments")
+        shutil.copytree(ROOT / "datasets", folder / "datasets")
+        run = ["run", "experiments/quickstart.toml", "--no-progress"]
+        store = folder / "evalkit.duckdb"  # the quickstart's store, beside experiments/
+        first = _measure("quickstart, empty store", run, folder, args.runs, fresh=store,
+                         save=args.save)  # fmt: skip
+        _once(run, folder, dict(os.environ))  # the baseline of the runs that follow
+        again = _measure("quickstart, with a baseline", run, folder, args.runs, fresh=None,
+                         save=args.save)  # fmt: skip
+        help_ = _measure("evalkit --help", ["--help"], folder, args.runs, fresh=None,
+                         save=args.save)  # fmt: skip
+    print(f"load average after: {', '.join(f'{x:.1f}' for x in os.getloadavg())}")
+    for key, label, wall in (("Q1", "quickstart (empty store)", first),
+                             ("Q1", "quickstart (with a baseline)", again),
+                             ("Q2", "evalkit --help", help_)):  # fmt: skip
+        target = TARGETS[key]
+        verdict = "met" if wall <= target else "NOT met"
+        print(f"{key} {label}: {wall:.3f} s median wall, target <= {target} s: {verdict}"
+              f" ({wall / target:.2f}x the target)")  # fmt: skip
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,109 @@
+"""A run with no judge, no target and no labels imports none of the libraries only judges or
+agreement with human labels need, no evalkit module imports pandas as it loads, and
+``evalkit --help`` imports only the standard library (issue 31 item 6: the quickstart's 1.86 s
+were mostly imports of openai and pandas).
+
+The installed ``evalkit`` command is run with ``PYTHONPROFILEIMPORTTIME``: Python then lists
+on stderr every module the process imported, nested under the module whose loading imported
+it. pandas itself is still imported during a run, by its libraries, not by evalkit's
+imports: pyarrow looks for pandas at its first conversion of Python values (``pa.array``,
+which every store write makes), DuckDB 1.5 at its first query parameter, and the report of a
+run with a baseline lists its regressed items with ``diff_items`` (a DataFrame). Speed itself
+is measured by tests/benchmarks/bench_start.py.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+#: What only a judge (openai and its transports, jsonschema for its replies) or agreement
+#: with human labels (scikit-learn, scipy, krippendorff) needs.
+HEAVY = ("aiohttp", "httpx2", "jsonschema", "krippendorff", "openai", "scipy", "sklearn")
+
+_IMPORTED = re.compile(r"^import time:\s+\d+ \|\s+\d+ \|( *)([\w.]+)\s*$", re.MULTILINE)
+
+
+def _loaded_by(stderr: str) -> dict[str, str | None]:
+    """Each module of a ``-X importtime`` listing, and the module whose loading imported it
+    (None: imported by a call, once every import had finished). A module is listed after
+    those it imported, one level less indented."""
+    found = [(len(indent) // 2, name) for indent, name in _IMPORTED.findall(stderr)]
+    parents: dict[str, str | None] = {}
+    for i, (depth, name) in enumerate(found):
+        later = (n for d, n in found[i + 1 :] if d == depth - 1)
+        parents.setdefault(name, next(later, None) if depth else None)
+    return parents
+
+
+def _installed(
+    *args: str, cwd: Path
+) -> tuple[subprocess.CompletedProcess[str], dict[str, str | None]]:
+    """The installed command's result and what its process imported (see :func:`_loaded_by`)."""
+    command = Path(sys.executable).with_name("evalkit")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OPENAI")}
+    env["PYTHONPROFILEIMPORTTIME"] = "1"
+    done = subprocess.run(
+        [str(command), *args],
+        cwd=cwd, env=env, capture_output=True, text=True, timeout=300, check=False,
+    )  # fmt: skip
+    imported = _loaded_by(done.stderr)
+    assert "evalkit.cli" in imported, done.stderr[-2000:]  # the listing is there to be read
+    return done, imported
+
+
+def _packages(imported: dict[str, str | None]) -> set[str]:
+    return {name.split(".")[0] for name in imported}
+
+
+def test_the_listing_tells_who_imported_a_module() -> None:
+    listing = "\n".join(
+        f"import time: 1 | 1 | {'  ' * depth}{name}"
+        for depth, name in [(2, "c"), (1, "b"), (1, "d"), (0, "a"), (0, "e")]
+    )
+    assert _loaded_by(listing) == {"c": "b", "b": "a", "d": "a", "a": None, "e": None}
+
+
+def test_the_quickstart_and_the_regression_demo_import_no_judge_or_labels_library(
+    tmp_path: Path,
+) -> None:
+    """Both shipped code-scorer experiments: the quickstart has no baseline yet, the demo
+    compares with it and fails its gate (slices, a regression, its regressed items listed)."""
+    shutil.copytree(ROOT / "experiments", tmp_path / "experiments")
+    shutil.copytree(ROOT / "datasets", tmp_path / "datasets")
+    for experiment, code in (("quickstart", 0), ("regression-demo", 1)):
+        done, imported = _installed(
+            "run", f"experiments/{experiment}.toml", "--no-progress", "--slices", cwd=tmp_path
+        )
+        assert done.returncode == code, done.stderr[-2000:]
+        assert "baseline" in done.stdout or experiment == "quickstart"
+        assert sorted(_packages(imported).intersection(HEAVY)) == [], experiment
+        by_evalkit = {
+            name: parent
+            for name, parent in imported.items()
+            if name.split(".")[0] == "pandas" and (parent or "").startswith("evalkit")
+        }
+        assert by_evalkit == {}, experiment
+    assert len(list((tmp_path / "reports").glob("*.html"))) == 2
+
+
+def test_help_imports_only_the_standard_library(tmp_path: Path) -> None:
+    done, imported = _installed("--help", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.startswith("usage: evalkit ")
+    # What Python imports before evalkit's first line (site's .pth hooks) is not evalkit's.
+    bare = subprocess.run(
+        [sys.executable, "-X", "importtime", "-c", "pass"],
+        capture_output=True, text=True, timeout=60, check=True,
+    )  # fmt: skip
+    outside = _packages(imported) - _packages(_loaded_by(bare.stderr))
+    outside -= {*sys.stdlib_module_names, "evalkit"}
+    # pickle tries Jython's org.python.core, which Python lists though it is not there
+    assert sorted(name for name in outside if importlib.util.find_spec(name)) == []
