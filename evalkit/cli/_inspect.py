@@ -17,11 +17,12 @@ from evalkit.compare import (
     Comparison,
     compare_experiments,
     compare_judges,
+    read_paired_scores,
 )
 from evalkit.errors import BaselineError, ConfigError, StoreError
 from evalkit.report import items_done
 from evalkit.scorers import list_scorers
-from evalkit.store import DEFAULT_STORE, connection, read_gates, read_item_scores, read_pin
+from evalkit.store import DEFAULT_STORE, connection, read_gates, read_pin
 from evalkit.store import list_experiments as stored_experiments
 
 
@@ -170,7 +171,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     chosen = baseline_for(store, args.baseline, named, candidate, min_paired=args.min_paired)
     baseline = chosen.run
     assert baseline is not None
-    scores = read_item_scores(store, baseline["id"]), read_item_scores(store, candidate["id"])
+    scores = read_paired_scores(store, baseline["id"], candidate["id"])
     comparison = compare_experiments(
         *scores,
         directions=directions_of(store, candidate["id"]),  # type: ignore[arg-type]

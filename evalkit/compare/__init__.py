@@ -7,9 +7,10 @@ sign-flip test. The two statistics are public too, for use on any paired differe
 paginated in the store; :func:`compare_slices` judges each slice (a metadata key's value) with a
 Holm correction over the slices. :func:`baseline_candidates` and :func:`choose_baseline` pick
 the run a candidate is judged against (``"latest"``: the newest passing run, or the pinned one)
-and say why. :func:`compare_judges` compares the LLM judges of two stored
-runs that differ in judge model or prompt version: the two judges' agreement with each other
-and, side by side, each one's with the human labels.
+and say why; :func:`read_paired_scores` reads two stored runs for :func:`compare_experiments`,
+pairing a prebuilt scorer's old stored id with its new one. :func:`compare_judges` compares the
+LLM judges of two stored runs that differ in judge model or prompt version: the two judges'
+agreement with each other and, side by side, each one's with the human labels.
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ from evalkit.compare._judges import (
     KindSource,
     compare_judges,
 )
+from evalkit.compare._scorer_pairs import read_paired_scores
 from evalkit.compare._slices import (
     SliceComparison,
     changes_by_slice,
@@ -78,6 +80,7 @@ __all__ = [
     "paired_bootstrap_ci",
     "pairing",
     "pairs_with",
+    "read_paired_scores",
     "sign_flip_test",
     "slice_values",
 ]
