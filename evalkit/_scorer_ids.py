@@ -66,9 +66,9 @@ def renames(
 
     ``baseline`` and ``candidate`` map each run's stored ids to :func:`current_id`. A stored id
     pairs with the same id in the other run; one that has none pairs with the other run's
-    scorer of the same current id, when exactly one is left. Returns the renames of each side
-    (stored id → the id it is compared under: the candidate's own id, or the current id when
-    the candidate is the one with the old id), empty when every id pairs as it is.
+    scorer of the same current id, when exactly one is left on each side. Returns the renames
+    of each side (stored id → the current id it is compared under), empty when every id pairs
+    as it is.
     """
     b_left = {s: c for s, c in baseline.items() if s not in candidate}
     c_left = {s: c for s, c in candidate.items() if s not in baseline}
@@ -78,12 +78,10 @@ def renames(
         matches = [s for s, c in c_left.items() if c == current]
         if len(matches) != 1 or sum(c == current for c in b_left.values()) != 1:
             continue
-        other = matches[0]
-        target = current
         if stored != current:
-            b_renames[stored] = target
-        if other != current:
-            c_renames[other] = target
+            b_renames[stored] = current
+        if matches[0] != current:
+            c_renames[matches[0]] = current
     return b_renames, c_renames
 
 
