@@ -130,6 +130,11 @@ def renamed_sql(names: dict[str, str], column: str = "scorer_id") -> tuple[str, 
     return f"CASE {column} {cases} ELSE {column} END", [v for p in names.items() for v in p]
 
 
+def compared_id(names: tuple[dict[str, str], dict[str, str]], scorer_id: str) -> str:
+    """The id ``scorer_id`` is compared under, given either run's stored id or the new one."""
+    return names[0].get(scorer_id) or names[1].get(scorer_id) or scorer_id
+
+
 def stored_id(names: dict[str, str], scorer_id: str) -> str:
     """The stored id that ``names`` renames to ``scorer_id`` (``scorer_id`` itself if none)."""
     return next((s for s, new in names.items() if new == scorer_id), scorer_id)

@@ -18,7 +18,7 @@ import duckdb
 import pandas as pd
 
 from evalkit._json import json_pointer as _pointer
-from evalkit._scorer_ids import renamed_sql, scorer_renames, stored_id
+from evalkit._scorer_ids import compared_id, renamed_sql, scorer_renames, stored_id
 from evalkit._snapshot import in_one_transaction
 from evalkit.errors import ConfigError, StoreError
 
@@ -182,15 +182,16 @@ def _diff_in(
     # A prebuilt scorer stored under its old id in one run pairs with its new id in the other
     # (docs/pages/design/one-scorer-id-rule.md): each side's ids are renamed in the query.
     names = scorer_renames(con, baseline, candidate)
+    scorer = None if opts["scorer"] is None else compared_id(names, opts["scorer"])
     sides: list[tuple[str, list[Any]]] = []
     for renamed, experiment in zip(names, (baseline, candidate), strict=True):
         sid, sid_params = renamed_sql(renamed)
         side = f"SELECT hash(item_id, {sid}) AS h, item_id, {sid} AS scorer_id,"
         side += " scorer_id AS stored_id, score, rowid AS r FROM scores WHERE experiment_id = ?"
         side_params = [*sid_params, *sid_params, experiment]
-        if opts["scorer"] is not None:
+        if scorer is not None:
             side += " AND scorer_id = ?"
-            side_params.append(stored_id(renamed, opts["scorer"]))
+            side_params.append(stored_id(renamed, scorer))
         sides.append((side, side_params))
     # The items a slice or a search keeps, found once and joined to both runs' scores.
     chosen = ""

@@ -23,7 +23,7 @@ import numpy.typing as npt
 import pandas as pd
 import pyarrow as pa
 
-from evalkit._scorer_ids import renamed_sql, scorer_renames, stored_id
+from evalkit._scorer_ids import compared_id, renamed_sql, scorer_renames, stored_id
 from evalkit.compare._compare import (
     _EMPTY,
     Comparison,
@@ -276,9 +276,9 @@ def changes_by_slice(
             return changes_by_slice(con, baseline, candidate, key, scorer=scorer)
     # An old stored id pairs with its new spelling (docs/pages/design/one-scorer-id-rule.md).
     sides: list[tuple[str, list[Any]]] = []
-    for renamed, experiment in zip(
-        scorer_renames(store, baseline, candidate), (baseline, candidate), strict=True
-    ):
+    names = scorer_renames(store, baseline, candidate)
+    scorer = None if scorer is None else compared_id(names, scorer)
+    for renamed, experiment in zip(names, (baseline, candidate), strict=True):
         sid, sid_params = renamed_sql(renamed)
         run = f"SELECT item_id, {sid} AS scorer_id, scorer_id AS stored_id, score FROM scores"
         run += " WHERE experiment_id = ?"

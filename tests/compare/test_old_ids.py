@@ -136,6 +136,12 @@ def test_the_nightly_gate_and_compare_pair_across_the_change(tmp_path: Path) -> 
     scorers = {s["scorer_id"]: s for s in json.loads(compared.stdout)["scorers"]}
     assert sorted(scorers) == ["exact", "token_f1"]
     assert scorers["token_f1"]["n_paired"] == 60
+    for spelling in ("token_f1", "token-f1"):  # the new id, or the old run's own
+        listed = run_cli("diff", "latest", "nightly", "--scorer", spelling, "--json", cwd=tmp_path)
+        assert json.loads(listed.stdout)["changed"] == 20, listed.stderr
+    wrong = run_cli("diff", "latest", "nightly", "--scorer", "TOKEN_F1", cwd=tmp_path)
+    assert wrong.code == 2
+    assert "--scorer: no scorer with id 'TOKEN_F1' (did you mean 'token_f1'?" in wrong.stderr
     with duckdb.connect(str(tmp_path / "evalkit.duckdb"), read_only=True) as con:
         stored = con.execute("SELECT DISTINCT scorer_id FROM scores ORDER BY scorer_id").fetchall()
     assert stored == [("exact",), ("token-f1",), ("token_f1",)]  # the old rows keep their id
