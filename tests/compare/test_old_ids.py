@@ -16,7 +16,7 @@ import anyio
 import duckdb
 import pytest
 
-from evalkit import get_scorer, run_evals
+from evalkit import get_scorer, run_evals, run_evals_sync
 from evalkit.compare import (
     changes_by_slice,
     compare_experiments,
@@ -164,3 +164,28 @@ def test_the_viewer_compare_page_pairs_them(store: tuple[Path, str, str]) -> Non
     assert summary["exact_match"]["n"] == 40
     assert summary["exact_match"]["down"] == 10
     assert shown["total"] == 20
+
+
+def test_compare_keeps_a_lower_is_better_direction_whichever_run_is_old(tmp_path: Path) -> None:
+    # A lower-is-better prebuilt scorer as the old code stored it (toxicity is one; built here
+    # with create_scorer and the registry's metadata so no judge is needed).
+    from evalkit import create_scorer
+
+    def flaws(id: str, score: float) -> Any:
+        made = create_scorer(
+            "Flaws",
+            id=id,
+            higher_is_better=False,
+            metadata={"prebuilt": "flaw_rate", "version": 1, "params": {}},
+        )
+        return made.generate_score(lambda run: score)
+
+    path = tmp_path / "evalkit.duckdb"
+    rows = [{"id": f"q{i:02d}", "input": f"question {i}", "output": "x"} for i in range(30)]
+    run_evals_sync(rows, [flaws("flaw_rate", 0.0)], store=path, experiment="qa", progress=False)
+    run_evals_sync(rows, [flaws("flaw-rate", 1.0)], store=path, experiment="qa", progress=False)
+    compared = run_cli("compare", "latest", "qa", "--store", str(path), "--json", cwd=tmp_path)
+    scorers = json.loads(compared.stdout)["scorers"]
+    assert [(s["scorer_id"], s["direction"], s["verdict"]) for s in scorers] == [
+        ("flaw_rate", "lower", "regressed")]  # fmt: skip
+    assert compared.code == 1
