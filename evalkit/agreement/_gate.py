@@ -15,6 +15,7 @@ import numbers
 from collections.abc import Mapping
 from typing import Any
 
+from evalkit._scorer_ids import close_id
 from evalkit.agreement._labels import LabelSpec
 from evalkit.agreement._measure import ScorerAgreement
 from evalkit.errors import ConfigError
@@ -45,6 +46,11 @@ def parse_min_agreement(
         where = f"min_agreement[{scorer_id!r}]"
         spec = labels.get(scorer_id)
         if spec is None:
+            close = close_id(scorer_id, list(labels))
+            if close is not None:
+                raise ConfigError(
+                    f"{where}: no labelled scorer {scorer_id!r} (did you mean {close!r}?)"
+                )
             raise ConfigError(
                 f"{where}: scorer {scorer_id!r} has no labels to agree with (give "
                 f'labels = {{ {scorer_id} = "<label column>" }})'

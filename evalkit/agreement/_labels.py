@@ -19,6 +19,7 @@ from typing import Any, get_args
 import numpy as np
 import numpy.typing as npt
 
+from evalkit._scorer_ids import unknown_id
 from evalkit.agreement._arguments import LabelKind
 from evalkit.errors import ConfigError, DatasetError
 
@@ -147,10 +148,7 @@ def parse_labels(
     specs: dict[str, LabelSpec] = {}
     for scorer_id, given in labels.items():
         if scorer_ids is not None and scorer_id not in scorer_ids:
-            raise ConfigError(
-                f"labels: no scorer with id {scorer_id!r} (scorers: "
-                f"{', '.join(repr(s) for s in scorer_ids)})"
-            )
+            raise unknown_id("labels", scorer_id, list(scorer_ids))
         specs[scorer_id] = _spec(scorer_id, given)
     return specs
 

@@ -7,6 +7,7 @@ import argparse
 from typing import Any
 
 from evalkit._ceilings import ROWS, check_allowed
+from evalkit._scorer_ids import unknown_id
 from evalkit.cli._format import cell, json_text, one_line, text_table
 from evalkit.cli._main import EXIT_OK
 from evalkit.errors import ConfigError, StoreError
@@ -74,6 +75,12 @@ def cmd_diff(args: argparse.Namespace) -> int:
         chosen = baseline_for(store, args.baseline, None, candidate, min_paired=paired)
     baseline = chosen.run
     assert baseline is not None
+    if args.scorer is not None:
+        from evalkit.cli._inspect import directions_of
+
+        known = [*directions_of(store, candidate["id"]), *directions_of(store, baseline["id"])]
+        if args.scorer not in known:
+            raise unknown_id("--scorer", args.scorer, list(dict.fromkeys(known)))
     slices = declared_slices(candidate)
     diff = diff_items(
         store, baseline["id"], candidate["id"], scorer=args.scorer, slice_key=key,

@@ -6,6 +6,7 @@ import argparse
 from typing import Any
 
 from evalkit._ceilings import RUNS_LISTED, check_allowed, check_resamples_ceiling
+from evalkit._scorer_ids import scorer_renames
 from evalkit.cli._format import json_text, one_line, records, text_table
 from evalkit.cli._judges import judges_section
 from evalkit.cli._main import EXIT_FAILED_GATE, EXIT_OK
@@ -17,11 +18,12 @@ from evalkit.compare import (
     Comparison,
     compare_experiments,
     compare_judges,
+    read_paired_scores,
 )
 from evalkit.errors import BaselineError, ConfigError, StoreError
 from evalkit.report import items_done
 from evalkit.scorers import list_scorers
-from evalkit.store import DEFAULT_STORE, connection, read_gates, read_item_scores, read_pin
+from evalkit.store import DEFAULT_STORE, connection, read_gates, read_pin
 from evalkit.store import list_experiments as stored_experiments
 
 
@@ -170,10 +172,14 @@ def cmd_compare(args: argparse.Namespace) -> int:
     chosen = baseline_for(store, args.baseline, named, candidate, min_paired=args.min_paired)
     baseline = chosen.run
     assert baseline is not None
-    scores = read_item_scores(store, baseline["id"]), read_item_scores(store, candidate["id"])
+    scores = read_paired_scores(store, baseline["id"], candidate["id"])
+    # By the id each scorer is compared under: a candidate stored before the scorer id rule
+    # has its prebuilt scorers' old ids (docs/pages/design/one-scorer-id-rule.md).
+    renamed = scorer_renames(store, baseline["id"], candidate["id"])[1]
+    directions = {renamed.get(k, k): v for k, v in directions_of(store, candidate["id"]).items()}
     comparison = compare_experiments(
         *scores,
-        directions=directions_of(store, candidate["id"]),  # type: ignore[arg-type]
+        directions=directions,  # type: ignore[arg-type]
         max_drop=args.max_drop,
         confidence=args.confidence,
         resamples=args.resamples,
@@ -183,7 +189,6 @@ def cmd_compare(args: argparse.Namespace) -> int:
             args.baseline, "no item is scored by the same scorer in both runs (not comparable)"
         )
     keys = args.slices or declared_slices(candidate)
-    directions = directions_of(store, candidate["id"])
     slices = stored_slices(
         store, baseline["id"], candidate["id"], keys, directions=directions,
         max_drop=args.max_drop, confidence=args.confidence, resamples=args.resamples,

@@ -25,12 +25,12 @@ from evalkit.compare import (
     baseline_candidates,
     choose_baseline,
     compare_experiments,
+    read_paired_scores,
 )
 from evalkit.errors import BaselineError, ConfigError, StoreError
 from evalkit.experiment_file import RegressionSection
 from evalkit.report import ReportData, build_report
 from evalkit.run import ExperimentResult, record_run_verdict
-from evalkit.store import read_item_scores
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,7 +79,7 @@ def _compare(
     gate: RegressionSection,
 ) -> tuple[Comparison, tuple[pa.Table, pa.Table]]:
     """The comparison, and the two runs' scores it read (the slices reuse them)."""
-    scores = read_item_scores(store, baseline["id"]), read_item_scores(store, result.experiment_id)
+    scores = read_paired_scores(store, baseline["id"], result.experiment_id)
     return compare_experiments(
         *scores,
         directions=directions,

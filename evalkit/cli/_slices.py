@@ -12,9 +12,9 @@ from evalkit.compare import (
     ScoreTable,
     SliceComparison,
     compare_slices,
+    read_paired_scores,
     slice_values,
 )
-from evalkit.store import read_item_scores
 
 
 def stored_slices(
@@ -38,7 +38,7 @@ def stored_slices(
     if not keys:
         return ()
     if scores is None:
-        scores = read_item_scores(store, baseline_id), read_item_scores(store, candidate_id)
+        scores = read_paired_scores(store, baseline_id, candidate_id)
     return compare_slices(
         *scores,
         slice_values(store, candidate_id, keys),

@@ -7,7 +7,10 @@ differences. `diff_items` lists the paired items of two stored runs whose score 
 and paginated in the store; `compare_slices` judges each slice (a metadata key's value) with a
 Holm correction over the slices. [`baseline_candidates`][evalkit.compare.baseline_candidates] and
 [`choose_baseline`][evalkit.compare.choose_baseline] pick the run a candidate is judged against
-(``"latest"``: the newest passing run, or the pinned one) and say why. `compare_judges` compares the
+(``"latest"``: the newest passing run, or the pinned one) and say why;
+[`read_paired_scores`][evalkit.compare.read_paired_scores] reads two stored runs for
+`compare_experiments`, pairing a prebuilt scorer's old stored id with its new one.
+`compare_judges` compares the
 LLM judges of two stored runs that differ in judge model or prompt version: the two judges'
 agreement with each other and, side by side, each one's with the human labels.
 """
@@ -40,6 +43,7 @@ from evalkit.compare._judges import (
     KindSource,
     compare_judges,
 )
+from evalkit.compare._scorer_pairs import read_paired_scores
 from evalkit.compare._slices import (
     SliceComparison,
     changes_by_slice,
@@ -78,6 +82,7 @@ __all__ = [
     "paired_bootstrap_ci",
     "pairing",
     "pairs_with",
+    "read_paired_scores",
     "sign_flip_test",
     "slice_values",
 ]

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 import duckdb
 
 from evalkit._json import json_pointer as _pointer
+from evalkit._scorer_ids import compared_id, renamed_sql, scorer_renames, stored_id
 from evalkit._snapshot import in_one_transaction
 from evalkit.errors import ConfigError, StoreError
 
@@ -180,13 +181,20 @@ def _diff_in(
     # Pairs are joined on a 64-bit hash of (item id, scorer id), several times faster than on
     # the two strings, and the strings are compared too so a hash collision cannot pair two
     # different items. A resumed run replaces older rows, so a pair has one row per run.
-    run = "SELECT hash(item_id, scorer_id) AS h, item_id, scorer_id, score, rowid AS r"
-    run += " FROM scores"
-    run += " WHERE experiment_id = ?"
-    run_params: list[Any] = []
-    if opts["scorer"] is not None:
-        run += " AND scorer_id = ?"
-        run_params.append(opts["scorer"])
+    # A prebuilt scorer stored under its old id in one run pairs with its new id in the other
+    # (docs/pages/design/one-scorer-id-rule.md): each side's ids are renamed in the query.
+    names = scorer_renames(con, baseline, candidate)
+    scorer = None if opts["scorer"] is None else compared_id(names, opts["scorer"])
+    sides: list[tuple[str, list[Any]]] = []
+    for renamed, experiment in zip(names, (baseline, candidate), strict=True):
+        sid, sid_params = renamed_sql(renamed)
+        side = f"SELECT hash(item_id, {sid}) AS h, item_id, {sid} AS scorer_id,"
+        side += " scorer_id AS stored_id, score, rowid AS r FROM scores WHERE experiment_id = ?"
+        side_params = [*sid_params, *sid_params, experiment]
+        if scorer is not None:
+            side += " AND scorer_id = ?"
+            side_params.append(stored_id(renamed, scorer))
+        sides.append((side, side_params))
     # The items a slice or a search keeps, found once and joined to both runs' scores.
     chosen = ""
     chosen_params: list[Any] = []
@@ -206,7 +214,8 @@ def _diff_in(
         chosen = f"{chosen} AND item_id IN ({in_slice})" if chosen else in_slice
         chosen_params += [candidate, _pointer(opts["slice_key"]), str(opts["slice_value"])]
     if chosen:
-        run += " AND item_id IN (SELECT item_id FROM chosen)"
+        sides = [(f"{side} AND item_id IN (SELECT item_id FROM chosen)", p) for side, p in sides]
+    (b_run, b_params), (c_run, c_params) = sides
     where = ["b.item_id = c.item_id", "b.scorer_id = c.scorer_id"]
     if opts["changed_only"]:
         where.append("c.score <> b.score")
@@ -220,14 +229,14 @@ def _diff_in(
     ids = "b.item_id, b.scorer_id, " if opts["order"] == "item" else ""
     sql = f"""
         WITH {f"chosen AS MATERIALIZED ({chosen})," if chosen else ""}
-        b AS ({run}), c AS ({run}),
+        b AS ({b_run}), c AS ({c_run}),
         p AS MATERIALIZED (
             SELECT b.h, b.r AS b_row, c.r AS c_row, {ids}b.score AS baseline_score,
                    c.score AS candidate_score, c.score - b.score AS delta,
                    (c.score - b.score) * {sign} AS improvement
             FROM b JOIN c ON c.h = b.h
             LEFT JOIN experiment_scorers es
-                 ON es.experiment_id = ? AND es.scorer_id = b.scorer_id
+                 ON es.experiment_id = ? AND es.scorer_id = c.stored_id
             WHERE {" AND ".join(where)}
         ),
         page AS (
@@ -238,7 +247,7 @@ def _diff_in(
                    count(*) FILTER (WHERE improvement > 0) AS n_improved FROM p
         ) t LEFT JOIN page ON true
     """
-    params = [*chosen_params, baseline, *run_params, candidate, *run_params, candidate]
+    params = [*chosen_params, *b_params, *c_params, candidate]
     params += [opts["limit"], opts["offset"]] if opts["limit"] is not None else [opts["offset"]]
     head = con.execute(sql, params).df()
     counts = head[["total", "n_dropped", "n_improved"]]
@@ -257,7 +266,10 @@ def _diff_in(
         )
         page = page.assign(
             item_id=page["c_row"].map(keys["item_id"]).astype(object),
-            scorer_id=page["c_row"].map(keys["scorer_id"]).astype(object),
+            scorer_id=page["c_row"]
+            .map(keys["scorer_id"])
+            .map(lambda s: names[1].get(s, s))
+            .astype(object),
         )
     only = con.execute(_ONLY_IN, [baseline, candidate]).fetchone()
     only_b, only_c = (int(only[0]), int(only[1])) if only else (0, 0)

@@ -31,7 +31,8 @@ from evalkit.agreement import (
 )
 from evalkit.compare._inputs import ScorerScores, scores_by_scorer
 from evalkit.compare._judge_runs import RunFacts, confounds, judge_differences, read_run
-from evalkit.store import read_agreement, read_item_scores
+from evalkit.compare._scorer_pairs import read_paired_scores
+from evalkit.store import read_agreement
 
 KindSource: TypeAlias = Literal["labels", "inferred"]
 """Where a judge comparison's kind came from: the runs' human labels, or the scores."""
@@ -197,9 +198,10 @@ def compare_judges(
                 wanted[scorer_id] = differences
     if not wanted:  # the common case, runs with the same judges: no scores read
         return JudgeComparison(baseline, candidate, (), ())
+    before_scores, after_scores = read_paired_scores(store, baseline, candidate)
     scores = (
-        scores_by_scorer(read_item_scores(store, baseline), label="baseline"),
-        scores_by_scorer(read_item_scores(store, candidate), label="candidate"),
+        scores_by_scorer(before_scores, label="baseline"),
+        scores_by_scorer(after_scores, label="candidate"),
     )
     stored = (_consensus(store, baseline), _consensus(store, candidate))
     labels = {**_labels(before), **_labels(after)}

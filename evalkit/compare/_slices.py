@@ -22,6 +22,7 @@ import numpy as np
 import numpy.typing as npt
 import pyarrow as pa
 
+from evalkit._scorer_ids import compared_id, renamed_sql, scorer_renames, stored_id
 from evalkit.compare._compare import (
     _EMPTY,
     Comparison,
@@ -278,21 +279,32 @@ def changes_by_slice(
 
         with connection(store, read_only=True) as con:
             return changes_by_slice(con, baseline, candidate, key, scorer=scorer)
-    scorer_sql = "" if scorer is None else " AND scorer_id = ?"
-    run = f"SELECT item_id, scorer_id, score FROM scores WHERE experiment_id = ?{scorer_sql}"
-    extra = [] if scorer is None else [scorer]
+    # An old stored id pairs with its new spelling (docs/pages/design/one-scorer-id-rule.md).
+    sides: list[tuple[str, list[Any]]] = []
+    names = scorer_renames(store, baseline, candidate)
+    scorer = None if scorer is None else compared_id(names, scorer)
+    for renamed, experiment in zip(names, (baseline, candidate), strict=True):
+        sid, sid_params = renamed_sql(renamed)
+        run = f"SELECT item_id, {sid} AS scorer_id, scorer_id AS stored_id, score FROM scores"
+        run += " WHERE experiment_id = ?"
+        run_params = [*sid_params, experiment]
+        if scorer is not None:
+            run += " AND scorer_id = ?"
+            run_params.append(stored_id(renamed, scorer))
+        sides.append((run, run_params))
+    (b_run, b_params), (c_run, c_params) = sides
     sign = "CASE WHEN coalesce(es.higher_is_better, true) THEN 1 ELSE -1 END"
     sql = f"""
-        WITH b AS ({run}), c AS ({run}),
+        WITH b AS ({b_run}), c AS ({c_run}),
         v AS (SELECT item_id, json_extract_string(metadata, ?) AS value FROM experiment_items
               WHERE experiment_id = ?)
         SELECT v.value, count(*) AS pairs,
                count(*) FILTER (WHERE (c.score - b.score) * {sign} < 0) AS dropped,
                count(*) FILTER (WHERE (c.score - b.score) * {sign} > 0) AS improved
         FROM b JOIN c USING (item_id, scorer_id)
-        LEFT JOIN experiment_scorers es ON es.experiment_id = ? AND es.scorer_id = b.scorer_id
+        LEFT JOIN experiment_scorers es ON es.experiment_id = ? AND es.scorer_id = c.stored_id
         LEFT JOIN v USING (item_id)
         GROUP BY v.value ORDER BY dropped DESC, v.value NULLS LAST
     """
-    params = [baseline, *extra, candidate, *extra, _pointer(key), candidate, candidate]
+    params = [*b_params, *c_params, _pointer(key), candidate, candidate]
     return store.execute(sql, params).df()

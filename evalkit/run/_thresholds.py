@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from evalkit._numbers import decimal
+from evalkit._scorer_ids import unknown_id
 from evalkit.errors import ConfigError
 
 
@@ -150,10 +151,7 @@ def parse_thresholds(
     parsed: dict[str, Threshold] = {}
     for scorer_id, spec in (thresholds or {}).items():
         if scorer_id not in scorer_ids:
-            raise ConfigError(
-                f"thresholds: no scorer with id {scorer_id!r} (scorers: "
-                f"{', '.join(repr(s) for s in scorer_ids)})"
-            )
+            raise unknown_id("thresholds", scorer_id, list(scorer_ids))
         parsed[scorer_id] = parse_threshold(scorer_id, spec)
     return parsed
 
@@ -169,10 +167,7 @@ def parse_error_rates(
     if isinstance(max_error_rate, Mapping):
         for scorer_id, value in max_error_rate.items():
             if scorer_id not in rates:
-                raise ConfigError(
-                    f"max_error_rate: no scorer with id {scorer_id!r} (scorers: "
-                    f"{', '.join(repr(s) for s in scorer_ids)})"
-                )
+                raise unknown_id("max_error_rate", scorer_id, list(scorer_ids))
             rates[scorer_id] = _rate(value, f"max_error_rate[{scorer_id!r}]")
         return rates
     rate = _rate(max_error_rate, "max_error_rate")

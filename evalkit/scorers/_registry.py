@@ -96,7 +96,8 @@ class ScorerInfo:
     """What the registry knows about one prebuilt scorer.
 
     Attributes:
-        name: The registry name, snake_case (``"exact_match"``); ``use = "exact_match"``.
+        name: The registry name, snake_case (``"exact_match"``); ``use = "exact_match"``. It
+            is also the id the scorer records unless it is given another.
         title: The display name given to the scorer (``"Exact Match"``).
         description: One line saying what it measures.
         kind: ``"code"`` (deterministic, no network) or ``"llm"`` (asks a judge model).
@@ -230,7 +231,9 @@ def prebuilt(
             base = create_scorer(
                 title,
                 info.description,
-                id=id or name.replace("_", "-"),
+                # The id is the registry name, as in an experiment file's `use`
+                # (docs/pages/design/one-scorer-id-rule.md).
+                id=id or name,
                 judge=judge,
                 higher_is_better=higher_is_better,
                 metadata={
@@ -348,8 +351,9 @@ def get_scorer(name: str, *, id: str | None = None, judge: Any = None, **params:
 
     Args:
         name: The snake_case registry name (see [`list_scorers`][evalkit.list_scorers]).
-        id: The id its results are recorded under; defaults to the name with dashes
-            (``"exact-match"``).
+        id: The id its results are recorded under; defaults to the registry name
+            (``"exact_match"``), the same id whether built here, by its factory or by an
+            experiment file's ``use = "exact_match"``.
         judge: The judge of an LLM-judged scorer (else the scorer has none and its prompt steps
             need one of their own). Code-based scorers ignore it, so a caller can pass an
             experiment's default judge to every scorer.

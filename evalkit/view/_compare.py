@@ -15,6 +15,7 @@ from typing import Any, cast
 from multidict import MultiMapping
 
 from evalkit import _stable_sql as stable_sql
+from evalkit._scorer_ids import renamed_sql, scorer_renames
 from evalkit.compare import DiffOrder, changes_by_slice, diff_items
 from evalkit.view import _queries
 from evalkit.view._queries import reading, rows
@@ -95,11 +96,13 @@ def labels(metadata: str | None) -> list[tuple[str, str]]:
 _PAIRS_BIG = f"max(greatest(abs(b.score), abs(c.score))) >= {stable_sql.BIG}"
 _SCALED = f"c.score * {stable_sql.DOWN} - b.score * {stable_sql.DOWN}"
 
+# {b_id}, {c_id}, {es_id}: each run's scorer ids as compared, a prebuilt scorer's old stored
+# id paired with its new one (docs/pages/design/one-scorer-id-rule.md).
 _SUMMARY = f"""
-    WITH b AS (SELECT hash(item_id, scorer_id) AS h, item_id, scorer_id, score FROM scores
-               WHERE experiment_id = ?),
-    c AS (SELECT hash(item_id, scorer_id) AS h, item_id, scorer_id, score FROM scores
-          WHERE experiment_id = ?),
+    WITH b AS (SELECT hash(item_id, {{b_id}}) AS h, item_id, {{b_id}} AS scorer_id, score
+               FROM scores WHERE experiment_id = ?),
+    c AS (SELECT hash(item_id, {{c_id}}) AS h, item_id, {{c_id}} AS scorer_id, score
+          FROM scores WHERE experiment_id = ?),
     s AS (
         SELECT b.scorer_id, count(*) AS n, {stable_sql.mean("b.score")} AS baseline_mean,
                {stable_sql.mean("c.score")} AS candidate_mean,
@@ -110,9 +113,9 @@ _SUMMARY = f"""
         FROM b JOIN c ON c.h = b.h
         WHERE c.item_id = b.item_id AND c.scorer_id = b.scorer_id
         GROUP BY b.scorer_id)
-    SELECT es.scorer_id, coalesce(es.higher_is_better, true) AS higher_is_better,
+    SELECT {{es_id}} AS scorer_id, coalesce(es.higher_is_better, true) AS higher_is_better,
            s.* EXCLUDE (scorer_id), s.sd / sqrt(s.n) * evalkit_t975(s.n - 1) AS half_width
-    FROM experiment_scorers es LEFT JOIN s USING (scorer_id)
+    FROM experiment_scorers es LEFT JOIN s ON s.scorer_id = {{es_id}}
     WHERE es.experiment_id = ? ORDER BY es.position
 """
 
@@ -144,12 +147,17 @@ def _kept(where: str, *key: Any, compute: Any) -> Any:
 def _summary(con: Any, where: str, base: str, cand: str) -> list[dict[str, Any]]:
     """Per scorer of the candidate, over the pairs both runs scored: n, both means, the mean
     change with a 95% t interval, and how many pairs went down or up."""
-    return cast(
-        list[dict[str, Any]],
-        _kept(
-            where, "summary", base, cand, compute=lambda: rows(con, _SUMMARY, [base, cand, cand])
-        ),
-    )
+
+    def compute() -> list[dict[str, Any]]:
+        b_names, c_names = scorer_renames(con, base, cand)
+        b_id, b_params = renamed_sql(b_names)
+        c_id, c_params = renamed_sql(c_names)
+        es_id, es_params = renamed_sql(c_names, "es.scorer_id")
+        sql = _SUMMARY.replace("{b_id}", b_id).replace("{c_id}", c_id).replace("{es_id}", es_id)
+        params = [*b_params, *b_params, base, *c_params, *c_params, cand]
+        return rows(con, sql, [*params, *es_params, *es_params, cand])
+
+    return cast(list[dict[str, Any]], _kept(where, "summary", base, cand, compute=compute))
 
 
 #: Declared slice keys of the candidate shown on the page, at most.

@@ -117,9 +117,7 @@ def test_diff_lists_where_the_candidates_judge_and_the_people_disagree(runs: Run
     ]
 
 
-@pytest.mark.parametrize(
-    ("args", "expected"), [((), 3), (("--scorer", "polite"), 3), (("--scorer", "other"), 0)]
-)
+@pytest.mark.parametrize(("args", "expected"), [((), 3), (("--scorer", "polite"), 3)])
 def test_diff_disagreements_follow_the_scorer_filter(
     runs: Runs, args: tuple[str, ...], expected: int
 ) -> None:
@@ -127,6 +125,14 @@ def test_diff_disagreements_follow_the_scorer_filter(
     done = run_cli("diff", base, cand, "--json", *args, cwd=runs.folder)
     assert done.code == 0, done.stderr
     assert len(json.loads(done.stdout)["disagreements"]) == expected
+
+
+def test_diff_of_a_scorer_neither_run_has_is_refused(runs: Runs) -> None:
+    # It listed nothing and exited 0 before: a misspelt id looked like "no change".
+    base, cand = runs.baseline.experiment_id, runs.candidate.experiment_id
+    done = run_cli("diff", base, cand, "--scorer", "Polite", cwd=runs.folder)
+    assert done.code == 2
+    assert "--scorer: no scorer with id 'Polite' (did you mean 'polite'?" in done.stderr
 
 
 def test_diff_of_a_candidate_agreeing_everywhere_lists_no_disagreement(runs: Runs) -> None:

@@ -143,9 +143,9 @@ def test_bare_threshold_on_a_lower_is_better_scorer_is_refused(cli: Cli, tmp_pat
 def test_duplicate_final_scorer_ids_are_refused(cli: Cli, tmp_path: Path) -> None:
     write_dataset(tmp_path / "data.parquet")
     path = write_experiment(tmp_path)
-    text = path.read_text().replace('id = "exact"', 'id = "token-f1"')
-    path.write_text(text)  # token_f1's own default id is token-f1 too
-    assert_clean_usage_error(cli("run", path.name), "nightly.toml:13", "'token-f1'")
+    text = path.read_text().replace('id = "exact"', 'id = "token_f1"')
+    path.write_text(text)  # token_f1's own default id is token_f1 too
+    assert_clean_usage_error(cli("run", path.name), "nightly.toml:13", "'token_f1'")
 
 
 # -- Where reports go, and how old cache entries are ------------------------------------------

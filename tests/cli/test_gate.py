@@ -85,8 +85,8 @@ def test_an_error_rate_bound_in_the_file_is_applied(cli: Cli, tmp_path: Path) ->
     failing = cli("run", "nightly.toml", "--no-progress", "--json")
     assert failing.code == 1
     verdicts = {s["scorer_id"]: s for s in json.loads(failing.stdout)["scorers"]}
-    assert verdicts["token-f1"]["verdict"] == "failed"
-    assert verdicts["token-f1"]["reasons"][0].startswith("error rate 10% above")
+    assert verdicts["token_f1"]["verdict"] == "failed"
+    assert verdicts["token_f1"]["reasons"][0].startswith("error rate 10% above")
 
     (tmp_path / "nightly.toml").write_text(
         text.replace("[experiment]\n", "[experiment]\nmax_error_rate = 0.2\n"), encoding="utf-8"

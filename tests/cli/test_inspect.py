@@ -33,7 +33,7 @@ def test_sql_prints_query_results_in_each_format(cli: Cli, tmp_path: Path) -> No
     assert "0.900" in table.stdout
     assert "(2 rows)" in table.stdout
     csv_out = cli("sql", "--format", "csv", query)
-    assert csv_out.stdout.splitlines() == ["scorer_id,n,mean", "exact,60,0.9", "token-f1,60,0.9"]
+    assert csv_out.stdout.splitlines() == ["scorer_id,n,mean", "exact,60,0.9", "token_f1,60,0.9"]
     as_json = json.loads(cli("sql", "--format", "json", query).stdout)
     assert as_json[0] == {"scorer_id": "exact", "n": 60, "mean": 0.9}
 

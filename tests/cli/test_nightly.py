@@ -203,4 +203,4 @@ def test_the_nights_of_a_judged_nightly_regression(
         "SELECT scorer_id, count(*) FROM scores WHERE experiment_id = ? GROUP BY 1 ORDER BY 1",
         [resumed["experiment_id"]],
     )
-    assert scored == [("correct", ITEMS), ("exact-match", ITEMS)]
+    assert scored == [("correct", ITEMS), ("exact_match", ITEMS)]

@@ -99,21 +99,21 @@ def test_changed_setup_is_refused_unless_forced(cli: Cli, tmp_path: Path) -> Non
     refused = cli("run", "nightly.toml", "--no-progress", "--resume", "--retry-errors")
     assert refused.code == 2
     assert "refusing to resume" in refused.stderr
-    assert "scorer 'token-f1' added" in refused.stderr
+    assert "scorer 'token_f1' added" in refused.stderr
     assert "Traceback" not in refused.stderr
-    assert query(tmp_path, "SELECT count(*) FROM scores WHERE scorer_id = 'token-f1'") == [(0,)]
+    assert query(tmp_path, "SELECT count(*) FROM scores WHERE scorer_id = 'token_f1'") == [(0,)]
 
     forced = cli(
         "run", "nightly.toml", "--no-progress", "--json", "--resume", "--retry-errors", "--force"
     )
     assert forced.code == 1, forced.stderr
     assert json.loads(forced.stdout)["experiment_id"] == experiment_id
-    # Every evaluated item lacks a token-f1 score, so each such pair runs; the flaky pairs
+    # Every evaluated item lacks a token_f1 score, so each such pair runs; the flaky pairs
     # fail again and replace their older failures; scored pairs are not run twice.
     assert query(tmp_path, "SELECT scorer_id, count(*) FROM scores GROUP BY 1 ORDER BY 1") == [
         ("exact", 30),
         ("flaky", 28),
-        ("token-f1", 30),
+        ("token_f1", 30),
     ]
     assert query(tmp_path, "SELECT item_id, scorer_id FROM scorer_errors ORDER BY 1") == [
         ("q001", "flaky"),

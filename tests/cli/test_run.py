@@ -23,7 +23,7 @@ def test_run_writes_the_store_and_reports_and_exits_0(cli: Cli, tmp_path: Path) 
         counts = con.execute(
             "SELECT scorer_id, count(*), avg(score) FROM scores GROUP BY 1 ORDER BY 1"
         ).fetchall()
-    assert counts == [("exact", 60, 0.9), ("token-f1", 60, 0.9)]
+    assert counts == [("exact", 60, 0.9), ("token_f1", 60, 0.9)]
     reports = sorted(p.suffix for p in (tmp_path / "reports").iterdir())
     assert reports == [".html", ".md", ".xml"]
 

@@ -133,7 +133,7 @@ def test_read_only_sql_reads_every_table_and_view_of_the_store(cli: Cli, folder:
         " FROM means, experiments ORDER BY 1",
     )
     assert code == 0, stderr
-    assert stdout.splitlines() == ["scorer_id,pct,j", "exact,90.0,True", "token-f1,90.0,True"]
+    assert stdout.splitlines() == ["scorer_id,pct,j", "exact,90.0,True", "token_f1,90.0,True"]
     assert _files(folder) == before
 
 

@@ -17,7 +17,7 @@ from evalkit.testing import FakeOpenAIServer, Rule
 
 ROWS = 60
 KEY_ENV = "EVALKIT_TEST_JUDGES_KEY"
-SCORER = "llm-rubric"
+SCORER = "llm_rubric"
 
 
 def human(i: int) -> float:

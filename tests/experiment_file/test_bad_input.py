@@ -628,5 +628,5 @@ def test_a_file_whose_checks_pass_loads(tmp_path: Path) -> None:
     built = FileBuilder()
     loaded = load_experiment_file(write(tmp_path, HEAD + SCORER + "threshold = 0.5\n"), check=built)
     assert loaded.config.experiment.name == "x"
-    assert [s.id for s in built.scorers] == ["exact-match"]
-    assert list(built.thresholds) == ["exact-match"]
+    assert [s.id for s in built.scorers] == ["exact_match"]
+    assert list(built.thresholds) == ["exact_match"]

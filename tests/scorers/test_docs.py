@@ -57,7 +57,7 @@ async def test_the_page_example() -> None:
     exact = get_scorer("exact_match", ignore_case=True)
     result = await exact.run(input="Capital of France?", output=" paris", ground_truth="Paris")
     assert (result.score, result.reason) == (1.0, "The output matches the ground truth.")
-    assert (exact.id, exact.higher_is_better) == ("exact-match", True)
+    assert (exact.id, exact.higher_is_better) == ("exact_match", True)
     assert exact.metadata["prebuilt"] == "exact_match"
 
 

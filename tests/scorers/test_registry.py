@@ -73,7 +73,7 @@ def test_get_scorer_builds_a_scorer_that_carries_its_identity(name: str) -> None
     info = scorer_info(name)
     scorer = get_scorer(name)
     assert isinstance(scorer, Scorer)
-    assert scorer.id == name.replace("_", "-")
+    assert scorer.id == name
     assert scorer.name == info.title
     assert scorer.description == info.description
     assert scorer.higher_is_better is info.higher_is_better

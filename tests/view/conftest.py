@@ -109,7 +109,7 @@ BASELINE_REASON = "newest passing run of nightly"
 
 def write_verdicts(store: Path, baseline: str, candidate: str, smoke: str) -> None:
     """The nights' verdicts, recorded as a run records them: the baseline passed, the
-    candidate failed against it (exact and token-f1 dropped, the rubric held), ``smoke`` was
+    candidate failed against it (exact and token_f1 dropped, the rubric held), ``smoke`` was
     never judged (NULL, as a cancelled run)."""
     record_verdict(store, baseline, "passed")
     gates = [
@@ -117,7 +117,7 @@ def write_verdicts(store: Path, baseline: str, candidate: str, smoke: str) -> No
                                     "regressed: -0.420 (p < 0.001)"),
                    mean=0.58, threshold_min=0.9, baseline_mean=1.0, delta=-0.42,
                    p_value=0.0001, regression="regressed"),
-        GateRecord("token-f1", False, ("regressed: -0.390 (p < 0.001)",), mean=0.58,
+        GateRecord("token_f1", False, ("regressed: -0.390 (p < 0.001)",), mean=0.58,
                    baseline_mean=0.97, delta=-0.39, p_value=0.0001, regression="regressed"),
         GateRecord("rubric", True, (), mean=0.5, baseline_mean=0.5, delta=0.0, p_value=1.0,
                    regression="unchanged"),
@@ -150,7 +150,7 @@ def _run(folder: Path, file: str) -> str:
 @pytest.fixture(scope="session")
 def store(tmp_path_factory: pytest.TempPathFactory) -> Store:
     """``nightly`` twice (the second regressed on billing and account, with hostile outputs;
-    the judge failing three items in both) and one ``smoke`` run, each with exact, token-f1
+    the judge failing three items in both) and one ``smoke`` run, each with exact, token_f1
     and an LLM rubric; the first night passed, the second failed, smoke was not judged."""
     folder = tmp_path_factory.mktemp("view-store")
     with server_process("--rules", str(write_rules(folder / "rules.json"))) as url:
@@ -270,7 +270,7 @@ def many_status(i: int) -> str:
 
 
 def many_mean(i: int) -> float:
-    """Run ``i``'s mean of ``exact-match`` in :func:`many_runs`."""
+    """Run ``i``'s mean of ``exact_match`` in :func:`many_runs`."""
     return (i % 10) / 10
 
 

@@ -78,7 +78,7 @@ def test_a_request_for_another_host_name_is_refused(viewer: str) -> None:
 def test_the_json_endpoints_hold_what_the_pages_show(viewer: str, store: Store) -> None:
     runs = _json(viewer + "api/?name=night")
     assert [r["id"] for r in runs["runs"]] == [store.candidate, store.baseline]
-    assert set(runs["trends"]["nightly"]) == {"exact", "token-f1", "rubric"}
+    assert set(runs["trends"]["nightly"]) == {"exact", "token_f1", "rubric"}
     compare = _json(
         f"{viewer}api/compare?baseline={store.baseline}&candidate={store.candidate}&scorer=exact"
     )
@@ -202,7 +202,7 @@ def test_the_run_page_shows_the_verdict_its_baseline_and_gates(viewer: str, stor
     assert data["baseline"]["id"] == store.baseline
     assert [(g["scorer_id"], g["passed"]) for g in data["gates"]] == [
         ("exact", False),
-        ("token-f1", False),
+        ("token_f1", False),
         ("rubric", True),
     ]
     assert data["gates"][0]["reasons"][0] == "mean 0.580 below threshold_min 0.9"
@@ -297,7 +297,7 @@ def _nights(store: Path, *outputs: tuple[str, int | None]) -> list[str]:
                 for i in range(4)]  # fmt: skip
         result = run_evals_sync(
             rows, [exact_match()], store=store, experiment="qa", progress=False,
-            thresholds={"exact-match": 0.9}, limit=limit,
+            thresholds={"exact_match": 0.9}, limit=limit,
         )  # fmt: skip
         ids.append(result.experiment_id)
     return ids

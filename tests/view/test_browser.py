@@ -34,7 +34,7 @@ def test_list_experiment_compare_item(page: Any, viewer: str, store: Store) -> N
     page.locator(f"a.run-link[href='/experiments/{store.candidate}']").click()
     page.wait_for_url(f"**/experiments/{store.candidate}")
     scorers = page.locator("table.scorers tbody tr td:first-child b").all_inner_texts()
-    assert scorers == ["exact", "token-f1", "rubric"]
+    assert scorers == ["exact", "token_f1", "rubric"]
     assert page.locator("svg.histogram").count() == 3
     # 60 of 150 answers are wrong (and three hostile ones): exact's bar at 0 counts them.
     counts = page.locator("svg.histogram").first.locator("text.count").all_text_contents()

@@ -147,7 +147,7 @@ def test_each_trend_draws_the_newest_runs_of_its_name_from_the_page_back(
     for name in ("nightly", "smoke"):
         newest = max(_index(i) for i in shown if many_name(_index(i)) == name)
         runs = [i for i in range(newest + 1) if many_name(i) == name][-PAGE:]  # oldest first
-        assert data["trends"][name]["exact-match"] == [
+        assert data["trends"][name]["exact_match"] == [
             [f"run{i:04d}", many_mean(i)] for i in runs
         ], name
         charted.update(runs)
@@ -158,7 +158,7 @@ def test_each_trend_draws_the_newest_runs_of_its_name_from_the_page_back(
     }
     # A filtered list's charts draw only what it keeps.
     failed = _api(many_viewer, "failed=1")
-    assert {run_id for run_id, _ in failed["trends"]["nightly"]["exact-match"]} == {
+    assert {run_id for run_id, _ in failed["trends"]["nightly"]["exact_match"]} == {
         f"run{i:04d}"
         for i in range(MANY)
         if many_name(i) == "nightly" and many_verdict(i) == "failed"

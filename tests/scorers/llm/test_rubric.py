@@ -234,7 +234,7 @@ async def test_a_boolean_score_is_stored_as_a_failure_with_the_reply(
     scorer = llm_rubric(judge=llm_judge, rubric="Be right.")
     rows = [{"input": "q", "output": "a"}]
     result = await run_evals(rows, [scorer], store=store, progress=False)
-    assert result.summary.scorers["llm-rubric"].failed == 1
+    assert result.summary.scorers["llm_rubric"].failed == 1
     with duckdb.connect(str(store), read_only=True) as con:
         assert con.execute("SELECT count(*) FROM scores").fetchall() == [(0,)]
         assert con.execute("SELECT failed_step FROM scorer_errors").fetchall() == [("analyze",)]
