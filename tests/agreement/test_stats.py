@@ -1,11 +1,14 @@
 from __future__ import annotations
 
+import importlib.metadata
 import json
 import math
+import re
 import subprocess
 import sys
 import warnings
-from typing import Literal
+from pathlib import Path
+from typing import Any, Literal
 
 import krippendorff
 import numpy as np
@@ -39,6 +42,7 @@ from evalkit.agreement._resample import (
     value_counts,
 )
 from evalkit.errors import ConfigError
+from tests.doubles import STATISTICS_LIBRARIES, without_modules
 
 FloatArray = npt.NDArray[np.float64]
 # The levels of measurement these tests compare with the krippendorff package.
@@ -789,6 +793,82 @@ def test_to_dict_is_json_with_undefined_values_as_null() -> None:
 def test_bad_arguments_are_config_errors_naming_the_value(call: object, match: str) -> None:
     with pytest.raises(ConfigError, match=match):
         call()  # type: ignore[operator]
+
+
+# Every statistic evalkit.agreement computes, on labels with ties, missing values and a level
+# nobody used; run as ``python -c`` it prints them.
+_EVERY_STATISTIC = """
+import json
+import numpy as np
+from evalkit.agreement import agreement, inter_rater_alpha, noise_share
+
+rng = np.random.default_rng(0)
+human = rng.choice([0.0, 0.5, 1.0], size=300)
+judge = np.clip(human + rng.normal(0.0, 0.3, size=300), 0.0, 1.0)
+judge[:9] = np.nan
+other = np.where(rng.random(300) < 0.2, 1.0 - human, human)
+other[-7:] = np.nan
+levels = (0.0, 0.25, 0.5, 1.0)
+found = {
+    "binary": agreement(judge > 0.5, human > 0.5, kind="binary", resamples=300).to_dict(),
+    "categorical": agreement(judge, human, kind="categorical", levels=levels,
+                             resamples=300).to_dict(),
+    "ordinal": agreement(judge, human, kind="ordinal", levels=levels, resamples=300).to_dict(),
+    "continuous": agreement(judge, human, kind="continuous", resamples=300).to_dict(),
+    "alpha": {kind: inter_rater_alpha(np.vstack([human, other]), kind=kind,
+                                      levels=None if kind == "continuous" else levels,
+                                      resamples=300).to_dict()
+              for kind in ("categorical", "ordinal", "continuous")},
+    "noise_share": noise_share(0.002, None, n_paired=300, ci_low=-0.05, ci_high=0.02,
+                               confidence=0.9),
+}
+if __name__ == "__main__":
+    print(json.dumps(found))
+"""
+
+
+def test_every_statistic_is_computed_without_scikit_learn_scipy_or_krippendorff(
+    tmp_path: Path,
+) -> None:
+    # The base install has none of them: a process that cannot import them gives the same
+    # figures as this one, which can.
+    env = without_modules(tmp_path / "absent", *STATISTICS_LIBRARIES)
+    done = subprocess.run([sys.executable, "-c", _EVERY_STATISTIC], capture_output=True,
+                          text=True, env=env, timeout=120, check=False)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    here: dict[str, Any] = {}
+    exec(_EVERY_STATISTIC, here)
+    assert json.loads(done.stdout) == json.loads(json.dumps(here["found"]))
+    ordinal = here["found"]["ordinal"]["metrics"]
+    assert 0.3 < ordinal["weighted_kappa"]["value"] < 0.95
+    assert 0.0 < here["found"]["noise_share"] < 1.0
+
+
+def test_the_statistics_libraries_are_absent_where_the_test_runs_without_them(
+    tmp_path: Path,
+) -> None:
+    # The test above is only a test if its process really cannot import them.
+    env = without_modules(tmp_path / "absent", *STATISTICS_LIBRARIES)
+    for name in STATISTICS_LIBRARIES:
+        done = subprocess.run([sys.executable, "-c", f"import {name}"], capture_output=True,
+                              text=True, env=env, timeout=60, check=False)  # fmt: skip
+        assert done.returncode == 1
+        assert f"ModuleNotFoundError: No module named '{name}'" in done.stderr
+
+
+def test_the_base_install_requires_none_of_the_statistics_libraries() -> None:
+    # The installed metadata (stale after a change of pyproject.toml until the next
+    # `pip install -e '.[test]'`): the three are the test extra's, for the tests above.
+    required = importlib.metadata.requires("evalkit-runner") or []
+    names: dict[str, set[str]] = {"": set(), "test": set()}
+    for requirement in required:
+        name = requirement.split(";")[0].split("[")[0].split(">")[0].split("=")[0].strip()
+        extra = re.search(r'extra == "([^"]+)"', requirement)
+        names.setdefault(extra[1] if extra else "", set()).add(name.lower())
+    assert names[""], required
+    distributions = {"scikit-learn", "scipy", "krippendorff"}
+    assert names[""].isdisjoint(distributions), sorted(names[""])
+    assert distributions <= names["test"], sorted(names["test"])
 
 
 def test_importing_the_package_loads_none_of_the_statistics_libraries() -> None:
