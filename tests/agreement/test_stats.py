@@ -362,7 +362,7 @@ def test_alpha_from_moments_is_krippendorffs_on_resampled_items(seed: int) -> No
 # test extra only, are the oracles. Where the library warns that its value is undefined (or
 # refuses the input as having nothing to measure), evalkit's is NaN.
 
-ORACLE = settings(max_examples=150, deadline=None)  # no deadline: the machine may be loaded
+ORACLE = settings(max_examples=100, deadline=None)  # no deadline: the machine may be loaded
 CLOSE = 1e-9
 # Missing values are drawn one time in five.
 _MISSING = st.sampled_from((False, False, False, False, True))
