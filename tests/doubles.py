@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from evalkit import JudgeCost, JudgeError, JudgeErrorInfo, JudgeExecution, JudgeUsage, ScorerRun
@@ -78,3 +80,22 @@ class ScriptedJudgeStep:
             return self.reply
 
         return step
+
+
+#: The libraries issue 31 took out of the base install: the tests' oracles only.
+STATISTICS_LIBRARIES = ("sklearn", "scipy", "krippendorff")
+
+
+def without_modules(folder: Path, *names: str) -> dict[str, str]:
+    """An environment whose Python processes cannot import ``names``, as on an install without
+    them: a package of each name that raises ``ModuleNotFoundError``, in ``folder``, first on
+    ``PYTHONPATH`` (ahead of site-packages, inherited by child processes)."""
+    for name in names:
+        (folder / name).mkdir(parents=True, exist_ok=True)
+        (folder / name / "__init__.py").write_text(
+            f"raise ModuleNotFoundError({f'No module named {name!r} (absent in this test)'!r},"
+            f" name={name!r})\n",
+            encoding="utf-8",
+        )
+    path = os.pathsep.join(filter(None, [str(folder), os.environ.get("PYTHONPATH")]))
+    return {**os.environ, "PYTHONPATH": path}

@@ -12,7 +12,7 @@ measures a judge against itself over repeated executions (`JudgeStability`), and
 The labels of a run (`LabelSpec`, `parse_labels`), its agreement gates
 (`parse_min_agreement`) and the measuring of a run's scorers (`ScorerAgreement`,
 `measure_stored`) build on these. Names are imported on first use (``evalkit._lazy``),
-so ``import evalkit.agreement`` loads neither scikit-learn, scipy nor the store.
+so ``import evalkit.agreement`` does not load the store.
 """
 
 from __future__ import annotations

@@ -105,7 +105,3 @@ def _label_indices(values: FloatArray, grid: FloatArray, what: str) -> IntArray:
         shown = tuple(float(v) for v in grid)
         raise ConfigError(f"{what} {first!r} is not one of the levels {shown!r}")
     return index
-
-
-def _constant(values: FloatArray) -> bool:
-    return bool(np.all(values == values[0]))

@@ -1,12 +1,13 @@
 """Agreement statistics of many bootstrap resamples at once, vectorised with numpy.
 
-The point estimates come from scikit-learn, scipy and ``krippendorff`` (``_stats.py``); calling
-them once per resample costs ~1 ms each, 2 s for 2,000 resamples. A resample of pairs only
-matters through how many copies of each pair it drew, so every statistic here is computed from
-those counts: cells of the confusion matrix (kappa), copies of each item (correlations, the
-error, alpha). The formulas are the libraries' own, rewritten for a leading resample axis, and
-``tests/agreement/test_stats.py`` checks them against the libraries. Why and what it saves:
-docs/pages/design/agreement-statistics.md.
+The only implementation of evalkit's agreement statistics: ``_stats.py`` takes its point
+estimates from here too, as the one resample that drew every pair (or item) once. A resample
+of pairs only matters through how many copies of each pair it drew, so every statistic here is
+computed from those counts: cells of the confusion matrix (kappa), copies of each item
+(correlations, the error, alpha). The formulas are scikit-learn's, scipy's and
+``krippendorff``'s, rewritten for a leading resample axis; those libraries are not installed
+with evalkit, and ``tests/agreement/test_stats.py`` checks every formula against them. Why and
+what it saves: docs/pages/design/agreement-statistics.md.
 
 An undefined statistic (kappa when both sides used one class, a correlation with a constant
 side, alpha without two distinct values) is NaN, never a warning.
@@ -34,7 +35,8 @@ _CHUNK_ELEMENTS = 1 << 18
 # the number of distinct values.
 _GROUPING_RATIO = 64
 # A pooled sum of squared deviations this small next to the pooled sum of squares is rounding,
-# not spread: the resample drew one value only, and alpha is undefined.
+# not spread: the resample drew one value only, and alpha is undefined (and so is a correlation
+# of values drawn in a band this narrow far from the mean of all pairs).
 _FLAT = 1e-12
 
 
@@ -182,13 +184,29 @@ class TieGroups:
 
 
 def _correlation(
-    cov: FloatArray, var_x: FloatArray, var_y: FloatArray, flat: npt.NDArray[np.bool_]
-) -> FloatArray:
+    cov: FloatArray, var_x: FloatArray, var_y: FloatArray, flat: npt.NDArray[np.bool_],
+    n: FloatArray,
+) -> FloatArray:  # fmt: skip
     r = np.full(cov.shape, math.nan)
     defined = ~flat
     r[defined] = cov[defined] / np.sqrt(var_x[defined] * var_y[defined])
     clipped: FloatArray = np.clip(r, -1.0, 1.0)
+    # Two distinct pairs lie on a line: exactly 1 or -1, as scipy's pearsonr returns them.
+    two = defined & (n == 2)
+    clipped[two] = np.round(clipped[two])
     return clipped
+
+
+def _centred(values: FloatArray) -> FloatArray:
+    """``values`` minus their mean, over their largest deviation (1 when none).
+
+    Scaled as ``scipy.stats.pearsonr`` scales them, so that squares of values past 1e154 do
+    not overflow; a correlation does not change with the scale.
+    """
+    centred = values - values.mean()
+    largest = float(np.abs(centred).max(initial=0.0))
+    result: FloatArray = centred / largest if largest > 0 else centred
+    return result
 
 
 def continuous_resamples(
@@ -201,7 +219,7 @@ def continuous_resamples(
     weighted moment formula on values centred on their mean; Spearman is Pearson of the average
     ranks within the resample, ties sharing their mean rank as in ``scipy.stats.spearmanr``.
     A side that is constant within a resample (all its copies in one tie group, an exact test)
-    makes both correlations NaN.
+    makes both correlations NaN; Pearson's also when the side's spread is lost to rounding.
     """
     w = drawn.astype(np.float64)
     n = w.sum(axis=1)
@@ -209,10 +227,16 @@ def continuous_resamples(
     gx, gy = groups_x.weights(w), groups_y.weights(w)
     flat = (gx.max(axis=1) == n) | (gy.max(axis=1) == n)
 
-    x, y = judge - judge.mean(), human - human.mean()
+    x, y = _centred(judge), _centred(human)
     sums = weighted_sums(w, np.column_stack((x, y, x * x, y * y, x * y, np.abs(judge - human))))
     sx, sy, sxx, syy, sxy, sad = sums.T
-    pearson = _correlation(sxy - sx * sy / n, sxx - sx * sx / n, syy - sy * sy / n, flat)
+    var_x, var_y = sxx - sx * sx / n, syy - sy * sy / n
+    # The values are centred on the mean of all pairs: a resample that drew only values in a
+    # narrow band far from it has a variance lost to rounding (even below 0). Undefined, as if
+    # constant, rather than a number made of rounding errors. The point estimate (every pair
+    # once) is centred on its own mean and never meets this.
+    blurred = flat | (var_x <= _FLAT * sxx) | (var_y <= _FLAT * syy)
+    pearson = _correlation(sxy - sx * sy / n, var_x, var_y, blurred, n)
 
     rx = TieGroups.centred_ranks(gx, n)
     ry = TieGroups.centred_ranks(gy, n)
@@ -220,7 +244,7 @@ def continuous_resamples(
     cross = np.einsum(
         "ij,ij,ij->i", w, np.take(rx, groups_x.group, axis=1), np.take(ry, groups_y.group, axis=1)
     )
-    spearman = _correlation(cross, (gx * rx * rx).sum(axis=1), (gy * ry * ry).sum(axis=1), flat)
+    spearman = _correlation(cross, (gx * rx * rx).sum(axis=1), (gy * ry * ry).sum(axis=1), flat, n)
     return pearson, spearman, sad / n
 
 

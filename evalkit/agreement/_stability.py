@@ -18,6 +18,7 @@ import dataclasses
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
+from statistics import NormalDist
 from typing import Any
 
 import numpy as np
@@ -27,6 +28,7 @@ from evalkit.agreement._arguments import LabelKind, _snap
 from evalkit.agreement._labels import LabelSpec
 from evalkit.agreement._measure import resolve_kind
 from evalkit.agreement._stats import Estimate, inter_rater_alpha
+from evalkit.errors import ConfigError
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -194,16 +196,20 @@ def noise_share(
     ``n_paired`` pairs. None when the interval says nothing (fewer than 2 pairs, no width) or
     the noise is unknown; at most 1 (more would say the noise is not independent across
     pairs, or the interval too narrow, and is shown as all of it).
+
+    Raises:
+        ConfigError: ``confidence`` not between 0 and 1 (exclusive).
     """
+    if not 0.0 < confidence < 1.0:
+        raise ConfigError(f"confidence must be between 0 and 1 (exclusive), got {confidence!r}")
     if ci_low is None or ci_high is None or n_paired < 2 or ci_high <= ci_low:
         return None
     noise = candidate_noise + (candidate_noise if baseline_noise is None else baseline_noise)
     noise *= fresh_share
     if math.isnan(noise):
         return None
-    from scipy.stats import norm  # type: ignore[import-untyped]
-
-    z = float(norm.ppf(0.5 + confidence / 2))
+    # The standard library's normal quantile (Wichura's AS241, accurate to about 1e-16).
+    z = NormalDist().inv_cdf(0.5 + confidence / 2)
     se = (ci_high - ci_low) / (2 * z)
     return min(1.0, noise / n_paired / (se * se))
 

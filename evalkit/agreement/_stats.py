@@ -1,14 +1,11 @@
 """How far a scorer (an LLM judge) agrees with human labels, and people with each other.
 
-Point estimates come from the libraries: Cohen's kappa from ``sklearn.metrics``, Pearson's r
-and Spearman's rho from ``scipy.stats``, Krippendorff's alpha from ``krippendorff``. Each has a
-percentile bootstrap interval over pairs (over items for alpha), seeded and deterministic. The
-resamples are not fed back to the libraries, which would cost ~1 ms a call; ``_resample.py``
-computes the same formulas on the counts a resample drew (see
+Cohen's kappa (weighted too), Pearson's r, Spearman's rho and Krippendorff's alpha, each with a
+percentile bootstrap interval over pairs (over items for alpha), seeded and deterministic.
+``_resample.py`` computes every statistic from the counts a resample drew; the point estimate
+is the resample that drew each pair once, so there is one implementation, in numpy, of each
+(scikit-learn, scipy and krippendorff are the tests' oracles, not dependencies; see
 docs/pages/design/agreement-statistics.md).
-
-scikit-learn, scipy and krippendorff are imported inside the functions that call them, so
-``import evalkit.agreement`` stays cheap.
 """
 
 from __future__ import annotations
@@ -25,7 +22,6 @@ from evalkit.agreement._arguments import (
     LabelKind,
     _check_kind,
     _check_options,
-    _constant,
     _label_indices,
     _levels,
     _no_levels,
@@ -60,10 +56,6 @@ _METRICS: dict[LabelKind, tuple[str, ...]] = {
     "ordinal": ("accuracy", "kappa", "weighted_kappa"),
     "continuous": ("pearson", "spearman", "mae"),
 }
-# krippendorff reads every item into an items x values² array; past this many cells (32 MB of
-# float64, e.g. 2,000 items with 45 distinct continuous values) interval alpha is computed
-# from moments instead, the same formula without the array.
-_LIBRARY_ALPHA_CELLS = 1 << 22
 
 
 @dataclass(frozen=True, slots=True)
@@ -224,7 +216,7 @@ def inter_rater_alpha(
     if kind == "continuous":
         _no_levels(levels)
         moments = interval_moments(r)
-        value = _interval_alpha(r, moments)
+        value = float(alpha_from_moments(moments.sum(axis=0)[None, :])[0])
         if items >= 2 and not math.isnan(value):
             for start, stop in chunks(resamples, items):
                 weights = copies(rng, stop - start, items).astype(np.float64)
@@ -239,12 +231,7 @@ def inter_rater_alpha(
     pairable = np.where((counts.sum(axis=1) >= 2)[:, None], counts, 0)
     metric: Literal["nominal", "ordinal"] = "ordinal" if kind == "ordinal" else "nominal"
     whole = coincidences(counts).sum(axis=0)[None, :]
-    value = math.nan
-    if not math.isnan(alpha_from_coincidences(whole, pairable.sum(axis=0)[None, :], metric)[0]):
-        import krippendorff
-
-        snapped = np.where(present, grid[np.maximum(indices, 0)], np.nan)
-        value = float(krippendorff.alpha(snapped, value_domain=grid, level_of_measurement=metric))
+    value = float(alpha_from_coincidences(whole, pairable.sum(axis=0)[None, :], metric)[0])
     if items >= 2 and not math.isnan(value):
         # Items only matter through their counts per level: resample the distinct patterns.
         patterns, seen = np.unique(counts, axis=0, return_counts=True)
@@ -319,7 +306,7 @@ def _categorical(
     values = {"accuracy": float(np.mean(human == judge)) if n else math.nan}
     weights: dict[str, KappaWeights] = {"kappa": "unweighted", "weighted_kappa": "quadratic"}
     for name in names[1:]:
-        values[name] = _cohen_kappa(human, judge, confusion, weights[name])
+        values[name] = float(kappa_from_counts(confusion, weights[name]))
     boot = {name: np.full(resamples, math.nan) for name in names}
     if n >= 2:
         # A resample of pairs is a multinomial draw of the confusion matrix's cells.
@@ -333,34 +320,15 @@ def _categorical(
     return {name: _estimate(values[name], boot[name], n, confidence) for name in names}
 
 
-def _cohen_kappa(
-    human: IntArray, judge: IntArray, confusion: IntArray, weights: KappaWeights
-) -> float:
-    # scikit-learn warns and returns NaN when kappa is undefined; the exact test is ours.
-    if math.isnan(kappa_from_counts(confusion, weights)):
-        return math.nan
-    from sklearn.metrics import cohen_kappa_score
-
-    return float(
-        cohen_kappa_score(
-            human,
-            judge,
-            labels=np.arange(confusion.shape[0]),
-            weights=None if weights == "unweighted" else weights,
-        )
-    )
-
-
 def _continuous(
     judge: FloatArray, human: FloatArray, confidence: float, resamples: int, seed: int
 ) -> dict[str, Estimate]:
     n = judge.size
     pearson = spearman = math.nan
-    if n >= 2 and not _constant(judge) and not _constant(human):
-        from scipy import stats  # type: ignore[import-untyped]
-
-        pearson = float(stats.pearsonr(judge, human).statistic)
-        spearman = float(stats.spearmanr(judge, human).statistic)
+    if n >= 2:
+        # The resample that drew every pair once; NaN where a side is constant.
+        once = np.ones((1, n), dtype=np.int64)
+        pearson, spearman = (float(r[0]) for r in continuous_resamples(judge, human, once)[:2])
     mae = float(np.mean(np.abs(judge - human))) if n else math.nan
     boot = np.full((3, resamples), math.nan)
     if n >= 2:
@@ -374,18 +342,6 @@ def _continuous(
         name: _estimate(value, boot[k], n, confidence)
         for k, (name, value) in enumerate(zip(_METRICS["continuous"], values, strict=True))
     }
-
-
-def _interval_alpha(ratings: FloatArray, moments: FloatArray) -> float:
-    ours = float(alpha_from_moments(moments.sum(axis=0)[None, :])[0])
-    if math.isnan(ours):
-        return math.nan
-    distinct = np.unique(ratings[~np.isnan(ratings)]).size
-    if ratings.shape[1] * distinct**2 > _LIBRARY_ALPHA_CELLS:
-        return ours
-    import krippendorff
-
-    return float(krippendorff.alpha(ratings, level_of_measurement="interval"))
 
 
 def _estimate(value: float, boot: FloatArray, n: int, confidence: float) -> Estimate:

@@ -1,16 +1,21 @@
 from __future__ import annotations
 
+import importlib.metadata
 import json
 import math
+import re
 import subprocess
 import sys
 import warnings
-from typing import Literal
+from pathlib import Path
+from typing import Any, Literal
 
 import krippendorff
 import numpy as np
 import numpy.typing as npt
 import pytest
+from hypothesis import given, reject, settings
+from hypothesis import strategies as st
 from scipy import stats  # type: ignore[import-untyped]  # scipy ships no type stubs
 from sklearn.exceptions import UndefinedMetricWarning
 from sklearn.metrics import accuracy_score, cohen_kappa_score, confusion_matrix
@@ -22,6 +27,7 @@ from evalkit.agreement import (
     agreement,
     disagreements,
     inter_rater_alpha,
+    noise_share,
 )
 from evalkit.agreement._resample import (
     PairDraws,
@@ -36,6 +42,7 @@ from evalkit.agreement._resample import (
     value_counts,
 )
 from evalkit.errors import ConfigError
+from tests.doubles import STATISTICS_LIBRARIES, without_modules
 
 FloatArray = npt.NDArray[np.float64]
 # The levels of measurement these tests compare with the krippendorff package.
@@ -293,6 +300,27 @@ def test_continuous_resamples_of_a_constant_side_are_undefined() -> None:
     assert not np.isnan([pearson[2:], spearman[2:]]).any()
 
 
+def test_a_resample_whose_spread_is_lost_to_rounding_has_no_pearson() -> None:
+    # One human label 1e9 far above the others, which differ by 1e-3: a resample without it
+    # spreads 1e-12 of its distance from the mean of all pairs, lost to rounding in the
+    # moment formula (it took the square root of a negative variance, or gave any number).
+    judge = np.arange(30.0)
+    human = np.r_[np.zeros(29), 1e9]
+    human[:10] += 1e-3
+    checked = 0
+    for seed in range(40):
+        drawn = copies(np.random.default_rng(seed), 1, 30)
+        pearson = continuous_resamples(judge, human, drawn)[0][0]
+        picked = np.repeat(np.arange(30), drawn[0])
+        if 29 in picked:  # the far label drawn: an ordinary spread
+            theirs = stats.pearsonr(judge[picked], human[picked]).statistic
+            assert pearson == pytest.approx(theirs, abs=CLOSE)
+            checked += 1
+        else:
+            assert math.isnan(pearson)
+    assert 0 < checked < 40
+
+
 @pytest.mark.parametrize("metric", ["nominal", "ordinal"])
 @pytest.mark.parametrize("seed", [0, 1, 2, 3])
 def test_alpha_from_coincidences_is_krippendorffs_on_resampled_items(
@@ -327,6 +355,184 @@ def test_alpha_from_moments_is_krippendorffs_on_resampled_items(seed: int) -> No
         ours = alpha_from_moments((w @ moments)[None, :])[0]
         theirs = krippendorff.alpha(ratings[:, picked], level_of_measurement="interval")
         assert ours == pytest.approx(theirs, abs=1e-12)
+
+
+# --- The libraries as oracles, on random and degenerate inputs ---------------------------
+# evalkit computes every statistic itself (numpy); scikit-learn, scipy and krippendorff, in the
+# test extra only, are the oracles. Where the library warns that its value is undefined (or
+# refuses the input as having nothing to measure), evalkit's is NaN.
+
+ORACLE = settings(max_examples=100, deadline=None)  # no deadline: the machine may be loaded
+CLOSE = 1e-9
+# Missing values are drawn one time in five.
+_MISSING = st.sampled_from((False, False, False, False, True))
+
+
+@st.composite
+def _level_indices(draw: st.DrawFn, size: int, n: int) -> FloatArray:
+    """``n`` level indices out of ``size``, from a drawn subset of the levels (often a single
+    one), NaN where missing."""
+    used = draw(st.lists(st.integers(0, size - 1), min_size=1, max_size=size, unique=True))
+    values = draw(st.lists(st.sampled_from(used), min_size=n, max_size=n))
+    missing = draw(st.lists(_MISSING, min_size=n, max_size=n))
+    return np.where(missing, NAN, np.array(values, dtype=np.float64))
+
+
+@st.composite
+def _labelled_pairs(draw: st.DrawFn) -> tuple[LabelKind, int, FloatArray, FloatArray]:
+    size = draw(st.integers(2, 6))
+    kind: LabelKind = draw(st.sampled_from(CATEGORICAL if size == 2 else CATEGORICAL[1:]))
+    n = draw(st.integers(0, 40))
+    return kind, size, draw(_level_indices(size, n)), draw(_level_indices(size, n))
+
+
+def _library(call: object) -> float:
+    """The library's value; NaN where it warns that the value is undefined or finds nothing
+    to measure."""
+    with warnings.catch_warnings(), np.errstate(divide="ignore", invalid="ignore"):
+        warnings.simplefilter("ignore", UndefinedMetricWarning)
+        warnings.simplefilter("ignore", stats.ConstantInputWarning)
+        try:
+            return float(call())  # type: ignore[operator]
+        except ValueError as exc:  # krippendorff: no item rated twice, one value only
+            if "at least two coders" not in str(exc) and "more than one value" not in str(exc):
+                raise
+            return NAN
+
+
+@ORACLE
+@given(_labelled_pairs())
+def test_categorical_metrics_are_sklearns_on_any_labels(
+    case: tuple[LabelKind, int, FloatArray, FloatArray],
+) -> None:
+    kind, size, human, judge = case
+    # Levels on a 0-1 scale, the judge's scores exactly on them.
+    levels = np.linspace(0.0, 1.0, size)
+    found = agreement(np.where(np.isnan(judge), NAN, levels[np.nan_to_num(judge).astype(int)]),
+                      np.where(np.isnan(human), NAN, levels[np.nan_to_num(human).astype(int)]),
+                      kind=kind, levels=tuple(levels), resamples=1)  # fmt: skip
+    both = ~np.isnan(judge) & ~np.isnan(human)
+    h, j = human[both].astype(int), judge[both].astype(int)
+    positions = np.arange(size)
+    if not both.any():
+        assert all(math.isnan(e.value) for e in found.metrics.values())
+        return
+    assert found.confusion == tuple(map(tuple, confusion_matrix(h, j, labels=positions)))
+    expected = {
+        "accuracy": accuracy_score(h, j),
+        "kappa": _library(lambda: cohen_kappa_score(h, j, labels=positions)),
+        "weighted_kappa": _library(
+            lambda: cohen_kappa_score(h, j, labels=positions, weights="quadratic")
+        ),
+    }
+    for name, estimate in found.metrics.items():
+        assert estimate.value == pytest.approx(expected[name], abs=CLOSE, nan_ok=True), name
+
+
+# Scores with ties (small integers), ordinary values, and any float short of overflowing a sum.
+_SCORES = st.one_of(
+    st.integers(-3, 3).map(float),
+    st.floats(-1e6, 1e6),
+    st.floats(-1e300, 1e300),
+)
+
+
+@st.composite
+def _scored_pairs(draw: st.DrawFn) -> tuple[FloatArray, FloatArray]:
+    n = draw(st.integers(0, 40))
+    sides = []
+    for _ in range(2):
+        if draw(st.booleans()):  # one side constant now and then
+            values = [draw(_SCORES)] * n
+        else:
+            values = draw(st.lists(_SCORES, min_size=n, max_size=n))
+        missing = draw(st.lists(_MISSING, min_size=n, max_size=n))
+        sides.append(np.where(missing, NAN, np.array(values, dtype=np.float64)))
+    return sides[0], sides[1]
+
+
+@ORACLE
+@given(_scored_pairs())
+def test_correlations_are_scipys_on_any_scores(pairs: tuple[FloatArray, FloatArray]) -> None:
+    judge, human = pairs
+    found = agreement(judge, human, kind="continuous", resamples=1)
+    both = ~np.isnan(judge) & ~np.isnan(human)
+    j, h = judge[both], human[both]
+    assert found.metrics["mae"].value == pytest.approx(
+        np.mean(np.abs(j - h)) if j.size else NAN, nan_ok=True
+    )
+    if j.size < 2:
+        assert math.isnan(found.metrics["pearson"].value)
+        assert math.isnan(found.metrics["spearman"].value)
+        return
+    try:
+        with warnings.catch_warnings():
+            # A nearly constant side: scipy says its own value may be inaccurate, no oracle.
+            warnings.simplefilter("error", stats.NearConstantInputWarning)
+            pearson = _library(lambda: stats.pearsonr(j, h).statistic)
+    except stats.NearConstantInputWarning:
+        reject()
+    spearman = _library(lambda: stats.spearmanr(j, h).statistic)
+    assert found.metrics["pearson"].value == pytest.approx(pearson, abs=CLOSE, nan_ok=True)
+    assert found.metrics["spearman"].value == pytest.approx(spearman, abs=CLOSE, nan_ok=True)
+
+
+@st.composite
+def _level_ratings(draw: st.DrawFn) -> tuple[LabelKind, int, FloatArray]:
+    size = draw(st.integers(2, 5))
+    kind: LabelKind = draw(st.sampled_from(CATEGORICAL if size == 2 else CATEGORICAL[1:]))
+    raters, items = draw(st.integers(1, 5)), draw(st.integers(0, 20))
+    rows = [draw(_level_indices(size, items)) for _ in range(raters)]
+    return kind, size, np.array(rows).reshape(raters, items)
+
+
+@ORACLE
+@given(_level_ratings())
+def test_alpha_is_krippendorffs_on_any_level_ratings(
+    case: tuple[LabelKind, int, FloatArray],
+) -> None:
+    kind, size, indices = case
+    levels = np.linspace(0.0, 1.0, size)
+    ratings = np.where(np.isnan(indices), NAN, levels[np.nan_to_num(indices).astype(int)])
+    found = inter_rater_alpha(ratings, kind=kind, levels=tuple(levels), resamples=1)
+    metric: Metric = "ordinal" if kind == "ordinal" else "nominal"
+    expected = _library(
+        lambda: krippendorff.alpha(ratings, value_domain=levels, level_of_measurement=metric)
+    )
+    assert found.value == pytest.approx(expected, abs=CLOSE, nan_ok=True)
+
+
+@st.composite
+def _interval_ratings(draw: st.DrawFn) -> FloatArray:
+    raters, items = draw(st.integers(1, 4)), draw(st.integers(0, 15))
+    values = st.one_of(st.integers(-3, 3).map(float), st.floats(-1e3, 1e3))
+    rows = [draw(st.lists(values, min_size=items, max_size=items)) for _ in range(raters)]
+    missing = draw(st.lists(_MISSING, min_size=raters * items, max_size=raters * items))
+    ratings = np.array(rows, dtype=np.float64).reshape(raters, items)
+    return np.where(np.reshape(missing, ratings.shape), NAN, ratings)
+
+
+@ORACLE
+@given(_interval_ratings())
+def test_interval_alpha_is_krippendorffs_on_any_ratings(ratings: FloatArray) -> None:
+    found = inter_rater_alpha(ratings, kind="continuous", resamples=1)
+    expected = _library(lambda: krippendorff.alpha(ratings, level_of_measurement="interval"))
+    assert found.value == pytest.approx(expected, abs=CLOSE, nan_ok=True)
+
+
+@ORACLE
+@given(st.floats(1e-9, 1.0 - 1e-12, exclude_max=True))
+def test_noise_share_takes_scipys_normal_quantile(confidence: float) -> None:
+    z = stats.norm.ppf(0.5 + confidence / 2)
+    share = noise_share(1e-4, None, n_paired=100, ci_low=-0.5, ci_high=0.5, confidence=confidence)
+    # The noise of both runs (2e-4) over n, over the interval's squared standard error.
+    assert share == pytest.approx(min(1.0, 2e-6 / (1.0 / (2 * z)) ** 2), rel=CLOSE)
+
+
+@pytest.mark.parametrize("confidence", [0.0, 1.0, 95.0, -0.5])
+def test_noise_share_refuses_a_confidence_off_zero_to_one(confidence: float) -> None:
+    with pytest.raises(ConfigError, match=f"confidence must be between 0 and 1.*{confidence}"):
+        noise_share(1e-4, None, n_paired=100, ci_low=-0.5, ci_high=0.5, confidence=confidence)
 
 
 # --- Edge cases ---------------------------------------------------------------------------
@@ -587,6 +793,82 @@ def test_to_dict_is_json_with_undefined_values_as_null() -> None:
 def test_bad_arguments_are_config_errors_naming_the_value(call: object, match: str) -> None:
     with pytest.raises(ConfigError, match=match):
         call()  # type: ignore[operator]
+
+
+# Every statistic evalkit.agreement computes, on labels with ties, missing values and a level
+# nobody used; run as ``python -c`` it prints them.
+_EVERY_STATISTIC = """
+import json
+import numpy as np
+from evalkit.agreement import agreement, inter_rater_alpha, noise_share
+
+rng = np.random.default_rng(0)
+human = rng.choice([0.0, 0.5, 1.0], size=300)
+judge = np.clip(human + rng.normal(0.0, 0.3, size=300), 0.0, 1.0)
+judge[:9] = np.nan
+other = np.where(rng.random(300) < 0.2, 1.0 - human, human)
+other[-7:] = np.nan
+levels = (0.0, 0.25, 0.5, 1.0)
+found = {
+    "binary": agreement(judge > 0.5, human > 0.5, kind="binary", resamples=300).to_dict(),
+    "categorical": agreement(judge, human, kind="categorical", levels=levels,
+                             resamples=300).to_dict(),
+    "ordinal": agreement(judge, human, kind="ordinal", levels=levels, resamples=300).to_dict(),
+    "continuous": agreement(judge, human, kind="continuous", resamples=300).to_dict(),
+    "alpha": {kind: inter_rater_alpha(np.vstack([human, other]), kind=kind,
+                                      levels=None if kind == "continuous" else levels,
+                                      resamples=300).to_dict()
+              for kind in ("categorical", "ordinal", "continuous")},
+    "noise_share": noise_share(0.002, None, n_paired=300, ci_low=-0.05, ci_high=0.02,
+                               confidence=0.9),
+}
+if __name__ == "__main__":
+    print(json.dumps(found))
+"""
+
+
+def test_every_statistic_is_computed_without_scikit_learn_scipy_or_krippendorff(
+    tmp_path: Path,
+) -> None:
+    # The base install has none of them: a process that cannot import them gives the same
+    # figures as this one, which can.
+    env = without_modules(tmp_path / "absent", *STATISTICS_LIBRARIES)
+    done = subprocess.run([sys.executable, "-c", _EVERY_STATISTIC], capture_output=True,
+                          text=True, env=env, timeout=120, check=False)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    here: dict[str, Any] = {}
+    exec(_EVERY_STATISTIC, here)
+    assert json.loads(done.stdout) == json.loads(json.dumps(here["found"]))
+    ordinal = here["found"]["ordinal"]["metrics"]
+    assert 0.3 < ordinal["weighted_kappa"]["value"] < 0.95
+    assert 0.0 < here["found"]["noise_share"] < 1.0
+
+
+def test_the_statistics_libraries_are_absent_where_the_test_runs_without_them(
+    tmp_path: Path,
+) -> None:
+    # The test above is only a test if its process really cannot import them.
+    env = without_modules(tmp_path / "absent", *STATISTICS_LIBRARIES)
+    for name in STATISTICS_LIBRARIES:
+        done = subprocess.run([sys.executable, "-c", f"import {name}"], capture_output=True,
+                              text=True, env=env, timeout=60, check=False)  # fmt: skip
+        assert done.returncode == 1
+        assert f"ModuleNotFoundError: No module named '{name}'" in done.stderr
+
+
+def test_the_base_install_requires_none_of_the_statistics_libraries() -> None:
+    # The installed metadata (stale after a change of pyproject.toml until the next
+    # `pip install -e '.[test]'`): the three are the test extra's, for the tests above.
+    required = importlib.metadata.requires("evalkit-runner") or []
+    names: dict[str, set[str]] = {"": set(), "test": set()}
+    for requirement in required:
+        name = requirement.split(";")[0].split("[")[0].split(">")[0].split("=")[0].strip()
+        extra = re.search(r'extra == "([^"]+)"', requirement)
+        names.setdefault(extra[1] if extra else "", set()).add(name.lower())
+    assert names[""], required
+    distributions = {"scikit-learn", "scipy", "krippendorff"}
+    assert names[""].isdisjoint(distributions), sorted(names[""])
+    assert distributions <= names["test"], sorted(names["test"])
 
 
 def test_importing_the_package_loads_none_of_the_statistics_libraries() -> None:
