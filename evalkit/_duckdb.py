@@ -95,7 +95,7 @@ def too_new(path: str | os.PathLike[str]) -> str | None:
     upgrade = f"pip install 'duckdb>={release}'" if release else "pip install --upgrade duckdb"
     made = f"; the file was created by DuckDB {created.lstrip('v')}" if created else ""
     return (
-        f"it is in {written} (storage version {number}{made}), which the installed DuckDB"
+        f"it is in {written} (version number {number}{made}), which the installed DuckDB"
         f" {installed} cannot read. Install a DuckDB that reads it: {upgrade} (the"
         " ducklake extra needs DuckDB 1.5.5), or, with that DuckDB, copy its runs into a store"
         f" that every DuckDB from 1.2 on reads: evalkit store copy {path} NEW.duckdb"

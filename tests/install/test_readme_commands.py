@@ -22,6 +22,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.store.test_storage_version import storage_number
+
 ROOT = Path(__file__).parents[2]
 COMMAND_1 = ""  # python -m pip install -e .
 COMMAND_2 = "[test]"  # python -m pip install -e '.[test]'
@@ -91,3 +93,4 @@ def test_the_readme_commands_share_one_store(tmp_path: Path, first: str, second:
         # The case of the issue: the test extras' pinned DuckDB is older than command 1's.
         assert after == "1.5.5", (before, after)
     assert run_2["baseline"] == run_1["experiment_id"], (before, after, run_2)
+    assert storage_number(clone / "evalkit.duckdb") == 65  # DuckDB 1.2's format, kept

@@ -93,7 +93,7 @@ def test_a_store_in_a_newer_duckdbs_format_is_refused_naming_both(tmp_path: Path
     with pytest.raises(StoreError) as caught:
         list_experiments(store)
     message = str(caught.value)
-    assert "DuckDB 2.0's storage format (storage version 999" in message
+    assert "DuckDB 2.0's storage format (version number 999" in message
     assert "created by DuckDB 2.0.1" in message
     assert f"the installed DuckDB {duckdb.__version__} cannot read" in message
     assert "pip install 'duckdb>=2.0'" in message
