@@ -96,8 +96,18 @@ def too_new(path: str | os.PathLike[str]) -> str | None:
     made = f"; the file was created by DuckDB {created.lstrip('v')}" if created else ""
     return (
         f"it is in {written} (version number {number}{made}), which the installed DuckDB"
-        f" {installed} cannot read. Install a DuckDB that reads it: {upgrade} (the"
-        " ducklake extra needs DuckDB 1.5.5), or, with that DuckDB, copy its runs into a store"
-        f" that every DuckDB from 1.2 on reads: evalkit store copy {path} NEW.duckdb"
+        f" {installed} cannot read. Install a DuckDB that reads it: {upgrade} (the ducklake"
+        " extra needs DuckDB 1.5.5)"
+    )
+
+
+def store_too_new(path: str | os.PathLike[str]) -> str | None:
+    """:func:`too_new` for a score store, with the command that converts it."""
+    reason = too_new(path)
+    if reason is None:
+        return None
+    return (
+        f"{reason}, or, with that DuckDB, copy its runs into a store that every DuckDB from 1.2"
+        f" on reads: evalkit store copy {path} NEW.duckdb"
         " (docs/pages/design/one-storage-version.md)"
     )

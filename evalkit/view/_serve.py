@@ -10,7 +10,7 @@ from pathlib import Path
 
 from aiohttp import web
 
-from evalkit._duckdb import too_new
+from evalkit._duckdb import store_too_new
 from evalkit.errors import ConfigError, StoreError
 from evalkit.store import DEFAULT_STORE, is_lake, store_exists
 from evalkit.view._app import create_app, is_loopback
@@ -74,7 +74,7 @@ def serve(
     where = str(store)
     if not (store_exists(where) if is_lake(where) else Path(where).is_file()):
         raise StoreError(f"{where}: no such score store (run an experiment first, or --store)")
-    if not is_lake(where) and (newer := too_new(where)) is not None:
+    if not is_lake(where) and (newer := store_too_new(where)) is not None:
         # Refused before serving, not as an error page for each request.
         raise StoreError(f"{where}: cannot open the score store: {newer}")
     asyncio.run(_serve(where, host, port, open_browser, say))

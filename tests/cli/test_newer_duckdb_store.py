@@ -53,6 +53,17 @@ def test_a_command_refuses_a_store_of_a_newer_duckdb(
     assert store.read_bytes() == before
 
 
+def test_a_judge_cache_of_a_newer_duckdb_is_refused_naming_both(cli: Cli, tmp_path: Path) -> None:
+    unpack_store_duckdb_2(tmp_path).rename(tmp_path / "cache.duckdb")
+    done = cli("cache", "stats", "--cache", "cache.duckdb")
+    assert done.code == 2, done.stderr
+    assert "Traceback" not in done.stderr
+    assert "judge cache cache.duckdb: cannot open it: it is in DuckDB 2.0's storage" in done.stderr
+    assert f"installed DuckDB {duckdb.__version__} cannot read" in done.stderr
+    assert "pip install 'duckdb>=2.0'" in done.stderr
+    assert "store copy" not in done.stderr  # a cache holds no runs
+
+
 def test_view_refuses_it_before_serving(tmp_path: Path) -> None:
     # A process: a viewer that started serving would not return.
     unpack_store_duckdb_2(tmp_path)
