@@ -11,8 +11,8 @@ automatic installing and loading switched off; the extensions evalkit needs (``p
 Installs of evalkit hold different DuckDB releases (the ``ducklake`` extra pins 1.5.5, a base
 install takes the newest), and a DuckDB cannot read a file in a newer release's storage
 format. Every file evalkit creates is therefore written in the format of the oldest DuckDB
-that pyproject.toml allows (:data:`STORAGE_VERSION`), and a file in a format too new for the
-installed DuckDB is refused naming both releases (:func:`too_new`); see
+that pyproject.toml allows (`STORAGE_VERSION`), and a file in a format too new for the
+installed DuckDB is refused naming both releases (`too_new`); see
 docs/pages/design/one-storage-version.md.
 """
 
@@ -30,7 +30,7 @@ import duckdb
 STORAGE_VERSION = "v1.2.0"
 
 #: Settings of every DuckDB database evalkit makes: nothing installed or loaded behind its
-#: back, and a new file written in :data:`STORAGE_VERSION`.
+#: back, and a new file written in `STORAGE_VERSION`.
 OFFLINE = {
     "autoinstall_known_extensions": "false",
     "autoload_known_extensions": "false",
@@ -102,7 +102,7 @@ def too_new(path: str | os.PathLike[str]) -> str | None:
 
 
 def store_too_new(path: str | os.PathLike[str]) -> str | None:
-    """:func:`too_new` for a score store, with the command that converts it."""
+    """`too_new` for a score store, with the command that converts it."""
     reason = too_new(path)
     if reason is None:
         return None
