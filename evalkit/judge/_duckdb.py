@@ -89,6 +89,13 @@ def connect(path: Path, schemas: Sequence[str], *, wait: float = LOCK_WAIT_S) ->
 
 
 def _cannot_open(path: Path, exc: Exception) -> StoreError:
+    from evalkit._duckdb import too_new
+
+    if (newer := too_new(path)) is not None:  # DuckDB's own words name neither release
+        return StoreError(
+            f"judge cache {path}: cannot open it: {newer}; or pass another cache path, or run"
+            " without the cache (cache=False, --no-cache)"
+        )
     return StoreError(
         f"judge cache {path}: cannot open it ({exc}); pass another cache path, "
         "or run without the cache (cache=False, --no-cache)"

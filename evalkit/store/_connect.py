@@ -18,7 +18,7 @@ from typing import TypeVar
 
 import duckdb
 
-from evalkit._duckdb import OFFLINE
+from evalkit._duckdb import OFFLINE, store_too_new
 from evalkit.errors import StoreError
 from evalkit.store._lake import forget_shared, lake_error, open_lake
 from evalkit.store._lake_errors import CatalogUnreachableError, busy, unreachable, unwritable
@@ -298,6 +298,9 @@ def _refuse_other_files(where: str) -> None:
 
 
 def _cannot_open(where: str, exc: duckdb.Error) -> StoreError:
+    if (newer := store_too_new(where)) is not None:
+        # DuckDB's own message names neither release, and points at its internals page.
+        return StoreError(f"{where}: cannot open the score store: {newer}")
     return StoreError(f"{where}: cannot open the score store: {exc}")
 
 

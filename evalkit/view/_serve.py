@@ -10,6 +10,7 @@ from pathlib import Path
 
 from aiohttp import web
 
+from evalkit._duckdb import store_too_new
 from evalkit.errors import ConfigError, StoreError
 from evalkit.store import DEFAULT_STORE, is_lake, store_exists
 from evalkit.view._app import create_app, is_loopback
@@ -65,11 +66,15 @@ def serve(
 
     Raises:
         ConfigError: The port is not a number from 0 to 65535.
-        StoreError: The store does not exist, or the port cannot be bound.
+        StoreError: The store does not exist, is written in a storage format newer than the
+            installed DuckDB reads, or the port cannot be bound.
     """
     if isinstance(port, bool) or not isinstance(port, int) or not 0 <= port <= 65535:
         raise ConfigError(f"port must be a number from 0 to 65535, got {port!r}")
     where = str(store)
     if not (store_exists(where) if is_lake(where) else Path(where).is_file()):
         raise StoreError(f"{where}: no such score store (run an experiment first, or --store)")
+    if not is_lake(where) and (newer := store_too_new(where)) is not None:
+        # Refused before serving, not as an error page for each request.
+        raise StoreError(f"{where}: cannot open the score store: {newer}")
     asyncio.run(_serve(where, host, port, open_browser, say))
