@@ -43,7 +43,7 @@ MARKER = re.compile(r"^<!-- snippet: (?P<kind>[a-z-]+)(?:: (?P<reason>.+?))? -->
 #: needs-openai: calls a hosted provider; runs only with OPENAI_API_KEY set.
 #: fragment: part of a larger file or program; checked (compiled, parsed, ``bash -n``), not run.
 MARKERS = ("needs-openai", "fragment")
-FENCE = re.compile(r"^```(?P<lang>\S*)\s*$")
+FENCE = re.compile(r"^(?P<indent> *)```(?P<lang>\S*)\s*$")
 #: A bash command's comment stating its exit code: ``# ... exits 1``.
 EXITS = re.compile(r"#.*\bexits (\d+)")
 #: Seconds a bash block may take.
@@ -88,15 +88,16 @@ def blocks(page: Path) -> list[Block]:
             index += 1
             continue
         end = index + 1
-        while lines[end].rstrip() != "```":
+        while lines[end].strip() != "```":
             end += 1
-        marker = MARKER.match(lines[index - 1]) if index else None
+        marker = MARKER.match(lines[index - 1].strip()) if index else None
+        indent = len(opening["indent"])  # a block inside a list item
         found.append(
             Block(
                 page=rel,
                 line=index + 1,
                 lang=opening["lang"],
-                code="\n".join(lines[index + 1 : end]) + "\n",
+                code="\n".join(line[indent:] for line in lines[index + 1 : end]) + "\n",
                 marker=marker["kind"] if marker else None,
                 reason=marker["reason"] if marker else None,
             )

@@ -60,7 +60,7 @@ async def test_tone_consistency_uses_vader() -> None:
 
 
 def test_expected_tool_with_expected_tool_order_is_refused() -> None:
-    with pytest.raises(ConfigError, match="expected_tool_order.*not both"):
+    with pytest.raises(ConfigError, match=r"expected_tool_order.*not both"):
         get_scorer("tool_call_accuracy", expected_tool="search", expected_tool_order=["search"])
 
 
