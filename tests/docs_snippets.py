@@ -7,7 +7,9 @@ driver that runs them (``python tests/docs_snippets.py PLAN.json RESULTS.json``)
 for all of them, so evalkit is imported once, each page's blocks in the page's order in one
 folder holding copies of the repository's ``datasets/`` and ``experiments/``:
 
-- a ``python`` block runs as a script there (fresh globals, ``__name__ == "__main__"``);
+- a ``python`` block runs as a script there (fresh globals, ``__name__ == "__main__"``), or,
+  when its first line names a test file (``# tests/test_evals.py``), is written there and run
+  by ``pytest`` (with evalkit's plugin, as in a project of your own);
 - a ``bash`` block runs by ``bash``, each command checked for its exit code (0, or the
   ``exits N`` its comment states); a ``pip install`` line is checked, not run
   (:func:`install_problems`), and ``python -m pytest`` (the suite itself) is not run from it;
@@ -44,6 +46,8 @@ MARKER = re.compile(r"^<!-- snippet: (?P<kind>[a-z-]+)(?:: (?P<reason>.+?))? -->
 #: fragment: part of a larger file or program; checked (compiled, parsed, ``bash -n``), not run.
 MARKERS = ("needs-openai", "fragment")
 FENCE = re.compile(r"^(?P<indent> *)```(?P<lang>\S*)\s*$")
+#: A python block that is a test file says so on its first line: ``# tests/test_evals.py``.
+TEST_FILE = re.compile(r"# (tests/test_\w+\.py)\n")
 #: A bash command's comment stating its exit code: ``# ... exits 1``.
 EXITS = re.compile(r"#.*\bexits (\d+)")
 #: Seconds a bash block may take.
@@ -194,7 +198,26 @@ class Outcome:
     seconds: float = 0.0
 
 
-def _python(block: Block, folder: Path) -> Outcome:
+def _pytest(block: Block, folder: Path, path: str, env: dict[str, str]) -> Outcome:
+    (folder / path).parent.mkdir(parents=True, exist_ok=True)
+    (folder / path).write_text(block.code, encoding="utf-8")
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--rootdir", ".", path],
+        cwd=folder,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=BLOCK_TIMEOUT,
+        check=False,
+    )
+    output = done.stdout + done.stderr
+    return Outcome(block.id, done.returncode == 0, output, "" if done.returncode == 0 else output)
+
+
+def _python(block: Block, folder: Path, env: dict[str, str]) -> Outcome:
+    test_file = TEST_FILE.match(block.code)
+    if test_file:
+        return _pytest(block, folder, test_file[1], env)
     path = folder / f"snippet_{Path(block.page).stem}_{block.line}.py"
     path.write_text(block.code, encoding="utf-8")
     out = io.StringIO()
@@ -278,7 +301,7 @@ def run(plan: dict[str, Any]) -> list[Outcome]:
         os.chdir(folder)
         start = time.perf_counter()
         if block.kind == "python":
-            outcome = _python(block, folder)
+            outcome = _python(block, folder, env)
         elif block.kind == "bash":
             outcome = _bash(block, folder, env)
         else:

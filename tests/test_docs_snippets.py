@@ -80,6 +80,7 @@ def test_the_blocks_are_found() -> None:
     assert {block.kind for block in RUN} == {"python", "bash", "toml"}
 
 
+@pytest.mark.long(seconds=50)  # the first one runs every block (the outcomes fixture)
 @pytest.mark.parametrize("block", [b for b in RUN if b.marker is None], ids=lambda b: b.id)
 def test_a_block_runs(block: Block, outcomes: dict[str, dict[str, str]]) -> None:
     outcome = outcomes[block.id]
