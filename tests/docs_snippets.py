@@ -295,11 +295,17 @@ def run(plan: dict[str, Any]) -> list[Outcome]:
     each in its page's folder, in order."""
     outcomes = []
     env = dict(os.environ)
+    bash_done: dict[str, Outcome] = {}
     for raw in plan["blocks"]:
         block = Block(**raw)
         folder = Path(plan["folders"][block.page])
         os.chdir(folder)
         start = time.perf_counter()
+        if block.kind == "bash" and block.code in bash_done:
+            # The same commands on another page (the README's quick start is the getting
+            # started page's, the judge-agreement sample is on two pages): run once.
+            outcomes.append(replace(bash_done[block.code], id=block.id))
+            continue
         if block.kind == "python":
             outcome = _python(block, folder, env)
         elif block.kind == "bash":
@@ -307,6 +313,8 @@ def run(plan: dict[str, Any]) -> list[Outcome]:
         else:
             outcome = _toml(block, folder)
         outcomes.append(replace(outcome, seconds=time.perf_counter() - start))
+        if block.kind == "bash":
+            bash_done[block.code] = outcomes[-1]
     return outcomes
 
 

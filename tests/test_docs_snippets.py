@@ -231,3 +231,18 @@ def test_the_annotated_experiment_file_loads(tmp_path: Path) -> None:
     path.write_text(block.code, encoding="utf-8")
     loaded = load_experiment_file(path)
     assert loaded.config.experiment.name == "nightly-qa"
+
+
+def _printed(page: str, outcomes: dict[str, dict[str, str]]) -> str:
+    (block,) = [b for b in RUN if b.page == page and b.kind == "python"]
+    return outcomes[block.id]["output"]
+
+
+def test_the_scores_a_snippet_quotes_are_the_ones_it_prints(
+    outcomes: dict[str, dict[str, str]],
+) -> None:
+    readme = _printed("README.md", outcomes)
+    assert re.search(r"^completed \{'exact': 0\.626.*: 0\.790", readme, re.MULTILINE), readme
+    printed = _printed("docs/pages/how-to/run-from-python.md", outcomes)
+    assert "{'exact': 0.595" in printed
+    assert "('mean 0.596 misses the threshold >= 0.8',)" in printed
