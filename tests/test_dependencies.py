@@ -13,6 +13,7 @@ from __future__ import annotations
 import ast
 import importlib
 import importlib.metadata
+import os
 import pkgutil
 import re
 import sys
@@ -21,6 +22,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from packaging.requirements import Requirement
+from packaging.version import Version
 
 import evalkit
 from evalkit.scorers import list_scorers
@@ -162,3 +165,26 @@ def _evalkit_modules() -> list[str]:
 def test_every_module_imports(module: str) -> None:
     """In an install without extras too: an extra's import stays inside the code that needs it."""
     importlib.import_module(module)
+
+
+@pytest.mark.skipif(
+    os.environ.get("EVALKIT_LOWEST_DIRECT") != "1",
+    reason="checks the lowest-direct install that .ci/run makes (EVALKIT_LOWEST_DIRECT=1)",
+)
+def test_the_lowest_install_holds_the_declared_floors() -> None:
+    """Each direct dependency is installed at its floor: a floor that cannot be installed with
+    the others (openai 3 needs anyio 4.10, so anyio>=4.4 said too little) is found here. A
+    floor of 2022.1 is held by the first 2022.1.x release."""
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    above = []
+    for line in project["dependencies"]:
+        requirement = Requirement(line)
+        if requirement.marker is not None and not requirement.marker.evaluate():
+            continue
+        floors = [Version(s.version) for s in requirement.specifier if s.operator in {">=", "=="}]
+        assert floors, f"{line}: every dependency has a floor"
+        (floor,) = floors
+        installed = Version(importlib.metadata.version(requirement.name))
+        if installed.release[: len(floor.release)] != floor.release:
+            above.append(f"{requirement.name} {installed} (floor {floor})")
+    assert not above, "installed above the declared floor: " + ", ".join(above)
