@@ -1,8 +1,8 @@
 """pyproject.toml declares what evalkit imports: every third-party module that a module of
 ``evalkit/`` imports comes from a distribution named in ``[project] dependencies``, or, for
 the optional features, in the extra that provides it; and every module imports in an install
-without the extras (the lowest-direct install of ``.ci/run`` runs this file, so there the
-imports are checked against the lowest releases that pyproject.toml allows).
+without the extras. ``.ci/run``'s lowest-direct step (``tests/smoke.txt``) runs the import test
+and the floors check below against the lowest releases that pyproject.toml allows.
 
 Issue 31: the judge imported ``httpx2`` (openai 3's transport) while pyproject.toml allowed
 openai 1.80, which uses ``httpx``; ``aiohttp`` and ``markupsafe`` were imported and not
