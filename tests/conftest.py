@@ -12,13 +12,18 @@ import socket
 from collections import Counter
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
 from evalkit import Judge
 from evalkit.testing import FakeOpenAIServer, server_process
 from tests.postgres import NoPostgres, PostgresServer, find_bin_dir, postgres_server
-from tests.s3 import S3Server, s3_server
+
+if TYPE_CHECKING:
+    # moto and boto3 (the test extra) are imported by the S3 fixture when a test uses it: the
+    # smoke tests of the lowest-direct install (.ci/run) run without them.
+    from tests.s3 import S3Server
 
 KEY_ENV = "EVALKIT_TEST_JUDGE_KEY"
 
@@ -132,6 +137,8 @@ def postgres_own(monkeypatch: pytest.MonkeyPatch) -> Iterator[PostgresServer]:
 @pytest.fixture(scope="session")
 def s3_session() -> Iterator[S3Server]:
     """One S3 server (moto's) for the whole session, started on first use."""
+    from tests.s3 import s3_server
+
     with s3_server() as running:
         yield running
 
