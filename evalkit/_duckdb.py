@@ -10,9 +10,9 @@ automatic installing and loading switched off; the extensions evalkit needs (``p
 
 Installs of evalkit hold different DuckDB releases (the ``ducklake`` extra pins 1.5.5, a base
 install takes the newest), and a DuckDB cannot read a file in a newer release's storage
-format. Every file evalkit creates is therefore written in the format of the oldest DuckDB
-that pyproject.toml allows (`STORAGE_VERSION`), and a file in a format too new for the
-installed DuckDB is refused naming both releases (`too_new`); see
+format. Every file evalkit creates is therefore written in a format that the oldest DuckDB
+pyproject.toml allows reads (`STORAGE_VERSION`, DuckDB 1.2's), and a file in a format too new
+for the installed DuckDB is refused naming both releases (`too_new`); see
 docs/pages/design/one-storage-version.md.
 """
 
@@ -23,10 +23,10 @@ import struct
 
 import duckdb
 
-#: The storage format of every DuckDB file evalkit creates: the one of DuckDB 1.2, the oldest
-#: release pyproject.toml allows (``duckdb>=1.2``), which every later release reads and writes
-#: on in that format. DuckDB 2.0 would otherwise write its own format (``latest``), which no
-#: 1.x release reads. A file that exists keeps the format it has (DuckDB never lowers it).
+#: The storage format of every DuckDB file evalkit creates: the one of DuckDB 1.2, which every
+#: later release reads and writes on in that format, the oldest release pyproject.toml allows
+#: (``duckdb>=1.5.5``) included. DuckDB 2.0 would otherwise write its own format (``latest``),
+#: which no 1.x release reads. A file that exists keeps the format it has (DuckDB never lowers it).
 STORAGE_VERSION = "v1.2.0"
 
 #: Settings of every DuckDB database evalkit makes: nothing installed or loaded behind its

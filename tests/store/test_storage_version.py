@@ -48,10 +48,13 @@ def unpack_store_duckdb_2(folder: Path) -> Path:
     return store
 
 
-def test_the_format_is_the_one_of_the_oldest_duckdb_pyproject_allows() -> None:
+def test_the_oldest_duckdb_pyproject_allows_reads_the_format() -> None:
     project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
-    floors = [d for d in project["project"]["dependencies"] if d.startswith("duckdb")]
-    assert floors == [f"duckdb>={STORAGE_VERSION.removeprefix('v').removesuffix('.0')}"]
+    [floor] = [d for d in project["project"]["dependencies"] if d.startswith("duckdb")]
+    assert floor.startswith("duckdb>=")
+    oldest = tuple(int(part) for part in floor.removeprefix("duckdb>=").split("."))
+    written = tuple(int(part) for part in STORAGE_VERSION.removeprefix("v").split("."))
+    assert oldest >= written
 
 
 def test_a_new_store_is_written_in_the_oldest_supported_duckdbs_format(tmp_path: Path) -> None:
