@@ -102,6 +102,9 @@ def test_the_quickstart_and_the_regression_demo_import_no_judge_or_labels_librar
         families = set(FAMILY_OF.values())
         assert sorted(families.intersection(imported) - used) == [], experiment
         assert "evalkit.scorers._judge_step" not in imported
+        # No bar is drawn (--no-progress), no agreement table printed: neither is imported.
+        assert "tqdm" not in imported
+        assert "evalkit.cli._agreement" not in imported
     assert len(list((tmp_path / "reports").glob("*.html"))) == 2
 
 
