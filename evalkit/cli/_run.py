@@ -11,8 +11,6 @@ from pathlib import Path
 from typing import Any
 
 from evalkit._ceilings import check_workers_ceiling
-from evalkit.agreement import REPEATS
-from evalkit.cli._agreement import agreement_table, noise_shares, stability_table
 from evalkit.cli._file_run import (
     FINISHING_CTRL_C,
     InterruptedRun,
@@ -103,6 +101,9 @@ def report_run(args: argparse.Namespace, run: JudgedRun, report_dir: Path) -> in
 
     compared = {c.scorer_id: c for c in comparison} if comparison is not None else {}
     shares: dict[str, float | None] = {}
+    if result.agreement or result.stability:
+        # Only a run with labels or repeats prints these (numpy, the agreement package).
+        from evalkit.cli._agreement import agreement_table, noise_shares, stability_table
     if result.stability:
         shares = noise_shares(result.stability, comparison, _baseline_noise(store, baseline))
     if args.json:
@@ -249,6 +250,8 @@ def _baseline_noise(store: str, baseline: dict[str, Any] | None) -> dict[str, fl
     """The judge noise of the baseline's repeated scorers, from its stored stability."""
     if baseline is None:
         return {}
+    from evalkit.agreement import REPEATS
+
     rows = read_agreement(store, baseline["id"])
     return {r["scorer_id"]: r["value"] for r in rows
             if r["compared_with"] == REPEATS and r["metric"] == "noise_variance"

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import sys
 import time
-
-from tqdm import tqdm
+from typing import Any
 
 from evalkit.judge import rate_limiter_stats
 from evalkit.report import visible
@@ -17,20 +16,24 @@ class Progress:
     """A tqdm bar fed item by item, redrawn at most every 0.2 s to stay cheap."""
 
     def __init__(self, total: int, *, name: str, enabled: bool) -> None:
+        self.enabled = enabled
+        self.failures = 0
+        self._pending = 0
+        self._last = 0.0
+        self.bar: Any = None
+        if not enabled:  # tqdm is imported only to draw a bar (issue 31 item 6)
+            return
+        from tqdm import tqdm
+
         self.bar = tqdm(
             total=total,
             # An experiment name may hold escape sequences or line breaks: one visible line.
             desc=visible(name).replace("\n", "\\n").replace("\t", "\\t"),
             unit="item",
             file=sys.stderr,
-            disable=not enabled,
             dynamic_ncols=True,
             mininterval=_REFRESH_S,
         )
-        self.enabled = enabled
-        self.failures = 0
-        self._pending = 0
-        self._last = 0.0
 
     def item_done(self, failed: bool) -> None:
         """Count one finished item."""
@@ -64,5 +67,6 @@ class Progress:
 
     def close(self) -> None:
         """Draw the final state and release the bar."""
-        self._flush()
-        self.bar.close()
+        if self.bar is not None:
+            self._flush()
+            self.bar.close()

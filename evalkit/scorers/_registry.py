@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import difflib
 import functools
+import importlib
 import importlib.util
 import inspect
 import re
@@ -29,6 +30,7 @@ from evalkit._json import to_jsonable
 from evalkit.errors import ConfigError
 from evalkit.scorer import Scorer, create_scorer
 from evalkit.scorers._docstrings import doc_args, type_text
+from evalkit.scorers._families import FAMILY_OF
 
 ScorerKind = Literal["code", "llm"]
 
@@ -201,8 +203,9 @@ def prebuilt(
         raise ConfigError(f"prebuilt scorer {name!r}: bad name or inputs {sorted(unknown)}")
 
     def register(build: Callable[..., Scorer]) -> ScorerFactory:
-        if name in _REGISTRY:
-            raise ConfigError(f"prebuilt scorer {name!r} is registered twice")
+        module = FAMILY_OF.get(name, build.__module__)
+        if name in _REGISTRY or module != build.__module__:
+            raise ConfigError(f"prebuilt scorer {name!r} is registered twice (by {module})")
         params, adapters, signature = _read_params(name, kind, build)
         description = inspect.getdoc(build) or ""
         info = ScorerInfo(
@@ -256,7 +259,7 @@ def prebuilt(
 
 def _rebuild(name: str, id: str | None, judge: Any, params: dict[str, Any]) -> Scorer:
     """The prebuilt scorer ``name`` built again (in a worker) from what its factory got."""
-    factory = _REGISTRY[name].factory
+    factory = _entry(name).factory
     return factory(id=id, **params) if judge is None else factory(id=id, judge=judge, **params)
 
 
@@ -335,11 +338,13 @@ def _require_modules(info: ScorerInfo) -> None:
 
 
 def _entry(name: str) -> _Entry:
+    if isinstance(name, str) and name not in _REGISTRY and name in FAMILY_OF:
+        importlib.import_module(FAMILY_OF[name])  # registers the family's scorers
     entry = _REGISTRY.get(name) if isinstance(name, str) else None
     if entry is None:
-        known = sorted(_REGISTRY)
+        known = sorted({*_REGISTRY, *FAMILY_OF})
         snake = str(name).strip().lower().replace("-", "_").replace(" ", "_")
-        hint = f" (did you mean {snake!r}?)" if snake in _REGISTRY else _did_you_mean(snake, known)
+        hint = f" (did you mean {snake!r}?)" if snake in known else _did_you_mean(snake, known)
         raise ConfigError(
             f"unknown prebuilt scorer {name!r}{hint}; list them with `evalkit scorers`"
         )
@@ -378,6 +383,8 @@ def scorer_info(name: str) -> ScorerInfo:
 
 def list_scorers(*, kind: ScorerKind | None = None) -> list[ScorerInfo]:
     """The metadata of every prebuilt scorer (or those of one ``kind``), sorted by name."""
+    for module in sorted(set(FAMILY_OF.values())):
+        importlib.import_module(module)
     return [
         entry.info
         for name, entry in sorted(_REGISTRY.items())

@@ -22,6 +22,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from evalkit.scorers._families import FAMILY_OF
+
 ROOT = Path(__file__).resolve().parents[2]
 
 #: What only a judge (openai and its transports, jsonschema for its replies) or agreement
@@ -91,6 +93,18 @@ def test_the_quickstart_and_the_regression_demo_import_no_judge_or_labels_librar
             if name.split(".")[0] == "pandas" and (parent or "").startswith("evalkit")
         }
         assert by_evalkit == {}, experiment
+        # Only the families of the scorers the file uses are imported (issue 31 item 6: every
+        # family, the LLM-judged ones with their pydantic reply models, was imported to build
+        # three code scorers).
+        text = (tmp_path / "experiments" / f"{experiment}.toml").read_text(encoding="utf-8")
+        used = {FAMILY_OF[name] for name in re.findall(r'^use = "(\w+)"', text, re.MULTILINE)}
+        assert used == {"evalkit.scorers._text", "evalkit.scorers._overlap"}
+        families = set(FAMILY_OF.values())
+        assert sorted(families.intersection(imported) - used) == [], experiment
+        assert "evalkit.scorers._judge_step" not in imported
+        # No bar is drawn (--no-progress), no agreement table printed: neither is imported.
+        assert "tqdm" not in imported
+        assert "evalkit.cli._agreement" not in imported
     assert len(list((tmp_path / "reports").glob("*.html"))) == 2
 
 

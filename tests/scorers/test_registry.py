@@ -20,6 +20,7 @@ from evalkit import (
 from evalkit.scorer import slugify
 from evalkit.scorers import _registry, exact_match
 from evalkit.scorers._docstrings import doc_args
+from evalkit.scorers._families import FAMILY_OF
 from evalkit.scorers._registry import INPUT_FIELDS, prebuilt
 
 CODE_SCORERS = {
@@ -178,6 +179,27 @@ def test_factories_show_their_parameters() -> None:
     ]
     assert signature.parameters["strip"].default is True
     assert signature.return_annotation is Scorer
+
+
+def test_the_family_map_names_the_module_that_defines_each_prebuilt_scorer() -> None:
+    """The registry imports a family module when one of its scorers is first asked for (issue 31
+    item 6), so its map must list every prebuilt scorer under the module that registers it."""
+    defined = {
+        info.name: _registry._REGISTRY[info.name].factory.__module__ for info in list_scorers()
+    }
+    assert defined == FAMILY_OF
+    assert len(defined) == 30
+
+
+def test_a_shipped_name_registered_from_another_module_is_refused() -> None:
+    def elsewhere(scorer: Scorer) -> Scorer:
+        """Not the family module of ``bleu``."""
+        return scorer
+
+    with pytest.raises(
+        ConfigError, match=r"'bleu' is registered twice \(by evalkit.scorers._metrics\)"
+    ):
+        prebuilt("bleu", title="B", inputs=("output",), version=1)(elsewhere)
 
 
 @pytest.fixture
