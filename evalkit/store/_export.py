@@ -139,4 +139,6 @@ def export_experiment(
 def _reader_gone(exc: duckdb.Error) -> bool:
     """Whether DuckDB failed writing to a pipe nobody reads any more (EPIPE, which it reports
     as text only: ``Could not write file "/dev/stdout": Broken pipe``)."""
+    import duckdb
+
     return isinstance(exc, duckdb.IOException) and os.strerror(errno.EPIPE) in str(exc)

@@ -42,6 +42,7 @@ documentation says. To run the suite yourself, see [below](#run-the-suite).
 FOOTER = """\
 ## Run the suite
 
+<!-- snippet: fragment: downloads a model and model servers; run explicitly (above), not in CI -->
 ```bash
 tests/compat/install.sh /path/to/prefix   # the model, llama-server and llama-cpp-python, from PyPI
 export EVALKIT_COMPAT_PREFIX=/path/to/prefix

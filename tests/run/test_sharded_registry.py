@@ -101,7 +101,7 @@ def on_ray(judged: tuple[Path, str]) -> Path:
 
 
 def of(scorer: str, found: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
-    return [row for row in found if row[0] == scorer.replace("_", "-")]
+    return [row for row in found if row[0] == scorer]
 
 
 @pytest.mark.parametrize("name", NAMES)
