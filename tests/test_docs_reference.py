@@ -10,11 +10,11 @@ the docs extra, the experiment-file page's annotated TOML within the page's code
 from __future__ import annotations
 
 import ast
-import importlib.util
 import re
 import tomllib
 from pathlib import Path
-from types import ModuleType
+
+from tests.docs_hooks import load_hooks
 
 ROOT = Path(__file__).parents[1]
 DOCS = ROOT / "docs"
@@ -26,15 +26,6 @@ SPHINX_ROLE = re.compile(
 # sidebars shown, the content column at its fixed 688 px in Chromium: 80.2 characters of
 # Material's code font); a longer line scrolls sideways, hiding the end of its comment.
 CODE_WIDTH = 80
-
-
-def _hooks() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("docs_hooks", DOCS / "hooks.py")
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def _docstrings(tree: ast.Module) -> list[ast.Constant]:
@@ -62,7 +53,7 @@ def test_no_docstring_names_an_object_with_a_sphinx_role() -> None:
 
 
 def test_the_build_hook_finds_a_sphinx_role_shown_as_text() -> None:
-    raw_sphinx_roles = _hooks().raw_sphinx_roles
+    raw_sphinx_roles = load_hooks().raw_sphinx_roles
     page = (
         "<p>A :class:<code>~evalkit.dataset.Source</code> or a"
         ' <a class="autorefs autorefs-internal" href="#evalkit.Dataset"><code>Dataset</code></a>'

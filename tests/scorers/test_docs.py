@@ -6,30 +6,20 @@ tests render them as the build does and check each scorer is there with what it 
 
 from __future__ import annotations
 
-import importlib.util
 import re
 from pathlib import Path
-from types import ModuleType
 
 import pytest
 
 from evalkit import Judge, get_scorer, list_scorers
 from evalkit.testing import FakeOpenAIServer, Rule
+from tests.docs_hooks import load_hooks
 
 DOCS = Path(__file__).parents[2] / "docs"
 PAGE = (DOCS / "pages" / "reference" / "scorers.md").read_text(encoding="utf-8")
 
 
-def _hooks() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("docs_hooks", DOCS / "hooks.py")
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-RENDERED = _hooks().on_page_markdown(PAGE)
+RENDERED = load_hooks().on_page_markdown(PAGE)
 
 
 def test_the_page_asks_for_both_generated_tables() -> None:
