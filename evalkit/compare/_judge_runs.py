@@ -90,31 +90,43 @@ def read_run(store: str | os.PathLike[str], experiment_id: str) -> RunFacts:
     )
 
 
-def judge_differences(before: RunFacts, after: RunFacts, scorer_id: str) -> tuple[str, ...]:
+def judge_differences(
+    before: RunFacts, after: RunFacts, scorer_id: str, after_id: str | None = None
+) -> tuple[str, ...]:
     """What differs in the scorer's judge between two runs: its model, a setting that changes
-    the answers, the scorer's definition or prompt version, its steps."""
+    the answers, the scorer's definition or prompt version, its steps. ``after_id`` is the
+    scorer's stored id in ``after`` when it is not ``scorer_id`` (a prebuilt scorer stored
+    under its old id in one run, docs/pages/design/one-scorer-id-rule.md)."""
+    ids = (scorer_id, after_id or scorer_id)
+    runs = (before, after)
     found = []
-    models = before.judge_models(scorer_id), after.judge_models(scorer_id)
+    models = before.judge_models(ids[0]), after.judge_models(ids[1])
     if models[0] != models[1]:
         found.append(f"model {_models(models[0])} → {_models(models[1])}")
-    judges = [(run.scorers.get(scorer_id) or {}).get("judge") or {} for run in (before, after)]
+    judges = [
+        (run.scorers.get(i) or {}).get("judge") or {} for run, i in zip(runs, ids, strict=True)
+    ]
     for name in JUDGE_SETTINGS:
         if judges[0].get(name) != judges[1].get(name):
             found.append(f"{name} {_short(judges[0].get(name))} → {_short(judges[1].get(name))}")
-    meta = before.metadata.get(scorer_id), after.metadata.get(scorer_id)
+    meta = before.metadata.get(ids[0]), after.metadata.get(ids[1])
     if meta[0] != meta[1]:
         found.append(f"definition/prompt version {_short(meta[0])} → {_short(meta[1])}")
-    steps = [(run.scorers.get(scorer_id) or {}).get("steps") for run in (before, after)]
+    steps = [(run.scorers.get(i) or {}).get("steps") for run, i in zip(runs, ids, strict=True)]
     if steps[0] != steps[1]:
         found.append(f"steps {_short(steps[0])} → {_short(steps[1])}")
     return tuple(found)
 
 
 def confounds(
-    store: str | os.PathLike[str], before: RunFacts, after: RunFacts, scorer_ids: list[str]
+    store: str | os.PathLike[str],
+    before: RunFacts,
+    after: RunFacts,
+    scorer_ids: list[tuple[str, str]],
 ) -> tuple[str, ...]:
     """How the two runs differ in more than their judges, each as a sentence (none: the judges
-    read the same items, inputs and outputs)."""
+    read the same items, inputs and outputs). ``scorer_ids`` holds each compared scorer's
+    stored ids, in ``before`` and in ``after``."""
     found = []
     if before.fingerprint and after.fingerprint and before.fingerprint != after.fingerprint:
         found.append(f"dataset fingerprint {before.fingerprint} → {after.fingerprint}")
@@ -132,11 +144,11 @@ def confounds(
     if targets[0] != targets[1]:
         found.append(f"target {_short(targets[0])} → {_short(targets[1])}")
     labels = [run.config.get("labels") or {} for run in (before, after)]
-    for scorer_id in scorer_ids:
-        if labels[0].get(scorer_id) != labels[1].get(scorer_id):
+    for old, new in scorer_ids:
+        if labels[0].get(old) != labels[1].get(new):
             found.append(
-                f"the labels of {scorer_id!r} differ: {_short(labels[0].get(scorer_id))} → "
-                f"{_short(labels[1].get(scorer_id))}"
+                f"the labels of {new!r} differ: {_short(labels[0].get(old))} → "
+                f"{_short(labels[1].get(new))}"
             )
     return tuple(found)
 

@@ -19,6 +19,7 @@ from typing import Any, Literal, TypeAlias
 import numpy as np
 import numpy.typing as npt
 
+from evalkit._scorer_ids import scorer_renames
 from evalkit.agreement import (
     CONSENSUS,
     Agreement,
@@ -190,10 +191,17 @@ def compare_judges(
         ConfigError: A bad option.
     """
     before, after = read_run(store, baseline), read_run(store, candidate)
+    # Each run's stored ids under the id they are compared as (an old `llm-rubric` pairs
+    # with a new `llm_rubric`: docs/pages/design/one-scorer-id-rule.md).
+    names = scorer_renames(store, baseline, candidate)
+    ids = tuple(
+        {names[i].get(s, s): s for s in run.metadata} for i, run in enumerate((before, after))
+    )
     wanted = {}
-    for scorer_id in sorted(before.metadata.keys() & after.metadata.keys()):
-        if before.judged(scorer_id) or after.judged(scorer_id):
-            differences = judge_differences(before, after, scorer_id)
+    for scorer_id in sorted(ids[0].keys() & ids[1].keys()):
+        old, new = ids[0][scorer_id], ids[1][scorer_id]
+        if before.judged(old) or after.judged(new):
+            differences = judge_differences(before, after, old, new)
             if differences or unchanged:
                 wanted[scorer_id] = differences
     if not wanted:  # the common case, runs with the same judges: no scores read
@@ -204,14 +212,16 @@ def compare_judges(
         scores_by_scorer(after_scores, label="candidate"),
     )
     stored = (_consensus(store, baseline), _consensus(store, candidate))
-    labels = {**_labels(before), **_labels(after)}
+    labels = _labels(before), _labels(after)
     compared = []
     for scorer_id, differences in wanted.items():
         if scorer_id not in scores[0] or scorer_id not in scores[1]:
             continue  # a scorer of a run without a finished item
         pair = _paired(scores[0][scorer_id], scores[1][scorer_id])
-        rows = stored[0].get(scorer_id) or stored[1].get(scorer_id) or []
-        kind, levels, kind_from = _kind(scorer_id, rows, labels.get(scorer_id), pair)
+        old, new = ids[0][scorer_id], ids[1][scorer_id]
+        rows = stored[0].get(old) or stored[1].get(new) or []
+        spec = labels[1].get(new) or labels[0].get(old)
+        kind, levels, kind_from = _kind(scorer_id, rows, spec, pair)
         if levels is not None:
             pair = (_snap(pair[0], levels), _snap(pair[1], levels), pair[2])
         between = agreement(pair[1], pair[0], kind=kind, levels=levels, confidence=confidence,
@@ -224,15 +234,17 @@ def compare_judges(
                 kind_from,
                 between,
                 pair[2],
-                _side(before, scorer_id, stored[0].get(scorer_id)),
-                _side(after, scorer_id, stored[1].get(scorer_id)),
+                _side(before, old, stored[0].get(old)),
+                _side(after, new, stored[1].get(new)),
             )
         )
     return JudgeComparison(
         baseline,
         candidate,
         tuple(compared),
-        confounds(store, before, after, [c.scorer_id for c in compared]),
+        confounds(
+            store, before, after, [(ids[0][c.scorer_id], ids[1][c.scorer_id]) for c in compared]
+        ),
     )
 
 

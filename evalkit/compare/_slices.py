@@ -194,9 +194,19 @@ def _codes(by_item: Mapping[str, str | None]) -> tuple[dict[str, int], list[str]
     codes: dict[str, int] = {}
     names: dict[str, int] = {}
     for item_id, value in by_item.items():
-        if value is not None and value == value:  # neither None nor NaN: a value
+        if not _missing(value):
             codes[str(item_id)] = names.setdefault(str(value), len(names))
     return codes, list(names)
+
+
+def _missing(value: object) -> bool:
+    """None, NaN, NaT, or pandas' NA (whose comparisons have no truth value)."""
+    if value is None:
+        return True
+    try:
+        return bool(value != value)
+    except TypeError:  # pandas.NA
+        return True
 
 
 def _lookup(codes: Mapping[str, int], item_ids: npt.NDArray[np.object_]) -> npt.NDArray[np.int64]:

@@ -70,23 +70,25 @@ async def judged_run(
     *,
     labels: bool = True,
     rubric: str = "Answers the question.",
+    scorer_id: str | None = None,
     **options: Any,
 ) -> str:
-    """Run ``llm_rubric`` judged by ``model`` over ``data`` into ``store``; its id."""
+    """Run ``llm_rubric`` (recorded as ``scorer_id``, default its name) judged by ``model``
+    over ``data`` into ``store``; the experiment's id."""
     if not server.rules:
         server.add_rule(Rule(reply=reply))
     judge = Judge(model, base_url=server.base_url, api_key_env=KEY_ENV, max_retries=0)
     result = await run_evals(
         data,
-        [llm_rubric(judge=judge, rubric=rubric)],
+        [llm_rubric(id=scorer_id, judge=judge, rubric=rubric)],
         store=store,
         experiment="judged",
         cache=False,
         progress=False,
-        labels={SCORER: "human"} if labels else None,
+        labels={scorer_id or SCORER: "human"} if labels else None,
         **options,
     )
-    assert result.summary.scorers[SCORER].failed == 0
+    assert result.summary.scorers[scorer_id or SCORER].failed == 0
     return result.experiment_id
 
 

@@ -79,6 +79,25 @@ async def test_two_judge_models_agree_as_sklearn_says_and_each_with_people_as_st
     assert judged[SCORER] is found
 
 
+async def test_a_judge_change_across_the_id_rule_pairs_the_old_id_with_its_new_spelling(
+    tmp_path: Path, key: str
+) -> None:
+    # The baseline stored as before issue 31 (`llm-rubric`, the name with dashes), the
+    # candidate with today's default id (`llm_rubric`) and another judge model.
+    data = write_data(tmp_path / "data.parquet")
+    store = tmp_path / "evalkit.duckdb"
+    async with FakeOpenAIServer() as server:
+        a = await judged_run(server, data, store, "judge-a", scorer_id="llm-rubric")
+        b = await judged_run(server, data, store, "judge-b")
+    judged = compare_judges(store, a, b)
+    (found,) = judged.scorers
+    assert found.scorer_id == SCORER
+    assert found.differences == ("model judge-a → judge-b",)
+    assert found.between.n == ROWS
+    assert found.baseline.models == ("judge-a",)
+    assert found.baseline.labels_n == found.candidate.labels_n == ROWS
+
+
 async def test_without_labels_graded_scores_are_compared_as_continuous(
     tmp_path: Path, key: str
 ) -> None:

@@ -73,6 +73,15 @@ def test_items_without_the_key_form_their_own_slice() -> None:
     assert None in {r.value for r in rows}
 
 
+@pytest.mark.parametrize("missing", [None, float("nan"), pd.NA, pd.NaT])
+def test_a_missing_value_of_any_kind_is_the_items_without_one(missing: object) -> None:
+    # As a nullable pandas column's to_dict() gives them: pd.NA has no truth value.
+    base, cand, values = _runs(200, "c3", drop=0.0)
+    values["cat"] = {k: missing if v == "c0" else v for k, v in values["cat"].items()}  # type: ignore[misc]
+    rows = compare_slices(base, cand, values, resamples=200)
+    assert {r.value for r in rows} == {*(f"c{i}" for i in range(1, 10)), None}
+
+
 @pytest.mark.parametrize("bad", ["category", ["category", "category"], [""], [3]])
 def test_bad_slices_are_refused(bad: object) -> None:
     with pytest.raises(ConfigError, match="slices"):
