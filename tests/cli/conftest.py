@@ -177,8 +177,16 @@ def run_cli(*args: str, cwd: Path, env_extra: dict[str, str] | None = None) -> C
 
 def run_cli_process(*args: str, cwd: Path, env_extra: dict[str, str] | None = None) -> Completed:
     """Run the real ``python -m evalkit`` in a subprocess, in ``cwd``, without OpenAI keys."""
+    return run_command([sys.executable, "-m", "evalkit", *args], cwd=cwd, env_extra=env_extra)
+
+
+def run_command(
+    command: list[str], *, cwd: Path, env_extra: dict[str, str] | None = None
+) -> Completed:
+    """Run ``command`` (an evalkit entry: ``python -m evalkit``, the installed ``evalkit``) in
+    a subprocess, in ``cwd``, without OpenAI keys."""
     done = subprocess.run(
-        [sys.executable, "-m", "evalkit", *args],
+        command,
         cwd=cwd,
         env=_without_openai_keys(env_extra),
         capture_output=True,

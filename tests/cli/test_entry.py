@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 from pathlib import Path
 
@@ -15,8 +14,9 @@ import pytest
 
 from tests.cli.conftest import (
     Cli,
+    Completed,
     _process_like,
-    _without_openai_keys,
+    run_command,
     write_dataset,
     write_experiment,
 )
@@ -70,19 +70,11 @@ def test_a_failed_gate_exits_1_from_the_real_entry_as_in_process(
     assert summaries[0] == summaries[1]
 
 
-def _installed(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+def _installed(*args: str, cwd: Path) -> Completed:
     # pyproject.toml's [project.scripts]: pip puts the command beside the interpreter.
     command = Path(sys.executable).with_name("evalkit")
     assert command.is_file(), f"{command}: the evalkit command is not installed"
-    return subprocess.run(
-        [str(command), *args],
-        cwd=cwd,
-        env=_without_openai_keys(None),
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    return run_command([str(command), *args], cwd=cwd)
 
 
 @pytest.mark.parametrize("args", [["--help"], ["scorers"], ["nosuch"]])
@@ -90,7 +82,7 @@ def test_the_installed_evalkit_command_shows_what_python_m_evalkit_shows(
     cli_process: Cli, tmp_path: Path, args: list[str]
 ) -> None:
     installed, module = _installed(*args, cwd=tmp_path), cli_process(*args)
-    assert installed.returncode == module.code
+    assert installed.code == module.code
     assert (installed.stdout, installed.stderr) == (module.stdout, module.stderr)
     assert installed.stdout.startswith("usage: evalkit ") or args != ["--help"]
 
@@ -99,7 +91,7 @@ def test_the_installed_evalkit_command_fails_a_failed_gate(tmp_path: Path) -> No
     write_dataset(tmp_path / "data.parquet", wrong=60)
     write_experiment(tmp_path)
     done = _installed("run", "nightly.toml", "--no-progress", "--json", cwd=tmp_path)
-    assert done.returncode == 1, done.stderr
+    assert done.code == 1, done.stderr
     assert json.loads(done.stdout)["status"] == "completed"
 
 

@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncIterator
 
 import anyio
 import anyio.abc
 import openai
 import pytest
-from openai import DefaultAioHttpClient
 
 from evalkit import JudgeError
 from evalkit.judge import shared_openai_client
@@ -19,22 +17,6 @@ from evalkit.testing import FakeOpenAIServer, Fault, Rule
 from evalkit.testing._http import Request, Response
 
 BODY = {"model": "m", "messages": [{"role": "user", "content": "hello"}]}
-
-
-@pytest.fixture(params=["direct", "official"])
-async def client(
-    request: pytest.FixtureRequest, server: FakeOpenAIServer
-) -> AsyncIterator[openai.AsyncOpenAI]:
-    """A shared client (sent through evalkit's direct path) or a client of the user's own
-    (sent through the official ``client.post``): every test here holds for both."""
-    if request.param == "direct":
-        yield await shared_openai_client(base_url=server.base_url, api_key="k")
-        return
-    own = openai.AsyncOpenAI(
-        base_url=server.base_url, api_key="k", max_retries=0, http_client=DefaultAioHttpClient()
-    )
-    yield own
-    await own.close()
 
 
 async def call(client: openai.AsyncOpenAI, *, timeout: float = 5.0, retries: int = 0) -> Reply:

@@ -5,17 +5,14 @@ replies of 10 MB at once is measured by ``tests/benchmarks/bench_judge_replies.p
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import openai
 import pytest
-from openai import DefaultAioHttpClient
 
 from evalkit import Judge, JudgeError, PromptStep, ScorerRunError, create_scorer
 from evalkit.errors import ConfigError, ExperimentFileError
 from evalkit.experiment_file import load_experiment_file
-from evalkit.judge import shared_openai_client
 from evalkit.judge.policy import chat_completion
 from evalkit.judge.transport import DEFAULT_MAX_REPLY_BYTES, ReplyTooLarge
 from evalkit.testing import FakeOpenAIServer, Fault, Rule
@@ -24,22 +21,6 @@ BODY = {"model": "m", "messages": [{"role": "user", "content": "hello"}]}
 MiB = 1024 * 1024
 #: How the test server's over-size completion starts: the evidence kept.
 HEAD = '{"id":"chatcmpl-evalkit-huge","object":"chat.completion"'
-
-
-@pytest.fixture(params=["direct", "official"])
-async def client(
-    request: pytest.FixtureRequest, server: FakeOpenAIServer
-) -> AsyncIterator[openai.AsyncOpenAI]:
-    """A shared client (evalkit's direct ``aiohttp`` path) or a user's own client (the
-    official ``client.post``): the cap holds on both."""
-    if request.param == "direct":
-        yield await shared_openai_client(base_url=server.base_url, api_key="k")
-        return
-    own = openai.AsyncOpenAI(
-        base_url=server.base_url, api_key="k", max_retries=0, http_client=DefaultAioHttpClient()
-    )
-    yield own
-    await own.close()
 
 
 @pytest.mark.parametrize("content_length", [False, True], ids=["chunked", "content-length"])
