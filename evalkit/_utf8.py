@@ -5,10 +5,6 @@ Such a value is stored with U+FFFD in its place instead of failing its whole bat
 
 from __future__ import annotations
 
-from typing import Any
-
-import pyarrow as pa
-
 
 def storable_text(value: str | None) -> str | None:
     """``value`` as UTF-8 can hold it: a lone surrogate becomes U+FFFD (the replacement
@@ -17,14 +13,3 @@ def storable_text(value: str | None) -> str | None:
     if value is None:
         return None
     return value.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
-
-
-def arrow_array(values: list[Any], kind: pa.DataType) -> pa.Array:
-    """``pa.array(values, kind)``; a text column UTF-8 cannot encode is made storable with
-    `storable_text` (only a column that failed pays for the repair)."""
-    try:
-        return pa.array(values, kind)
-    except UnicodeEncodeError:
-        if not (pa.types.is_string(kind) or pa.types.is_large_string(kind)):
-            raise
-        return pa.array([storable_text(v) for v in values], kind)

@@ -13,6 +13,7 @@ import numpy.typing as npt
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from evalkit._arrow_arrays import arrow_scalar, numpy_values
 from evalkit.errors import DatasetError
 
 if TYPE_CHECKING:  # pandas only ever comes with a DataFrame the caller passes (is_frame)
@@ -139,7 +140,7 @@ def _from_table(table: pa.Table, *, label: str) -> _Columns:
         score_column = table["score"].cast(pa.float64())
     except pa.ArrowException as exc:
         raise DatasetError(label, f"scores must be numbers: {exc}", column="score") from exc
-    scores = np.asarray(score_column.to_numpy(zero_copy_only=False), dtype=np.float64)
+    scores = numpy_values(score_column, pa.float64())
     finite = np.isfinite(scores)
     if "status" in table.column_names:
         status = table["status"]
@@ -150,7 +151,7 @@ def _from_table(table: pa.Table, *, label: str) -> _Columns:
                 f"status must be 'success' or 'failed', got {sorted(map(repr, unknown))[0]}",
                 column="status",
             )
-        ok = np.asarray(pc.equal(status, "success").to_numpy(zero_copy_only=False), np.bool_)
+        ok = numpy_values(pc.equal(status, arrow_scalar("success", status.type)), pa.bool_())
         broken = np.flatnonzero(ok & ~finite)
         if broken.size:
             row = int(broken[0])
@@ -165,7 +166,7 @@ def _from_table(table: pa.Table, *, label: str) -> _Columns:
         ok = finite
     keys = pa.table({"s": ids["scorer_id"], "i": ids["item_id"]})
     order = pc.sort_indices(keys, sort_keys=[("s", "ascending"), ("i", "ascending")])
-    numpy_order = order.to_numpy()
+    numpy_order = numpy_values(order, pa.uint64())
     return (
         _objects(ids["item_id"].take(order)),
         _objects(ids["scorer_id"].take(order)),
@@ -175,7 +176,7 @@ def _from_table(table: pa.Table, *, label: str) -> _Columns:
 
 
 def _objects(column: pa.ChunkedArray) -> npt.NDArray[np.object_]:
-    return np.asarray(column.to_numpy(zero_copy_only=False), dtype=np.object_)
+    return np.array(column.to_pylist(), dtype=np.object_)
 
 
 def _strings(column: pa.ChunkedArray, *, label: str, column_name: str) -> pa.ChunkedArray:

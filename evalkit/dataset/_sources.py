@@ -118,10 +118,10 @@ def _first_duplicate(array: pa.ChunkedArray | pa.Array) -> Any:
         raise DatasetError(
             "the dataset", f"ids must be text or numbers, not {array.type} ({exc})", column="id"
         ) from exc
+    if len(counts) == len(array):  # every value once (comparing to a Python 1 imports pandas)
+        return _NULL
     repeated = counts.filter(pc.greater(counts.field("counts"), 1))
-    if len(repeated):
-        return repeated.field("values")[0].as_py()
-    return _NULL
+    return repeated.field("values")[0].as_py()
 
 
 def first_duplicate(array: pa.ChunkedArray | pa.Array) -> tuple[bool, Any]:
@@ -213,7 +213,8 @@ class ParquetSource:
         chunks: list[pa.ChunkedArray] = []
         for file in self.files:
             try:
-                chunks.append(pq.read_table(file, columns=[column]).column(column))
+                with pq.ParquetFile(file) as reader:  # pq.read_table's dataset layer imports pandas
+                    chunks.append(reader.read(columns=[column]).column(column))
             except (OSError, pa.ArrowException, UnicodeDecodeError) as exc:
                 raise DatasetError(str(file), f"cannot read: {exc}", column=column) from exc
         arrays = [c for ch in chunks for c in ch.chunks]

@@ -20,7 +20,7 @@ from typing import Any
 # duckdb is imported by the functions that need it: `import evalkit` stays free of its ~40 ms.
 import pyarrow as pa
 
-from evalkit._utf8 import arrow_array
+from evalkit._arrow_arrays import arrow_array
 from evalkit.judge._duckdb import insert, utc, when
 
 TABLE = "judge_cache"

@@ -26,8 +26,8 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from evalkit._arrow_arrays import arrow_array
 from evalkit._json import json_text
-from evalkit._utf8 import arrow_array
 from evalkit.errors import StoreError
 from evalkit.run._outcome import Repeat
 from evalkit.scorer import STEP_ORDER
@@ -174,8 +174,8 @@ class RowBuffer:
         scorer_id = own.column("scorer_id")
         names = self.scorer_names
         # An id the mapping lacks finds no index, and a null index takes a null name.
-        name_of = pa.array(list(names.values()), _S).take(
-            pc.index_in(scorer_id, value_set=pa.array(list(names), _S))
+        name_of = arrow_array(list(names.values()), _S).take(
+            pc.index_in(scorer_id, value_set=arrow_array(list(names), _S))
         )
         columns = {
             **{name: items.column(name).take(at) for name in _FROM_ITEM},

@@ -14,6 +14,8 @@ import socket
 
 import pyarrow as pa
 
+from evalkit._arrow_arrays import arrow_array
+
 
 def this_host() -> str:
     """The host name recorded with a running experiment."""
@@ -54,5 +56,5 @@ def with_effective_status(table: pa.Table) -> pa.Table:
         )
     ]
     index = table.column_names.index("status")
-    table = table.set_column(index, "status", pa.array(statuses, pa.string()))
+    table = table.set_column(index, "status", arrow_array(statuses, pa.string()))
     return table.drop_columns(["writer_pid", "writer_host"])

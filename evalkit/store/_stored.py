@@ -15,6 +15,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from evalkit._arrow_arrays import arrow_array
 from evalkit.errors import StoreError
 from evalkit.store._connect import DEFAULT_STORE, connection
 from evalkit.store._liveness import effective_status, with_effective_status
@@ -180,7 +181,9 @@ def latest_resumable(
             params=[name],
         ).to_arrow_table()
     table = with_effective_status(table)
-    ids = table.filter(pc.is_in(table["status"], pa.array(sorted(wanted - {"running"}))))
+    ids = table.filter(
+        pc.is_in(table["status"], arrow_array(sorted(wanted - {"running"}), pa.string()))
+    )
     if ids.num_rows == 0:
         kinds = ", ".join(sorted(wanted - {"running"}))
         raise StoreError(f"{store}: no run named {name!r} to resume (looked for: {kinds})")
