@@ -153,8 +153,9 @@ def judge_result(
             resamples=gate.resamples, overall=comparison, scores=scores,
         )  # fmt: skip
         explain = explain_from_store(
-            store, chosen.run["id"], result.experiment_id, slices=list(result.slices)
-        )
+            store, chosen.run["id"], result.experiment_id, slices=list(result.slices),
+            worse={row.scorer_id: row.worse for row in comparison},
+        )  # fmt: skip
     report = build_report(
         result,
         comparison=comparison,

@@ -68,6 +68,8 @@ class ScorerComparison:
         note: Why the verdict is ``"regressed"`` whatever the change, when a figure is not
             a finite number (a difference of ±1e308 scores is beyond the float range): a
             figure that cannot be shown never passes the gate. None otherwise.
+        worse: Of the paired items, those whose score moved the worse way (by the direction).
+        better: Of the paired items, those whose score moved the better way.
     """
 
     scorer_id: str
@@ -88,6 +90,8 @@ class ScorerComparison:
     max_drop: float
     confidence: float
     note: str | None = None
+    worse: int = 0
+    better: int = 0
 
     @property
     def improvement(self) -> float | None:
@@ -302,6 +306,13 @@ def _compare_scorer(
         scale = _DOWN
         b_scores, a_scores = b_scores * scale, a_scores * scale
     differences = a_scores - b_scores
+    fell_by, rose_by = (
+        int(np.count_nonzero(differences < 0)),
+        int(np.count_nonzero(differences > 0)),
+    )
+    counts["worse"], counts["better"] = (
+        (fell_by, rose_by) if direction == "higher" else (rose_by, fell_by)
+    )
     # A stable per-scorer stream: crc32 is fixed across processes, unlike hash()
     # (docs/pages/design/per-scorer-seeds.md).
     streams = np.random.SeedSequence([seed, zlib.crc32(scorer_id.encode())]).spawn(2)

@@ -26,8 +26,9 @@ def read_paired_scores(
     Raises:
         StoreError: No experiment has one of the ids.
     """
-    from evalkit.store import read_item_scores
+    from evalkit.store import connection, read_item_scores
 
-    before, after = read_item_scores(store, baseline), read_item_scores(store, candidate)
-    b_names, c_names = scorer_renames(store, baseline, candidate)
+    with connection(store, read_only=True) as con:  # one open for the five reads
+        before, after = read_item_scores(con, baseline), read_item_scores(con, candidate)
+        b_names, c_names = scorer_renames(con, baseline, candidate)
     return renamed_ids(before, b_names), renamed_ids(after, c_names)

@@ -9,6 +9,7 @@ import duckdb
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from evalkit._arrow_arrays import arrow_array
 from evalkit._duckdb import connect_offline
 from evalkit.errors import ConfigError, StoreError
 from evalkit.store._connect import DEFAULT_STORE, connection
@@ -103,43 +104,64 @@ def list_experiments(
         table = with_effective_status(_arrow(con, sql, params))
     if status is not None:
         statuses = [status] if isinstance(status, str) else list(status)
-        table = table.filter(pc.is_in(table["status"], pa.array(statuses, pa.string())))
+        table = table.filter(pc.is_in(table["status"], arrow_array(statuses, pa.string())))
     if limit is not None:
         table = table.slice(0, int(limit))
     return table
 
 
-def read_experiment(store: str | os.PathLike[str], ref: str) -> dict[str, Any]:
+def read_experiment(
+    store: str | os.PathLike[str] | duckdb.DuckDBPyConnection, ref: str
+) -> dict[str, Any]:
     """One experiment's row (``config`` and ``metadata`` as JSON text), by id or id prefix.
+    ``store`` may be a connection to it that the caller keeps open (several reads, one open).
 
     Raises:
         StoreError: No experiment matches, or a prefix matches several.
     """
-    with connection(store, read_only=True) as con:
-        if schema_version(con) == 0:
-            raise StoreError(f"{store}: no experiment with id {ref!r} (the store is empty)")
-        rows = con.execute(
-            f"SELECT {_columns(con)}, config, metadata, evalkit_version FROM experiments"
-            " WHERE starts_with(id, ?) ORDER BY id LIMIT 2",
-            [ref],
-        )
-        names = [d[0] for d in rows.description]
-        found = rows.fetchall()
-        exact = [r for r in found if r[0] == ref]
+    if not isinstance(store, duckdb.DuckDBPyConnection):
+        with connection(store, read_only=True) as con:
+            return _read_experiment(con, ref, str(store))
+    return _read_experiment(store, ref, None)
+
+
+def _read_experiment(con: duckdb.DuckDBPyConnection, ref: str, store: str | None) -> dict[str, Any]:
+    if schema_version(con) == 0:
+        store = store or _where(con)
+        raise StoreError(f"{store}: no experiment with id {ref!r} (the store is empty)")
+    rows = con.execute(
+        f"SELECT {_columns(con)}, config, metadata, evalkit_version FROM experiments"
+        " WHERE starts_with(id, ?) ORDER BY id LIMIT 2",
+        [ref],
+    )
+    names = [d[0] for d in rows.description]
+    found = rows.fetchall()
+    exact = [r for r in found if r[0] == ref]
     if exact:
         found = exact
     if not found:
-        raise StoreError(f"{store}: no experiment with id {ref!r}")
+        raise StoreError(f"{store or _where(con)}: no experiment with id {ref!r}")
     if len(found) > 1:
-        raise StoreError(f"{store}: id prefix {ref!r} matches several experiments")
+        raise StoreError(f"{store or _where(con)}: id prefix {ref!r} matches several experiments")
     row = dict(zip(names, found[0], strict=True))
     pid, host = row.pop("writer_pid"), row.pop("writer_host")
     row["status"] = effective_status(row["status"], pid, host)
     return row
 
 
-def read_item_scores(store: str | os.PathLike[str], experiment_id: str) -> pa.Table:
+def _where(con: duckdb.DuckDBPyConnection) -> str:
+    """The file of the store ``con`` is connected to, to name it in an error."""
+    found = con.execute(
+        "SELECT path FROM duckdb_databases() WHERE database_name = current_database()"
+    ).fetchone()
+    return str(found[0]) if found and found[0] else "the store"
+
+
+def read_item_scores(
+    store: str | os.PathLike[str] | duckdb.DuckDBPyConnection, experiment_id: str
+) -> pa.Table:
     """Per item and scorer, the score and status of one experiment, for paired comparisons.
+    ``store`` may be a connection to it that the caller keeps open.
 
     Every finished item gets a row per scorer of the experiment: ``status`` is ``"success"``
     with its ``score``, or ``"failed"`` with a null score (the scorer failed, or the item's
@@ -168,8 +190,10 @@ def read_item_scores(store: str | os.PathLike[str], experiment_id: str) -> pa.Ta
         WHERE i.experiment_id = ?
         ORDER BY i.item_index, es.position
     """
-    with connection(store, read_only=True) as con:
-        return _arrow(con, sql, [experiment_id])
+    if not isinstance(store, duckdb.DuckDBPyConnection):
+        with connection(store, read_only=True) as con:
+            return read_item_scores(con, experiment_id)
+    return _arrow(store, sql, [experiment_id])
 
 
 def read_run_counts(store: str | os.PathLike[str], experiment_id: str) -> dict[str, Any]:

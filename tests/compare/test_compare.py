@@ -65,6 +65,23 @@ def test_unpaired_and_failed_items_are_counted_and_kept_out_of_the_means() -> No
     assert result.failed_in_either == 2
 
 
+@pytest.mark.parametrize(("direction", "worse", "better"), [("higher", 2, 1), ("lower", 1, 2)])
+def test_the_paired_items_that_moved_are_counted_by_direction(
+    direction: Direction, worse: int, better: int
+) -> None:
+    """What the report's regressed items are searched for: a scorer with no worse pair has
+    none to list (issue 31: the search imported pandas)."""
+    baseline = frame([(i, "s", 0.5, "success" if i != "f" else "failed") for i in "abcdef"])
+    moved = {"a": 0.2, "b": 0.4, "c": 0.9, "d": 0.5, "f": 0.0}  # e failed
+    candidate = frame(
+        [(i, "s", moved.get(i), "success" if i in moved else "failed") for i in "abcdef"]
+    )
+    result = compare_experiments(baseline, candidate, directions={"s": direction})["s"]
+    assert (result.n_paired, result.worse, result.better) == (4, worse, better)
+    unchanged = compare_experiments(baseline, baseline)["s"]
+    assert (unchanged.worse, unchanged.better) == (0, 0)
+
+
 def test_an_item_failed_in_both_counts_once_in_either() -> None:
     baseline = frame([("x", "s", None, "failed"), ("y", "s", 0.5, "success")])
     candidate = frame([("x", "s", 0.2, "failed"), ("y", "s", 0.5, "success")])
