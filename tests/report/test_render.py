@@ -1,8 +1,12 @@
 from __future__ import annotations
 
+import os
 import re
+import subprocess
+import sys
 import xml.etree.ElementTree as ET
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 
@@ -264,3 +268,28 @@ def test_every_rendering_says_which_baseline_and_why() -> None:
         "baseline_reason": why,
     }
     assert report.to_dict()["baseline_reason"] == why
+
+
+_COMPILES = """
+import jinja2
+calls = []
+compile_ = jinja2.Environment.compile
+jinja2.Environment.compile = lambda self, *a, **k: calls.append(1) or compile_(self, *a, **k)
+from evalkit.report._html import _template
+_template()
+print(len(calls))
+"""
+
+
+def test_a_later_run_loads_the_compiled_report_template(tmp_path: Path) -> None:
+    """Compiling it took 50 ms of the quickstart (issue 31): jinja2 keeps the code in a cache
+    folder of the temporary directory, and the next process only loads it."""
+    env = {**os.environ, "TMPDIR": str(tmp_path)}
+    counts = [
+        subprocess.run([sys.executable, "-c", _COMPILES], env=env, capture_output=True,
+                       text=True, check=True).stdout.strip()
+        for _ in range(2)
+    ]  # fmt: skip
+    assert int(counts[0]) > 0
+    assert counts[1] == "0"
+    assert list(tmp_path.glob("_jinja2-cache-*/__jinja2_*.cache"))
