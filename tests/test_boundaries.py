@@ -342,16 +342,3 @@ def test_no_import_cycle_between_packages() -> None:
     compare, cli): no package imports, however indirectly, one that imports it."""
     graph = _graph()
     assert _show(graph, _cycles(_collapse(graph)), _layer) == []
-
-
-MAX_MODULE_LINES = 400
-
-
-def test_no_module_is_over_400_lines() -> None:
-    """A module that outgrows this is split by responsibility (see docs/pages/development.md)."""
-    long = {
-        name: lines
-        for name, path in SOURCES.items()
-        if (lines := len(path.read_text(encoding="utf-8").splitlines())) > MAX_MODULE_LINES
-    }
-    assert long == {}
