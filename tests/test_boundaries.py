@@ -112,6 +112,47 @@ def test_no_module_imports_another_packages_private_module(module: str) -> None:
 
 def test_the_docs_hooks_use_public_names_only() -> None:
     assert _crossings("docs.hooks", DOCS_HOOKS) == []
+    assert _private_names("docs.hooks", ast.parse(DOCS_HOOKS.read_text(encoding="utf-8"))) == []
+
+
+def _private_names(module: str, tree: ast.AST) -> list[str]:
+    """The ``_underscore`` names ``module`` imports from other modules, as ``LINE: module.name``.
+
+    A module's underscore names are private to it, in its own package too: a name two modules
+    share loses its underscore, or the code moves to where it is used. Importing a ``_private``
+    module (``from evalkit.judge import _batch_db``) is the package rule's business, not this one.
+    """
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and (target := _absolute(module, node)).startswith(
+            "evalkit"
+        ):
+            found += [
+                f"{node.lineno}: {target}.{alias.name}"
+                for alias in node.names
+                if alias.name.startswith("_")
+                and not alias.name.startswith("__")
+                and f"{target}.{alias.name}" not in SOURCES
+            ]
+    return found
+
+
+def test_the_private_name_check_sees_what_it_must() -> None:
+    code = (
+        "from evalkit.agreement._arguments import LabelKind, _snap\n"
+        "from evalkit.judge import _batch_db\nfrom evalkit._lazy import exports as _exports\n"
+        "def f():\n    from ._compare import _EMPTY\n"
+    )
+    assert _private_names("evalkit.compare._slices", ast.parse(code)) == [
+        "1: evalkit.agreement._arguments._snap",
+        "5: evalkit.compare._compare._EMPTY",
+    ]
+
+
+@pytest.mark.parametrize("module", sorted(SOURCES))
+def test_no_module_imports_another_modules_private_name(module: str) -> None:
+    tree = ast.parse(SOURCES[module].read_text(encoding="utf-8"))
+    assert _private_names(module, tree) == []
 
 
 def test_lazy_export_maps_point_into_their_own_package_or_at_public_names() -> None:
