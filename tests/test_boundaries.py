@@ -237,16 +237,27 @@ def _absolute(module: str, node: ast.ImportFrom) -> str:
     return ".".join([*base, *([node.module] if node.module else [])])
 
 
+def _loads(module: str, target: str) -> list[str]:
+    """The packages whose ``__init__`` importing ``target`` runs first and that import their
+    modules as they load (not lazily), except ``module``'s own; a lazy package's ``__init__``
+    imports only ``evalkit._lazy`` (and leaves of its own) as it loads."""
+    parts = target.split(".")
+    ancestors = (".".join(parts[:i]) for i in range(1, len(parts)))
+    return [p for p in ancestors if p in SOURCES and not LAZY[p] and not _within(module, p)]
+
+
 def _edges(module: str, tree: ast.AST) -> dict[str, int]:
     """The evalkit modules ``module`` imports, each with the line of its first import: every
-    import in the file (in functions and under ``TYPE_CHECKING`` too), and for a lazy package
-    every module its lazy map names (reading the name imports it)."""
+    import in the file (in functions and under ``TYPE_CHECKING`` too), the packages it runs on
+    the way that import their modules eagerly, and for a lazy package every module its lazy map
+    names (reading the name imports it)."""
     found: list[tuple[str, int]] = [(_home(module, name), 0) for name in LAZY.get(module, {})]
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             found += [(alias.name, node.lineno) for alias in node.names if alias.name in SOURCES]
         elif isinstance(node, ast.ImportFrom) and (target := _absolute(module, node)) in SOURCES:
             found += [(_home(target, alias.name), node.lineno) for alias in node.names]
+    found += [(package, line) for target, line in found for package in _loads(module, target)]
     edges: dict[str, int] = {}
     for target, line in found:  # line 0: the lazy map
         edges[target] = min(edges.get(target, line), line)
@@ -356,6 +367,19 @@ def test_the_graph_sees_every_import_and_the_lazy_maps() -> None:
     assert _edges("evalkit.run._x", ast.parse("from . import _api\nfrom ._api import a")) == {
         "evalkit.run._api": 1
     }
+    eager = "from evalkit.experiment_file._load import load_experiment_file"
+    assert _edges("evalkit.run._x", ast.parse(eager)) == {
+        "evalkit.experiment_file._load": 1,
+        "evalkit.experiment_file": 1,
+    }
+    assert _edges("evalkit.experiment_file._x", ast.parse(eager)) == {
+        "evalkit.experiment_file._load": 1
+    }
+    for package in (name for name in PACKAGES if LAZY[name]):  # what _loads takes for granted
+        loaded = ast.parse(SOURCES[package].read_text(encoding="utf-8")).body
+        names = {a.name for n in loaded if isinstance(n, ast.Import) for a in n.names}
+        names |= {n.module for n in loaded if isinstance(n, ast.ImportFrom) and n.module}
+        assert names <= {"__future__", "typing", "evalkit._lazy", f"{package}._families"}
     store = _edges("evalkit.store", ast.parse(""))
     assert "evalkit.store._writer" in store
     assert set(store.values()) == {0}
