@@ -9,7 +9,8 @@ A page asks for a generated block with a marker on a line of its own:
 - ``<!-- evalkit:store-schema -->``: the store's tables and views with their columns, read from
   a fresh in-memory store that ``evalkit.store.migrate`` brings to the current schema;
 - ``<!-- evalkit:module-sizes -->``: the package's size and its largest modules, counted from
-  the files of ``evalkit/`` (the development page's size report).
+  the files of ``evalkit/`` (the development page's size report, which replaced a line cap:
+  docs/pages/design/import-layers.md).
 
 So the reference cannot drift from the code: a new option, scorer parameter or column shows up
 at the next build. Only public names are used, so the packages' insides may move freely.

@@ -1,7 +1,7 @@
 """The package boundaries: each package is used through its public names, and nothing cycles.
 
 Read from the source with ``ast``, so an import inside a function or under ``TYPE_CHECKING``
-counts as much as one at the top of a module.
+counts as much as one at the top of a module. Why these rules: docs/pages/design/import-layers.md.
 """
 
 from __future__ import annotations
