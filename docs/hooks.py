@@ -7,7 +7,10 @@ A page asks for a generated block with a marker on a line of its own:
 - ``<!-- evalkit:scorers KIND -->``: the prebuilt scorers of one kind (``code`` or ``llm``), read
   from the registry as ``evalkit scorers`` reads it (``evalkit.scorers.list_scorers``);
 - ``<!-- evalkit:store-schema -->``: the store's tables and views with their columns, read from
-  a fresh in-memory store that ``evalkit.store.migrate`` brings to the current schema.
+  a fresh in-memory store that ``evalkit.store.migrate`` brings to the current schema;
+- ``<!-- evalkit:module-sizes -->``: the package's size and its largest modules, counted from
+  the files of ``evalkit/`` (the development page's size report, which replaced a line cap:
+  docs/pages/design/import-layers.md).
 
 So the reference cannot drift from the code: a new option, scorer parameter or column shows up
 at the next build. Only public names are used, so the packages' insides may move freely.
@@ -29,6 +32,7 @@ import logging
 import os
 import re
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 MARKER = re.compile(r"^<!-- evalkit:(?P<what>[a-z-]+)(?: (?P<arg>[a-z]+))? -->$", re.MULTILINE)
@@ -72,13 +76,16 @@ def on_page_markdown(markdown: str, **_: Any) -> str:
 
 
 def render(what: str, arg: str | None = None) -> str:
-    """The Markdown of one generated block (``cli``, ``scorers KIND`` or ``store-schema``)."""
+    """The Markdown of one generated block (``cli``, ``scorers KIND``, ``store-schema`` or
+    ``module-sizes``)."""
     if what == "cli":
         return cli_reference()
     if what == "scorers" and arg in ("code", "llm"):
         return scorers_reference(arg)
     if what == "store-schema":
         return store_schema()
+    if what == "module-sizes":
+        return module_sizes()
     raise ValueError(f"unknown generated block: {what} {arg or ''}".strip())
 
 
@@ -248,3 +255,33 @@ def store_schema() -> str:
         return "\n".join(out)
     finally:
         con.close()
+
+
+# -- Module sizes ------------------------------------------------------------------------------
+
+PACKAGE = Path(__file__).resolve().parents[1] / "evalkit"
+LARGEST = 15
+
+
+def module_lines() -> dict[str, int]:
+    """The lines of each module of ``evalkit/``, by its path relative to the repository."""
+    return {
+        path.relative_to(PACKAGE.parent).as_posix(): len(
+            path.read_text(encoding="utf-8").splitlines()
+        )
+        for path in sorted(PACKAGE.rglob("*.py"))
+    }
+
+
+def module_sizes() -> str:
+    """The package's modules and lines, and its `LARGEST` modules with their lines."""
+    lines = module_lines()
+    largest = sorted(lines.items(), key=lambda item: (-item[1], item[0]))[:LARGEST]
+    out = [
+        f"{len(lines)} modules, {sum(lines.values()):,} lines; the {LARGEST} largest:",
+        "",
+        "| module | lines |",
+        "|---|---|",
+    ]
+    out += [f"| `{path}` | {count:,} |" for path, count in largest]
+    return "\n".join(out)

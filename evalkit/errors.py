@@ -27,12 +27,12 @@ attributes without running ``__init__`` again, whose parameters differ from clas
 from __future__ import annotations
 
 import pickle
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal, Protocol
 
-if TYPE_CHECKING:
-    from evalkit.scorer import ScorerRunResult, StepName
+#: A scorer's four steps, by name.
+StepName = Literal["preprocess", "analyze", "generate_score", "generate_reason"]
 
 
 def _restore(cls: type[EvalkitError], args: tuple[Any, ...], state: dict[str, Any]) -> Any:
@@ -184,6 +184,45 @@ class ScorerInputError(EvalkitError, ValueError):
         return {**super().to_dict(), "scorer": self.scorer, "field": self.field}
 
 
+class ScorerSnapshot(Protocol):
+    """What the finished steps of a failed scorer run produced: a
+    [`ScorerRunResult`][evalkit.ScorerRunResult], seen through the fields it has.
+
+    Declared here by its fields because this module is the bottom layer that every package
+    imports: it imports none of them (docs/pages/design/import-layers.md).
+    """
+
+    @property
+    def run_id(self) -> str: ...
+    @property
+    def score(self) -> float | None: ...
+    @property
+    def reason(self) -> str | None: ...
+    @property
+    def input(self) -> Any: ...
+    @property
+    def output(self) -> Any: ...
+    @property
+    def ground_truth(self) -> Any: ...
+    @property
+    def request_context(self) -> Any: ...
+    @property
+    def preprocess_step_result(self) -> Any: ...
+    @property
+    def analyze_step_result(self) -> Any: ...
+    @property
+    def preprocess_prompt(self) -> str | None: ...
+    @property
+    def analyze_prompt(self) -> str | None: ...
+    @property
+    def generate_score_prompt(self) -> str | None: ...
+    @property
+    def generate_reason_prompt(self) -> str | None: ...
+    @property
+    def judge(self) -> Mapping[str, Any]: ...
+    def to_dict(self) -> dict[str, Any]: ...
+
+
 class ScorerRunError(EvalkitError):
     """A scorer run failed at one step.
 
@@ -210,7 +249,7 @@ class ScorerRunError(EvalkitError):
         failed_step: StepName,
         completed_steps: tuple[StepName, ...],
         cause: BaseException,
-        result: ScorerRunResult | None,
+        result: ScorerSnapshot | None,
     ) -> None:
         self.scorer_id = scorer_id
         self.scorer_name = scorer_name

@@ -1,7 +1,7 @@
 """The package boundaries: each package is used through its public names, and nothing cycles.
 
 Read from the source with ``ast``, so an import inside a function or under ``TYPE_CHECKING``
-counts as much as one at the top of a module.
+counts as much as one at the top of a module. Why these rules: docs/pages/design/import-layers.md.
 """
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from __future__ import annotations
 import ast
 import importlib
 import inspect
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from types import ModuleType
 
@@ -112,6 +112,47 @@ def test_no_module_imports_another_packages_private_module(module: str) -> None:
 
 def test_the_docs_hooks_use_public_names_only() -> None:
     assert _crossings("docs.hooks", DOCS_HOOKS) == []
+    assert _private_names("docs.hooks", ast.parse(DOCS_HOOKS.read_text(encoding="utf-8"))) == []
+
+
+def _private_names(module: str, tree: ast.AST) -> list[str]:
+    """The ``_underscore`` names ``module`` imports from other modules, as ``LINE: module.name``.
+
+    A module's underscore names are private to it, in its own package too: a name two modules
+    share loses its underscore, or the code moves to where it is used. Importing a ``_private``
+    module (``from evalkit.judge import _batch_db``) is the package rule's business, not this one.
+    """
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and (target := _absolute(module, node)).startswith(
+            "evalkit"
+        ):
+            found += [
+                f"{node.lineno}: {target}.{alias.name}"
+                for alias in node.names
+                if alias.name.startswith("_")
+                and not alias.name.startswith("__")
+                and f"{target}.{alias.name}" not in SOURCES
+            ]
+    return found
+
+
+def test_the_private_name_check_sees_what_it_must() -> None:
+    code = (
+        "from evalkit.agreement._arguments import LabelKind, _snap\n"
+        "from evalkit.judge import _batch_db\nfrom evalkit._lazy import exports as _exports\n"
+        "def f():\n    from ._compare import _EMPTY\n"
+    )
+    assert _private_names("evalkit.compare._slices", ast.parse(code)) == [
+        "1: evalkit.agreement._arguments._snap",
+        "5: evalkit.compare._compare._EMPTY",
+    ]
+
+
+@pytest.mark.parametrize("module", sorted(SOURCES))
+def test_no_module_imports_another_modules_private_name(module: str) -> None:
+    tree = ast.parse(SOURCES[module].read_text(encoding="utf-8"))
+    assert _private_names(module, tree) == []
 
 
 def test_lazy_export_maps_point_into_their_own_package_or_at_public_names() -> None:
@@ -163,29 +204,111 @@ def test_every_package_exports_exactly_its_all(name: str) -> None:
             assert inspect.getdoc(value), f"{name}.{export} has no docstring"
 
 
-def _graph() -> dict[str, set[str]]:
-    """Module-level imports between evalkit modules (not under TYPE_CHECKING, not in functions).
+def _lazy_maps() -> dict[str, dict[str, str]]:
+    """Each lazy package's map of name -> the module that defines it (``evalkit._lazy.exports``).
 
-    ``from evalkit.pkg import Name`` of a lazy package imports the module that defines Name
-    right away, so the edge goes there.
+    Read from the package itself (``_LAZY_EXPORTS``), the map its ``__getattr__`` uses, rather
+    than parsed: a package may build it (``evalkit.scorers`` adds its families). Importing a lazy
+    package's ``__init__`` imports nothing else.
     """
-    graph: dict[str, set[str]] = {}
-    for module, path in SOURCES.items():
-        edges = graph.setdefault(module, set())
-        for node in ast.parse(path.read_text(encoding="utf-8")).body:
-            if isinstance(node, ast.Import):
-                edges.update(a.name for a in node.names if a.name in SOURCES)
-            elif isinstance(node, ast.ImportFrom) and node.module in SOURCES and not node.level:
-                target = node.module
-                lazy = getattr(importlib.import_module(target), "_LAZY_EXPORTS", {})
-                for alias in node.names:
-                    submodule = f"{target}.{alias.name}"
-                    edges.add(submodule if submodule in SOURCES else lazy.get(alias.name, target))
-        edges.discard(module)
-    return graph
+    return {
+        name: dict(getattr(importlib.import_module(name), "_LAZY_EXPORTS", {})) for name in PACKAGES
+    }
 
 
-def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+LAZY = _lazy_maps()
+
+
+def _home(package: str, name: str) -> str:
+    """The module that ``from package import name`` runs: a submodule, the module a lazy map
+    names (followed through lazy packages re-exporting lazy packages), or the package."""
+    if f"{package}.{name}" in SOURCES:
+        return f"{package}.{name}"
+    while (module := LAZY.get(package, {}).get(name)) is not None and module != package:
+        package = module
+    return package
+
+
+def _absolute(module: str, node: ast.ImportFrom) -> str:
+    if not node.level:
+        return node.module or ""
+    base = module.split(".") if module in PACKAGES else module.split(".")[:-1]
+    base = base[: len(base) - node.level + 1]
+    return ".".join([*base, *([node.module] if node.module else [])])
+
+
+def _loads(module: str, target: str) -> list[str]:
+    """The packages whose ``__init__`` importing ``target`` runs first and that import their
+    modules as they load (not lazily), except ``module``'s own; a lazy package's ``__init__``
+    imports only ``evalkit._lazy`` (and leaves of its own) as it loads."""
+    parts = target.split(".")
+    ancestors = (".".join(parts[:i]) for i in range(1, len(parts)))
+    return [p for p in ancestors if p in SOURCES and not LAZY[p] and not _within(module, p)]
+
+
+def _edges(module: str, tree: ast.AST) -> dict[str, int]:
+    """The evalkit modules ``module`` imports, each with the line of its first import: every
+    import in the file (in functions and under ``TYPE_CHECKING`` too), the packages it runs on
+    the way that import their modules eagerly, and for a lazy package every module its lazy map
+    names (reading the name imports it)."""
+    found: list[tuple[str, int]] = [(_home(module, name), 0) for name in LAZY.get(module, {})]
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found += [(alias.name, node.lineno) for alias in node.names if alias.name in SOURCES]
+        elif isinstance(node, ast.ImportFrom) and (target := _absolute(module, node)) in SOURCES:
+            found += [(_home(target, alias.name), node.lineno) for alias in node.names]
+    found += [(package, line) for target, line in found for package in _loads(module, target)]
+    edges: dict[str, int] = {}
+    for target, line in found:  # line 0: the lazy map
+        edges[target] = min(edges.get(target, line), line)
+    edges.pop(module, None)
+    return edges
+
+
+def _graph() -> dict[str, dict[str, int]]:
+    """The import graph of evalkit's modules (see `_edges`)."""
+    return {
+        module: _edges(module, ast.parse(path.read_text(encoding="utf-8")))
+        for module, path in SOURCES.items()
+    }
+
+
+def _layer(module: str) -> str:
+    """The node of ``module`` in the package graph: its top-level package (``evalkit.judge`` for
+    ``evalkit.judge.policy._call``); a module of the root package (``evalkit.errors``) and the
+    root's ``__init__`` (``evalkit``, which re-exports from every package) stand alone."""
+    return _package_of(module) if module.count(".") > 1 or module in PACKAGES else module
+
+
+def _collapse(graph: dict[str, dict[str, int]]) -> dict[str, dict[str, int]]:
+    """``graph`` with each module replaced by its `_layer`."""
+    layers: dict[str, dict[str, int]] = {}
+    for module, edges in graph.items():
+        mine = layers.setdefault(_layer(module), {})
+        for target in edges:
+            if _layer(target) != _layer(module):
+                mine[_layer(target)] = 0
+    return layers
+
+
+def _show(
+    graph: dict[str, dict[str, int]], cycles: list[list[str]], layer: Callable[[str], str] = str
+) -> list[str]:
+    """Each cycle as the module imports that make it, ``a:LINE -> b`` (line 0: a lazy map), for
+    the failure message; ``layer`` maps a module to its node in the cycles' graph."""
+    shown = []
+    for cycle in cycles:
+        first: dict[tuple[str, str], str] = {}  # one import for each pair of nodes
+        for a in sorted(graph):
+            for b, line in sorted(graph[a].items()):
+                pair = (layer(a), layer(b))
+                if pair[0] != pair[1] and set(pair) <= set(cycle):
+                    first.setdefault(pair, f"{a}:{line} -> {b}")
+        shown.append(", ".join(first[pair] for pair in sorted(first)))
+    return shown
+
+
+def _cycles(graph: Mapping[str, Iterable[str]]) -> list[list[str]]:
     """The strongly connected components with more than one module (Tarjan)."""
     index: dict[str, int] = {}
     low: dict[str, int] = {}
@@ -225,18 +348,62 @@ def test_the_cycle_finder_finds_a_cycle() -> None:
     assert _cycles({"a": {"b"}, "b": set()}) == []
 
 
-def test_no_module_level_import_cycle() -> None:
-    assert _cycles(_graph()) == []
-
-
-MAX_MODULE_LINES = 400
-
-
-def test_no_module_is_over_400_lines() -> None:
-    """A module that outgrows this is split by responsibility (see docs/pages/development.md)."""
-    long = {
-        name: lines
-        for name, path in SOURCES.items()
-        if (lines := len(path.read_text(encoding="utf-8").splitlines())) > MAX_MODULE_LINES
+def test_the_graph_sees_every_import_and_the_lazy_maps() -> None:
+    code = (
+        "from typing import TYPE_CHECKING\n"
+        "from evalkit.errors import ConfigError\n"
+        "if TYPE_CHECKING:\n    from evalkit.scorer import ScorerRunResult\n"
+        "def f():\n    from evalkit import run_evals\n    import evalkit.store._connect\n"
+        "    from evalkit.judge import policy\n"
+        "from evalkit.scorer import _result\n"
+    )
+    assert _edges("evalkit.x", ast.parse(code)) == {
+        "evalkit.errors": 2,
+        "evalkit.scorer._result": 4,
+        "evalkit.run._api": 6,
+        "evalkit.store._connect": 7,
+        "evalkit.judge.policy": 8,
     }
-    assert long == {}
+    assert _edges("evalkit.run._x", ast.parse("from . import _api\nfrom ._api import a")) == {
+        "evalkit.run._api": 1
+    }
+    eager = "from evalkit.experiment_file._load import load_experiment_file"
+    assert _edges("evalkit.run._x", ast.parse(eager)) == {
+        "evalkit.experiment_file._load": 1,
+        "evalkit.experiment_file": 1,
+    }
+    assert _edges("evalkit.experiment_file._x", ast.parse(eager)) == {
+        "evalkit.experiment_file._load": 1
+    }
+    for package in (name for name in PACKAGES if LAZY[name]):  # what _loads takes for granted
+        loaded = ast.parse(SOURCES[package].read_text(encoding="utf-8")).body
+        names = {a.name for n in loaded if isinstance(n, ast.Import) for a in n.names}
+        names |= {n.module for n in loaded if isinstance(n, ast.ImportFrom) and n.module}
+        assert names <= {"__future__", "typing", "evalkit._lazy", f"{package}._families"}
+    store = _edges("evalkit.store", ast.parse(""))
+    assert "evalkit.store._writer" in store
+    assert set(store.values()) == {0}
+    assert _layer("evalkit.judge.policy._call") == "evalkit.judge"
+    assert _layer("evalkit.judge") == "evalkit.judge"
+    assert (_layer("evalkit.errors"), _layer("evalkit")) == ("evalkit.errors", "evalkit")
+    graph = {"evalkit": {"evalkit.a._x": 0}, "evalkit.a._x": {"evalkit.errors": 1}}
+    graph |= {"evalkit.errors": {}, "evalkit.a": {}}
+    assert _cycles(_collapse(graph)) == []
+    graph["evalkit.errors"] = {"evalkit.a": 0}  # a lazy map (line 0) closes the cycle
+    assert _cycles(_collapse(graph)) == [["evalkit.a", "evalkit.errors"]]
+    assert _show(graph, [["evalkit.a", "evalkit.errors"]], _layer) == [
+        "evalkit.a._x:1 -> evalkit.errors, evalkit.errors:0 -> evalkit.a"
+    ]
+
+
+def test_no_import_cycle_between_modules() -> None:
+    """Counting every import, lazy ones included: a cycle hidden in a function is a cycle."""
+    graph = _graph()
+    assert _show(graph, _cycles(graph)) == []
+
+
+def test_no_import_cycle_between_packages() -> None:
+    """The packages form layers (dataset, target, scorer and judge, run, store, report and
+    compare, cli): no package imports, however indirectly, one that imports it."""
+    graph = _graph()
+    assert _show(graph, _cycles(_collapse(graph)), _layer) == []

@@ -82,3 +82,18 @@ def test_the_experiment_file_pages_toml_fits_the_page() -> None:
     assert blocks, "the page's annotated TOML block"
     wide = [line for block in blocks for line in block.splitlines() if len(line) > CODE_WIDTH]
     assert wide == [], f"lines wider than {CODE_WIDTH} characters scroll sideways: {wide}"
+
+
+def test_the_development_page_reports_the_largest_modules() -> None:
+    """The size report that replaced the 400-line cap: generated at each build, so current."""
+    assert "<!-- evalkit:module-sizes -->" in (DOCS / "pages" / "development.md").read_text()
+    sizes = {
+        path.relative_to(ROOT).as_posix(): len(path.read_text(encoding="utf-8").splitlines())
+        for path in (ROOT / "evalkit").rglob("*.py")
+    }
+    largest = min(sizes, key=lambda path: (-sizes[path], path))
+    table = load_hooks().render("module-sizes").splitlines()
+    assert table[0].startswith(f"{len(sizes)} modules, {sum(sizes.values()):,} lines")
+    rows = [line for line in table if line.startswith("| `")]
+    assert len(rows) == 15
+    assert rows[0] == f"| `{largest}` | {sizes[largest]:,} |"

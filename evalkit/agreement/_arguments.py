@@ -21,12 +21,12 @@ LabelKind = Literal["binary", "categorical", "ordinal", "continuous"]
 _KINDS: tuple[LabelKind, ...] = get_args(LabelKind)
 
 
-def _check_kind(kind: str) -> None:
+def check_kind(kind: str) -> None:
     if kind not in _KINDS:
         raise ConfigError(f"kind must be one of {', '.join(_KINDS)}; got {kind!r}")
 
 
-def _check_options(confidence: float, resamples: int) -> None:
+def check_options(confidence: float, resamples: int) -> None:
     if isinstance(confidence, bool) or not isinstance(confidence, float | int):
         raise ConfigError(f"confidence must be a number, got {confidence!r}")
     if not 0.0 < confidence < 1.0:
@@ -36,7 +36,7 @@ def _check_options(confidence: float, resamples: int) -> None:
     check_resamples_ceiling("resamples", resamples)
 
 
-def _paired_arrays(judge: npt.ArrayLike, human: npt.ArrayLike) -> tuple[FloatArray, FloatArray]:
+def paired_arrays(judge: npt.ArrayLike, human: npt.ArrayLike) -> tuple[FloatArray, FloatArray]:
     j = np.asarray(judge, dtype=np.float64)
     h = np.asarray(human, dtype=np.float64)
     for name, values in (("judge", j), ("human", h)):
@@ -52,7 +52,7 @@ def _paired_arrays(judge: npt.ArrayLike, human: npt.ArrayLike) -> tuple[FloatArr
     return j, h
 
 
-def _no_levels(levels: Sequence[float] | None) -> None:
+def no_levels(levels: Sequence[float] | None) -> None:
     if levels is not None:
         raise ConfigError(
             f"levels apply to binary, categorical and ordinal labels, not continuous ones; "
@@ -60,7 +60,7 @@ def _no_levels(levels: Sequence[float] | None) -> None:
         )
 
 
-def _levels(
+def label_levels(
     kind: LabelKind, levels: Sequence[float] | None, observed: FloatArray, what: str
 ) -> FloatArray:
     """The levels, increasing: as given, or the distinct ``observed`` values."""
@@ -88,7 +88,7 @@ def _levels(
     return grid
 
 
-def _snap(values: FloatArray, grid: FloatArray) -> IntArray:
+def snap(values: FloatArray, grid: FloatArray) -> IntArray:
     """The index of the nearest level of each value; a value halfway goes to the lower."""
     above = np.clip(np.searchsorted(grid, values), 0, grid.size - 1)
     below = np.clip(above - 1, 0, grid.size - 1)
@@ -96,9 +96,9 @@ def _snap(values: FloatArray, grid: FloatArray) -> IntArray:
     return np.where(nearer_above, above, below).astype(np.int64)
 
 
-def _label_indices(values: FloatArray, grid: FloatArray, what: str) -> IntArray:
+def label_indices(values: FloatArray, grid: FloatArray, what: str) -> IntArray:
     """The level of each value, which must be one (up to rounding: 1e-9 of the range)."""
-    index = _snap(values, grid)
+    index = snap(values, grid)
     off = np.abs(grid[index] - values) > 1e-9 * float(grid[-1] - grid[0])
     if off.any():
         first = float(values[np.argmax(off)])

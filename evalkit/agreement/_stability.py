@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from evalkit.agreement._arguments import LabelKind, _snap
+from evalkit.agreement._arguments import LabelKind, snap
 from evalkit.agreement._labels import LabelSpec
 from evalkit.agreement._measure import resolve_kind
 from evalkit.agreement._stats import Estimate, inter_rater_alpha
@@ -151,7 +151,7 @@ def stability(
     rated = kept
     if levels is not None:
         grid = np.asarray(levels, dtype=np.float64)
-        snapped = grid[_snap(np.nan_to_num(kept), grid)]
+        snapped = grid[snap(np.nan_to_num(kept), grid)]
         rated = np.where(np.isnan(kept), math.nan, snapped)
     alpha = inter_rater_alpha(rated, kind=kind, levels=levels, confidence=confidence, seed=seed)
     variance = np.nanvar(kept, axis=0, ddof=1)

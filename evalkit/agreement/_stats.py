@@ -20,13 +20,13 @@ import numpy.typing as npt
 
 from evalkit.agreement._arguments import (
     LabelKind,
-    _check_kind,
-    _check_options,
-    _label_indices,
-    _levels,
-    _no_levels,
-    _paired_arrays,
-    _snap,
+    check_kind,
+    check_options,
+    label_indices,
+    label_levels,
+    no_levels,
+    paired_arrays,
+    snap,
 )
 from evalkit.agreement._resample import (
     FloatArray,
@@ -146,19 +146,19 @@ def agreement(
         ConfigError: Unequal lengths, an unknown kind, bad levels (fewer than two, or not two
             for binary labels), a human label off the levels, or a bad option.
     """
-    _check_kind(kind)
-    _check_options(confidence, resamples)
-    j_all, h_all = _paired_arrays(judge, human)
+    check_kind(kind)
+    check_options(confidence, resamples)
+    j_all, h_all = paired_arrays(judge, human)
     present = ~np.isnan(j_all) & ~np.isnan(h_all)
     j, h = j_all[present], h_all[present]
     n, missing = int(j.size), int(j_all.size - j.size)
     if kind == "continuous":
-        _no_levels(levels)
+        no_levels(levels)
         metrics = _continuous(j, h, confidence, resamples, seed)
         return Agreement(kind, n, missing, metrics, (), ())
-    grid = _levels(kind, levels, h_all[~np.isnan(h_all)], "human labels")
-    human_index = _label_indices(h, grid, "human label")
-    judge_index = _snap(j, grid)
+    grid = label_levels(kind, levels, h_all[~np.isnan(h_all)], "human labels")
+    human_index = label_indices(h, grid, "human label")
+    judge_index = snap(j, grid)
     size = grid.size
     confusion = np.bincount(human_index * size + judge_index, minlength=size * size)
     confusion = confusion.reshape(size, size)
@@ -203,8 +203,8 @@ def inter_rater_alpha(
         ConfigError: ``ratings`` not two-dimensional, an unknown kind, bad levels, a rating off
             the levels, or a bad option.
     """
-    _check_kind(kind)
-    _check_options(confidence, resamples)
+    check_kind(kind)
+    check_options(confidence, resamples)
     r = np.asarray(ratings, dtype=np.float64)
     if r.ndim != 2:
         raise ConfigError(f"ratings must be two-dimensional (raters x items), got shape {r.shape}")
@@ -214,7 +214,7 @@ def inter_rater_alpha(
     rng = np.random.default_rng(seed)
     boot: FloatArray = np.full(resamples, math.nan)
     if kind == "continuous":
-        _no_levels(levels)
+        no_levels(levels)
         moments = interval_moments(r)
         value = float(alpha_from_moments(moments.sum(axis=0)[None, :])[0])
         if items >= 2 and not math.isnan(value):
@@ -224,9 +224,9 @@ def inter_rater_alpha(
         return _estimate(value, boot, items, confidence)
 
     present = ~np.isnan(r)
-    grid = _levels(kind, levels, r[present], "ratings")
+    grid = label_levels(kind, levels, r[present], "ratings")
     indices: IntArray = np.full(r.shape, -1, dtype=np.int64)
-    indices[present] = _label_indices(r[present], grid, "rating")
+    indices[present] = label_indices(r[present], grid, "rating")
     counts = value_counts(indices, grid.size)
     pairable = np.where((counts.sum(axis=1) >= 2)[:, None], counts, 0)
     metric: Literal["nominal", "ordinal"] = "ordinal" if kind == "ordinal" else "nominal"
@@ -271,18 +271,18 @@ def disagreements(
     Raises:
         ConfigError: As `agreement`, or a negative ``limit``.
     """
-    _check_kind(kind)
+    check_kind(kind)
     if isinstance(limit, bool) or not isinstance(limit, int) or limit < 0:
         raise ConfigError(f"limit must be a non-negative integer, got {limit!r}")
-    j_all, h_all = _paired_arrays(judge, human)
+    j_all, h_all = paired_arrays(judge, human)
     where = np.flatnonzero(~np.isnan(j_all) & ~np.isnan(h_all))
     j, h = j_all[where], h_all[where]
     if kind == "continuous":
-        _no_levels(levels)
+        no_levels(levels)
         gap = np.abs(j - h)
     else:
-        grid = _levels(kind, levels, h_all[~np.isnan(h_all)], "human labels")
-        gap = np.abs(grid[_snap(j, grid)] - grid[_label_indices(h, grid, "human label")])
+        grid = label_levels(kind, levels, h_all[~np.isnan(h_all)], "human labels")
+        gap = np.abs(grid[snap(j, grid)] - grid[label_indices(h, grid, "human label")])
     differ = gap > 0
     where, gap = where[differ], gap[differ]
     order = np.lexsort((where, -gap))

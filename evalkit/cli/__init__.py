@@ -11,16 +11,10 @@ from typing import TYPE_CHECKING
 from evalkit._lazy import exports as _exports
 
 if TYPE_CHECKING:
+    from evalkit.cli._exit import EXIT_FAILED_GATE, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
     from evalkit.cli._file_run import run_experiment_file
     from evalkit.cli._judge_run import JudgedRun, judge_run
-    from evalkit.cli._main import (
-        EXIT_FAILED_GATE,
-        EXIT_INTERRUPTED,
-        EXIT_OK,
-        EXIT_USAGE,
-        build_parser,
-        main,
-    )
+    from evalkit.cli._main import build_parser, main
 
 # Lazy: a command that does not run an experiment file never imports the run's stack.
 __getattr__, __dir__ = _exports(
@@ -28,14 +22,13 @@ __getattr__, __dir__ = _exports(
     {
         "evalkit.cli._file_run": ("run_experiment_file",),
         "evalkit.cli._judge_run": ("JudgedRun", "judge_run"),
-        "evalkit.cli._main": (
+        "evalkit.cli._exit": (
             "EXIT_FAILED_GATE",
             "EXIT_INTERRUPTED",
             "EXIT_OK",
             "EXIT_USAGE",
-            "build_parser",
-            "main",
         ),
+        "evalkit.cli._main": ("build_parser", "main"),
     },
 )
 

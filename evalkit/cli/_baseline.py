@@ -6,8 +6,8 @@ import argparse
 from collections.abc import Callable
 from typing import Any
 
+from evalkit.cli._exit import EXIT_OK
 from evalkit.cli._format import json_text, one_line, text_table
-from evalkit.cli._main import EXIT_OK
 
 
 def add_baseline_commands(commands: Any, add_store: Callable[..., None]) -> None:

@@ -8,8 +8,8 @@ import time
 from datetime import timedelta
 from typing import TYPE_CHECKING
 
+from evalkit.cli._exit import EXIT_OK
 from evalkit.cli._format import json_text, one_line
-from evalkit.cli._main import EXIT_OK
 from evalkit.errors import ConfigError
 
 if TYPE_CHECKING:

@@ -8,8 +8,8 @@ from typing import Any
 
 from evalkit._ceilings import ROWS, check_allowed
 from evalkit._scorer_ids import unknown_id
+from evalkit.cli._exit import EXIT_OK
 from evalkit.cli._format import cell, json_text, one_line, text_table
-from evalkit.cli._main import EXIT_OK
 from evalkit.errors import ConfigError, StoreError
 
 

@@ -7,8 +7,8 @@ import argparse
 import os
 import sys
 
+from evalkit.cli._exit import EXIT_OK
 from evalkit.cli._format import one_line
-from evalkit.cli._main import EXIT_OK
 from evalkit.errors import StoreError
 from evalkit.store import EXPORT_FORMATS
 

@@ -18,7 +18,7 @@ from decimal import Decimal
 from typing import Any
 
 from evalkit._json import to_jsonable
-from evalkit.report import visible, visible_json
+from evalkit._visible import visible, visible_json
 
 _MAX_CELL = 60
 #: A column cut to fit a terminal keeps at least this many characters (or its header's).

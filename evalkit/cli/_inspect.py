@@ -7,9 +7,9 @@ from typing import Any
 
 from evalkit._ceilings import RUNS_LISTED, check_allowed, check_resamples_ceiling
 from evalkit._scorer_ids import scorer_renames
+from evalkit.cli._exit import EXIT_FAILED_GATE, EXIT_OK
 from evalkit.cli._format import json_text, one_line, records, text_table
 from evalkit.cli._judges import judges_section
-from evalkit.cli._main import EXIT_FAILED_GATE, EXIT_OK
 from evalkit.cli._refs import baseline_for, find_experiment
 from evalkit.cli._slices import declared_slices, slices_table, stored_slices
 from evalkit.compare import (

@@ -8,12 +8,8 @@ import signal
 import sys
 from collections.abc import Callable, Sequence
 
+from evalkit.cli._exit import EXIT_INTERRUPTED, EXIT_USAGE
 from evalkit.errors import EvalkitError, ExperimentFileError
-
-EXIT_OK = 0
-EXIT_FAILED_GATE = 1
-EXIT_USAGE = 2
-EXIT_INTERRUPTED = 130
 
 Handler = Callable[[argparse.Namespace], int]
 

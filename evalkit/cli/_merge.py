@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 
 from evalkit.agreement import measure_merged
+from evalkit.cli._exit import EXIT_OK
 from evalkit.cli._format import one_line
-from evalkit.cli._main import EXIT_OK
 from evalkit.run import record_merged_verdict
 from evalkit.store import DEFAULT_STORE, merge_stores
 

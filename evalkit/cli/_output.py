@@ -27,7 +27,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any, TextIO, cast
 
-from evalkit.report import visible
+from evalkit._visible import visible
 
 
 def _keep_returns(text: str) -> str:

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from evalkit._ceilings import check_workers_ceiling
+from evalkit.cli._exit import EXIT_FAILED_GATE, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
 from evalkit.cli._file_run import (
     FINISHING_CTRL_C,
     InterruptedRun,
@@ -19,7 +20,6 @@ from evalkit.cli._file_run import (
 )
 from evalkit.cli._format import json_text, one_line
 from evalkit.cli._judge_run import JudgedRun
-from evalkit.cli._main import EXIT_FAILED_GATE, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
 from evalkit.cli._reports import write_reports
 from evalkit.cli._slices import slices_table
 from evalkit.errors import ConfigError

@@ -16,8 +16,8 @@ from typing import Any
 
 import duckdb
 
+from evalkit.cli._exit import EXIT_OK
 from evalkit.cli._format import csv_chunks, json_chunks, text_table
-from evalkit.cli._main import EXIT_OK
 from evalkit.errors import StoreError
 from evalkit.store import (
     DEFAULT_STORE,

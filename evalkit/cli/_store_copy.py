@@ -6,8 +6,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from evalkit.cli._exit import EXIT_OK
 from evalkit.cli._format import one_line
-from evalkit.cli._main import EXIT_OK
 
 
 def add_store_commands(commands: Any) -> None:

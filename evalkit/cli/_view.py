@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from evalkit.cli._main import EXIT_OK
+from evalkit.cli._exit import EXIT_OK
 
 
 def add_view_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

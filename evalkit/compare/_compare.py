@@ -25,11 +25,11 @@ Direction: TypeAlias = Literal["higher", "lower"]
 ComparisonVerdict: TypeAlias = Literal["regressed", "improved", "unchanged", "not_comparable"]
 """A scorer's verdict in a comparison; ``"not_comparable"`` when no item was scored in both."""
 
-# Scores reaching 2**400 in magnitude are compared scaled by 2**-600 (see _compare_scorer).
+# Scores reaching 2**400 in magnitude are compared scaled by 2**-600 (see compare_scorer).
 _BIG = 2.0**400
 _DOWN = 2.0**-600
 
-_EMPTY = ScorerScores(
+EMPTY_SCORES = ScorerScores(
     np.empty(0, dtype=np.object_), np.empty(0, dtype=np.float64), np.empty(0, dtype=np.bool_)
 )
 
@@ -208,10 +208,10 @@ def compare_experiments(
     before = scores_by_scorer(baseline, label="baseline")
     after = scores_by_scorer(candidate, label="candidate")
     results = tuple(
-        _compare_scorer(
+        compare_scorer(
             scorer_id,
-            before.get(scorer_id, _EMPTY),
-            after.get(scorer_id, _EMPTY),
+            before.get(scorer_id, EMPTY_SCORES),
+            after.get(scorer_id, EMPTY_SCORES),
             direction=directions.get(scorer_id, "higher"),
             max_drop=float(max_drop),
             confidence=float(confidence),
@@ -254,7 +254,7 @@ def check_options(
             )
 
 
-def _compare_scorer(
+def compare_scorer(
     scorer_id: str,
     before: ScorerScores,
     after: ScorerScores,

@@ -24,14 +24,14 @@ import pyarrow as pa
 
 from evalkit._scorer_ids import compared_id, renamed_sql, scorer_renames, stored_id
 from evalkit.compare._compare import (
-    _EMPTY,
+    EMPTY_SCORES,
     Comparison,
     ComparisonVerdict,
     Direction,
     ScorerComparison,
-    _compare_scorer,
     check_options,
     compare_experiments,
+    compare_scorer,
 )
 from evalkit.compare._inputs import ScorerScores, ScoreTable, scores_by_scorer
 
@@ -162,7 +162,7 @@ def compare_slices(
                 a_in = _subset(after.get(scorer_id), c_codes.get(scorer_id), code)
                 if b_in.item_ids.size == 0 and a_in.item_ids.size == 0:
                     continue
-                comparison = _compare_scorer(
+                comparison = compare_scorer(
                     scorer_id, b_in, a_in,
                     direction=(directions or {}).get(scorer_id, "higher"), **options,
                 )  # fmt: skip
@@ -217,7 +217,7 @@ def _lookup(codes: Mapping[str, int], item_ids: npt.NDArray[np.object_]) -> npt.
 
 def _subset(scores: ScorerScores | None, codes: Any, code: int) -> ScorerScores:
     if scores is None:
-        return _EMPTY
+        return EMPTY_SCORES
     keep = codes == code
     return ScorerScores(scores.item_ids[keep], scores.scores[keep], scores.ok[keep])
 

@@ -150,7 +150,12 @@ async def _ask(
     last: Reply | None = None
     failure: FormatFailure | None = None
     records: list[JudgeAttempt] = []
-    plan = AttemptPlan(request, spec)
+    plan = AttemptPlan(
+        spec,
+        key=request.memory_key,
+        official=request.official,
+        mode=request.judge.structured_output,
+    )
     body: dict[str, Any] = {}
     built = False  # whether the attempt's request was built (so sent): else it has no format
 

@@ -50,8 +50,8 @@ _MAX_POLL_FAILURES = 10
 _MAX_FILE_BYTES = 190_000_000
 
 
-# Collectors used without a judge cache, per event loop. With a cache, the run's batch journal
-# holds them, so they live as long as the cache's run (see _batch_journal.py).
+# Collectors used without a judge cache, per event loop. With a cache, the cache's run holds
+# them (`_RunCollectors`), so they live as long as the run.
 _COLLECTORS: RunVar[dict[Hashable, BatchCollector]] = RunVar("evalkit_batch_collectors")
 _LOOP: RunVar[object] = RunVar("evalkit_batch_loop")
 
@@ -61,7 +61,7 @@ def batch_collector(
 ) -> BatchCollector:
     """The running event loop's collector for ``judge`` (and the active ``cache``)."""
     journal = None if cache is None else BatchJournal.of(cache)
-    if journal is None:
+    if cache is None:
         try:
             collectors = _COLLECTORS.get()
         except LookupError:
@@ -75,7 +75,7 @@ def batch_collector(
         except LookupError:
             loop = object()
             _LOOP.set(loop)
-        collectors = journal.collectors
+        collectors = cache._attach(_RunCollectors, _RunCollectors)
         key = (judge.batch_key, loop)
     collector = collectors.get(key)
     if collector is None:
@@ -84,6 +84,13 @@ def batch_collector(
         )
         collectors[key] = collector
     return collector
+
+
+class _RunCollectors(dict[Hashable, "BatchCollector"]):
+    """A judge cache run's batch collectors, by judge batch key and event loop."""
+
+    def end_run(self, *, finished: bool) -> None:
+        """Nothing to finish: the collectors are dropped with the run."""
 
 
 class BatchCollector:

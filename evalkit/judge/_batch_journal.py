@@ -12,34 +12,24 @@ Why the journal is in the cache's file: docs/pages/design/batch-journal-in-the-c
 from __future__ import annotations
 
 import time
-from collections.abc import Hashable, Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Sequence
 
 from evalkit.judge import _batch_db as db
 from evalkit.judge._cache import JudgeCache
-
-if TYPE_CHECKING:
-    from evalkit.judge._batch import BatchCollector
 
 _NOT_RECORDED = "if this run is interrupted, the next one sends these requests again"
 _NOT_UPDATED = "the next run may look at this batch again"
 
 
 class BatchJournal:
-    """The batch journal of a judge cache's run (get it with `of`).
+    """The batch journal of a judge cache's run (get it with `of`)."""
 
-    Attributes:
-        collectors: The run's batch collectors (see ``_batch.py``), by judge batch key and
-            event loop.
-    """
-
-    __slots__ = ("_cache", "_read", "collectors")
+    __slots__ = ("_cache", "_read")
 
     def __init__(self, cache: JudgeCache) -> None:
         self._cache = cache
         # Batches whose results were read in this run, forgotten when the run ends normally.
         self._read: set[str] = set()
-        self.collectors: dict[Hashable, BatchCollector] = {}
 
     @staticmethod
     def of(cache: JudgeCache) -> BatchJournal:

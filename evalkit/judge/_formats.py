@@ -32,7 +32,7 @@ from __future__ import annotations
 import json
 import re
 import threading
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from evalkit.judge._structured import JsonSpec, OutputSpec
 from evalkit.judge.transport._refusals import (
@@ -40,9 +40,6 @@ from evalkit.judge.transport._refusals import (
     refusal_of_the_schema,
     refused_field,
 )
-
-if TYPE_CHECKING:
-    from evalkit.judge._request import PreparedRequest
 
 JSON_SCHEMA, SCHEMA_JSON_MODE, JSON_MODE, PROMPT = range(4)
 _NAMES = ("json_schema", "json_object with the schema", "json_object", "the schema in the prompt")
@@ -127,10 +124,11 @@ class AttemptPlan:
         "tried",
     )
 
-    def __init__(self, request: PreparedRequest, spec: OutputSpec) -> None:
-        self._key = request.memory_key
-        self._official = request.official
-        mode = request.judge.structured_output
+    def __init__(self, spec: OutputSpec, *, key: MemoryKey, official: bool, mode: str) -> None:
+        """``key``, ``official`` and ``mode`` are the request's `PreparedRequest.memory_key`
+        and ``official`` and its judge's ``structured_output``."""
+        self._key = key
+        self._official = official
         self._auto = mode == "auto"
         self._fallback_used = False
         self._step: int | None = None

@@ -22,11 +22,9 @@ if TYPE_CHECKING:
     from evalkit.report._html import html_report
     from evalkit.report._junit import junit_xml
     from evalkit.report._model import ItemView, PairView, ReportData, ScorerRow
-    from evalkit.report._safe import visible, visible_json
     from evalkit.report._text import console_failure_groups, console_table, markdown_summary
 
-# Lazy: the CLI escapes its output with visible() before any command runs, and the HTML
-# report (jinja2, numpy) is only needed once a run has finished.
+# Lazy: the HTML report (jinja2, numpy) is only needed once a run has finished.
 __getattr__, __dir__ = _exports(
     globals(),
     {
@@ -51,10 +49,6 @@ __getattr__, __dir__ = _exports(
             "PairView",
             "ReportData",
             "ScorerRow",
-        ),
-        "evalkit.report._safe": (
-            "visible",
-            "visible_json",
         ),
         "evalkit.report._text": (
             "console_failure_groups",
@@ -84,6 +78,4 @@ __all__ = [
     "items_done",
     "junit_xml",
     "markdown_summary",
-    "visible",
-    "visible_json",
 ]

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 
+from evalkit._visible import visible
 from evalkit.report._model import ReportData, delta_text, mean_text
-from evalkit.report._safe import visible
 
 
 def junit_xml(report: ReportData) -> str:

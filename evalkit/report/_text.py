@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import re
 
+from evalkit._visible import visible
 from evalkit.report._agreement import AgreementView
 from evalkit.report._counts import items_done
 from evalkit.report._groups import group_text, per_scorer
 from evalkit.report._model import ReportData, ScorerRow, delta_text, mean_text
-from evalkit.report._safe import visible
 
 _HEADERS = ("scorer", "scored", "failed", "not run", "mean ± CI", "threshold",
             "Δ vs baseline [CI]", "verdict")  # fmt: skip

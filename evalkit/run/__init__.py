@@ -8,11 +8,11 @@ from evalkit._lazy import exports as _exports
 
 if TYPE_CHECKING:
     from evalkit.run._api import run_evals, run_evals_sync
-    from evalkit.run._experiment import ExperimentResult, ExperimentStatus
+    from evalkit.run._experiment import ExperimentResult
     from evalkit.run._interrupt import RunInterrupted
     from evalkit.run._outcome import ErrorInfo, ItemResult, ScorerOutcome
     from evalkit.run._rows import RowBuffer
-    from evalkit.run._summary import RunSummary, ScorerSummary
+    from evalkit.run._summary import ExperimentStatus, RunSummary, ScorerSummary
     from evalkit.run._thresholds import ScorerVerdict, Threshold, Verdict
     from evalkit.run._verdict_record import (
         VerdictNotKeptWarning,
@@ -28,10 +28,7 @@ __getattr__, __dir__ = _exports(
             "run_evals",
             "run_evals_sync",
         ),
-        "evalkit.run._experiment": (
-            "ExperimentResult",
-            "ExperimentStatus",
-        ),
+        "evalkit.run._experiment": ("ExperimentResult",),
         "evalkit.run._interrupt": ("RunInterrupted",),
         "evalkit.run._outcome": (
             "ErrorInfo",
@@ -40,6 +37,7 @@ __getattr__, __dir__ = _exports(
         ),
         "evalkit.run._rows": ("RowBuffer",),
         "evalkit.run._summary": (
+            "ExperimentStatus",
             "RunSummary",
             "ScorerSummary",
         ),

@@ -5,13 +5,13 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 from evalkit.agreement import JudgeStability, ScorerAgreement, agreement_reasons
 from evalkit.errors import ConfigError
 from evalkit.run import _frame
 from evalkit.run._outcome import ItemResult, ScorerOutcome
-from evalkit.run._summary import RunSummary
+from evalkit.run._summary import ExperimentStatus, RunSummary
 from evalkit.run._thresholds import (
     DEFAULT_MAX_ERROR_RATE,
     Threshold,
@@ -25,10 +25,6 @@ if TYPE_CHECKING:
     import pyarrow as pa
 
     from evalkit.compare import ItemDiff
-
-ExperimentStatus = Literal[
-    "running", "completed", "completed_with_errors", "failed", "cancelled", "interrupted"
-]
 
 
 @dataclass(frozen=True, slots=True, repr=False)

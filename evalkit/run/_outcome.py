@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import traceback
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from evalkit.dataset import Item
 from evalkit.errors import EvalkitError, ScorerRunError
@@ -164,7 +164,8 @@ class ScorerOutcome:
     ) -> ScorerOutcome:
         """The outcome of a failed run, keeping the snapshot's recovered score and reason."""
         if isinstance(error, ScorerRunError):
-            snapshot = error.result
+            # A Scorer's snapshot is a ScorerRunResult; errors.py types it by its fields only.
+            snapshot = cast("ScorerRunResult | None", error.result)
             return cls(
                 item_id,
                 scorer_id,

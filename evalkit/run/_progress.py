@@ -6,8 +6,8 @@ import sys
 import time
 from typing import Any
 
+from evalkit._visible import visible
 from evalkit.judge import rate_limiter_stats
-from evalkit.report import visible
 
 _REFRESH_S = 0.2
 

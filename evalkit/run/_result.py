@@ -22,10 +22,10 @@ from evalkit.agreement import (
     measure_stability_stored,
     measure_stored,
 )
-from evalkit.run._experiment import ExperimentResult, ExperimentStatus
+from evalkit.run._experiment import ExperimentResult
 from evalkit.run._outcome import ItemResult
 from evalkit.run._spec import RunSpec
-from evalkit.run._summary import RunSummary, summary_from_counts
+from evalkit.run._summary import ExperimentStatus, RunSummary, summary_from_counts
 from evalkit.store import LabeledScores, StoreWriter, read_run_counts
 
 

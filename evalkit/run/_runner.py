@@ -26,14 +26,13 @@ import anyio
 import anyio.lowlevel
 import anyio.to_thread
 
-from evalkit.run._experiment import ExperimentStatus
 from evalkit.run._feed import ItemFeed
 from evalkit.run._interrupt import is_interrupt, leading_error
 from evalkit.run._item import ItemEvaluator
 from evalkit.run._outcome import ItemResult
 from evalkit.run._progress import Progress
 from evalkit.run._rows import RowBuffer
-from evalkit.run._summary import SummaryBuilder
+from evalkit.run._summary import ExperimentStatus, SummaryBuilder
 from evalkit.scorer import StepWatchdog
 from evalkit.store import StoreWriter
 

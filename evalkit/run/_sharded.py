@@ -21,14 +21,13 @@ import anyio.to_thread
 from evalkit.judge import default_cache_path, store_entries
 from evalkit.run._checks import asks_judge
 from evalkit.run._executors import ShardConfig, ShardResult, Stopped, execute
-from evalkit.run._experiment import ExperimentStatus
 from evalkit.run._interrupt import is_interrupt, on_all_scored
 from evalkit.run._progress import Progress
 from evalkit.run._result import Driven
 from evalkit.run._sharding import Sharding
 from evalkit.run._shards import Shard
 from evalkit.run._spec import RunSpec
-from evalkit.run._summary import SummaryBuilder, state_from_counts
+from evalkit.run._summary import ExperimentStatus, SummaryBuilder, state_from_counts
 from evalkit.store import ShardRecord, ShardWriter
 
 

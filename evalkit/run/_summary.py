@@ -6,13 +6,16 @@ import json
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from evalkit._json import dumps
 
 if TYPE_CHECKING:
-    from evalkit.run._experiment import ExperimentStatus
     from evalkit.run._outcome import ItemResult
+
+ExperimentStatus = Literal[
+    "running", "completed", "completed_with_errors", "failed", "cancelled", "interrupted"
+]
 
 
 @dataclass(frozen=True, slots=True)

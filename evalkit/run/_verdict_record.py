@@ -16,8 +16,8 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, cast
 
 from evalkit.errors import StoreError
-from evalkit.run._experiment import ExperimentResult, ExperimentStatus
-from evalkit.run._summary import summary_from_counts
+from evalkit.run._experiment import ExperimentResult
+from evalkit.run._summary import ExperimentStatus, summary_from_counts
 from evalkit.run._thresholds import parse_error_rates, parse_thresholds
 from evalkit.store import (
     DEFAULT_LOCK_TIMEOUT,

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
+from evalkit import errors
 from evalkit._json import to_jsonable
 from evalkit.judge import StepJudgeRecord
 
-StepName = Literal["preprocess", "analyze", "generate_score", "generate_reason"]
+StepName = errors.StepName
 
 #: The order steps always run in, whatever order they were added in.
 STEP_ORDER: tuple[StepName, ...] = ("preprocess", "analyze", "generate_score", "generate_reason")

@@ -1,11 +1,20 @@
-"""The scorer: an immutable builder of four optional steps and the pipeline that runs them."""
+"""The scorer: an immutable builder of four optional steps and the pipeline that runs them.
+
+A scorer travels to worker processes (``executor="process"``/``"ray"``) either as its parts
+(its steps, judge and settings, bound again on arrival) or, when it was given a *recipe*
+([`Scorer.shipped_as`][evalkit.Scorer.shipped_as]), as that recipe: a module-level function and
+plain arguments that build it again in the worker. Prebuilt scorers ship as their registry name
+and parameters, so what their steps hold (compiled patterns, C-extension functions, pydantic
+models reading context variables) never has to pickle. See
+docs/pages/design/scorers-ship-as-recipes.md.
+"""
 
 from __future__ import annotations
 
 import inspect
 import math
 import numbers
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from types import MappingProxyType
 from typing import Any
 
@@ -22,11 +31,31 @@ from evalkit.scorer._limits import (
     check_step_timeout,
 )
 from evalkit.scorer._result import STEP_ORDER, ScorerRun, ScorerRunResult, StepName, StepResults
-from evalkit.scorer._shipping import Recipe, replay, restore
 from evalkit.scorer._steps import BoundStep, Step, bind_step
 from evalkit.scorer._trace import RunTrace
 
 _EMPTY_RESULTS = StepResults()
+
+#: A function building a scorer and its arguments.
+Recipe = tuple[Callable[..., "Scorer"], tuple[Any, ...]]
+
+
+def restore(fields: dict[str, Any]) -> Scorer:
+    """A scorer from its parts (what `Scorer.__reduce__` gives without a recipe)."""
+    return Scorer(**fields)
+
+
+def replay(recipe: Recipe, id: str, judge: Judge | None, step_timeout: float | None) -> Scorer:
+    """The scorer ``recipe`` builds, with the id, judge and step limit the shipped one had."""
+    build, args = recipe
+    scorer = build(*args)
+    if scorer.id != id:
+        scorer = scorer.with_id(id)
+    if scorer.judge != judge:
+        scorer = scorer.with_judge(judge)
+    if scorer.step_timeout != step_timeout:
+        scorer = scorer.with_step_timeout(step_timeout)
+    return scorer
 
 
 def _check_score(value: Any) -> float:

@@ -211,9 +211,6 @@ __getattr__, __dir__ = _exports(
             "ScorerRecord",
             "StoreWriter",
         ),
-        # Kept for code written when the store built rows: the run turns results into rows
-        # now. Not imported for type checkers above, so the store never imports the run.
-        "evalkit.run": ("RowBuffer",),
     },
 )
 
@@ -235,7 +232,6 @@ __all__ = [
     "GateRecord",
     "LabeledScores",
     "RowBatch",
-    "RowBuffer",
     "ScorerRecord",
     "ShardRecord",
     "ShardWriter",

@@ -15,7 +15,7 @@ ALTER TABLE judge_executions ADD COLUMN queue_ms DOUBLE;
 ALTER TABLE judge_executions ADD COLUMN request_ms DOUBLE;
 ALTER TABLE judge_executions ADD COLUMN attempts JSON;
 """
-_JUDGE_USAGE_V7 = """
+JUDGE_USAGE_V7 = """
 CREATE OR REPLACE VIEW judge_usage AS
 WITH u AS (
     SELECT experiment_id, scorer_id, judge_model_id, judge_provider,
@@ -75,4 +75,4 @@ def migrate_to_7(con: duckdb.DuckDBPyConnection) -> None:
     # cache hits and calls never sent), with the queue's percentiles beside it.
     # See docs/pages/design/judge-time-apart-from-the-queue.md.
     con.execute(_JUDGE_RECORDS)
-    con.execute(_JUDGE_USAGE_V7)
+    con.execute(JUDGE_USAGE_V7)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import duckdb
 
 from evalkit.store._lake import lake_ddl
-from evalkit.store._schema_v7 import _JUDGE_USAGE_V7
+from evalkit.store._schema_v7 import JUDGE_USAGE_V7
 
 _VERDICTS = """
 ALTER TABLE experiments ADD COLUMN verdict VARCHAR;
@@ -42,7 +42,7 @@ ALTER TABLE scorer_errors ADD COLUMN error_code VARCHAR;
 # A missing API key is now one attempt that sent nothing (request_ms NULL, attempts set): only
 # rows written before request_ms was kept (attempts NULL too) fall back to their duration.
 _BEFORE_REQUEST_MS = "AND attempt_count > 0 THEN"
-_JUDGE_USAGE_V8 = _JUDGE_USAGE_V7.replace(
+_JUDGE_USAGE_V8 = JUDGE_USAGE_V7.replace(
     _BEFORE_REQUEST_MS, "AND attempt_count > 0 AND attempts IS NULL THEN"
 )
 _PINS = """

@@ -16,7 +16,7 @@ from urllib.parse import urlencode
 
 import jinja2
 
-from evalkit.report import visible
+from evalkit._visible import visible
 from evalkit.view._items import group_key
 
 _NONE = "\u2013"  # an en dash: no value

@@ -45,10 +45,10 @@ from typing import Any
 import duckdb
 import pyarrow as pa
 
+from evalkit.run import RowBuffer
 from evalkit.store import (
     ARROW_SCHEMAS,
     ExperimentRecord,
-    RowBuffer,
     ScorerRecord,
     StoreWriter,
     connection,

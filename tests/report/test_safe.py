@@ -9,14 +9,13 @@ from pathlib import Path
 
 import pytest
 
+from evalkit._visible import visible, visible_json
 from evalkit.report import (
     ItemView,
     console_table,
     html_report,
     junit_xml,
     markdown_summary,
-    visible,
-    visible_json,
 )
 from tests.report.test_render import EXACT, make_report
 

@@ -8,7 +8,8 @@ import datetime as dt
 import json
 import sys
 
-from evalkit.store import ExperimentRecord, RowBuffer, ScorerRecord, StoreWriter
+from evalkit.run import RowBuffer
+from evalkit.store import ExperimentRecord, ScorerRecord, StoreWriter
 from tests.benchmarks.bench_store import SCORERS, make_items
 
 _ITEMS = 200

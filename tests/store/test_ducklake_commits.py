@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
+from evalkit.run import RowBuffer
 from evalkit.store import (
     ExperimentRecord,
-    RowBuffer,
     ScorerRecord,
     StoreWriter,
     connection,

@@ -297,7 +297,8 @@ def _items(count: int, scorers: tuple[str, ...]) -> list[Any]:
 def test_a_flush_appends_small_row_groups(store: Path) -> None:
     # Each flush's checkpoint recompresses the partly filled last row group: the writer keeps
     # it small (WRITE_ROW_GROUP_SIZE) rather than DuckDB's 122,880 rows.
-    from evalkit.store import ExperimentRecord, RowBuffer, ScorerRecord, StoreWriter
+    from evalkit.run import RowBuffer
+    from evalkit.store import ExperimentRecord, ScorerRecord, StoreWriter
     from evalkit.store._connect import WRITE_ROW_GROUP_SIZE
 
     scorers = ("a", "b")
