@@ -16,6 +16,7 @@ from urllib.parse import urlencode
 
 import jinja2
 
+from evalkit._numbers import MINUS, shown_number
 from evalkit.report import visible
 from evalkit.view._items import group_key
 
@@ -53,22 +54,17 @@ def shown(value: Any, limit: int = MAX_SHOWN) -> str:
 
 def number(value: float | None, digits: int = 3) -> str:
     """A score or mean for a table: ``digits`` decimals, an en dash for none."""
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return _NONE
-    return f"{value:.{digits}f}"
+    return shown_number(value, digits, missing=_NONE, minus=MINUS)
 
 
 def signed(value: float | None, digits: int = 3) -> str:
     """A difference with its sign (``+0.125``, ``\u22120.500``)."""
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return _NONE
-    text = f"{value:+.{digits}f}"
-    return text.replace("-", "\u2212")
+    return shown_number(value, digits, signed=True, missing=_NONE, minus=MINUS)
 
 
 def change_class(value: float | None, higher_is_better: bool = True) -> str:
     """``worse``, ``better`` or ``same``: the CSS class of a difference."""
-    if value is None or value == 0 or (isinstance(value, float) and math.isnan(value)):
+    if value is None or value == 0 or math.isnan(value):
         return "same"
     return "better" if (value > 0) == higher_is_better else "worse"
 
