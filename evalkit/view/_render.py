@@ -16,6 +16,7 @@ from urllib.parse import urlencode
 
 import jinja2
 
+from evalkit._json import loads_stored
 from evalkit._numbers import MINUS, shown_number
 from evalkit.report import visible
 from evalkit.view._items import group_key
@@ -31,13 +32,7 @@ def as_text(value: Any) -> str:
     indented JSON), None as an empty string."""
     if value is None:
         return ""
-    if isinstance(value, str):
-        try:
-            decoded = json.loads(value)
-        except ValueError:
-            return value
-    else:
-        decoded = value
+    decoded = loads_stored(value)
     if isinstance(decoded, str):
         return decoded
     return json.dumps(decoded, indent=2, ensure_ascii=False, default=str)
