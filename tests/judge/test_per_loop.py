@@ -28,7 +28,7 @@ def test_each_event_loop_has_its_own_value_made_once() -> None:
 
 
 def test_existing_makes_nothing_and_is_none_outside_a_loop() -> None:
-    shared = PerLoop("evalkit_test_per_loop_existing", list)
+    shared: PerLoop[list[int]] = PerLoop("evalkit_test_per_loop_existing", list)
     assert shared.existing() is None  # no event loop in this thread
 
     async def look() -> tuple[object, object, object]:
