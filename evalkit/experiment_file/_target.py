@@ -23,7 +23,7 @@ from evalkit.experiment_file._table import (
 )
 
 
-class OpenAITarget(Table):
+class OpenAITargetSection(Table):
     """``[target]`` with ``type = "openai"``: an OpenAI-compatible chat model answers each input.
 
     Attributes:
@@ -71,7 +71,7 @@ class OpenAITarget(Table):
         return value
 
 
-class PythonTarget(Table):
+class PythonTargetSection(Table):
     """``[target]`` with ``type = "python"``: a Python function answers each input.
 
     Attributes:
@@ -91,6 +91,6 @@ class PythonTarget(Table):
         return value
 
 
-Target = Annotated[OpenAITarget | PythonTarget, Field(discriminator="type")]
-"""``[target]``: an [`OpenAITarget`][evalkit.OpenAITarget] or a `PythonTarget`, told apart by
-``type``."""
+TargetSection = Annotated[OpenAITargetSection | PythonTargetSection, Field(discriminator="type")]
+"""``[target]``: an `OpenAITargetSection` (built into an [`OpenAITarget`][evalkit.OpenAITarget])
+or a `PythonTargetSection` (a function), told apart by ``type``."""
