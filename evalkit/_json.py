@@ -120,8 +120,8 @@ def json_text(value: Any) -> str | None:
 def loads_stored(value: Any) -> Any:
     """A value read from a JSON column of the store, decoded: JSON text becomes its value (a
     JSON string its text); text that is not JSON, and a value that is not text, stay as they
-    are. The one reader of stored JSON text for ``evalkit diff``, ``evalkit sql`` and the
-    viewer."""
+    are. The one reader of stored JSON text for ``evalkit diff``, ``evalkit sql``, the reports
+    and the viewer (docs/pages/design/one-implementation-each.md)."""
     if not isinstance(value, str):
         return value
     try:

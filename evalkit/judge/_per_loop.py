@@ -3,7 +3,8 @@
 An anyio ``RunVar`` holds it, so a process that runs several loops in turn (tests, repeated
 ``asyncio.run``) gets a fresh one in each: an ``aiohttp`` session or an
 ``anyio.CapacityLimiter`` belongs to the loop it was created in (see
-docs/pages/design/per-event-loop-clients.md).
+docs/pages/design/per-event-loop-clients.md). One implementation for both registries:
+docs/pages/design/one-implementation-each.md.
 """
 
 from __future__ import annotations
