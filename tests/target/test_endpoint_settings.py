@@ -6,7 +6,10 @@ from __future__ import annotations
 
 import inspect
 
-from evalkit import Judge, OpenAITarget
+import pytest
+
+from evalkit import Judge, OpenAITarget, TargetError
+from evalkit.dataset import Item
 from evalkit.experiment_file import JudgeOverride, OpenAITargetSection
 
 ENDPOINT = (
@@ -40,3 +43,14 @@ def test_the_target_takes_the_judges_endpoint_keywords_and_defaults() -> None:
             assert (target[name].default, default) == (None, 0.0)
             continue
         assert target[name].default == default, name
+
+
+def test_the_target_names_its_endpoint_as_the_judge_does_credentials_masked() -> None:
+    # Before issue 32 the target wrote its own label, without Judge.label's masking: a
+    # password in base_url reached the TargetError of a prompt that cannot be filled.
+    target = OpenAITarget("m", prompt="{nope}", base_url="http://alice:hunter2pass@h:9/v1")
+    with pytest.raises(TargetError) as info:
+        target.render(Item(id="1", input="hi"))
+    message = str(info.value)
+    assert message.startswith("target 'm' at http://alice:")
+    assert "hunter2pass" not in message
