@@ -9,10 +9,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from string import Template
-from typing import Any
 
 from evalkit.scorer import Scorer, ScorerRun, StepResults
-from evalkit.scorers._extract_then_judge import extract_then_judge, verdicts_of
+from evalkit.scorers._extract_then_judge import extract_then_judge
 from evalkit.scorers._judged import (
     Claims,
     EmptyExtraction,
@@ -25,11 +24,6 @@ from evalkit.scorers._judged import (
 def claims(results: StepResults) -> list[str]:
     """The claims preprocess extracted."""
     return list(results.preprocess_step_result["claims"])
-
-
-def claim_verdicts(results: StepResults) -> list[dict[str, Any]]:
-    """The verdicts analyze gave, one per claim."""
-    return verdicts_of(results)
 
 
 def claims_scorer(

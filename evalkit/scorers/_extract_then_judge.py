@@ -28,12 +28,8 @@ from evalkit.scorers._judged import (
     OnePerItem,
     finish,
     is_blank,
+    verdicts_of,
 )
-
-
-def verdicts_of(results: StepResults) -> list[dict[str, Any]]:
-    """The verdicts analyze gave, one per entry."""
-    return list(results.analyze_step_result["verdicts"])
 
 
 def extract_then_judge(

@@ -14,7 +14,7 @@ from pydantic import BaseModel, Field
 
 from evalkit.scorer import Scorer, ScorerRun, StepResults
 from evalkit.scorers._common import as_text
-from evalkit.scorers._extract_then_judge import extract_then_judge, verdicts_of
+from evalkit.scorers._extract_then_judge import extract_then_judge
 from evalkit.scorers._judged import (
     EmptyExtraction,
     OnePerItem,
@@ -26,6 +26,7 @@ from evalkit.scorers._judged import (
     share_of_yes,
     show,
     verdict_lines,
+    verdicts_of,
 )
 from evalkit.scorers._registry import prebuilt
 
