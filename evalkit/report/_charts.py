@@ -1,4 +1,5 @@
-"""Inline SVG histograms with axes and counts, the baseline's distribution overlaid.
+"""Inline SVG histograms with axes and counts, the baseline's distribution overlaid, drawn
+from the one histogram geometry (``evalkit/_histogram.py``).
 
 Only numbers are written into the SVG (see docs/pages/design/report-templates.md).
 """
