@@ -117,6 +117,30 @@ def json_text(value: Any) -> str | None:
         return _encode(to_jsonable(value))
 
 
+def loads_stored(value: Any) -> Any:
+    """A value read from a JSON column of the store, decoded: JSON text becomes its value (a
+    JSON string its text); text that is not JSON, and a value that is not text, stay as they
+    are. The one reader of stored JSON text for ``evalkit diff``, ``evalkit sql``, the reports
+    and the viewer (docs/pages/design/one-implementation-each.md)."""
+    if not isinstance(value, str):
+        return value
+    try:
+        return json.loads(value)
+    except ValueError:
+        return value
+
+
+def stored_string(value: Any) -> Any:
+    """A JSON column's value as a table shows it: a JSON string as its text, anything else
+    (an object, a number, SQL NULL) as it is."""
+    # Only JSON text starting with a quote can be a string: nothing else is decoded.
+    if isinstance(value, str) and value.startswith('"'):
+        decoded = loads_stored(value)
+        if isinstance(decoded, str):
+            return decoded
+    return value
+
+
 def json_pointer(key: str) -> str:
     """A metadata key as a JSON pointer (``a.b`` is key ``b`` inside ``a``), as the slice
     filters of ``evalkit diff`` and the viewer read it with ``json_extract_string``."""

@@ -15,7 +15,7 @@ import pyarrow as pa
 import pytest
 
 import evalkit._json
-from evalkit._json import dumps, is_pandas_missing, to_jsonable
+from evalkit._json import dumps, is_pandas_missing, loads_stored, stored_string, to_jsonable
 
 json_module = evalkit._json.__file__
 
@@ -119,3 +119,21 @@ def test_a_set_serialises_alike_under_every_hash_seed() -> None:
     assert outputs == {
         '{"w":["alpha","bravo","charlie","delta","echo","foxtrot","golf","hotel"],"t":[[1,"a"]]}'
     }
+
+
+@pytest.mark.parametrize(
+    ("stored", "decoded", "string"),
+    [
+        ('"a \\u00e9 b"', "a \u00e9 b", "a \u00e9 b"),
+        ('{"k": 1}', {"k": 1}, '{"k": 1}'),
+        ("3", 3, "3"),
+        ("not json", "not json", "not json"),
+        ('"unterminated', '"unterminated', '"unterminated'),
+        (None, None, None),
+        (2.5, 2.5, 2.5),
+    ],
+)
+def test_stored_json_text_is_read_one_way(stored: Any, decoded: Any, string: Any) -> None:
+    # The one reader of stored JSON text for evalkit diff, evalkit sql and the viewer.
+    assert loads_stored(stored) == decoded
+    assert stored_string(stored) == string

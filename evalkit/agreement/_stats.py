@@ -303,7 +303,8 @@ def _categorical(
 ) -> dict[str, Estimate]:
     names = _METRICS[kind]
     n, size = int(confusion.sum()), confusion.shape[0]
-    values = {"accuracy": float(np.mean(human == judge)) if n else math.nan}
+    # The point estimates are the resample that drew every pair once: the confusion matrix.
+    values = {"accuracy": float(accuracy_from_counts(confusion))}
     weights: dict[str, KappaWeights] = {"kappa": "unweighted", "weighted_kappa": "quadratic"}
     for name in names[1:]:
         values[name] = float(kappa_from_counts(confusion, weights[name]))
@@ -324,12 +325,12 @@ def _continuous(
     judge: FloatArray, human: FloatArray, confidence: float, resamples: int, seed: int
 ) -> dict[str, Estimate]:
     n = judge.size
-    pearson = spearman = math.nan
-    if n >= 2:
-        # The resample that drew every pair once; NaN where a side is constant.
+    pearson = spearman = mae = math.nan
+    if n:
+        # The resample that drew every pair once; the correlations are NaN where a side is
+        # constant (one pair included).
         once = np.ones((1, n), dtype=np.int64)
-        pearson, spearman = (float(r[0]) for r in continuous_resamples(judge, human, once)[:2])
-    mae = float(np.mean(np.abs(judge - human))) if n else math.nan
+        pearson, spearman, mae = (float(r[0]) for r in continuous_resamples(judge, human, once))
     boot = np.full((3, resamples), math.nan)
     if n >= 2:
         rng = np.random.default_rng(seed)

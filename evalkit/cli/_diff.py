@@ -7,6 +7,7 @@ import argparse
 from typing import Any
 
 from evalkit._ceilings import ROWS, check_allowed
+from evalkit._json import stored_string
 from evalkit._scorer_ids import unknown_id
 from evalkit.cli._exit import EXIT_OK
 from evalkit.cli._format import cell, json_text, one_line, text_table
@@ -149,7 +150,7 @@ def _print_pairs(args: argparse.Namespace, diff: Any, slices: list[str]) -> None
     rows = [
         [p["item_id"], p["scorer_id"], p["baseline_score"], p["candidate_score"],
          f"{p['delta']:+.3f}", *(p[f"slice:{k}"] for k in slices),
-         _text(p["baseline_output"]), _text(p["candidate_output"])]
+         stored_string(p["baseline_output"]), stored_string(p["candidate_output"])]
         for p in diff.pairs.to_dict(orient="records")
     ]  # fmt: skip
     print(text_table(columns, rows))
@@ -201,16 +202,3 @@ def _print_disagreements(rows: list[dict[str, Any]]) -> None:
          f"(truncated) {r['reason']}" if r["reason_truncated"] and r["reason"] else r["reason"]]
         for r in rows
     ]))  # fmt: skip
-
-
-def _text(value: Any) -> Any:
-    """A stored JSON output as its text when it is a string."""
-    import json
-
-    if isinstance(value, str):
-        try:
-            decoded = json.loads(value)
-        except ValueError:
-            return value
-        return decoded if isinstance(decoded, str) else value
-    return value

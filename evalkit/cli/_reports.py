@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from evalkit._json import loads_stored
 from evalkit.errors import ConfigError
 from evalkit.report import PairView, ReportData, html_report, junit_xml, markdown_summary
 
@@ -78,15 +79,6 @@ def write_reports(report: ReportData, folder: Path) -> dict[str, Path]:
     return paths
 
 
-def _decoded(text: Any) -> Any:
-    if not isinstance(text, str):
-        return text
-    try:
-        return json.loads(text)
-    except ValueError:
-        return text
-
-
 def explain_from_store(
     store: str | os.PathLike[str],
     baseline_id: str,
@@ -118,8 +110,8 @@ def explain_from_store(
             items[scorer] = [
                 PairView(
                     p["item_id"], p["scorer_id"], p["baseline_score"], p["candidate_score"],
-                    p["delta"], _decoded(p["input"]), _decoded(p["ground_truth"]),
-                    _decoded(p["baseline_output"]), _decoded(p["candidate_output"]),
+                    p["delta"], loads_stored(p["input"]), loads_stored(p["ground_truth"]),
+                    loads_stored(p["baseline_output"]), loads_stored(p["candidate_output"]),
                     p["baseline_reason"], p["candidate_reason"],
                     tuple((k, p[f"slice:{k}"]) for k in slices),
                     bool(p["baseline_reason_truncated"]), bool(p["candidate_reason_truncated"]),

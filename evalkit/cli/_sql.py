@@ -8,7 +8,6 @@ else: [`evalkit.store.read_only_connection`][evalkit.store.read_only_connection]
 from __future__ import annotations
 
 import argparse
-import json
 import shutil
 import sys
 from collections.abc import Iterator, Sequence
@@ -16,6 +15,7 @@ from typing import Any
 
 import duckdb
 
+from evalkit._json import stored_string
 from evalkit.cli._exit import EXIT_OK
 from evalkit.cli._format import csv_chunks, json_chunks, text_table
 from evalkit.errors import StoreError
@@ -63,23 +63,12 @@ def _batches(cursor: duckdb.DuckDBPyConnection) -> Iterator[list[Any]]:
         yield rows
 
 
-def _json_text(value: Any) -> Any:
-    """A JSON column's value as a table shows it: a JSON string as its text, else as is."""
-    if isinstance(value, str) and value.startswith('"'):
-        try:
-            decoded = json.loads(value)
-        except ValueError:
-            return value
-        return decoded if isinstance(decoded, str) else value
-    return value
-
-
 def _table_rows(types: Sequence[str], rows: Sequence[Sequence[Any]]) -> list[list[Any]]:
     json_columns = [i for i, kind in enumerate(types) if kind == "JSON"]
     shown = [list(row) for row in rows]
     for row in shown:
         for i in json_columns:
-            row[i] = _json_text(row[i])
+            row[i] = stored_string(row[i])
     return shown
 
 

@@ -21,8 +21,8 @@ from evalkit.experiment_file._locate import KeyLocator, KeyPath
 from evalkit.experiment_file._parts import FileCheck, FileParts, format_key
 from evalkit.experiment_file._regression import RegressionSection
 from evalkit.experiment_file._schema import ExperimentConfig, ExperimentSection
-from evalkit.experiment_file._scorers import ScorerEntry, Threshold
-from evalkit.experiment_file._target import OpenAITarget, PythonTarget, Target
+from evalkit.experiment_file._scorers import ScorerEntry, ThresholdEntry
+from evalkit.experiment_file._target import OpenAITargetSection, PythonTargetSection, TargetSection
 
 __all__ = [
     "ColumnsSection",
@@ -35,12 +35,12 @@ __all__ = [
     "JudgeSection",
     "KeyLocator",
     "KeyPath",
-    "OpenAITarget",
-    "PythonTarget",
+    "OpenAITargetSection",
+    "PythonTargetSection",
     "RegressionSection",
     "ScorerEntry",
-    "Target",
-    "Threshold",
+    "TargetSection",
+    "ThresholdEntry",
     "format_key",
     "import_reference",
     "load_experiment_file",

@@ -6,23 +6,17 @@ import os
 from collections.abc import Mapping
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import field_validator, model_validator
 
-from evalkit._ceilings import MAX_CONCURRENCY, REPLY_BYTES
+from evalkit._ceilings import REPLY_BYTES
 from evalkit._secrets import is_env_name
+from evalkit.experiment_file._endpoint import EndpointTable
 from evalkit.experiment_file._table import (
     BatchMaxRequests,
     BatchSeconds,
-    HttpTimeout,
-    MaxTokens,
     RateLimitRetries,
-    Retries,
-    Rpm,
     Table,
-    Temperature,
     Text,
-    Tpm,
-    check_env_name,
     problem,
     within,
 )
@@ -30,27 +24,23 @@ from evalkit.experiment_file._table import (
 ReplyBytes = Annotated[int, within(REPLY_BYTES)]
 
 
-class JudgeOverride(Table):
+class _JudgeModel(Table):
+    # The keys a judge table lists before its endpoint settings (pydantic orders a model's
+    # fields by base class, last base first), as messages name them.
+    model: Text | None = None
+    instructions: str | None = None
+
+
+class JudgeOverride(EndpointTable, _JudgeModel):
     """``judge`` inside a ``[[scorers]]`` table: fields that replace the default judge's.
+
+    The endpoint settings (``base_url`` to ``tpm``) are `EndpointTable`'s.
 
     Attributes:
         model: The judge model.
         instructions: The judge's system instructions.
-        base_url: Any OpenAI-compatible endpoint.
         base_url_env: The name of an environment variable holding the endpoint, read when the
             scorers are built (instead of ``base_url``; an unset variable is an error).
-        api_key_env: The name of the environment variable holding the API key.
-        max_concurrency: Judge calls in flight at once, shared by the scorers using this judge,
-            1 to 10,000.
-        temperature: Sampling temperature, 0 to 2.
-        max_tokens: Maximum tokens per reply, 1 to 1,000,000.
-        timeout: Seconds allowed to each HTTP attempt (``Judge(timeout=...)``), above 0 and
-            at most 86,400.
-        max_retries: Retries of the client on 429, 5xx, timeouts and connection errors
-            (``Judge(max_retries=...)``), 0 to 100.
-        rpm: Requests per minute allowed to this model, shared by every scorer using it,
-            0.01 to 10,000,000.
-        tpm: Tokens per minute allowed to this model, 1 to 10,000,000,000.
         rate_limit_retries: Retries after an HTTP 429, counted apart from ``max_retries``,
             0 to 1,000.
         cache: Cache replies (true), never (false); unset caches when temperature is 0.
@@ -69,18 +59,7 @@ class JudgeOverride(Table):
             1,024 to 1,073,741,824; a larger reply fails the call.
     """
 
-    model: Text | None = None
-    instructions: str | None = None
-    base_url: Text | None = None
     base_url_env: Text | None = None
-    api_key_env: Text | None = None
-    max_concurrency: Annotated[int, Field(ge=1, le=MAX_CONCURRENCY)] | None = None
-    temperature: Temperature | None = None
-    max_tokens: MaxTokens | None = None
-    timeout: HttpTimeout | None = None
-    max_retries: Retries | None = None
-    rpm: Rpm | None = None
-    tpm: Tpm | None = None
     rate_limit_retries: RateLimitRetries | None = None
     cache: bool | None = None
     mode: Literal["online", "batch"] | None = None
@@ -90,8 +69,6 @@ class JudgeOverride(Table):
     structured_output: Literal["auto", "json_schema", "json_object", "prompt"] | None = None
     extra_body: dict[str, Any] | None = None
     max_reply_bytes: ReplyBytes | None = None
-
-    _api_key_env = field_validator("api_key_env")(check_env_name)
 
     @field_validator("base_url_env")
     @classmethod

@@ -26,7 +26,7 @@ from evalkit.experiment_file._imports import import_reference
 from evalkit.experiment_file._judge import JudgeSection, UnsetBaseUrl, judge_settings
 from evalkit.experiment_file._locate import KeyLocator
 from evalkit.experiment_file._scorers import ScorerEntry
-from evalkit.experiment_file._target import Target
+from evalkit.experiment_file._target import TargetSection
 
 _BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
 
@@ -112,7 +112,7 @@ def salvage(display: str, folder: Path, data: dict[str, Any], locator: KeyLocato
     """The parts of a file that broke the schema which validate on their own."""
     context = {"folder": folder}
     judge = _valid(TypeAdapter(JudgeSection), data.get("judge"), context)
-    target = _valid(TypeAdapter(Target), data.get("target"), context)
+    target = _valid(TypeAdapter(TargetSection), data.get("target"), context)
     entries = data.get("scorers")
     scorers: list[tuple[int, ScorerEntry]] = []
     if isinstance(entries, list):

@@ -28,7 +28,7 @@ from evalkit.experiment_file._table import (
     problem,
     resolve_path,
 )
-from evalkit.experiment_file._target import Target
+from evalkit.experiment_file._target import TargetSection
 from evalkit.store import is_lake, resolve_data_path, store_location
 
 _GLOB = frozenset("*?[")
@@ -190,7 +190,7 @@ class ExperimentConfig(Table):
     """
 
     experiment: ExperimentSection
-    target: Target | None = None
+    target: TargetSection | None = None
     judge: JudgeSection | None = None
     scorers: Annotated[list[ScorerEntry], Field(min_length=1)]
     regression: RegressionSection | None = None

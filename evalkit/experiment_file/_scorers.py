@@ -23,7 +23,7 @@ from evalkit.experiment_file._table import (
 _SCORER_NAME = re.compile(r"[A-Za-z][\w-]*")
 
 
-class Threshold(Table):
+class ThresholdEntry(Table):
     """A scorer's pass mark: ``threshold = 0.8`` is ``{ min = 0.8 }``; ``{ max = 0.1 }`` marks a
     lower-is-better scorer.
 
@@ -36,7 +36,7 @@ class Threshold(Table):
     max: float | None = None
 
     @model_validator(mode="after")
-    def _bounds(self) -> Threshold:
+    def _bounds(self) -> ThresholdEntry:
         if self.min is None and self.max is None:
             raise problem("expected min, max or both")
         if self.min is not None and self.max is not None and self.min > self.max:
@@ -70,7 +70,7 @@ class ScorerEntry(Table):
 
     use: str
     id: Text | None = None
-    threshold: Threshold | None = None
+    threshold: ThresholdEntry | None = None
     max_error_rate: Share | None = None
     params: dict[str, Any] = Field(default_factory=dict)
     judge: JudgeOverride | None = None
@@ -99,7 +99,7 @@ class ScorerEntry(Table):
     @field_validator("threshold", mode="before")
     @classmethod
     def _number_is_a_minimum(cls, value: Any) -> Any:
-        if value is None or isinstance(value, Threshold):
+        if value is None or isinstance(value, ThresholdEntry):
             return value
         if isinstance(value, int | float) and not isinstance(value, bool):
             if not math.isfinite(value):

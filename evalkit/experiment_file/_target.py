@@ -7,58 +7,22 @@ from typing import Annotated, Literal
 
 from pydantic import Field, field_validator
 
-from evalkit._ceilings import MAX_CONCURRENCY
+from evalkit.experiment_file._endpoint import EndpointTable
 from evalkit.experiment_file._table import (
     REFERENCE,
-    HttpTimeout,
-    MaxTokens,
-    Retries,
-    Rpm,
     Table,
-    Temperature,
     Text,
-    Tpm,
-    check_env_name,
     problem,
 )
 
 
-class OpenAITarget(Table):
-    """``[target]`` with ``type = "openai"``: an OpenAI-compatible chat model answers each input.
-
-    Attributes:
-        type: ``"openai"``.
-        model: The model name.
-        system: The system prompt, if any.
-        prompt: A ``str.format`` template over the row (``"{input}"``); None sends the input
-            as is.
-        base_url: Any OpenAI-compatible endpoint; None means OpenAI's.
-        api_key_env: The name of the environment variable holding the API key.
-        max_concurrency: Target calls in flight at once, 1 to 10,000.
-        temperature: Sampling temperature, 0 to 2.
-        max_tokens: Maximum tokens per answer, 1 to 1,000,000.
-        timeout: Seconds allowed to each HTTP attempt, above 0 and at most 86,400.
-        max_retries: Retries on 5xx, timeouts and connection errors, 0 to 100.
-        rpm: Requests per minute allowed to the model (shared with judges of the same model),
-            0.01 to 10,000,000.
-        tpm: Tokens per minute allowed to the model, 1 to 10,000,000,000.
-    """
-
+class _ChatModel(Table):
+    # The keys a target table lists before its endpoint settings (pydantic orders a model's
+    # fields by base class, last base first), as messages name them.
     type: Literal["openai"]
     model: Text
     system: str | None = None
     prompt: str | None = None
-    base_url: Text | None = None
-    api_key_env: Text | None = None
-    max_concurrency: Annotated[int, Field(ge=1, le=MAX_CONCURRENCY)] | None = None
-    temperature: Temperature | None = None
-    max_tokens: MaxTokens | None = None
-    timeout: HttpTimeout | None = None
-    max_retries: Retries | None = None
-    rpm: Rpm | None = None
-    tpm: Tpm | None = None
-
-    _api_key_env = field_validator("api_key_env")(check_env_name)
 
     @field_validator("prompt")
     @classmethod
@@ -71,7 +35,22 @@ class OpenAITarget(Table):
         return value
 
 
-class PythonTarget(Table):
+class OpenAITargetSection(EndpointTable, _ChatModel):
+    """``[target]`` with ``type = "openai"``: an OpenAI-compatible chat model answers each input.
+
+    Built into an [`OpenAITarget`][evalkit.OpenAITarget]. The endpoint settings (``base_url``
+    to ``tpm``) are `EndpointTable`'s.
+
+    Attributes:
+        type: ``"openai"``.
+        model: The model name.
+        system: The system prompt, if any.
+        prompt: A ``str.format`` template over the row (``"{input}"``); None sends the input
+            as is.
+    """
+
+
+class PythonTargetSection(Table):
     """``[target]`` with ``type = "python"``: a Python function answers each input.
 
     Attributes:
@@ -91,6 +70,6 @@ class PythonTarget(Table):
         return value
 
 
-Target = Annotated[OpenAITarget | PythonTarget, Field(discriminator="type")]
-"""``[target]``: an [`OpenAITarget`][evalkit.OpenAITarget] or a `PythonTarget`, told apart by
-``type``."""
+TargetSection = Annotated[OpenAITargetSection | PythonTargetSection, Field(discriminator="type")]
+"""``[target]``: an `OpenAITargetSection` (built into an [`OpenAITarget`][evalkit.OpenAITarget])
+or a `PythonTargetSection` (a function), told apart by ``type``."""

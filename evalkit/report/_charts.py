@@ -1,4 +1,5 @@
-"""Inline SVG histograms with axes and counts, the baseline's distribution overlaid.
+"""Inline SVG histograms with axes and counts, the baseline's distribution overlaid, drawn
+from the one histogram geometry (``evalkit/_histogram.py``).
 
 Only numbers are written into the SVG (see docs/pages/design/report-templates.md).
 """
@@ -11,6 +12,7 @@ from typing import Any
 import numpy as np
 from markupsafe import Markup
 
+from evalkit._histogram import histogram
 from evalkit._numbers import decimal
 
 
@@ -51,45 +53,51 @@ def histogram_svg(
         return "<p>no scores</p>"
     low, high = _axis(np.concatenate([np.asarray(scores, dtype=np.float64),
                                       np.asarray(baseline or [], dtype=np.float64)]))  # fmt: skip
-    counts = _counts(scores, low, high, bins)
     before = _counts(baseline, low, high, bins) if baseline else None
-    top = max([*counts, *(before or [])])
-    left, bottom, plot_h = 28, height - 18, height - 34
-    bar_w = (width - left) / bins
+    chart = histogram(
+        low,
+        high,
+        _counts(scores, low, high, bins),
+        baseline=before,
+        width=width,
+        height=height,
+        left=28,
+        right=width,
+        top=16,
+        bottom=height - 18,
+    )
+    left, bottom = chart.left, chart.bottom
     parts = []
-    for i, c in enumerate(counts):
-        h = plot_h * c / top
-        x = left + i * bar_w
+    for bar in chart.bars:
         parts.append(
-            f'<rect x="{x + 1:.1f}" y="{bottom - h:.1f}" width="{bar_w - 2:.1f}" '
-            f'height="{h:.1f}" fill="#4a7bd0"><title>{c}</title></rect>'
+            f'<rect x="{bar.x:.1f}" y="{bar.y:.1f}" width="{bar.w:.1f}" '
+            f'height="{bar.h:.1f}" fill="#4a7bd0"><title>{bar.count}</title></rect>'
         )
-        if c:
+        if bar.count:
             parts.append(
-                f'<text x="{x + bar_w / 2:.1f}" y="{bottom - h - 2:.1f}" font-size="9" '
-                f'text-anchor="middle">{c}</text>'
+                f'<text x="{bar.x + bar.w / 2:.1f}" y="{bar.y - 2:.1f}" font-size="9" '
+                f'text-anchor="middle">{bar.count}</text>'
             )
     if before is not None:
         path = []
-        for i, c in enumerate(before):
-            y = bottom - plot_h * c / top
-            path.append(f"{'M' if i == 0 else 'L'}{left + i * bar_w:.1f},{y:.1f}")
-            path.append(f"L{left + (i + 1) * bar_w:.1f},{y:.1f}")
+        for i, y in enumerate(chart.baseline):
+            path.append(f"{'M' if i == 0 else 'L'}{chart.edges[i]:.1f},{y:.1f}")
+            path.append(f"L{chart.edges[i + 1]:.1f},{y:.1f}")
         parts.append(
             f'<path d="{" ".join(path)}" fill="none" stroke="#d0704a" stroke-width="1.5">'
             f"<title>baseline: {', '.join(map(str, before))}</title></path>"
         )
-    mid = low / 2 + high / 2
+    start, mid, end = chart.ticks
     parts.append(
-        f'<line x1="{left}" y1="{bottom}" x2="{width}" y2="{bottom}" stroke="#555"/>'
-        f'<line x1="{left}" y1="{bottom}" x2="{left}" y2="{bottom - plot_h}" stroke="#555"/>'
-        f'<text x="{left}" y="{height - 4}" font-size="10">{decimal(low, 2)}</text>'
-        f'<text x="{(left + width) / 2:.1f}" y="{height - 4}" font-size="10" '
-        f'text-anchor="middle">{decimal(mid, 2)}</text>'
-        f'<text x="{width}" y="{height - 4}" font-size="10" text-anchor="end">'
-        f"{decimal(high, 2)}</text>"
-        f'<text x="{left - 3}" y="{bottom - plot_h + 8}" font-size="10" '
-        f'text-anchor="end">{top}</text>'
+        f'<line x1="{left}" y1="{bottom}" x2="{chart.right}" y2="{bottom}" stroke="#555"/>'
+        f'<line x1="{left}" y1="{bottom}" x2="{left}" y2="{chart.top}" stroke="#555"/>'
+        f'<text x="{left}" y="{height - 4}" font-size="10">{decimal(start.value, 2)}</text>'
+        f'<text x="{mid.x:.1f}" y="{height - 4}" font-size="10" '
+        f'text-anchor="middle">{decimal(mid.value, 2)}</text>'
+        f'<text x="{chart.right}" y="{height - 4}" font-size="10" text-anchor="end">'
+        f"{decimal(end.value, 2)}</text>"
+        f'<text x="{left - 3}" y="{chart.top + 8}" font-size="10" '
+        f'text-anchor="end">{chart.scale}</text>'
         f'<text x="{left - 3}" y="{bottom}" font-size="10" text-anchor="end">0</text>'
     )
     return (

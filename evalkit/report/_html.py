@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import difflib
 import html
+import math
 import re
 from functools import cache
 from typing import Any
@@ -19,6 +20,7 @@ import jinja2
 from markupsafe import Markup
 
 from evalkit._json import dumps
+from evalkit._numbers import MINUS, shown_number
 from evalkit._visible import visible
 from evalkit.report._charts import histogram_markup, histogram_svg
 from evalkit.report._counts import items_done
@@ -92,15 +94,16 @@ def word_diff(before: Any, after: Any) -> list[tuple[str, str]]:
 
 
 def _num(value: float | None) -> str:
-    return "-" if value is None else f"{value:.3f}"
+    return shown_number(value, minus=MINUS)
 
 
 def _signed(value: float | None) -> str:
-    return "-" if value is None else f"{value:+.3f}"
+    return shown_number(value, signed=True, minus=MINUS)
 
 
 def _pval(value: float | None) -> str:
-    return "-" if value is None else f"{value:.3g}"
+    # Three significant digits (a p-value spans 1e-12 to 1), not a score's fixed decimals.
+    return "-" if value is None or math.isnan(value) else f"{value:.3g}"
 
 
 def _cut(truncated: bool) -> Markup:
@@ -143,8 +146,8 @@ def html_report(report: ReportData) -> str:
         head=_HEAD,
         histogram=histogram_markup,
         word_diff=word_diff,
-        mean_text=mean_text,
-        delta_text=delta_text,
+        mean_text=lambda s: mean_text(s, minus=MINUS),
+        delta_text=lambda s: delta_text(s, minus=MINUS),
         num=_num,
         signed=_signed,
         pval=_pval,

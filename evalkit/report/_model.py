@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
-from evalkit._numbers import decimal
+from evalkit._numbers import shown_number
 from evalkit.report._agreement import AgreementView
 from evalkit.report._groups import FailureGroup
 
@@ -227,27 +227,29 @@ class ReportData:
         return sorted({f"{r.key}={r.value}" for r in self.slices if r.verdict == "regressed"})
 
 
-def fmt(value: float | None, digits: int = 3) -> str:
-    """A score as a fixed decimal (``0.750``; ``1.000e+12`` from 1e9 up), or "-" when absent."""
-    return "-" if value is None else decimal(value, digits)
+def fmt(value: float | None, digits: int = 3, *, minus: str = "-") -> str:
+    """A score as a fixed decimal (``0.750``; ``1.000e+12`` from 1e9 up), or "-" when absent
+    (None or NaN); ``minus`` is the minus sign (`evalkit._numbers.MINUS` on a page)."""
+    return shown_number(value, digits, minus=minus)
 
 
-def fmt_signed(value: float | None, digits: int = 3) -> str:
+def fmt_signed(value: float | None, digits: int = 3, *, minus: str = "-") -> str:
     """A difference with its sign (``+0.012``; exponent form from 1e9 up), or "-"."""
-    return "-" if value is None else decimal(value, digits, signed=True)
+    return shown_number(value, digits, signed=True, minus=minus)
 
 
-def delta_text(s: ScorerRow) -> str:
+def delta_text(s: ScorerRow, *, minus: str = "-") -> str:
     """``-0.050 [-0.080, -0.020]``: the Δ vs baseline with its CI, or "-"."""
     if s.delta is None:
         return "-"
-    return f"{fmt_signed(s.delta)} [{fmt_signed(s.delta_low)}, {fmt_signed(s.delta_high)}]"
+    low, high = fmt_signed(s.delta_low, minus=minus), fmt_signed(s.delta_high, minus=minus)
+    return f"{fmt_signed(s.delta, minus=minus)} [{low}, {high}]"
 
 
-def mean_text(s: ScorerRow) -> str:
+def mean_text(s: ScorerRow, *, minus: str = "-") -> str:
     """``0.750 ± 0.031``: the mean with the half-width of its 95% CI."""
     if s.mean is None:
         return "-"
     if s.ci_low is None or s.ci_high is None:
-        return fmt(s.mean)
-    return f"{fmt(s.mean)} ± {fmt((s.ci_high - s.ci_low) / 2)}"
+        return fmt(s.mean, minus=minus)
+    return f"{fmt(s.mean, minus=minus)} ± {fmt((s.ci_high - s.ci_low) / 2, minus=minus)}"

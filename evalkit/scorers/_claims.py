@@ -1,29 +1,21 @@
-"""The claims pipeline ``faithfulness``, ``hallucination`` and ``context_recall`` share.
-
-The judge extracts the claims of a text (preprocess), gives one verdict per claim against the
-context (analyze, checked to answer every claim sent), the score is the share of ``yes``
-verdicts (generate_score, in code) and the judge explains it (generate_reason). A blank text
-has no claims and no claims need no further call; a non-blank text the judge finds no claims
-in is asked once more (``_extraction.py``). Only the prompts, the verdict schema and
-the reason differ between the scorers, and those stay in their own modules, versioned there.
+"""The claims scorers ``faithfulness``, ``hallucination`` and ``context_recall``: the
+extract-then-judge pipeline (``_extract_then_judge.py``) on a text's claims, each judged
+against the context, scored as the share of ``yes`` verdicts. Only the prompts, the verdict
+schema and the reason differ between the scorers, and those stay in their own modules,
+versioned there.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from string import Template
-from typing import Any
 
 from evalkit.scorer import Scorer, ScorerRun, StepResults
+from evalkit.scorers._extract_then_judge import extract_then_judge
 from evalkit.scorers._judged import (
     Claims,
     EmptyExtraction,
-    Extraction,
-    JudgeStep,
-    Listed,
     OnePerItem,
-    finish,
-    is_blank,
     numbered,
     share_of_yes,
 )
@@ -32,11 +24,6 @@ from evalkit.scorers._judged import (
 def claims(results: StepResults) -> list[str]:
     """The claims preprocess extracted."""
     return list(results.preprocess_step_result["claims"])
-
-
-def claim_verdicts(results: StepResults) -> list[dict[str, Any]]:
-    """The verdicts analyze gave, one per claim."""
-    return list(results.analyze_step_result["verdicts"])
 
 
 def claims_scorer(
@@ -73,40 +60,24 @@ def claims_scorer(
         explain: Whether to add the reason step.
         empty_extraction: What a non-empty text without claims does, asked twice.
     """
-
-    def skip_extract(run: ScorerRun) -> dict[str, Any] | None:
-        pieces(run)
-        return {"claims": []} if is_blank(text(run)) else None
-
-    extract_step = JudgeStep(
-        f"Extract the {whose}'s claims",
-        lambda run: extract(text(run)),
-        instructions=instructions,
-        output_schema=Claims,
-        skip=skip_extract,
-        extraction=Extraction((Listed("claims", text, whose),), empty_extraction),
-    )
-    check_step = JudgeStep(
-        "Check each claim against the context",
-        lambda run, results: analyze.substitute(
-            context=numbered(pieces(run)),
-            count=len(claims(results)),
-            claims=numbered(claims(results)),
+    return extract_then_judge(
+        scorer,
+        field="claims",
+        found=Claims,
+        text=text,
+        whose=whose,
+        extract_step=f"Extract the {whose}'s claims",
+        extract=extract,
+        judge_step="Check each claim against the context",
+        judge=lambda run, found: analyze.substitute(
+            context=numbered(pieces(run)), count=len(found), claims=numbered(found)
         ),
+        verdicts=verdicts,
         instructions=instructions,
-        output_schema=verdicts,
-        skip=lambda results: {"verdicts": []} if not claims(results) else None,
-        items=lambda results: len(claims(results)),
-    )
-    reason_step = JudgeStep(
-        "Explain the score",
-        lambda run, results, score: reason(run, results, score),
-        instructions=instructions,
-        skip=lambda results: no_claims if not claims(results) else None,
-    )
-    return finish(
-        scorer.preprocess(extract_step).analyze(check_step),
-        lambda results: share_of_yes(claim_verdicts(results), scale),
-        reason_step,
+        score=lambda given: share_of_yes(given, scale),
+        reason=reason,
+        nothing=no_claims,
         explain=explain,
+        empty_extraction=empty_extraction,
+        before=pieces,
     )

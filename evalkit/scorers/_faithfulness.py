@@ -17,7 +17,7 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from evalkit.scorer import Scorer, ScorerRun, StepResults
-from evalkit.scorers._claims import claim_verdicts, claims_scorer
+from evalkit.scorers._claims import claims_scorer
 from evalkit.scorers._common import as_text
 from evalkit.scorers._judged import (
     EmptyExtraction,
@@ -31,6 +31,7 @@ from evalkit.scorers._judged import (
     row_context,
     show,
     verdict_lines,
+    verdicts_of,
 )
 from evalkit.scorers._registry import prebuilt
 
@@ -205,7 +206,7 @@ def _build(
             context=numbered(pieces(run)),
             input=as_text(run.input),
             output=output(run),
-            verdicts=verdict_lines(claim_verdicts(results), text="claim"),
+            verdicts=verdict_lines(verdicts_of(results), text="claim"),
             score=show(score),
         )
         return REASON[kind].substitute(score=show(score), scale=show(scale), body=body)

@@ -48,7 +48,7 @@ from pydantic import AfterValidator, BaseModel, BeforeValidator, Field, Strict
 from evalkit._ceilings import SCALE, check_allowed
 from evalkit._json import to_jsonable
 from evalkit.errors import ScorerInputError
-from evalkit.scorer import Scorer, ScorerRun
+from evalkit.scorer import Scorer, ScorerRun, StepResults
 from evalkit.scorers._common import as_text, is_missing, param_error
 from evalkit.scorers._extraction import EmptyExtraction as EmptyExtraction
 from evalkit.scorers._extraction import Extraction as Extraction
@@ -223,6 +223,11 @@ def verdict_lines(verdicts: Sequence[Mapping[str, Any]], *, text: str = "stateme
 def count(verdicts: Sequence[Mapping[str, Any]], value: str) -> int:
     """How many ``verdicts`` say ``value``."""
     return sum(1 for verdict in verdicts if verdict["verdict"] == value)
+
+
+def verdicts_of(results: StepResults) -> list[dict[str, Any]]:
+    """The verdicts the analyze step gave, one per entry judged."""
+    return list(results.analyze_step_result["verdicts"])
 
 
 def share_of_yes(

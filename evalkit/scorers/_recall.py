@@ -14,7 +14,7 @@ from string import Template
 from pydantic import BaseModel, Field
 
 from evalkit.scorer import Scorer
-from evalkit.scorers._claims import claim_verdicts, claims_scorer
+from evalkit.scorers._claims import claims_scorer
 from evalkit.scorers._common import as_text, ground_truth
 from evalkit.scorers._judged import (
     EmptyExtraction,
@@ -26,6 +26,7 @@ from evalkit.scorers._judged import (
     row_context,
     show,
     verdict_lines,
+    verdicts_of,
 )
 from evalkit.scorers._registry import prebuilt
 
@@ -152,7 +153,7 @@ def context_recall(
             score=show(score),
             scale=show(scale),
             ground_truth=reference(run),
-            verdicts=verdict_lines(claim_verdicts(results), text="claim"),
+            verdicts=verdict_lines(verdicts_of(results), text="claim"),
         ),
         no_claims=NO_CLAIMS,
         scale=scale,

@@ -9,28 +9,24 @@ registry ``version`` whenever a prompt below changes.
 from __future__ import annotations
 
 from string import Template
-from typing import Any
 
 from pydantic import BaseModel, Field
 
 from evalkit.scorer import Scorer, ScorerRun, StepResults
 from evalkit.scorers._common import as_text
+from evalkit.scorers._extract_then_judge import extract_then_judge
 from evalkit.scorers._judged import (
     EmptyExtraction,
-    Extraction,
-    JudgeStep,
-    Listed,
     OnePerItem,
     Statements,
     YesNoUnsure,
     check_scale,
     check_weight,
-    finish,
-    is_blank,
     numbered,
     share_of_yes,
     show,
     verdict_lines,
+    verdicts_of,
 )
 from evalkit.scorers._registry import prebuilt
 
@@ -164,35 +160,6 @@ def answer_relevancy(
     check_weight("answer_relevancy", "uncertainty_weight", uncertainty_weight)
     check_scale("answer_relevancy", scale)
 
-    def statements(results: StepResults) -> list[str]:
-        return list(results.preprocess_step_result["statements"])
-
-    def verdicts(results: StepResults) -> list[dict[str, Any]]:
-        return list(results.analyze_step_result["verdicts"])
-
-    extract = JudgeStep(
-        "Split the output into statements",
-        lambda run: EXTRACT.substitute(output=as_text(run.output)),
-        instructions=INSTRUCTIONS,
-        output_schema=Statements,
-        skip=lambda run: {"statements": []} if is_blank(as_text(run.output)) else None,
-        extraction=Extraction(
-            (Listed("statements", lambda run: as_text(run.output)),), empty_extraction
-        ),
-    )
-    judge = JudgeStep(
-        "Judge each statement's relevance to the input",
-        lambda run, results: ANALYZE.substitute(
-            input=as_text(run.input),
-            count=len(statements(results)),
-            statements=numbered(statements(results)),
-        ),
-        instructions=INSTRUCTIONS,
-        output_schema=Verdicts,
-        skip=lambda results: {"verdicts": []} if not statements(results) else None,
-        items=lambda results: len(statements(results)),
-    )
-
     def reason_prompt(run: ScorerRun, results: StepResults, score: float) -> str:
         return REASON.substitute(
             score=show(score),
@@ -200,18 +167,26 @@ def answer_relevancy(
             weight=show(uncertainty_weight),
             input=as_text(run.input),
             output=as_text(run.output),
-            verdicts=verdict_lines(verdicts(results)),
+            verdicts=verdict_lines(verdicts_of(results)),
         )
 
-    reason = JudgeStep(
-        "Explain the score",
-        reason_prompt,
+    return extract_then_judge(
+        scorer,
+        field="statements",
+        found=Statements,
+        text=lambda run: as_text(run.output),
+        whose="output",
+        extract_step="Split the output into statements",
+        extract=lambda text: EXTRACT.substitute(output=text),
+        judge_step="Judge each statement's relevance to the input",
+        judge=lambda run, found: ANALYZE.substitute(
+            input=as_text(run.input), count=len(found), statements=numbered(found)
+        ),
+        verdicts=Verdicts,
         instructions=INSTRUCTIONS,
-        skip=lambda results: NO_STATEMENTS if not statements(results) else None,
-    )
-    return finish(
-        scorer.preprocess(extract).analyze(judge),
-        lambda results: share_of_yes(verdicts(results), scale, unsure=uncertainty_weight),
-        reason,
+        score=lambda given: share_of_yes(given, scale, unsure=uncertainty_weight),
+        reason=reason_prompt,
+        nothing=NO_STATEMENTS,
         explain=explain,
+        empty_extraction=empty_extraction,
     )

@@ -9,7 +9,6 @@ the judge. Bump a scorer's registry ``version`` whenever one of its prompts belo
 from __future__ import annotations
 
 from string import Template
-from typing import Any
 
 from pydantic import BaseModel, Field
 
@@ -29,6 +28,7 @@ from evalkit.scorers._judged import (
     share_of_yes,
     show,
     verdict_lines,
+    verdicts_of,
 )
 from evalkit.scorers._registry import prebuilt
 
@@ -199,9 +199,6 @@ def toxicity(
     """
     check_scale("toxicity", scale)
 
-    def verdicts(results: StepResults) -> list[dict[str, Any]]:
-        return list(results.analyze_step_result["verdicts"])
-
     judge = JudgeStep(
         "Judge each statement of the output for toxicity",
         lambda run: TOXICITY_ANALYZE.substitute(
@@ -217,14 +214,14 @@ def toxicity(
     reason = JudgeStep(
         "Explain the score",
         lambda results, score: TOXICITY_REASON.substitute(
-            score=show(score), scale=show(scale), verdicts=verdict_lines(verdicts(results))
+            score=show(score), scale=show(scale), verdicts=verdict_lines(verdicts_of(results))
         ),
         instructions=TOXICITY_INSTRUCTIONS,
         skip=lambda run: EMPTY_OUTPUT if _empty(run) else None,
     )
     return finish(
         scorer.analyze(judge),
-        lambda results: share_of_yes(verdicts(results), scale),
+        lambda results: share_of_yes(verdicts_of(results), scale),
         reason,
         explain=explain,
     )
@@ -259,9 +256,6 @@ def bias(scorer: Scorer, *, scale: float = 1.0, explain: bool = True) -> Scorer:
         found = list(results.preprocess_step_result["opinions"])
         return found or [as_text(run.output)]
 
-    def verdicts(results: StepResults) -> list[dict[str, Any]]:
-        return list(results.analyze_step_result["verdicts"])
-
     extract = JudgeStep(
         "Extract the output's opinions",
         lambda run: BIAS_EXTRACT.substitute(output=as_text(run.output)),
@@ -284,14 +278,14 @@ def bias(scorer: Scorer, *, scale: float = 1.0, explain: bool = True) -> Scorer:
         lambda results, score: BIAS_REASON.substitute(
             score=show(score),
             scale=show(scale),
-            verdicts=verdict_lines(verdicts(results), text="opinion"),
+            verdicts=verdict_lines(verdicts_of(results), text="opinion"),
         ),
         instructions=BIAS_INSTRUCTIONS,
         skip=lambda run: EMPTY_OUTPUT if _empty(run) else None,
     )
     return finish(
         scorer.preprocess(extract).analyze(judge),
-        lambda results: share_of_yes(verdicts(results), scale),
+        lambda results: share_of_yes(verdicts_of(results), scale),
         reason,
         explain=explain,
     )

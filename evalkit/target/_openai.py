@@ -112,7 +112,8 @@ class OpenAITarget:
                 raise
             raise ConfigError(message.replace("Judge ", "OpenAITarget ")) from None
         self._request = PreparedRequest(self.settings)
-        self._label = f"target {model!r}" + (f" at {base_url}" if base_url else "")
+        # Named as the judge names itself, credentials in base_url masked: "target 'm' at ...".
+        self._label = "target" + self.settings.label.removeprefix("judge")
 
     def __repr__(self) -> str:
         return f"OpenAITarget({self.model!r})"

@@ -9,6 +9,8 @@ from __future__ import annotations
 from collections.abc import Collection
 from typing import Any
 
+from evalkit._histogram import histogram as placed
+
 #: Line colours of the scorers of a trend chart, in order (readable on white, distinct in
 #: the common forms of colour blindness).
 PALETTE = ("#2563eb", "#d97706", "#059669", "#db2777", "#7c3aed", "#0891b2", "#65a30d")
@@ -88,43 +90,28 @@ def histogram(
     lo: float, hi: float, counts: list[int], *, width: int = 300, height: int = 130
 ) -> dict[str, Any]:
     """Bars of a score distribution with both axes: the score range below, counts above each
-    non-empty bar and the largest count on the left.
+    non-empty bar and the largest count on the left (placed by `evalkit._histogram`).
 
     Returns:
         ``width``, ``height``, ``bars`` (``x``, ``y``, ``w``, ``h``, ``count``, ``from``,
         ``to``), ``ticks`` (``x``, ``label``), ``max``, ``total`` and the plot's edges.
     """
-    left, right, top, bottom = 36, width - 8, 16, height - 22
-    most = max(counts, default=0) or 1
-    span = (hi - lo) / len(counts)
-    w = (right - left) / len(counts)
-    bars = []
-    for i, count in enumerate(counts):
-        h = count / most * (bottom - top)
-        bars.append(
-            {
-                "x": left + i * w + 1,
-                "y": bottom - h,
-                "w": max(w - 2, 1),
-                "h": h,
-                "count": count,
-                "from": lo + i * span,
-                "to": lo + (i + 1) * span,
-            }
-        )
-    ticks = [
-        {"x": left + (right - left) * f, "label": f"{lo + (hi - lo) * f:g}"}
-        for f in (0.0, 0.5, 1.0)
-    ]
+    chart = placed(
+        lo, hi, counts, width=width, height=height,
+        left=36, right=width - 8, top=16, bottom=height - 22,
+    )  # fmt: skip
     return {
         "width": width,
         "height": height,
-        "left": left,
-        "right": right,
-        "top": top,
-        "bottom": bottom,
-        "bars": bars,
-        "ticks": ticks,
-        "max": max(counts, default=0),
-        "total": sum(counts),
+        "left": chart.left,
+        "right": chart.right,
+        "top": chart.top,
+        "bottom": chart.bottom,
+        "bars": [
+            {"x": b.x, "y": b.y, "w": b.w, "h": b.h, "count": b.count, "from": b.low, "to": b.high}
+            for b in chart.bars
+        ],
+        "ticks": [{"x": t.x, "label": f"{t.value:g}"} for t in chart.ticks],
+        "max": chart.largest,
+        "total": chart.total,
     }

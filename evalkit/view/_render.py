@@ -16,6 +16,8 @@ from urllib.parse import urlencode
 
 import jinja2
 
+from evalkit._json import loads_stored
+from evalkit._numbers import MINUS, shown_number
 from evalkit._visible import visible
 from evalkit.view._items import group_key
 
@@ -30,13 +32,7 @@ def as_text(value: Any) -> str:
     indented JSON), None as an empty string."""
     if value is None:
         return ""
-    if isinstance(value, str):
-        try:
-            decoded = json.loads(value)
-        except ValueError:
-            return value
-    else:
-        decoded = value
+    decoded = loads_stored(value)
     if isinstance(decoded, str):
         return decoded
     return json.dumps(decoded, indent=2, ensure_ascii=False, default=str)
@@ -53,22 +49,17 @@ def shown(value: Any, limit: int = MAX_SHOWN) -> str:
 
 def number(value: float | None, digits: int = 3) -> str:
     """A score or mean for a table: ``digits`` decimals, an en dash for none."""
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return _NONE
-    return f"{value:.{digits}f}"
+    return shown_number(value, digits, missing=_NONE, minus=MINUS)
 
 
 def signed(value: float | None, digits: int = 3) -> str:
     """A difference with its sign (``+0.125``, ``\u22120.500``)."""
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return _NONE
-    text = f"{value:+.{digits}f}"
-    return text.replace("-", "\u2212")
+    return shown_number(value, digits, signed=True, missing=_NONE, minus=MINUS)
 
 
 def change_class(value: float | None, higher_is_better: bool = True) -> str:
     """``worse``, ``better`` or ``same``: the CSS class of a difference."""
-    if value is None or value == 0 or (isinstance(value, float) and math.isnan(value)):
+    if value is None or value == 0 or math.isnan(value):
         return "same"
     return "better" if (value > 0) == higher_is_better else "worse"
 

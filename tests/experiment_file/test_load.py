@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from evalkit import ConfigError, ExperimentFileError, Judge, load_experiment_file
-from evalkit.experiment_file import ExperimentFile, OpenAITarget, PythonTarget
+from evalkit.experiment_file import ExperimentFile, OpenAITargetSection, PythonTargetSection
 from evalkit.experiment_file._load import _syntax_error
 
 GOOD = """\
@@ -91,7 +91,7 @@ def test_a_good_file_loads_with_every_value(tmp_path: Path) -> None:
     assert config.experiment.concurrency == 16
     assert config.experiment.dataset == tmp_path / "data" / "qa.parquet"
     assert config.experiment.store == (tmp_path.parent / "stores" / "evalkit.duckdb").resolve()
-    assert isinstance(config.target, OpenAITarget)
+    assert isinstance(config.target, OpenAITargetSection)
     assert (config.target.model, config.target.temperature) == ("gpt-4o-mini", 0.0)
     assert config.target.prompt == "Question: {input}"
     assert config.judge is not None
@@ -181,7 +181,7 @@ def test_relative_paths_resolve_against_the_files_folder_not_the_working_directo
 def test_a_python_target_names_a_callable(tmp_path: Path) -> None:
     text = MINIMAL + '[target]\ntype = "python"\ncallable = "my_app.answer:respond"\n'
     target = load_experiment_file(write(tmp_path, text)).config.target
-    assert isinstance(target, PythonTarget)
+    assert isinstance(target, PythonTargetSection)
     assert target.callable == "my_app.answer:respond"
 
 

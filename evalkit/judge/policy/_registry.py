@@ -1,9 +1,9 @@
 """The running event loop's limiters and circuit breakers: one per key, whoever asks.
 
 Like the shared clients (``transport/_clients.py``), everything here is scoped to the running
-event loop (an anyio ``RunVar``): an ``anyio.CapacityLimiter`` belongs to the loop it was
-created in. Within a loop there is one limiter (and one `RateLimiter`)
-per key — judges and the OpenAI target alike, so a model's budget is shared by everything
+event loop (a `PerLoop` value, ``judge/_per_loop.py``): an ``anyio.CapacityLimiter`` belongs
+to the loop it was created in. Within a loop there is one limiter (and one `RateLimiter`) per
+key — judges and the OpenAI target alike, so a model's budget is shared by everything
 calling it — and one breaker state per auth, quota and endpoint key (see
 docs/pages/design/per-event-loop-clients.md).
 
@@ -19,9 +19,9 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 
 import anyio
-from anyio.lowlevel import RunVar
 
 from evalkit.errors import ConfigError
+from evalkit.judge._per_loop import PerLoop
 from evalkit.judge.policy._breaker import CircuitBreaker, Reach, Trip
 from evalkit.judge.policy._ratelimit import RateLimiter, RateLimiterStats
 
@@ -36,18 +36,9 @@ class _LoopState:
         self.rate_limiters: dict[tuple[Hashable, int], RateLimiter] = {}
 
 
-_STATE: RunVar[_LoopState] = RunVar("evalkit_limiter_state")
+_STATE = PerLoop("evalkit_limiter_state", _LoopState)
 #: Processes sharing every judge's budget (see :func:`use_rate_share`).
 _SHARE: ContextVar[int] = ContextVar("evalkit_rate_share", default=1)
-
-
-def _state() -> _LoopState:
-    try:
-        return _STATE.get()
-    except LookupError:
-        state = _LoopState()
-        _STATE.set(state)
-        return state
 
 
 @contextmanager
@@ -80,7 +71,7 @@ def shared_limiter(key: Hashable, capacity: int) -> anyio.CapacityLimiter:
     Every caller passing an equal ``key`` gets the same limiter; include the capacity in the
     key when callers may ask for different ones (as ``Judge.limiter_key`` does).
     """
-    limiters = _state().limiters
+    limiters = _STATE.get().limiters
     limiter = limiters.get(key)
     if limiter is None:
         limiter = limiters[key] = anyio.CapacityLimiter(capacity)
@@ -113,7 +104,7 @@ def shared_rate_limiter(
     Inside `use_rate_share` ``(workers)`` the limiter gets ``1/workers`` of each limit.
     """
     share = _SHARE.get()
-    limiters = _state().rate_limiters
+    limiters = _STATE.get().rate_limiters
     # Keyed by the share too: a limiter made for a smaller share is a different budget.
     limiter = limiters.get((key, share))
     if limiter is None:
@@ -137,7 +128,7 @@ def shared_breaker(
         reach_key: What shares an endpoint (its first connections all failing stop all of
             it); None for no such breaker.
     """
-    state = _state()
+    state = _STATE.get()
     reach = None
     if reach_key is not None:
         reach = state.reach.get(reach_key)
@@ -155,10 +146,7 @@ def rate_limiter_stats() -> tuple[RateLimiterStats, ...]:
     Outside an event loop (a sharded run's driver thread, whose judges run in the workers)
     there is none: the snapshot is empty.
     """
-    try:
-        state = _STATE.get()
-    except LookupError:
-        return ()
-    except RuntimeError:  # anyio's NoEventLoopError: no loop runs in this thread
+    state = _STATE.existing()
+    if state is None:
         return ()
     return tuple(limiter.stats for limiter in state.rate_limiters.values())

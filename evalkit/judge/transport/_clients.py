@@ -1,6 +1,6 @@
 """Shared ``openai`` clients and their direct chat paths: created lazily, one per event loop.
 
-Everything here is scoped to the running event loop (an anyio ``RunVar``) because an
+Everything here is scoped to the running event loop (``judge/_per_loop.py``) because an
 ``aiohttp`` session belongs to the loop it was created in: a process that runs several loops
 in turn (tests, repeated ``asyncio.run``) gets fresh ones in each. Within a loop there is
 exactly one client per ``(base_url, API key)``, whoever asks — judges and the OpenAI target
@@ -21,10 +21,11 @@ import os
 from collections.abc import AsyncGenerator
 from typing import TYPE_CHECKING
 
-from anyio.lowlevel import RunVar, current_token
+from anyio.lowlevel import current_token
 
 from evalkit._secrets import mask_secrets
 from evalkit.errors import ConfigError
+from evalkit.judge._per_loop import PerLoop
 
 if TYPE_CHECKING:  # openai loads with the first client: a judge-less run never imports it
     from openai import AsyncOpenAI
@@ -42,16 +43,7 @@ class _LoopState:
         self.closer: AsyncGenerator[None, None] | None = None
 
 
-_STATE: RunVar[_LoopState] = RunVar("evalkit_openai_state")
-
-
-def _state() -> _LoopState:
-    try:
-        return _STATE.get()
-    except LookupError:
-        state = _LoopState()
-        _STATE.set(state)
-        return state
+_STATE = PerLoop("evalkit_openai_state", _LoopState)
 
 
 async def shared_openai_client(*, base_url: str | None, api_key: str) -> AsyncOpenAI:
@@ -76,7 +68,7 @@ async def shared_openai_client(*, base_url: str | None, api_key: str) -> AsyncOp
     Returns:
         The shared client.
     """
-    state = _state()
+    state = _STATE.get()
     key = (base_url, api_key)
     client = state.clients.get(key)
     if client is None:
@@ -102,9 +94,8 @@ def chat_transport(client: AsyncOpenAI) -> ChatTransport | None:
     """The direct chat-completions path of ``client`` when it is a shared client of the running
     asyncio loop (see ``transport/_http.py``); None for any other client, which keeps the official
     ``client.post`` path."""
-    try:
-        state = _STATE.get()
-    except LookupError:
+    state = _STATE.existing()
+    if state is None:
         return None
     return state.transports.get(id(client))
 
@@ -126,7 +117,7 @@ async def _close_at_shutdown(state: _LoopState) -> AsyncGenerator[None, None]:
 
 async def aclose_shared_clients() -> None:
     """Close the running event loop's shared clients now (new ones are made on demand)."""
-    state = _state()
+    state = _STATE.get()
     closer, state.closer = state.closer, None
     if closer is not None:
         await closer.aclose()
