@@ -9,7 +9,7 @@ from typing import Annotated, Any, Literal
 from pydantic import Field, field_validator, model_validator
 
 from evalkit._ceilings import MAX_CONCURRENCY, REPLY_BYTES
-from evalkit._secrets import is_env_name
+from evalkit._masking import is_env_name
 from evalkit.experiment_file._table import (
     BatchMaxRequests,
     BatchSeconds,

@@ -21,7 +21,7 @@ from evalkit._ceilings import (
     check_allowed,
     check_concurrency_ceiling,
 )
-from evalkit._secrets import is_env_name, looks_like_a_key, mask_secrets
+from evalkit._masking import is_env_name, looks_like_a_key, mask_secrets
 from evalkit.errors import ConfigError
 from evalkit.judge.policy._policy import CallPolicy
 from evalkit.judge.transport._body import DEFAULT_MAX_REPLY_BYTES

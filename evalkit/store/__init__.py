@@ -27,6 +27,7 @@ if TYPE_CHECKING:
         write_agreement,
     )
     from evalkit.store._arrow import ARROW_SCHEMAS
+    from evalkit.store._config_redaction import REDACTED, redact
     from evalkit.store._connect import (
         DEFAULT_STORE,
         connection,
@@ -69,7 +70,6 @@ if TYPE_CHECKING:
     )
     from evalkit.store._read_only import read_only_connection, refuse_file_writes
     from evalkit.store._recovery import recover, recovery_dir
-    from evalkit.store._redact import REDACTED, redact
     from evalkit.store._schema import SCHEMA_VERSION
     from evalkit.store._shard_writer import ShardRecord, ShardWriter
     from evalkit.store._stored import (
@@ -185,7 +185,7 @@ __getattr__, __dir__ = _exports(
             "recover",
             "recovery_dir",
         ),
-        "evalkit.store._redact": (
+        "evalkit.store._config_redaction": (
             "REDACTED",
             "redact",
         ),

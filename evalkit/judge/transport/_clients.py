@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 
 from anyio.lowlevel import RunVar, current_token
 
-from evalkit._secrets import mask_secrets
+from evalkit._masking import mask_secrets
 from evalkit.errors import ConfigError
 
 if TYPE_CHECKING:  # openai loads with the first client: a judge-less run never imports it
