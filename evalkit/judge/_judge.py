@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Hashable, Mapping
 from dataclasses import dataclass, field, fields
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, TypeVar, cast
 
 from evalkit._ceilings import (
     BATCH_MAX_REQUESTS,
@@ -30,6 +30,12 @@ if TYPE_CHECKING:
     from openai import AsyncOpenAI
 
 
+JudgeMode = Literal["online", "batch"]
+StructuredOutput = Literal["auto", "json_schema", "json_object", "prompt"]
+
+_T = TypeVar("_T")
+
+
 class _Default:
     """A parameter default that remembers it was not passed (shows as the value in help())."""
 
@@ -42,25 +48,30 @@ class _Default:
         return repr(self.value)
 
 
+def _default(value: _T) -> _T:
+    """A `_Default` standing for ``value``, typed as ``value`` is: the signature reads
+    ``temperature: float | None = 0.0`` for users and type checkers alike, and ``Judge``
+    tells the marker from a passed value with ``isinstance`` (the one place that looks)."""
+    return cast(_T, _Default(value))
+
+
 # Module-level defaults (shown by help() as their values): an argument still holding one of
 # these objects was not passed, which is how a step judge knows what to inherit
 # (docs/pages/design/step-judge-inherits.md).
-_NONE: Any = _Default(None)
-_KEY_ENV: Any = _Default("OPENAI_API_KEY")
-_PROVIDER: Any = _Default("openai")
-_TEMPERATURE: Any = _Default(0.0)
-_TIMEOUT: Any = _Default(60.0)
-_RETRIES: Any = _Default(2)
-_RATE_LIMIT_RETRIES: Any = _Default(10)
-_MODE: Any = _Default("online")
-_BATCH_MAX_REQUESTS: Any = _Default(50_000)
-_BATCH_FLUSH_AFTER: Any = _Default(2.0)
-_BATCH_POLL_INTERVAL: Any = _Default(30.0)
-_STRUCTURED_OUTPUT: Any = _Default("auto")
-_MAX_REPLY_BYTES: Any = _Default(DEFAULT_MAX_REPLY_BYTES)
+_NONE = _default(None)
+_KEY_ENV = _default("OPENAI_API_KEY")
+_PROVIDER = _default("openai")
+_TEMPERATURE = _default(0.0)
+_TIMEOUT = _default(60.0)
+_RETRIES = _default(2)
+_RATE_LIMIT_RETRIES = _default(10)
+_MODE: JudgeMode = _default("online")
+_BATCH_MAX_REQUESTS = _default(50_000)
+_BATCH_FLUSH_AFTER = _default(2.0)
+_BATCH_POLL_INTERVAL = _default(30.0)
+_STRUCTURED_OUTPUT: StructuredOutput = _default("auto")
+_MAX_REPLY_BYTES = _default(DEFAULT_MAX_REPLY_BYTES)
 
-JudgeMode = Literal["online", "batch"]
-StructuredOutput = Literal["auto", "json_schema", "json_object", "prompt"]
 #: The values of ``Judge(structured_output=...)``.
 STRUCTURED_OUTPUTS: tuple[StructuredOutput, ...] = ("auto", "json_schema", "json_object", "prompt")
 
@@ -194,18 +205,39 @@ class Judge:
         structured_output: StructuredOutput = _STRUCTURED_OUTPUT,
         max_reply_bytes: int = _MAX_REPLY_BYTES,
     ) -> None:
-        given = dict(locals())
-        explicit: set[str] = set()
-        values: dict[str, Any] = {}
-        for name in _FIELD_NAMES:
-            value = given[name]
-            if isinstance(value, _Default):
-                value = value.value
-            else:
-                explicit.add(name)
-            values[name] = value
+        arguments: dict[str, object] = {
+            "model": model,
+            "instructions": instructions,
+            "client": client,
+            "base_url": base_url,
+            "api_key_env": api_key_env,
+            "provider": provider,
+            "temperature": temperature,
+            "max_tokens": max_tokens,
+            "timeout": timeout,
+            "max_retries": max_retries,
+            "max_concurrency": max_concurrency,
+            "extra_body": extra_body,
+            "cache": cache,
+            "rpm": rpm,
+            "tpm": tpm,
+            "rate_limit_retries": rate_limit_retries,
+            "mode": mode,
+            "batch_max_requests": batch_max_requests,
+            "batch_flush_after": batch_flush_after,
+            "batch_poll_interval": batch_poll_interval,
+            "structured_output": structured_output,
+            "max_reply_bytes": max_reply_bytes,
+        }
+        values = {
+            name: value.value if isinstance(value, _Default) else value
+            for name, value in arguments.items()
+        }
+        explicit = frozenset(
+            name for name, value in arguments.items() if not isinstance(value, _Default)
+        )
         _check(values)
-        _fill(self, values, frozenset(explicit))
+        _fill(self, values, explicit)
 
     @property
     def limiter_key(self) -> Hashable:
