@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Hashable, Mapping
-from dataclasses import dataclass, field, fields
+from dataclasses import KW_ONLY, dataclass, field, fields
 from typing import TYPE_CHECKING, Any, Literal, TypeVar, cast
 
 from evalkit._ceilings import (
@@ -49,34 +49,19 @@ class _Default:
 
 
 def _default(value: _T) -> _T:
-    """A `_Default` standing for ``value``, typed as ``value`` is: the signature reads
-    ``temperature: float | None = 0.0`` for users and type checkers alike, and ``Judge``
-    tells the marker from a passed value with ``isinstance`` (the one place that looks)."""
+    """A `_Default` standing for ``value``, typed as ``value`` is, so the signature reads
+    ``temperature: float | None = 0.0`` for users and type checkers alike. A field still
+    holding one was not passed, which is how a step judge knows what to inherit
+    (docs/pages/design/step-judge-inherits.md); ``Judge.__post_init__`` is the one place that
+    looks."""
     return cast(_T, _Default(value))
 
-
-# Module-level defaults (shown by help() as their values): an argument still holding one of
-# these objects was not passed, which is how a step judge knows what to inherit
-# (docs/pages/design/step-judge-inherits.md).
-_NONE = _default(None)
-_KEY_ENV = _default("OPENAI_API_KEY")
-_PROVIDER = _default("openai")
-_TEMPERATURE = _default(0.0)
-_TIMEOUT = _default(60.0)
-_RETRIES = _default(2)
-_RATE_LIMIT_RETRIES = _default(10)
-_MODE: JudgeMode = _default("online")
-_BATCH_MAX_REQUESTS = _default(50_000)
-_BATCH_FLUSH_AFTER = _default(2.0)
-_BATCH_POLL_INTERVAL = _default(30.0)
-_STRUCTURED_OUTPUT: StructuredOutput = _default("auto")
-_MAX_REPLY_BYTES = _default(DEFAULT_MAX_REPLY_BYTES)
 
 #: The values of ``Judge(structured_output=...)``.
 STRUCTURED_OUTPUTS: tuple[StructuredOutput, ...] = ("auto", "json_schema", "json_object", "prompt")
 
 
-@dataclass(frozen=True, slots=True, init=False)
+@dataclass(frozen=True, slots=True)
 class Judge:
     """A judge model behind an OpenAI-compatible chat completions endpoint.
 
@@ -155,86 +140,41 @@ class Judge:
             reply), and the reply's first 1,000 bytes are kept as its raw output.
     """
 
-    model: str | None
-    instructions: str | None
-    client: AsyncOpenAI | None
-    base_url: str | None
-    api_key_env: str
-    provider: str
-    temperature: float | None
-    max_tokens: int | None
-    timeout: float
-    max_retries: int
-    max_concurrency: int | None
-    extra_body: Mapping[str, Any] | None = field(hash=False)
-    cache: bool | None
-    rpm: float | None
-    tpm: float | None
-    rate_limit_retries: int
-    mode: JudgeMode
-    batch_max_requests: int
-    batch_flush_after: float
-    batch_poll_interval: float
-    structured_output: StructuredOutput
-    max_reply_bytes: int
-    _explicit: frozenset[str] = field(compare=False, repr=False)
+    model: str | None = _default(None)
+    instructions: str | None = _default(None)
+    _: KW_ONLY
+    client: AsyncOpenAI | None = _default(None)
+    base_url: str | None = _default(None)
+    api_key_env: str = _default("OPENAI_API_KEY")
+    provider: str = _default("openai")
+    temperature: float | None = _default(0.0)
+    max_tokens: int | None = _default(None)
+    timeout: float = _default(60.0)
+    max_retries: int = _default(2)
+    max_concurrency: int | None = _default(None)
+    extra_body: Mapping[str, Any] | None = field(default=_default(None), hash=False)
+    cache: bool | None = _default(None)
+    rpm: float | None = _default(None)
+    tpm: float | None = _default(None)
+    rate_limit_retries: int = _default(10)
+    mode: JudgeMode = _default("online")
+    batch_max_requests: int = _default(50_000)
+    batch_flush_after: float = _default(2.0)
+    batch_poll_interval: float = _default(30.0)
+    structured_output: StructuredOutput = _default("auto")
+    max_reply_bytes: int = _default(DEFAULT_MAX_REPLY_BYTES)
+    _explicit: frozenset[str] = field(init=False, compare=False, repr=False)
 
-    def __init__(
-        self,
-        model: str | None = _NONE,
-        instructions: str | None = _NONE,
-        *,
-        client: AsyncOpenAI | None = _NONE,
-        base_url: str | None = _NONE,
-        api_key_env: str = _KEY_ENV,
-        provider: str = _PROVIDER,
-        temperature: float | None = _TEMPERATURE,
-        max_tokens: int | None = _NONE,
-        timeout: float = _TIMEOUT,
-        max_retries: int = _RETRIES,
-        max_concurrency: int | None = _NONE,
-        extra_body: Mapping[str, Any] | None = _NONE,
-        cache: bool | None = _NONE,
-        rpm: float | None = _NONE,
-        tpm: float | None = _NONE,
-        rate_limit_retries: int = _RATE_LIMIT_RETRIES,
-        mode: JudgeMode = _MODE,
-        batch_max_requests: int = _BATCH_MAX_REQUESTS,
-        batch_flush_after: float = _BATCH_FLUSH_AFTER,
-        batch_poll_interval: float = _BATCH_POLL_INTERVAL,
-        structured_output: StructuredOutput = _STRUCTURED_OUTPUT,
-        max_reply_bytes: int = _MAX_REPLY_BYTES,
-    ) -> None:
-        arguments: dict[str, object] = {
-            "model": model,
-            "instructions": instructions,
-            "client": client,
-            "base_url": base_url,
-            "api_key_env": api_key_env,
-            "provider": provider,
-            "temperature": temperature,
-            "max_tokens": max_tokens,
-            "timeout": timeout,
-            "max_retries": max_retries,
-            "max_concurrency": max_concurrency,
-            "extra_body": extra_body,
-            "cache": cache,
-            "rpm": rpm,
-            "tpm": tpm,
-            "rate_limit_retries": rate_limit_retries,
-            "mode": mode,
-            "batch_max_requests": batch_max_requests,
-            "batch_flush_after": batch_flush_after,
-            "batch_poll_interval": batch_poll_interval,
-            "structured_output": structured_output,
-            "max_reply_bytes": max_reply_bytes,
-        }
+    def __post_init__(self) -> None:
+        # The generated __init__ stored each argument or its marker; resolve the markers,
+        # remembering which fields were passed.
+        passed = {name: getattr(self, name) for name in _FIELD_NAMES}
         values = {
             name: value.value if isinstance(value, _Default) else value
-            for name, value in arguments.items()
+            for name, value in passed.items()
         }
         explicit = frozenset(
-            name for name, value in arguments.items() if not isinstance(value, _Default)
+            name for name, value in passed.items() if not isinstance(value, _Default)
         )
         _check(values)
         _fill(self, values, explicit)
