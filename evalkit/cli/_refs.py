@@ -29,8 +29,7 @@ def _describe(rows: Sequence[dict[str, Any]]) -> str:
 
 def _full(store: str | os.PathLike[str], run: dict[str, Any]) -> dict[str, Any]:
     """The run's whole row (with its config), as ``show --json`` prints it."""
-    row: dict[str, Any] = read_experiment(store, run["id"])
-    return row
+    return dict(read_experiment(store, run["id"]))
 
 
 def find_experiment(

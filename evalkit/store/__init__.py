@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from evalkit.store._agreement import (
         AgreementRow,
         LabeledScores,
+        StoredAgreement,
         read_agreement,
         read_fresh_shares,
         read_labeled_scores,
@@ -63,6 +64,9 @@ if TYPE_CHECKING:
     )
     from evalkit.store._prices import PRICES_AS_OF, SEED_PRICES
     from evalkit.store._read import (
+        ExperimentRow,
+        RunCounts,
+        ScorerCounts,
         list_experiments,
         read_experiment,
         read_item_scores,
@@ -81,7 +85,13 @@ if TYPE_CHECKING:
         read_outputs,
         read_shard_failures,
     )
-    from evalkit.store._verdicts import GateRecord, StoredVerdict, read_gates, record_verdict
+    from evalkit.store._verdicts import (
+        GateRecord,
+        GateRow,
+        StoredVerdict,
+        read_gates,
+        record_verdict,
+    )
     from evalkit.store._writer import (
         DEFAULT_LOCK_TIMEOUT,
         ExperimentRecord,
@@ -97,6 +107,7 @@ __getattr__, __dir__ = _exports(
             "AgreementRow",
             "CopySummary",
             "LabeledScores",
+            "StoredAgreement",
             "read_agreement",
             "read_fresh_shares",
             "read_labeled_scores",
@@ -163,6 +174,7 @@ __getattr__, __dir__ = _exports(
         ),
         "evalkit.store._verdicts": (
             "GateRecord",
+            "GateRow",
             "StoredVerdict",
             "read_gates",
             "record_verdict",
@@ -172,6 +184,9 @@ __getattr__, __dir__ = _exports(
             "SEED_PRICES",
         ),
         "evalkit.store._read": (
+            "ExperimentRow",
+            "RunCounts",
+            "ScorerCounts",
             "list_experiments",
             "read_experiment",
             "read_item_scores",
@@ -231,16 +246,21 @@ __all__ = [
     "BaselinePin",
     "CopySummary",
     "ExperimentRecord",
+    "ExperimentRow",
     "ExportFormat",
     "GateRecord",
+    "GateRow",
     "LabeledScores",
     "RowBatch",
     "RowBuffer",
+    "RunCounts",
+    "ScorerCounts",
     "ScorerRecord",
     "ShardRecord",
     "ShardWriter",
     "StoreLocation",
     "StoreWriter",
+    "StoredAgreement",
     "StoredExperiment",
     "StoredOutput",
     "StoredVerdict",
