@@ -31,6 +31,7 @@ from evalkit.errors import BaselineError, ConfigError, StoreError
 from evalkit.experiment_file import RegressionSection
 from evalkit.report import ReportData, build_report
 from evalkit.run import ExperimentResult, record_run_verdict
+from evalkit.store import ListedExperiment
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,7 +59,7 @@ class JudgedRun:
     result: ExperimentResult
     report: ReportData
     comparison: Comparison | None
-    baseline: dict[str, Any] | None
+    baseline: ListedExperiment | None
     baseline_note: str | None
     baseline_error: BaselineError | None
     store: str
@@ -73,7 +74,7 @@ class JudgedRun:
 
 def _compare(
     store: str,
-    baseline: dict[str, Any],
+    baseline: ListedExperiment,
     result: ExperimentResult,
     directions: dict[str, Any],
     gate: RegressionSection,

@@ -65,6 +65,7 @@ if TYPE_CHECKING:
     from evalkit.store._prices import PRICES_AS_OF, SEED_PRICES
     from evalkit.store._read import (
         ExperimentRow,
+        ListedExperiment,
         RunCounts,
         ScorerCounts,
         list_experiments,
@@ -175,6 +176,7 @@ __getattr__, __dir__ = _exports(
         "evalkit.store._verdicts": (
             "GateRecord",
             "GateRow",
+            "ListedExperiment",
             "StoredVerdict",
             "read_gates",
             "record_verdict",
@@ -185,6 +187,7 @@ __getattr__, __dir__ = _exports(
         ),
         "evalkit.store._read": (
             "ExperimentRow",
+            "ListedExperiment",
             "RunCounts",
             "ScorerCounts",
             "list_experiments",
@@ -251,6 +254,7 @@ __all__ = [
     "GateRecord",
     "GateRow",
     "LabeledScores",
+    "ListedExperiment",
     "RowBatch",
     "RowBuffer",
     "RunCounts",

@@ -22,10 +22,10 @@ _EXPERIMENT_COLUMNS = (
 )
 
 
-class ExperimentRow(TypedDict):
-    """One experiment as [`read_experiment`][evalkit.store.read_experiment] returns it: the
-    ``experiments`` row, with ``config`` and ``metadata`` still JSON text and ``status`` the
-    effective one (a ``running`` row whose writer is gone reads ``interrupted``)."""
+class ListedExperiment(TypedDict):
+    """One experiment as a row of [`list_experiments`][evalkit.list_experiments]' table
+    (``.to_pylist()``), ``status`` the effective one (a ``running`` row whose writer is gone
+    reads ``interrupted``)."""
 
     id: str
     name: str
@@ -42,6 +42,12 @@ class ExperimentRow(TypedDict):
     verdict: str | None
     baseline_id: str | None
     baseline_reason: str | None
+
+
+class ExperimentRow(ListedExperiment):
+    """One experiment as [`read_experiment`][evalkit.store.read_experiment] returns it: the
+    listed columns, and ``config`` and ``metadata`` still JSON text."""
+
     config: str | None
     metadata: str | None
     evalkit_version: str | None

@@ -1,6 +1,7 @@
 """The rows the store's readers hand to other packages have exactly the keys their types
-declare (``ExperimentRow``, ``RunCounts``, ``GateRow``, ``StoredAgreement``): the readers build
-them from SQL, so a column added or renamed must show up in the type, and the reverse."""
+declare (``ListedExperiment``, ``ExperimentRow``, ``RunCounts``, ``GateRow``,
+``StoredAgreement``): the readers build them from SQL, so a column added or renamed must show
+up in the type, and the reverse."""
 
 from __future__ import annotations
 
@@ -11,9 +12,11 @@ from evalkit import create_scorer, run_evals
 from evalkit.store import (
     ExperimentRow,
     GateRow,
+    ListedExperiment,
     RunCounts,
     ScorerCounts,
     StoredAgreement,
+    list_experiments,
     read_agreement,
     read_experiment,
     read_gates,
@@ -40,6 +43,8 @@ async def test_stored_rows_have_the_keys_their_types_declare(tmp_path: Path) -> 
         labels={"exact": {"columns": "human", "levels": ["bad", "good"]}},
         progress=False,
     )
+    (listed,) = list_experiments(store).to_pylist()
+    assert set(listed) == ListedExperiment.__required_keys__
     run = read_experiment(store, result.experiment_id)
     assert set(run) == ExperimentRow.__required_keys__
     assert isinstance(run["started_at"], dt.datetime)
