@@ -9,6 +9,7 @@ a run the same verdict. See docs/pages/design/pytest-verdict-after-the-body.md.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -21,6 +22,7 @@ from evalkit.compare import (
     LATEST_COMPLETE,
     Baseline,
     Comparison,
+    Direction,
     SliceComparison,
     baseline_candidates,
     choose_baseline,
@@ -76,7 +78,7 @@ def _compare(
     store: str,
     baseline: ListedExperiment,
     result: ExperimentResult,
-    directions: dict[str, Any],
+    directions: Mapping[str, Direction],
     gate: RegressionSection,
 ) -> tuple[Comparison, tuple[pa.Table, pa.Table]]:
     """The comparison, and the two runs' scores it read (the slices reuse them)."""
@@ -95,7 +97,7 @@ def _judge_against(
     ref: str,
     runs: list[Baseline],
     result: ExperimentResult,
-    directions: dict[str, Any],
+    directions: Mapping[str, Direction],
     gate: RegressionSection,
 ) -> tuple[Baseline, Comparison | None, tuple[pa.Table, pa.Table] | None]:
     """The baseline this run pairs with, the comparison with it and the scores it read.
@@ -127,7 +129,7 @@ def judge_result(
     store: str,
     ref: str | None,
     runs: list[Baseline],
-    directions: dict[str, Any],
+    directions: Mapping[str, Direction],
     gate: RegressionSection,
     lock_timeout: float = 300.0,
 ) -> JudgedRun:
@@ -199,7 +201,7 @@ def judge_run(
     *,
     baseline: str | None = None,
     max_drop: float = 0.0,
-    directions: dict[str, Any] | None = None,
+    directions: Mapping[str, Direction] | None = None,
     lock_timeout: float = 300.0,
 ) -> JudgedRun:
     """Judge a stored run from Python on every gate of ``evalkit run``.
