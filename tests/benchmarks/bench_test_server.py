@@ -1,10 +1,13 @@
-"""T1: the shipped test server's HTTP layer against ``aiohttp.web``, on the same route.
+"""T1: the shipped test server's HTTP layer against ``aiohttp.web`` and ``h11``, on one route.
 
-Both serve one JSON chat completion for ``POST /v1/chat/completions`` (reading the request's
+Each serves one JSON chat completion for ``POST /v1/chat/completions`` (reading the request's
 JSON body, as the real handler does) on 127.0.0.1; one ``aiohttp`` client in the same process
 sends ``--requests`` requests over ``--connections`` keep-alive connections to each in turn.
-Prints requests per second for each and their ratio. The client shares the core with the
-server, so the figures are what a test sees end to end, not a server's ceiling.
+Prints requests per second for each and their ratios. The ``h11`` server is what replacing
+the hand-written parsing and framing with that library (sans-I/O, so it keeps anyio streams and
+trio) would give: ``h11`` reads the request and frames the response, anyio streams carry them.
+The client shares the core with the server, so the figures are what a test sees end to end,
+not a server's ceiling.
 
 It also checks the reason the test server is not ``aiohttp.web``: whether each serves under
 trio (docs/pages/design/small-test-server.md).
@@ -22,6 +25,7 @@ from collections.abc import Awaitable, Callable
 
 import aiohttp
 import anyio
+import h11  # installed with httpcore2, openai's HTTP client
 from aiohttp import web
 
 from evalkit.testing._http import HttpServer, Request, Response
@@ -86,6 +90,47 @@ async def _evalkit_rate(requests: int, connections: int) -> float:
     return rate
 
 
+async def _h11_connection(stream: anyio.abc.SocketStream) -> None:
+    """One keep-alive connection served with ``h11``: the same route and reply."""
+    conn = h11.Connection(h11.SERVER, max_incomplete_event_size=64 * 1024)
+    async with stream:
+        while True:
+            body = bytearray()
+            while True:
+                event = conn.next_event()
+                if event is h11.NEED_DATA:
+                    try:
+                        conn.receive_data(await stream.receive())
+                    except (anyio.EndOfStream, anyio.BrokenResourceError):
+                        return
+                elif isinstance(event, h11.Data):
+                    body += event.data
+                elif isinstance(event, h11.EndOfMessage):
+                    break
+                elif isinstance(event, h11.ConnectionClosed):
+                    return
+            response = await _evalkit_chat(Request("POST", "/", "", {}, bytes(body)))
+            headers = [
+                ("content-type", response.content_type),
+                ("content-length", str(len(response.body))),
+                ("connection", "keep-alive"),
+            ]
+            await stream.send(conn.send(h11.Response(status_code=200, headers=headers)))
+            await stream.send(conn.send(h11.Data(data=response.body)))
+            await stream.send(conn.send(h11.EndOfMessage()))
+            conn.start_next_cycle()
+
+
+async def _h11_rate(requests: int, connections: int) -> float:
+    listener = await anyio.create_tcp_listener(local_host="127.0.0.1", local_port=0)
+    port = listener.extra(anyio.abc.SocketAttribute.local_port)
+    async with listener, anyio.create_task_group() as group:
+        group.start_soon(listener.serve, _h11_connection)
+        rate = await _drive(f"http://127.0.0.1:{port}/v1/chat/completions", requests, connections)
+        group.cancel_scope.cancel()
+    return rate
+
+
 async def _aiohttp_rate(requests: int, connections: int) -> float:
     app = web.Application()
     app.router.add_post("/v1/chat/completions", _aiohttp_chat)
@@ -128,19 +173,21 @@ def main() -> None:
     parser.add_argument("--requests", type=int, default=3000)
     parser.add_argument("--connections", type=int, default=16)
     args = parser.parse_args()
-    # Alternate, best of three each, so a neighbour's load spike hits both alike.
-    ours, theirs = [], []
+    # Alternate, best of three each, so a neighbour's load spike hits all alike.
+    rates: dict[str, list[float]] = {"evalkit.testing": [], "aiohttp.web": [], "h11": []}
     for _ in range(3):
-        ours.append(asyncio.run(_evalkit_rate(args.requests, args.connections)))
-        theirs.append(asyncio.run(_aiohttp_rate(args.requests, args.connections)))
-    print(f"evalkit.testing HTTP layer: {max(ours):,.0f} requests/s (runs: "
-          + ", ".join(f"{r:,.0f}" for r in ours) + ")")  # fmt: skip
-    print(f"aiohttp.web:                {max(theirs):,.0f} requests/s (runs: "
-          + ", ".join(f"{r:,.0f}" for r in theirs) + ")")  # fmt: skip
+        rates["evalkit.testing"].append(asyncio.run(_evalkit_rate(args.requests, args.connections)))
+        rates["aiohttp.web"].append(asyncio.run(_aiohttp_rate(args.requests, args.connections)))
+        rates["h11"].append(asyncio.run(_h11_rate(args.requests, args.connections)))
+    for name, found in rates.items():
+        runs = ", ".join(f"{r:,.0f}" for r in found)
+        print(f"{name + ':':17} {max(found):,.0f} requests/s (runs: {runs})")
+    ours = max(rates["evalkit.testing"])
+    versus = f"{ours / max(rates['aiohttp.web']):.2f}x aiohttp.web's requests/s"
+    versus += f", {ours / max(rates['h11']):.2f}x h11's"
     print(
-        f"T1 test server vs aiohttp.web: {max(ours) / max(theirs):.2f}x the requests/s;"
-        f" serves under trio: evalkit.testing {_under_trio(_start_evalkit)},"
-        f" aiohttp.web {_under_trio(_start_aiohttp)}"
+        f"T1 test server: {versus}; serves under trio: evalkit.testing"
+        f" {_under_trio(_start_evalkit)}, aiohttp.web {_under_trio(_start_aiohttp)}"
     )
 
 
