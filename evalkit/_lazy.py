@@ -10,6 +10,7 @@ saves: docs/pages/design/workers-start-light.md.
 Each ``__init__`` keeps its imports for type checkers under ``if TYPE_CHECKING:``, its literal
 ``__all__``, and lists the same names by module for the runtime (``tests/test_public_api.py``
 checks that the runtime list and ``__all__`` agree and that every name resolves).
+Written by hand rather than with a library: docs/pages/design/hand-written-pieces.md.
 """
 
 from __future__ import annotations

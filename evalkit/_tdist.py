@@ -3,6 +3,7 @@
 The store's ``scorer_summary`` view and the reports must give the same interval, so both use
 this table: exact values for 1..30 degrees of freedom and, beyond, the Cornish-Fisher expansion
 around z = 1.959964, within 0.001 of the exact quantile.
+Written by hand rather than with a library: docs/pages/design/hand-written-pieces.md.
 """
 
 from __future__ import annotations

@@ -28,6 +28,15 @@ if TYPE_CHECKING:
 KEY_ENV = "EVALKIT_TEST_JUDGE_KEY"
 
 
+@pytest.fixture(scope="module", params=["asyncio"])
+def anyio_backend(request: pytest.FixtureRequest) -> str:
+    """Async tests run on asyncio (test ids end in ``[asyncio]``, as before trio was
+    installed). anyio's plugin would run each on every backend installed, and trio is: the
+    test extra has it for tests/testing/test_trio.py, whose tests ask for it."""
+    backend: str = request.param
+    return backend
+
+
 def pytest_configure(config: pytest.Config) -> None:
     """Python's own Ctrl-C handler, in the test session and so in every process it starts.
 

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import argparse
+from collections.abc import Mapping
 from typing import Any
 
 from evalkit._ceilings import ROWS, check_allowed
@@ -171,7 +172,7 @@ def _print_pairs(args: argparse.Namespace, diff: Any, slices: list[str]) -> None
 
 
 def _disagreements(
-    store: str, baseline_id: str, candidate: dict[str, Any], *, scorer: str | None
+    store: str, baseline_id: str, candidate: Mapping[str, Any], *, scorer: str | None
 ) -> list[dict[str, Any]]:
     """The pairs where the candidate's judge and its human labels differ most (those a report
     lists), per labelled scorer (only ``scorer`` if given), with the baseline's score of the

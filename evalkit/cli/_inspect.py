@@ -16,6 +16,7 @@ from evalkit.compare import (
     LATEST,
     LATEST_COMPLETE,
     Comparison,
+    Direction,
     compare_experiments,
     compare_judges,
     read_paired_scores,
@@ -40,7 +41,7 @@ def _scorer_rows(store: str, experiment_ids: list[str]) -> list[dict[str, Any]]:
         return records(columns, cursor.fetchall())
 
 
-def directions_of(store: str, experiment_id: str) -> dict[str, str]:
+def directions_of(store: str, experiment_id: str) -> dict[str, Direction]:
     """``"higher"`` or ``"lower"`` per scorer of a stored run, as recorded when it ran."""
     with connection(store, read_only=True) as con:
         rows = con.execute(
@@ -179,7 +180,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     directions = {renamed.get(k, k): v for k, v in directions_of(store, candidate["id"]).items()}
     comparison = compare_experiments(
         *scores,
-        directions=directions,  # type: ignore[arg-type]
+        directions=directions,
         max_drop=args.max_drop,
         confidence=args.confidence,
         resamples=args.resamples,

@@ -9,6 +9,7 @@ a run the same verdict. See docs/pages/design/pytest-verdict-after-the-body.md.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -21,6 +22,7 @@ from evalkit.compare import (
     LATEST_COMPLETE,
     Baseline,
     Comparison,
+    Direction,
     SliceComparison,
     baseline_candidates,
     choose_baseline,
@@ -31,6 +33,7 @@ from evalkit.errors import BaselineError, ConfigError, StoreError
 from evalkit.experiment_file import RegressionSection
 from evalkit.report import ReportData, build_report
 from evalkit.run import ExperimentResult, record_run_verdict
+from evalkit.store import ListedExperiment
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,7 +61,7 @@ class JudgedRun:
     result: ExperimentResult
     report: ReportData
     comparison: Comparison | None
-    baseline: dict[str, Any] | None
+    baseline: ListedExperiment | None
     baseline_note: str | None
     baseline_error: BaselineError | None
     store: str
@@ -73,9 +76,9 @@ class JudgedRun:
 
 def _compare(
     store: str,
-    baseline: dict[str, Any],
+    baseline: ListedExperiment,
     result: ExperimentResult,
-    directions: dict[str, Any],
+    directions: Mapping[str, Direction],
     gate: RegressionSection,
 ) -> tuple[Comparison, tuple[pa.Table, pa.Table]]:
     """The comparison, and the two runs' scores it read (the slices reuse them)."""
@@ -94,7 +97,7 @@ def _judge_against(
     ref: str,
     runs: list[Baseline],
     result: ExperimentResult,
-    directions: dict[str, Any],
+    directions: Mapping[str, Direction],
     gate: RegressionSection,
 ) -> tuple[Baseline, Comparison | None, tuple[pa.Table, pa.Table] | None]:
     """The baseline this run pairs with, the comparison with it and the scores it read.
@@ -126,7 +129,7 @@ def judge_result(
     store: str,
     ref: str | None,
     runs: list[Baseline],
-    directions: dict[str, Any],
+    directions: Mapping[str, Direction],
     gate: RegressionSection,
     lock_timeout: float = 300.0,
 ) -> JudgedRun:
@@ -199,7 +202,7 @@ def judge_run(
     *,
     baseline: str | None = None,
     max_drop: float = 0.0,
-    directions: dict[str, Any] | None = None,
+    directions: Mapping[str, Direction] | None = None,
     lock_timeout: float = 300.0,
 ) -> JudgedRun:
     """Judge a stored run from Python on every gate of ``evalkit run``.

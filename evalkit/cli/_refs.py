@@ -8,11 +8,11 @@ name (its newest finished run), then a unique id prefix. A name that looks like 
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from evalkit.errors import BaselineError, StoreError
-from evalkit.store import list_experiments, read_experiment
+from evalkit.store import ExperimentRow, ListedExperiment, list_experiments, read_experiment
 
 if TYPE_CHECKING:
     from evalkit.compare import Baseline
@@ -21,16 +21,15 @@ if TYPE_CHECKING:
 FINISHED = ("completed", "completed_with_errors")
 
 
-def _describe(rows: Sequence[dict[str, Any]]) -> str:
+def _describe(rows: Sequence[ListedExperiment]) -> str:
     shown = ", ".join(f"{r['id']} ({r['name']}, {r['status']}, {r['started_at']:%Y-%m-%d %H:%M})"
                       for r in rows[:5])  # fmt: skip
     return shown + (f" and {len(rows) - 5} more" if len(rows) > 5 else "")
 
 
-def _full(store: str | os.PathLike[str], run: dict[str, Any]) -> dict[str, Any]:
+def _full(store: str | os.PathLike[str], run: ListedExperiment) -> ExperimentRow:
     """The run's whole row (with its config), as ``show --json`` prints it."""
-    row: dict[str, Any] = read_experiment(store, run["id"])
-    return row
+    return read_experiment(store, run["id"])
 
 
 def find_experiment(
@@ -39,7 +38,7 @@ def find_experiment(
     *,
     name: str | None = None,
     exclude: str | None = None,
-) -> dict[str, Any] | None:
+) -> ExperimentRow | None:
     """The stored run ``ref`` designates, or None when ``ref`` is ``"latest"`` and none exists.
 
     ``"latest"`` is the newest finished run named ``name`` (of any name without one), other
@@ -50,7 +49,7 @@ def find_experiment(
         StoreError: ``ref`` matches nothing, names only unfinished runs, or is an id prefix
             of several runs (they are listed).
     """
-    runs: list[dict[str, Any]] = list_experiments(store).to_pylist()
+    runs: list[ListedExperiment] = list_experiments(store).to_pylist()
     if ref == "latest":
         finished = [r for r in runs if r["status"] in FINISHED and r["id"] != exclude]
         if name is not None:
@@ -77,7 +76,7 @@ def find_experiment(
 
 
 def baseline_for(
-    store: str, ref: str, named: dict[str, Any] | None, candidate: dict[str, Any],
+    store: str, ref: str, named: ListedExperiment | None, candidate: Mapping[str, Any],
     *, min_paired: float,
 ) -> Baseline:  # fmt: skip
     """The baseline ``ref`` designates for ``candidate`` in ``compare`` and ``diff``: for

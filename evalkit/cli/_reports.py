@@ -22,6 +22,7 @@ from evalkit.report import PairView, ReportData, html_report, junit_xml, markdow
 
 if TYPE_CHECKING:
     from evalkit.agreement import Agreement, LabelSpec, ScorerAgreement
+    from evalkit.store import StoredAgreement
 
 #: Dropped pairs listed per scorer in a report; the rest are one ``evalkit diff`` away.
 REGRESSED_SHOWN = 20
@@ -175,15 +176,15 @@ def agreement_from_store(
             for sid, m in measured.items()}, gates  # fmt: skip
 
 
-def _stored(measured: ScorerAgreement, rows: list[dict[str, Any]]) -> ScorerAgreement:
+def _stored(measured: ScorerAgreement, rows: list[StoredAgreement]) -> ScorerAgreement:
     """``measured`` with the figures the store kept for it (the record of the run)."""
     from dataclasses import replace
 
     from evalkit.agreement import CONSENSUS, RATERS, Estimate
 
-    def estimate(row: dict[str, Any]) -> Estimate:
-        return Estimate(*(math.nan if row[k] is None else float(row[k])
-                          for k in ("value", "ci_low", "ci_high")))  # fmt: skip
+    def estimate(row: StoredAgreement) -> Estimate:
+        return Estimate(*(math.nan if v is None else float(v)
+                          for v in (row["value"], row["ci_low"], row["ci_high"])))  # fmt: skip
 
     def agreement(found: Agreement, compared_with: str) -> Agreement:
         mine = {r["metric"]: r for r in rows if r["compared_with"] == compared_with}

@@ -7,6 +7,7 @@ import contextlib
 import shlex
 import signal
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -246,7 +247,7 @@ def resume_command(args: argparse.Namespace, experiment_id: str) -> str:
     return shlex.join(words)
 
 
-def _baseline_noise(store: str, baseline: dict[str, Any] | None) -> dict[str, float]:
+def _baseline_noise(store: str, baseline: Mapping[str, Any] | None) -> dict[str, float]:
     """The judge noise of the baseline's repeated scorers, from its stored stability."""
     if baseline is None:
         return {}

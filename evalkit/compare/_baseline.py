@@ -19,11 +19,13 @@ See docs/pages/design/failed-nights-never-the-bar.md.
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from evalkit.errors import BaselineError, StoreError
 from evalkit.store import (
+    ListedExperiment,
     connection,
     list_experiments,
     read_experiment,
@@ -51,12 +53,12 @@ class Baseline:
             normal"``, ``"named explicitly"``, …
     """
 
-    run: dict[str, Any] | None
+    run: ListedExperiment | None
     note: str | None = None
     reason: str | None = None
 
 
-def not_eligible(run: dict[str, Any]) -> str | None:
+def not_eligible(run: ListedExperiment) -> str | None:
     """Why a stored run cannot be a baseline whatever it is compared with, or None."""
     if run["status"] not in _FINISHED:
         return f"run {run['id']} is {run['status']}, not complete"
@@ -65,13 +67,13 @@ def not_eligible(run: dict[str, Any]) -> str | None:
     return None
 
 
-def _why(run: dict[str, Any]) -> str:
+def _why(run: ListedExperiment) -> str:
     if run.get("verdict") == "passed":
         return "newest passing run"
     return "newest run stored before verdicts were kept"
 
 
-def _latest(store: str, name: str, runs: list[dict[str, Any]]) -> list[Baseline]:
+def _latest(store: str, name: str, runs: list[ListedExperiment]) -> list[Baseline]:
     pin = read_pin(store, name)
     if pin is None:
         return [Baseline(r, reason=_why(r)) for r in runs if r.get("verdict") != "failed"]
@@ -142,8 +144,8 @@ def pairing(store: str | os.PathLike[str], baseline_id: str, candidate_id: str) 
 
 def pairs_with(
     store: str | os.PathLike[str],
-    run: dict[str, Any],
-    candidate: dict[str, Any],
+    run: ListedExperiment,
+    candidate: Mapping[str, Any],
     *,
     min_paired: float,
 ) -> str | None:
@@ -167,7 +169,7 @@ def choose_baseline(
     candidates: list[Baseline],
     *,
     ref: str,
-    candidate: dict[str, Any],
+    candidate: Mapping[str, Any],
     min_paired: float,
 ) -> Baseline:
     """The first of ``candidates`` ([`baseline_candidates`][evalkit.compare.baseline_candidates])

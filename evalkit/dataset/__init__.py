@@ -15,7 +15,15 @@ from evalkit._lazy import exports as _exports
 if TYPE_CHECKING:
     from evalkit.dataset._columns import ALIASES, ColumnMap
     from evalkit.dataset._csv import CsvSource
-    from evalkit.dataset._dataset import DEFAULT_BATCH_SIZE, Dataset, ItemBatches, load_dataset
+    from evalkit.dataset._dataset import (
+        DEFAULT_BATCH_SIZE,
+        ArrowTabular,
+        DataFrameLike,
+        Dataset,
+        DatasetLike,
+        ItemBatches,
+        load_dataset,
+    )
     from evalkit.dataset._duckdb_read import DuckDBSource
     from evalkit.dataset._hf import HFSource
     from evalkit.dataset._item import Item
@@ -45,7 +53,10 @@ __getattr__, __dir__ = _exports(
         "evalkit.dataset._query": ("QuerySource",),
         "evalkit.dataset._dataset": (
             "DEFAULT_BATCH_SIZE",
+            "ArrowTabular",
+            "DataFrameLike",
             "Dataset",
+            "DatasetLike",
             "ItemBatches",
             "load_dataset",
         ),
@@ -64,10 +75,13 @@ __all__ = [
     "ALIASES",
     "DEFAULT_BATCH_SIZE",
     "FORMATS",
+    "ArrowTabular",
     "ColumnBatch",
     "ColumnMap",
     "CsvSource",
+    "DataFrameLike",
     "Dataset",
+    "DatasetLike",
     "DuckDBSource",
     "Duplicate",
     "HFSource",

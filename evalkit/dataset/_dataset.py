@@ -15,8 +15,9 @@ from __future__ import annotations
 
 import hashlib
 import math
-from collections.abc import Iterator, Mapping
-from typing import Any
+import os
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any, Protocol, TypeAlias
 
 import numpy as np
 
@@ -209,6 +210,45 @@ class ItemBatches:
         return item_ids
 
 
+class ArrowTabular(Protocol):
+    """Columns by name and a row count: a ``pyarrow.Table`` or ``RecordBatch``, or a Hugging
+    Face ``datasets.Dataset`` (read through Arrow)."""
+
+    @property
+    def column_names(self) -> Sequence[str]:
+        """The columns' names."""
+        ...
+
+    @property
+    def num_rows(self) -> int:
+        """The number of rows."""
+        ...
+
+
+class DataFrameLike(Protocol):
+    """A pandas ``DataFrame`` (read column by column)."""
+
+    @property
+    def columns(self) -> Any:
+        """The columns' labels."""
+        ...
+
+
+#: What a run and [`load_dataset`][evalkit.load_dataset] read as data: a path (a Parquet file,
+#: folder or glob, a CSV, TSV, JSON Lines or JSON file, a Hugging Face ``save_to_disk``
+#: folder), a [`Dataset`][evalkit.Dataset], a [`Source`][evalkit.dataset.Source], a pyarrow
+#: Table or RecordBatch, a ``datasets.Dataset``, a pandas DataFrame or a list of dicts.
+DatasetLike: TypeAlias = (
+    str
+    | os.PathLike[str]
+    | Dataset
+    | Source
+    | ArrowTabular
+    | DataFrameLike
+    | Sequence[Mapping[str, Any]]
+)
+
+
 def _merged_metadata(
     origin: str, cols: ColumnMap, metas: list[Any], kept: dict[str, list[Any]]
 ) -> list[Any]:
@@ -246,7 +286,7 @@ def _id_text(value: Any, origin: str, cols: ColumnMap) -> str:
 
 
 def load_dataset(
-    data: Any,
+    data: DatasetLike | None,
     *,
     columns: Mapping[str, Any] | None = None,
     batch_size: int = DEFAULT_BATCH_SIZE,

@@ -9,7 +9,7 @@ from typing import Annotated, Any, Literal
 from pydantic import field_validator, model_validator
 
 from evalkit._ceilings import REPLY_BYTES
-from evalkit._secrets import is_env_name
+from evalkit._masking import is_env_name
 from evalkit.experiment_file._endpoint import EndpointTable
 from evalkit.experiment_file._table import (
     BatchMaxRequests,

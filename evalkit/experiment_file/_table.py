@@ -26,7 +26,7 @@ from pydantic_core import PydanticCustomError
 
 from evalkit import _ceilings
 from evalkit._ceilings import Allowed
-from evalkit._secrets import is_env_name, looks_like_a_key
+from evalkit._masking import is_env_name, looks_like_a_key
 
 REFERENCE = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*:[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*")
 """``"module:attribute"``, as a Python target's ``callable`` or a scorer's ``use`` names it."""

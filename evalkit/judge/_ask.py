@@ -22,7 +22,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from evalkit._secrets import mask_secrets
+from evalkit._masking import mask_secrets
 from evalkit.errors import ConfigError, JudgeError
 from evalkit.judge._attempts import (
     batch_timing,

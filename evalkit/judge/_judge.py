@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Hashable, Mapping
-from dataclasses import dataclass, field, fields
-from typing import TYPE_CHECKING, Any, Literal
+from dataclasses import KW_ONLY, dataclass, field, fields
+from typing import TYPE_CHECKING, Any, Literal, TypeVar, cast
 
 from evalkit._ceilings import (
     BATCH_MAX_REQUESTS,
@@ -21,13 +21,19 @@ from evalkit._ceilings import (
     check_allowed,
     check_concurrency_ceiling,
 )
-from evalkit._secrets import is_env_name, looks_like_a_key, mask_secrets
+from evalkit._masking import is_env_name, looks_like_a_key, mask_secrets
 from evalkit.errors import ConfigError
 from evalkit.judge.policy._policy import CallPolicy
 from evalkit.judge.transport._body import DEFAULT_MAX_REPLY_BYTES
 
 if TYPE_CHECKING:
     from openai import AsyncOpenAI
+
+
+JudgeMode = Literal["online", "batch"]
+StructuredOutput = Literal["auto", "json_schema", "json_object", "prompt"]
+
+_T = TypeVar("_T")
 
 
 class _Default:
@@ -42,30 +48,20 @@ class _Default:
         return repr(self.value)
 
 
-# Module-level defaults (shown by help() as their values): an argument still holding one of
-# these objects was not passed, which is how a step judge knows what to inherit
-# (docs/pages/design/step-judge-inherits.md).
-_NONE: Any = _Default(None)
-_KEY_ENV: Any = _Default("OPENAI_API_KEY")
-_PROVIDER: Any = _Default("openai")
-_TEMPERATURE: Any = _Default(0.0)
-_TIMEOUT: Any = _Default(60.0)
-_RETRIES: Any = _Default(2)
-_RATE_LIMIT_RETRIES: Any = _Default(10)
-_MODE: Any = _Default("online")
-_BATCH_MAX_REQUESTS: Any = _Default(50_000)
-_BATCH_FLUSH_AFTER: Any = _Default(2.0)
-_BATCH_POLL_INTERVAL: Any = _Default(30.0)
-_STRUCTURED_OUTPUT: Any = _Default("auto")
-_MAX_REPLY_BYTES: Any = _Default(DEFAULT_MAX_REPLY_BYTES)
+def _default(value: _T) -> _T:
+    """A `_Default` standing for ``value``, typed as ``value`` is, so the signature reads
+    ``temperature: float | None = 0.0`` for users and type checkers alike. A field still
+    holding one was not passed, which is how a step judge knows what to inherit
+    (docs/pages/design/step-judge-inherits.md); ``Judge.__post_init__`` is the one place that
+    looks."""
+    return cast(_T, _Default(value))
 
-JudgeMode = Literal["online", "batch"]
-StructuredOutput = Literal["auto", "json_schema", "json_object", "prompt"]
+
 #: The values of ``Judge(structured_output=...)``.
 STRUCTURED_OUTPUTS: tuple[StructuredOutput, ...] = ("auto", "json_schema", "json_object", "prompt")
 
 
-@dataclass(frozen=True, slots=True, init=False)
+@dataclass(frozen=True, slots=True)
 class Judge:
     """A judge model behind an OpenAI-compatible chat completions endpoint.
 
@@ -144,68 +140,44 @@ class Judge:
             reply), and the reply's first 1,000 bytes are kept as its raw output.
     """
 
-    model: str | None
-    instructions: str | None
-    client: AsyncOpenAI | None
-    base_url: str | None
-    api_key_env: str
-    provider: str
-    temperature: float | None
-    max_tokens: int | None
-    timeout: float
-    max_retries: int
-    max_concurrency: int | None
-    extra_body: Mapping[str, Any] | None = field(hash=False)
-    cache: bool | None
-    rpm: float | None
-    tpm: float | None
-    rate_limit_retries: int
-    mode: JudgeMode
-    batch_max_requests: int
-    batch_flush_after: float
-    batch_poll_interval: float
-    structured_output: StructuredOutput
-    max_reply_bytes: int
-    _explicit: frozenset[str] = field(compare=False, repr=False)
+    model: str | None = _default(None)
+    instructions: str | None = _default(None)
+    _: KW_ONLY
+    client: AsyncOpenAI | None = _default(None)
+    base_url: str | None = _default(None)
+    api_key_env: str = _default("OPENAI_API_KEY")
+    provider: str = _default("openai")
+    temperature: float | None = _default(0.0)
+    max_tokens: int | None = _default(None)
+    timeout: float = _default(60.0)
+    max_retries: int = _default(2)
+    max_concurrency: int | None = _default(None)
+    extra_body: Mapping[str, Any] | None = field(default=_default(None), hash=False)
+    cache: bool | None = _default(None)
+    rpm: float | None = _default(None)
+    tpm: float | None = _default(None)
+    rate_limit_retries: int = _default(10)
+    mode: JudgeMode = _default("online")
+    batch_max_requests: int = _default(50_000)
+    batch_flush_after: float = _default(2.0)
+    batch_poll_interval: float = _default(30.0)
+    structured_output: StructuredOutput = _default("auto")
+    max_reply_bytes: int = _default(DEFAULT_MAX_REPLY_BYTES)
+    _explicit: frozenset[str] = field(init=False, compare=False, repr=False)
 
-    def __init__(
-        self,
-        model: str | None = _NONE,
-        instructions: str | None = _NONE,
-        *,
-        client: AsyncOpenAI | None = _NONE,
-        base_url: str | None = _NONE,
-        api_key_env: str = _KEY_ENV,
-        provider: str = _PROVIDER,
-        temperature: float | None = _TEMPERATURE,
-        max_tokens: int | None = _NONE,
-        timeout: float = _TIMEOUT,
-        max_retries: int = _RETRIES,
-        max_concurrency: int | None = _NONE,
-        extra_body: Mapping[str, Any] | None = _NONE,
-        cache: bool | None = _NONE,
-        rpm: float | None = _NONE,
-        tpm: float | None = _NONE,
-        rate_limit_retries: int = _RATE_LIMIT_RETRIES,
-        mode: JudgeMode = _MODE,
-        batch_max_requests: int = _BATCH_MAX_REQUESTS,
-        batch_flush_after: float = _BATCH_FLUSH_AFTER,
-        batch_poll_interval: float = _BATCH_POLL_INTERVAL,
-        structured_output: StructuredOutput = _STRUCTURED_OUTPUT,
-        max_reply_bytes: int = _MAX_REPLY_BYTES,
-    ) -> None:
-        given = dict(locals())
-        explicit: set[str] = set()
-        values: dict[str, Any] = {}
-        for name in _FIELD_NAMES:
-            value = given[name]
-            if isinstance(value, _Default):
-                value = value.value
-            else:
-                explicit.add(name)
-            values[name] = value
+    def __post_init__(self) -> None:
+        # The generated __init__ stored each argument or its marker; resolve the markers,
+        # remembering which fields were passed.
+        passed = {name: getattr(self, name) for name in _FIELD_NAMES}
+        values = {
+            name: value.value if isinstance(value, _Default) else value
+            for name, value in passed.items()
+        }
+        explicit = frozenset(
+            name for name, value in passed.items() if not isinstance(value, _Default)
+        )
         _check(values)
-        _fill(self, values, frozenset(explicit))
+        _fill(self, values, explicit)
 
     @property
     def limiter_key(self) -> Hashable:

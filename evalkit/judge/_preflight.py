@@ -26,7 +26,7 @@ from typing import Any
 
 import anyio
 
-from evalkit._secrets import mask_secrets
+from evalkit._masking import mask_secrets
 from evalkit.errors import PreflightError, PreflightIssue, PreflightKind
 from evalkit.judge._judge import Judge
 from evalkit.judge.transport._clients import shared_openai_client

@@ -11,7 +11,7 @@ from __future__ import annotations
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import pytest
 
@@ -21,6 +21,9 @@ from evalkit.errors import EvalkitError, ExperimentFileError
 from evalkit.report import ItemView, PairView, console_failure_groups, console_table
 from evalkit.run import ExperimentResult, VerdictNotKeptWarning, run_evals_sync
 from evalkit.store import DEFAULT_LOCK_TIMEOUT, store_location
+
+if TYPE_CHECKING:  # evalkit.compare loads pandas: not when pytest starts
+    from evalkit.compare import Direction
 
 _TEXT = 60
 #: Items listed per scorer: the largest drops, or the lowest scores.
@@ -224,7 +227,7 @@ def run_python(data: Any, scorers: Any, **options: Any) -> EvalOutcome:
             # judge_run keeps the verdict again, and the outcome says if it could not.
             warnings.simplefilter("ignore", VerdictNotKeptWarning)
             result = run_evals_sync(data, scorers, **options)
-        directions = {
+        directions: dict[str, Direction] = {
             s.id: "higher" if s.higher_is_better else "lower"
             for s in scorers
             if hasattr(s, "higher_is_better")

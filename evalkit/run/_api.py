@@ -14,6 +14,7 @@ from typing import Any
 import anyio
 
 from evalkit.agreement import measure_merged
+from evalkit.dataset import DatasetLike
 from evalkit.errors import ConfigError, StoreError
 from evalkit.run._checks import check_store_data_path
 from evalkit.run._executors import ExecutorName
@@ -45,13 +46,14 @@ from evalkit.store import (
     merge_finished_slices,
     prepare_store,
 )
+from evalkit.target import TargetLike
 
 
 async def run_evals(
-    data: Any,
+    data: DatasetLike,
     scorers: Sequence[Scorer] | Scorer,
     *,
-    target: Any = None,
+    target: TargetLike = None,
     concurrency: int = 8,
     store: str | os.PathLike[str] | None = DEFAULT_STORE,
     experiment: str | None = None,

@@ -12,9 +12,9 @@ import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from evalkit._ceilings import check_workers_ceiling
+from evalkit.dataset import DatasetLike
 from evalkit.errors import ConfigError
 from evalkit.run._executors import EXECUTORS, ExecutorName, pack
 from evalkit.run._shard_retry import ShardRetry
@@ -48,7 +48,7 @@ class Sharding:
 
 
 def check_sharding(
-    data: Any, executor: str, workers: int | None, shard: str | tuple[int, int] | None
+    data: DatasetLike, executor: str, workers: int | None, shard: str | tuple[int, int] | None
 ) -> tuple[int, tuple[int, int] | None]:
     """The workers and the slice of a sharded run, checked."""
     if executor not in EXECUTORS:

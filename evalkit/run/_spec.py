@@ -24,7 +24,7 @@ import anyio.to_thread
 
 from evalkit import agreement
 from evalkit._json import dumps
-from evalkit.dataset import Dataset, load_dataset
+from evalkit.dataset import Dataset, DatasetLike, load_dataset
 from evalkit.errors import ConfigError
 from evalkit.run._checks import (
     check_lock_timeout,
@@ -160,7 +160,9 @@ class RunSpec:
         return self.plan.to_run if self.plan is not None else self.total_items
 
 
-async def prepare(data: Any, scorers: Sequence[Scorer] | Scorer, options: RunOptions) -> RunSpec:
+async def prepare(
+    data: DatasetLike, scorers: Sequence[Scorer] | Scorer, options: RunOptions
+) -> RunSpec:
     """Check ``run_evals``'s arguments and prepare the run; nothing is written yet (a resume
     only reads the stored experiment it will finish).
 

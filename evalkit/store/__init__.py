@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from evalkit.store._agreement import (
         AgreementRow,
         LabeledScores,
+        StoredAgreement,
         read_agreement,
         read_fresh_shares,
         read_labeled_scores,
@@ -27,6 +28,7 @@ if TYPE_CHECKING:
         write_agreement,
     )
     from evalkit.store._arrow import ARROW_SCHEMAS
+    from evalkit.store._config_redaction import REDACTED, redact
     from evalkit.store._connect import (
         DEFAULT_STORE,
         connection,
@@ -62,6 +64,10 @@ if TYPE_CHECKING:
     )
     from evalkit.store._prices import PRICES_AS_OF, SEED_PRICES
     from evalkit.store._read import (
+        ExperimentRow,
+        ListedExperiment,
+        RunCounts,
+        ScorerCounts,
         list_experiments,
         read_experiment,
         read_item_scores,
@@ -69,7 +75,6 @@ if TYPE_CHECKING:
     )
     from evalkit.store._read_only import read_only_connection, refuse_file_writes
     from evalkit.store._recovery import recover, recovery_dir
-    from evalkit.store._redact import REDACTED, redact
     from evalkit.store._schema import SCHEMA_VERSION
     from evalkit.store._shard_writer import ShardRecord, ShardWriter
     from evalkit.store._stored import (
@@ -81,7 +86,13 @@ if TYPE_CHECKING:
         read_outputs,
         read_shard_failures,
     )
-    from evalkit.store._verdicts import GateRecord, StoredVerdict, read_gates, record_verdict
+    from evalkit.store._verdicts import (
+        GateRecord,
+        GateRow,
+        StoredVerdict,
+        read_gates,
+        record_verdict,
+    )
     from evalkit.store._writer import (
         DEFAULT_LOCK_TIMEOUT,
         ExperimentRecord,
@@ -97,6 +108,7 @@ __getattr__, __dir__ = _exports(
             "AgreementRow",
             "CopySummary",
             "LabeledScores",
+            "StoredAgreement",
             "read_agreement",
             "read_fresh_shares",
             "read_labeled_scores",
@@ -163,6 +175,8 @@ __getattr__, __dir__ = _exports(
         ),
         "evalkit.store._verdicts": (
             "GateRecord",
+            "GateRow",
+            "ListedExperiment",
             "StoredVerdict",
             "read_gates",
             "record_verdict",
@@ -172,6 +186,10 @@ __getattr__, __dir__ = _exports(
             "SEED_PRICES",
         ),
         "evalkit.store._read": (
+            "ExperimentRow",
+            "ListedExperiment",
+            "RunCounts",
+            "ScorerCounts",
             "list_experiments",
             "read_experiment",
             "read_item_scores",
@@ -185,7 +203,7 @@ __getattr__, __dir__ = _exports(
             "recover",
             "recovery_dir",
         ),
-        "evalkit.store._redact": (
+        "evalkit.store._config_redaction": (
             "REDACTED",
             "redact",
         ),
@@ -228,15 +246,21 @@ __all__ = [
     "BaselinePin",
     "CopySummary",
     "ExperimentRecord",
+    "ExperimentRow",
     "ExportFormat",
     "GateRecord",
+    "GateRow",
     "LabeledScores",
+    "ListedExperiment",
     "RowBatch",
+    "RunCounts",
+    "ScorerCounts",
     "ScorerRecord",
     "ShardRecord",
     "ShardWriter",
     "StoreLocation",
     "StoreWriter",
+    "StoredAgreement",
     "StoredExperiment",
     "StoredOutput",
     "StoredVerdict",

@@ -12,7 +12,7 @@ import json
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypedDict, cast
 
 from evalkit.store._connect import DEFAULT_BUSY_TIMEOUT, connection, retry_busy
 from evalkit.store._migrate import migrate, schema_version
@@ -139,7 +139,25 @@ def write_agreement(
     retry_busy(write, timeout=DEFAULT_BUSY_TIMEOUT)
 
 
-def read_agreement(store: str | os.PathLike[str], experiment_id: str) -> list[dict[str, Any]]:
+class StoredAgreement(TypedDict):
+    """One ``scorer_agreement`` row as [`read_agreement`][evalkit.store.read_agreement] returns
+    it: the fields of [`AgreementRow`][evalkit.store.AgreementRow], with ``levels`` and
+    ``confusion`` decoded from their JSON text."""
+
+    scorer_id: str
+    compared_with: str
+    kind: str
+    metric: str
+    value: float | None
+    ci_low: float | None
+    ci_high: float | None
+    n: int
+    missing: int
+    levels: list[float] | None
+    confusion: list[list[int]] | None
+
+
+def read_agreement(store: str | os.PathLike[str], experiment_id: str) -> list[StoredAgreement]:
     """The experiment's agreement rows, by scorer, comparison and metric."""
     with connection(store, read_only=True) as con:
         cursor = con.execute(
@@ -154,7 +172,8 @@ def read_agreement(store: str | os.PathLike[str], experiment_id: str) -> list[di
     for row in found:
         for key in ("levels", "confusion"):
             row[key] = None if row[key] is None else json.loads(row[key])
-    return found
+    # The SELECT above names StoredAgreement's keys (tests/store/test_row_types.py).
+    return cast(list[StoredAgreement], found)
 
 
 def read_repeats(

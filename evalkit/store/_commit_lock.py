@@ -12,6 +12,7 @@ The lock is waited for a bounded time (`COMMIT_LOCK_WAIT_S`), never for ever: a 
 that holds it and does not let go (stopped, hung on a disk) makes the commit a
 `StoreBusyError`, which a writer keeps and retries like a locked store, and past its
 ``lock_timeout`` spills to the recovery folder.
+Written by hand rather than with a library: docs/pages/design/hand-written-pieces.md.
 """
 
 from __future__ import annotations

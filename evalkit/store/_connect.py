@@ -4,6 +4,7 @@ DuckDB lets one process write a file, or several read it, never both. The writer
 opens the file only for the moment of each flush, and both sides wait (a bounded time) for a
 lock held by the other instead of failing at once. A DuckLake store (``ducklake:…``) is
 opened through the same function (docs/pages/design/store-location.md).
+Written by hand rather than with a library: docs/pages/design/hand-written-pieces.md.
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ how to name it in a message. A DuckLake store is written as DuckLake's own attac
     ducklake:sqlite:catalog.sqlite        # catalog in SQLite: one machine, several processes
     ducklake:postgres:dbname=evals host=db # catalog in PostgreSQL: several machines
     ducklake:catalog.ducklake              # catalog in a DuckDB file: one process at a time
-    ducklake:team_lake                     # a DuckDB secret of TYPE ducklake (_secret.py)
+    ducklake:team_lake                     # a DuckDB secret of TYPE ducklake (_lake_secret.py)
 
 Credentials never belong in it: a PostgreSQL password comes from ``PGPASSWORD`` (or
 ``~/.pgpass``) or a DuckDB secret, so a store string can be stored, logged and reported as is.
@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Literal
 
 from evalkit.errors import ConfigError
-from evalkit.store._secret import LakeSecret, is_secret_name, read_secret
+from evalkit.store._lake_secret import LakeSecret, is_secret_name, read_secret
 
 #: The prefix of a DuckLake store.
 DUCKLAKE_PREFIX = "ducklake:"

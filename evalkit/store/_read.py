@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import os
-from typing import Any
+from typing import Any, TypedDict, cast
 
 import duckdb
 import pyarrow as pa
@@ -20,6 +21,62 @@ _EXPERIMENT_COLUMNS = (
     "id, name, description, status, dataset, dataset_fingerprint, total_items,"
     " succeeded_count, failed_count, started_at, completed_at"
 )
+
+
+class ListedExperiment(TypedDict):
+    """One experiment as a row of [`list_experiments`][evalkit.list_experiments]' table
+    (``.to_pylist()``), ``status`` the effective one (a ``running`` row whose writer is gone
+    reads ``interrupted``)."""
+
+    id: str
+    name: str
+    description: str | None
+    status: str
+    dataset: str  # evalkit writes one for every run (ExperimentRecord.dataset)
+    dataset_fingerprint: str | None
+    total_items: int
+    succeeded_count: int
+    failed_count: int
+    started_at: dt.datetime
+    completed_at: dt.datetime | None
+    partial: bool
+    verdict: str | None
+    baseline_id: str | None
+    baseline_reason: str | None
+
+
+class ExperimentRow(ListedExperiment):
+    """One experiment as [`read_experiment`][evalkit.store.read_experiment] returns it: the
+    listed columns, and ``config`` and ``metadata`` still JSON text."""
+
+    config: str | None
+    metadata: str | None
+    evalkit_version: str | None
+
+
+class ScorerCounts(TypedDict):
+    """One scorer's counts in [`RunCounts`][evalkit.store.RunCounts]: ``n`` successful scores,
+    ``errors``, and the ``mean``, ``stddev``, ``min`` and ``max`` of the scores (None with
+    none, ``stddev`` with fewer than two)."""
+
+    n: int
+    errors: int
+    mean: float | None
+    stddev: float | None
+    min: float | None
+    max: float | None
+
+
+class RunCounts(TypedDict):
+    """Counts over every pass of one experiment, as
+    [`read_run_counts`][evalkit.store.read_run_counts] returns them."""
+
+    total_items: int
+    succeeded: int
+    failed: int
+    processed: int
+    target_failed: int
+    scorers: dict[str, ScorerCounts]
 
 
 def _columns(con: duckdb.DuckDBPyConnection) -> str:
@@ -112,7 +169,7 @@ def list_experiments(
 
 def read_experiment(
     store: str | os.PathLike[str] | duckdb.DuckDBPyConnection, ref: str
-) -> dict[str, Any]:
+) -> ExperimentRow:
     """One experiment's row (``config`` and ``metadata`` as JSON text), by id or id prefix.
     ``store`` may be a connection to it that the caller keeps open (several reads, one open).
 
@@ -125,7 +182,7 @@ def read_experiment(
     return _read_experiment(store, ref, None)
 
 
-def _read_experiment(con: duckdb.DuckDBPyConnection, ref: str, store: str | None) -> dict[str, Any]:
+def _read_experiment(con: duckdb.DuckDBPyConnection, ref: str, store: str | None) -> ExperimentRow:
     if schema_version(con) == 0:
         store = store or _where(con)
         raise StoreError(f"{store}: no experiment with id {ref!r} (the store is empty)")
@@ -146,7 +203,8 @@ def _read_experiment(con: duckdb.DuckDBPyConnection, ref: str, store: str | None
     row = dict(zip(names, found[0], strict=True))
     pid, host = row.pop("writer_pid"), row.pop("writer_host")
     row["status"] = effective_status(row["status"], pid, host)
-    return row
+    # The SELECT above names ExperimentRow's keys (tests/store/test_row_types.py checks they agree).
+    return cast(ExperimentRow, row)
 
 
 def _where(con: duckdb.DuckDBPyConnection) -> str:
@@ -196,7 +254,7 @@ def read_item_scores(
     return _arrow(store, sql, [experiment_id])
 
 
-def read_run_counts(store: str | os.PathLike[str], experiment_id: str) -> dict[str, Any]:
+def read_run_counts(store: str | os.PathLike[str], experiment_id: str) -> RunCounts:
     """Counts over every pass of one experiment (a resumed run's passes together).
 
     Returns:
@@ -219,12 +277,14 @@ def read_run_counts(store: str | os.PathLike[str], experiment_id: str) -> dict[s
             [experiment_id],
         ).fetchall()
     assert head is not None
-    keys = ("n", "errors", "mean", "stddev", "min", "max")
     return {
         "total_items": int(head[0]),
         "succeeded": int(head[1]),
         "failed": int(head[2]),
         "processed": int(head[3]),
         "target_failed": int(head[4]),
-        "scorers": {row[0]: dict(zip(keys, row[1:], strict=True)) for row in rows},
+        "scorers": {
+            scorer_id: {"n": n, "errors": errors, "mean": mean, "stddev": sd, "min": lo, "max": hi}
+            for scorer_id, n, errors, mean, sd, lo, hi in rows
+        },
     }

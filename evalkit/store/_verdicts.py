@@ -13,7 +13,7 @@ import json
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, TypedDict, cast
 
 import duckdb
 
@@ -127,7 +127,27 @@ def _replace(
     )
 
 
-def read_gates(store: str | os.PathLike[str], experiment_id: str) -> list[dict[str, Any]]:
+class GateRow(TypedDict):
+    """One ``scorer_gates`` row as [`read_gates`][evalkit.store.read_gates] returns it (the
+    store schema page describes each column); ``reasons`` decoded from its JSON text."""
+
+    scorer_id: str
+    passed: bool
+    reasons: list[str]
+    mean: float | None
+    threshold_min: float | None
+    threshold_max: float | None
+    error_rate: float | None
+    max_error_rate: float | None
+    baseline_id: str | None
+    baseline_mean: float | None
+    delta: float | None
+    p_value: float | None
+    regression: str | None
+    judged_at: dt.datetime
+
+
+def read_gates(store: str | os.PathLike[str], experiment_id: str) -> list[GateRow]:
     """The run's ``scorer_gates`` rows (``reasons`` as a list), by scorer id; empty for a run
     never judged in the store."""
     with connection(store, read_only=True) as con:
@@ -142,4 +162,5 @@ def read_gates(store: str | os.PathLike[str], experiment_id: str) -> list[dict[s
         found = [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
     for row in found:
         row["reasons"] = json.loads(row["reasons"])
-    return found
+    # SELECT * of scorer_gates less experiment_id: GateRow's keys (tests/store/test_row_types.py).
+    return cast(list[GateRow], found)

@@ -36,6 +36,7 @@ from evalkit.store._batch_io import (
 )
 from evalkit.store._claim import ClaimState, claim, maybe_alive
 from evalkit.store._commit_lock import CatalogTurns
+from evalkit.store._config_redaction import redact
 from evalkit.store._connect import StoreLockedError, connection, retry_busy
 from evalkit.store._experiment_rows import add_missing_scorers, insert_experiment, record_outcome
 from evalkit.store._lake_errors import CatalogUnreachableError
@@ -44,7 +45,6 @@ from evalkit.store._location import is_lake
 from evalkit.store._migrate import migrate
 from evalkit.store._pending import Kept, PendingWrites
 from evalkit.store._recovery import recover, recovery_dir, spill
-from evalkit.store._redact import redact
 from evalkit.store._replace import final_status, recount_experiment, write_replacing
 
 #: Seconds between a DuckLake writer's refreshes of its experiment's counts and heartbeat.

@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from evalkit.target._function import FunctionTarget, callable_name
     from evalkit.target._openai import OpenAITarget
     from evalkit.target._protocol import Target
-    from evalkit.target._resolve import as_target
+    from evalkit.target._resolve import TargetLike, as_target
 
 __getattr__, __dir__ = _exports(
     globals(),
@@ -28,7 +28,7 @@ __getattr__, __dir__ = _exports(
         ),
         "evalkit.target._openai": ("OpenAITarget",),
         "evalkit.target._protocol": ("Target",),
-        "evalkit.target._resolve": ("as_target",),
+        "evalkit.target._resolve": ("TargetLike", "as_target"),
     },
 )
 
@@ -37,6 +37,7 @@ __all__ = [
     "FunctionTarget",
     "OpenAITarget",
     "Target",
+    "TargetLike",
     "as_target",
     "callable_name",
 ]

@@ -2,15 +2,21 @@
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeAlias
 
 from evalkit.errors import ConfigError
 from evalkit.target._dataset_output import DatasetOutput
 from evalkit.target._function import FunctionTarget
 from evalkit.target._protocol import Target
 
+#: What a run takes as ``target=``: None (the dataset's ``output`` column), a
+#: [`Target`][evalkit.Target], or a plain callable ``f(input, *, request_context=None)``, sync or
+#: async (wrapped in [`FunctionTarget`][evalkit.FunctionTarget]).
+TargetLike: TypeAlias = Target | Callable[..., Any] | None
 
-def as_target(target: Any) -> Target:
+
+def as_target(target: object) -> Target:
     """The target a run uses for ``target``.
 
     Args:

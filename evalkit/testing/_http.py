@@ -5,7 +5,8 @@ clients such as ``httpx``/``aiohttp`` send (a request line, headers, an optional
 ``Content-Length`` body) and answers with ``Content-Length`` responses. Routes are looked up by
 ``(method, path)`` in a dict, so new endpoints are one ``add_route`` call; a path may hold
 ``{name}`` segments (``/v1/files/{file_id}/content``), whose values the handler reads from
-``request.params``. Why not ``aiohttp.web``: docs/pages/design/small-test-server.md.
+``request.params``. Why not ``aiohttp.web`` (trio): docs/pages/design/small-test-server.md,
+and docs/pages/design/hand-written-pieces.md.
 """
 
 from __future__ import annotations

@@ -17,6 +17,7 @@ and ``headers``), ``{"rate_limit": SECONDS}`` (``null``: no ``Retry-After``),
 written (as [`Rule`][evalkit.testing.Rule]'s ``usage``), to play a provider's odd counts.
 Every problem is a `RulesFileError` naming the file, the rule's index and the key:
 ``replies.json: rules[3].fault.http: expected an HTTP status from 400 to 599, got 700``.
+Written by hand rather than with a library: docs/pages/design/hand-written-pieces.md.
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ import pytest
 from sklearn.metrics import cohen_kappa_score
 
 from evalkit.cli import main
-from evalkit.store import read_agreement
+from evalkit.store import StoredAgreement, read_agreement
 from evalkit.testing import FakeOpenAIServer
 from tests.compare.judge_runs import ROWS, SCORER, both, judged_run, key, write_data
 
@@ -39,10 +39,11 @@ def compare(capsys: Any, store: Path, a: str, b: str, *extra: str) -> tuple[int,
     return code, capsys.readouterr().out
 
 
-def _kappa(rows: list[dict[str, Any]]) -> float:
+def _kappa(rows: list[StoredAgreement]) -> float:
     (value,) = [
         r["value"] for r in rows if r["compared_with"] == "consensus" and r["metric"] == "kappa"
     ]
+    assert value is not None
     return float(value)
 
 

@@ -4,7 +4,7 @@ unsharded run of the same data is (issue 29): each slice's verdict judged its sl
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
@@ -22,7 +22,7 @@ GATES: dict[str, Any] = {
 
 
 def _gates(store: Path, experiment_id: str) -> list[tuple[Any, ...]]:
-    return [(g["scorer_id"], g["passed"], round(g["mean"], 9), g["reasons"])
+    return [(g["scorer_id"], g["passed"], round(cast(float, g["mean"]), 9), g["reasons"])
             for g in read_gates(store, experiment_id)]  # fmt: skip
 
 

@@ -246,9 +246,9 @@ def test_fingerprint_sees_every_column() -> None:
 
 def test_rejects_unknown_data_types() -> None:
     with pytest.raises(ConfigError, match="data must be a path"):
-        load_dataset(42)
+        load_dataset(42)  # type: ignore[arg-type]
     with pytest.raises(DatasetError, match="row 1 is a str"):
-        load_dataset([{"input": "q"}, "oops"])
+        load_dataset([{"input": "q"}, "oops"])  # type: ignore[list-item]
 
 
 def test_empty_parquet_file(tmp_path: Path) -> None:

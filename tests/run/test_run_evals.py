@@ -297,6 +297,16 @@ async def test_invalid_scorers() -> None:
         await run_evals(QA, [lambda run: 1.0], store=None)  # type: ignore[list-item]
 
 
+async def test_data_and_target_of_no_accepted_kind_are_refused() -> None:
+    # data and target are typed (DatasetLike, TargetLike), so a type checker refuses these too:
+    # with either annotation back to Any, mypy reports the ignores below as unused.
+    scorers = [exact_scorer()]
+    with pytest.raises(ConfigError, match="data must be a path"):
+        await run_evals(42, scorers, store=None, progress=False)  # type: ignore[arg-type]
+    with pytest.raises(ConfigError, match="target must be None, a callable or a Target, not int"):
+        await run_evals(QA, scorers, target=42, store=None, progress=False)  # type: ignore[arg-type]
+
+
 def test_run_evals_sync(store: Path) -> None:
     result = run_evals_sync(QA, [exact_scorer()], store=store, progress=False)
     assert isinstance(result, ExperimentResult)

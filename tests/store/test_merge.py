@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -50,7 +51,8 @@ LABELS = {"exact": {"columns": "human", "levels": ["bad", "good"]}}
 def figures(store: Path, experiment_id: str) -> list[tuple[Any, ...]]:
     keys = ("scorer_id", "compared_with", "kind", "metric", "value", "ci_low", "ci_high", "n",
             "missing", "levels", "confusion")  # fmt: skip
-    return [tuple(row[k] for k in keys) for row in read_agreement(store, experiment_id)]
+    rows: list[Mapping[str, Any]] = list(read_agreement(store, experiment_id))
+    return [tuple(row[k] for k in keys) for row in rows]
 
 
 async def slices(data: Path, tmp_path: Path, count: int) -> list[Path]:

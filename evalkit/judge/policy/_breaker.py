@@ -24,6 +24,7 @@ a new loop tries again: the key may have been fixed meanwhile). Keys follow the 
   usual: a server that answered before is more likely restarting than misconfigured.
 
 See docs/pages/design/circuit-breakers.md.
+Written by hand rather than with a library: docs/pages/design/hand-written-pieces.md.
 """
 
 from __future__ import annotations

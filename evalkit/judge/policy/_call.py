@@ -52,7 +52,7 @@ import httpx2
 import openai
 from openai import AsyncOpenAI
 
-from evalkit._secrets import mask_secrets
+from evalkit._masking import mask_secrets
 from evalkit.errors import JudgeError
 from evalkit.judge.policy._breaker import CircuitBreaker
 from evalkit.judge.policy._hints import budget_pause, retry_after

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 
 from anyio.lowlevel import current_token
 
-from evalkit._secrets import mask_secrets
+from evalkit._masking import mask_secrets
 from evalkit.errors import ConfigError
 from evalkit.judge._per_loop import PerLoop
 

@@ -19,7 +19,7 @@ import httpx2
 import openai
 from openai import AsyncOpenAI
 
-from evalkit._secrets import mask_secrets
+from evalkit._masking import mask_secrets
 from evalkit.errors import JudgeError
 from evalkit.judge.transport._refusals import context_overflow
 

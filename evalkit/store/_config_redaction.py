@@ -10,7 +10,7 @@ Two rules, applied to every nested dict and list:
 - inside any text, things shaped like secrets are masked: provider keys (``sk-…``,
   ``sk-ant-…``, ``ghp_…``, ``xox…-``, ``AKIA…``), ``Bearer`` tokens, passwords in URLs
   (``https://user:pw@host``) and secret query parameters (``?api_key=…``) — the patterns of
-  ``evalkit/_secrets.py``, shared with the masking of error messages.
+  ``evalkit/_masking.py``, shared with the masking of error messages.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from evalkit._secrets import MASK, mask_secrets
+from evalkit._masking import MASK, mask_secrets
 
 REDACTED = MASK
 
@@ -37,7 +37,7 @@ def is_secret_key(key: str) -> bool:
 
 def redact_text(text: str) -> str:
     """``text`` with secret-shaped substrings masked: the patterns error messages are masked
-    with (`evalkit._secrets.mask_secrets`)."""
+    with (`evalkit._masking.mask_secrets`)."""
     return mask_secrets(text)
 
 

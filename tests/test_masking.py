@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from evalkit._secrets import is_env_name, looks_like_a_key, mask_secrets
+from evalkit._masking import is_env_name, looks_like_a_key, mask_secrets
 
 
 @pytest.mark.parametrize(

@@ -5,7 +5,7 @@ from typing import Any
 import pytest
 
 from evalkit.store import REDACTED, redact
-from evalkit.store._redact import is_secret_key
+from evalkit.store._config_redaction import is_secret_key
 
 
 @pytest.mark.parametrize(
