@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from evalkit._arrow_arrays import arrow_array, arrow_scalar, numpy_values
+from evalkit._arrow_arrays import BUDGET, arrow_array, arrow_scalar, from_buffers, numpy_values
 
 _CASES: list[tuple[pa.DataType, st.SearchStrategy[Any]]] = [
     (pa.string(), st.text()),
@@ -37,7 +37,8 @@ def test_an_array_equals_the_one_pa_array_builds(
     kind: pa.DataType, values: st.SearchStrategy[Any], data: st.DataObject
 ) -> None:
     column = data.draw(st.lists(st.none() | values, max_size=40))
-    built = arrow_array(column, kind)
+    built = from_buffers(column, kind)  # arrow_array uses pa.array here: pandas is imported
+    assert built is not None
     built.validate(full=True)
     expected = pa.array(column, kind)
     if kind == pa.float64():  # NaN equals no NaN, not even itself
@@ -66,10 +67,12 @@ def test_values_outside_the_layouts_get_pa_arrays_outcome(
     try:
         expected = pa.array(column, kind)
     except (pa.ArrowException, OverflowError) as exc:
+        assert from_buffers(column, kind) is None
         with pytest.raises(type(exc), match=re.escape(str(exc))):
             arrow_array(column, kind)
     else:
-        assert arrow_array(column, kind).equals(expected)
+        built = from_buffers(column, kind)
+        assert (built if built is not None else arrow_array(column, kind)).equals(expected)
 
 
 def test_other_types_are_pa_arrays_conversion() -> None:
@@ -81,6 +84,16 @@ def test_other_types_are_pa_arrays_conversion() -> None:
 
 def test_text_utf8_cannot_hold_is_stored_with_a_replacement_character() -> None:
     assert arrow_array(["ok", "\ud800x", None], pa.string()).to_pylist() == ["ok", "\ufffdx", None]
+    with pytest.raises(UnicodeEncodeError):
+        from_buffers(["\ud800"], pa.string())
+
+
+def test_a_column_of_nulls_and_an_empty_one_are_laid_out() -> None:
+    for kind in (pa.string(), pa.float64(), pa.bool_(), pa.timestamp("us")):
+        for column in ([None] * 5, []):
+            built = from_buffers(column, kind)
+            assert built is not None
+            assert built.equals(pa.array(column, kind))
 
 
 @pytest.mark.parametrize(
@@ -126,3 +139,20 @@ def test_building_the_store_columns_imports_no_pandas() -> None:
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "False"
+
+
+def test_a_process_past_its_budget_converts_with_pa_array() -> None:
+    """A long run converts millions of values: past the budget pa.array's C loop does it, and
+    pandas is imported once (laying buffers out in Python costs 2-8 times as much)."""
+    code = (
+        "import sys, pyarrow as pa\n"
+        "from evalkit._arrow_arrays import BUDGET, arrow_array\n"
+        "arrow_array([1.0] * (BUDGET - 1), pa.float64())\n"
+        "print('pandas' in sys.modules)\n"
+        "arrow_array([1.0, 2.0], pa.float64())\n"
+        "arrow_array([1.0], pa.float64())\n"
+        "print('pandas' in sys.modules)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.split() == ["False", "True"]
+    assert BUDGET >= 100_000  # a short run (the quickstart converts about 20,000) stays within
