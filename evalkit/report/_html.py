@@ -9,6 +9,7 @@ docs/pages/design/report-templates.md.
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import html
 import math
@@ -110,14 +111,35 @@ def _cut(truncated: bool) -> Markup:
     return _CUT if truncated else Markup("")
 
 
+class _BestEffortCache(jinja2.FileSystemBytecodeCache):
+    """jinja2's cache of compiled templates, which never fails a report: code it cannot
+    read or write (a full disk, a damaged file) is compiled again."""
+
+    def load_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
+        with contextlib.suppress(OSError):
+            super().load_bytecode(bucket)
+
+    def dump_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
+        with contextlib.suppress(OSError):
+            super().dump_bytecode(bucket)
+
+
+def _bytecode_cache() -> jinja2.BytecodeCache | None:
+    """Compiling the templates took 50 ms of a 0.6 s quickstart (issue 31): jinja2 keeps the
+    compiled code in a folder of the temporary directory only its user may write, keyed by
+    the template's source, and later runs load it. None (compile each time) when that folder
+    cannot be made or is not safe (another user's, a dangling link)."""
+    try:
+        return _BestEffortCache()
+    except (OSError, RuntimeError):
+        return None
+
+
 @cache
 def _template() -> jinja2.Template:
-    # Compiling the templates took 50 ms of a 0.6 s quickstart (issue 31): jinja2 keeps the
-    # compiled code in a per-user folder of the temporary directory, keyed by the template's
-    # source, and later runs load it.
     env = jinja2.Environment(
         loader=jinja2.PackageLoader("evalkit.report", "templates"),
-        bytecode_cache=jinja2.FileSystemBytecodeCache(),
+        bytecode_cache=_bytecode_cache(),
         autoescape=True,
         finalize=_finalize,
         undefined=jinja2.StrictUndefined,
