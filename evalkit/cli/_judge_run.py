@@ -157,7 +157,7 @@ def judge_result(
         )  # fmt: skip
         explain = explain_from_store(
             store, chosen.run["id"], result.experiment_id, slices=list(result.slices),
-            worse={row.scorer_id: row.worse for row in comparison},
+            changed={row.scorer_id: row.worse + row.better for row in comparison},
         )  # fmt: skip
     report = build_report(
         result,

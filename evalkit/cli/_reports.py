@@ -86,12 +86,13 @@ def explain_from_store(
     candidate_id: str,
     *,
     slices: list[str],
-    worse: Mapping[str, int] | None = None,
+    changed: Mapping[str, int] | None = None,
 ) -> dict[str, Any]:
     """What a report needs from the store to explain a comparison: per scorer the pairs that
     dropped (the first `REGRESSED_SHOWN`, largest drop first) and their count, and the
-    baseline's scores for the histograms. A scorer whose comparison counted no worse pair
-    (``worse``) is not searched: the search's table imports pandas (0.3 s, issue 31)."""
+    baseline's scores for the histograms. A scorer whose comparison saw no paired score change
+    (``changed``: its worse and better counts) has no dropped pair whatever its direction, and
+    is not searched: the search's table imports pandas (0.3 s, issue 31)."""
     from evalkit.compare import diff_items
     from evalkit.store import connection
 
@@ -102,7 +103,7 @@ def explain_from_store(
             "SELECT scorer_id FROM experiment_scorers WHERE experiment_id = ? ORDER BY position",
             [candidate_id]).fetchall()]  # fmt: skip
         for scorer in scorers:
-            if worse is not None and worse.get(scorer, 1) == 0:
+            if changed is not None and changed.get(scorer, 1) == 0:
                 totals[scorer], items[scorer] = 0, []
                 continue
             diff = diff_items(con, baseline_id, candidate_id, scorer=scorer, dropped=True,

@@ -210,9 +210,12 @@ def _read_experiment(con: duckdb.DuckDBPyConnection, ref: str, store: str | None
 def _where(con: duckdb.DuckDBPyConnection) -> str:
     """The file of the store ``con`` is connected to, to name it in an error."""
     found = con.execute(
-        "SELECT path FROM duckdb_databases() WHERE database_name = current_database()"
+        "SELECT path, type FROM duckdb_databases() WHERE database_name = current_database()"
     ).fetchone()
-    return str(found[0]) if found and found[0] else "the store"
+    if not found or not found[0]:
+        return "the store"
+    # A lake is named as its location is written: ducklake:<catalog>.
+    return f"ducklake:{found[0]}" if found[1] == "ducklake" else str(found[0])
 
 
 def read_item_scores(

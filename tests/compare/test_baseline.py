@@ -108,3 +108,20 @@ def stored(store: Path, experiment_id: str) -> tuple[Any, ...]:
             [experiment_id],
         ).fetchall()
     return tuple(found[0])
+
+
+async def test_the_regressed_items_of_a_lower_is_better_scorer_are_listed(tmp_path: Path) -> None:
+    """The report skips the search for a scorer none of whose pairs changed; the direction the
+    search uses (the stored scorer's) may differ from the comparison's (judge_run's default
+    treats every scorer as higher-is-better), so a change either way is searched."""
+    store = tmp_path / "s.duckdb"
+
+    def toxicity(value: float) -> Any:
+        scorer = create_scorer("Tox", id="tox", higher_is_better=False)
+        return scorer.generate_score(lambda run: value)
+
+    await run_evals(ROWS, [toxicity(0.1)], store=store, experiment="n", progress=False)
+    rose = await run_evals(ROWS, [toxicity(0.9)], store=store, experiment="n", progress=False)
+    report = judge_run(rose, baseline="latest-complete").report
+    assert report.regressed_totals == {"tox": len(ROWS)}
+    assert len(report.regressed_items["tox"]) == 20  # the first REGRESSED_SHOWN
