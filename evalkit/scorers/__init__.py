@@ -21,19 +21,12 @@ if TYPE_CHECKING:
     from evalkit.scorers._context import context_precision, context_relevance
     from evalkit.scorers._faithfulness import faithfulness, hallucination
     from evalkit.scorers._json_scorers import json_match, json_valid
+    from evalkit.scorers._lookup import get_scorer, list_scorers, scorer_info
     from evalkit.scorers._metrics import bleu, chrf, rouge_l
     from evalkit.scorers._numeric import numeric_match
     from evalkit.scorers._overlap import keyword_coverage, token_f1
     from evalkit.scorers._recall import context_recall
-    from evalkit.scorers._registry import (
-        ScorerFactory,
-        ScorerInfo,
-        ScorerKind,
-        ScorerParam,
-        get_scorer,
-        list_scorers,
-        scorer_info,
-    )
+    from evalkit.scorers._registry import ScorerFactory, ScorerInfo, ScorerKind, ScorerParam
     from evalkit.scorers._relevancy import answer_relevancy
     from evalkit.scorers._rubric import llm_rubric, rubric
     from evalkit.scorers._safety import bias, toxicity
@@ -53,15 +46,8 @@ if TYPE_CHECKING:
 __getattr__, __dir__ = _exports(
     globals(),
     {
-        "evalkit.scorers._registry": (
-            "ScorerFactory",
-            "ScorerInfo",
-            "ScorerKind",
-            "ScorerParam",
-            "get_scorer",
-            "list_scorers",
-            "scorer_info",
-        ),
+        "evalkit.scorers._lookup": ("get_scorer", "list_scorers", "scorer_info"),
+        "evalkit.scorers._registry": ("ScorerFactory", "ScorerInfo", "ScorerKind", "ScorerParam"),
         **{f"evalkit.scorers.{module}": names for module, names in _FAMILIES.items()},
     },
 )

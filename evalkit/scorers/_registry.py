@@ -170,12 +170,12 @@ class ScorerFactory(Protocol):
 
 
 @dataclass(frozen=True, slots=True)
-class _Entry:
+class Entry:
     info: ScorerInfo
     factory: ScorerFactory
 
 
-_REGISTRY: dict[str, _Entry] = {}
+REGISTRY: dict[str, Entry] = {}
 
 
 def prebuilt(
@@ -204,7 +204,7 @@ def prebuilt(
 
     def register(build: Callable[..., Scorer]) -> ScorerFactory:
         module = FAMILY_OF.get(name, build.__module__)
-        if name in _REGISTRY or module != build.__module__:
+        if name in REGISTRY or module != build.__module__:
             raise ConfigError(f"prebuilt scorer {name!r} is registered twice (by {module})")
         params, adapters, signature = _read_params(name, kind, build)
         description = inspect.getdoc(build) or ""
@@ -247,20 +247,16 @@ def prebuilt(
             )
             # Shipped to worker processes as name and parameters, built again there
             # (docs/pages/design/scorers-ship-as-recipes.md).
-            return build(base, **checked).shipped_as(_rebuild, name, id, judge, checked)
+            return build(base, **checked).shipped_as(
+                functools.partial(factory, id=id, judge=judge, **checked)
+            )
 
         # Shown by help() and inspect: the build parameters plus id (and judge for LLM scorers).
         factory.__signature__ = signature  # type: ignore[attr-defined]
-        _REGISTRY[name] = _Entry(info, factory)
+        REGISTRY[name] = Entry(info, factory)
         return factory
 
     return register
-
-
-def _rebuild(name: str, id: str | None, judge: Any, params: dict[str, Any]) -> Scorer:
-    """The prebuilt scorer ``name`` built again (in a worker) from what its factory got."""
-    factory = _entry(name).factory
-    return factory(id=id, **params) if judge is None else factory(id=id, judge=judge, **params)
 
 
 def _read_params(
@@ -314,14 +310,14 @@ def _check_values(
 
 def _unknown_param(info: ScorerInfo, key: str) -> ConfigError:
     names = [param.name for param in info.params]
-    hint = _did_you_mean(key, names)
+    hint = did_you_mean(key, names)
     accepted = ", ".join(names) if names else "none"
     return ConfigError(
         f"scorer {info.name!r} has no parameter {key!r}{hint}; its parameters are: {accepted}"
     )
 
 
-def _did_you_mean(word: str, choices: list[str]) -> str:
+def did_you_mean(word: str, choices: list[str]) -> str:
     close = difflib.get_close_matches(word, choices, n=3, cutoff=0.6)
     return f" (did you mean {' or '.join(repr(c) for c in close)}?)" if close else ""
 
@@ -335,58 +331,3 @@ def _require_modules(info: ScorerInfo) -> None:
             f"scorer {info.name!r} needs the optional {info.extra!r} dependencies "
             f"(missing module {', '.join(missing)}): pip install 'evalkit-runner[{info.extra}]'"
         )
-
-
-def _entry(name: str) -> _Entry:
-    if isinstance(name, str) and name not in _REGISTRY and name in FAMILY_OF:
-        importlib.import_module(FAMILY_OF[name])  # registers the family's scorers
-    entry = _REGISTRY.get(name) if isinstance(name, str) else None
-    if entry is None:
-        known = sorted({*_REGISTRY, *FAMILY_OF})
-        snake = str(name).strip().lower().replace("-", "_").replace(" ", "_")
-        hint = f" (did you mean {snake!r}?)" if snake in known else _did_you_mean(snake, known)
-        raise ConfigError(
-            f"unknown prebuilt scorer {name!r}{hint}; list them with `evalkit scorers`"
-        )
-    return entry
-
-
-def get_scorer(name: str, *, id: str | None = None, judge: Any = None, **params: Any) -> Scorer:
-    """A new prebuilt scorer by registry name, e.g. ``get_scorer("exact_match", ignore_case=True)``.
-
-    Args:
-        name: The snake_case registry name (see [`list_scorers`][evalkit.list_scorers]).
-        id: The id its results are recorded under; defaults to the registry name
-            (``"exact_match"``), the same id whether built here, by its factory or by an
-            experiment file's ``use = "exact_match"``.
-        judge: The judge of an LLM-judged scorer (else the scorer has none and its prompt steps
-            need one of their own). Code-based scorers ignore it, so a caller can pass an
-            experiment's default judge to every scorer.
-        **params: The scorer's parameters (see [`scorer_info`][evalkit.scorer_info]).
-
-    Raises:
-        ConfigError: Unknown name (the message lists close matches), unknown or ill-typed
-            parameter (naming the scorer and the parameter), or a missing optional dependency
-            group (naming the ``pip install`` to run).
-    """
-    entry = _entry(name)
-    if entry.info.kind == "code":
-        return entry.factory(id=id, **params)
-    return entry.factory(id=id, judge=judge, **params)
-
-
-def scorer_info(name: str) -> ScorerInfo:
-    """The metadata of the prebuilt scorer ``name``; [`ConfigError`][evalkit.errors.ConfigError]
-    when unknown."""
-    return _entry(name).info
-
-
-def list_scorers(*, kind: ScorerKind | None = None) -> list[ScorerInfo]:
-    """The metadata of every prebuilt scorer (or those of one ``kind``), sorted by name."""
-    for module in sorted(set(FAMILY_OF.values())):
-        importlib.import_module(module)
-    return [
-        entry.info
-        for name, entry in sorted(_REGISTRY.items())
-        if kind is None or entry.info.kind == kind
-    ]
