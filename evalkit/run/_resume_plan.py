@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from evalkit._proc import process_alive, this_host
 from evalkit.dataset import Dataset, Item, ItemBatches
 from evalkit.errors import ConfigError
 from evalkit.run._config_changes import check_changes, fingerprint_changes
@@ -41,12 +42,10 @@ from evalkit.scorer import Scorer
 from evalkit.store import (
     StoredExperiment,
     StoredOutput,
-    process_alive,
     read_done_shards,
     read_for_resume,
     read_outputs,
     recover,
-    this_host,
 )
 
 

@@ -35,20 +35,18 @@ if TYPE_CHECKING:
         execute_interruptibly,
         interrupted_query,
         open_connection,
-        quote_ident,
     )
     from evalkit.store._copy import COPIED_TABLES, CopySummary, copy_experiments
     from evalkit.store._export import EXPORT_FORMATS, ExportFormat, export_experiment
     from evalkit.store._extensions import ducklake_missing, has_extension, load_extensions
     from evalkit.store._lake import prepare_store, store_exists
     from evalkit.store._lake_merge import merge_finished_slices
-    from evalkit.store._liveness import effective_status, process_alive, this_host
+    from evalkit.store._liveness import effective_status
     from evalkit.store._location import (
         StoreLocation,
         is_lake,
         is_remote,
         resolve_data_path,
-        sql_literal,
         store_location,
     )
     from evalkit.store._merge import merge_stores
@@ -123,7 +121,6 @@ __getattr__, __dir__ = _exports(
             "interrupted_query",
             "is_lake",
             "open_connection",
-            "quote_ident",
         ),
         "evalkit.store._copy": (
             "COPIED_TABLES",
@@ -151,14 +148,9 @@ __getattr__, __dir__ = _exports(
             "is_lake",
             "is_remote",
             "resolve_data_path",
-            "sql_literal",
             "store_location",
         ),
-        "evalkit.store._liveness": (
-            "effective_status",
-            "process_alive",
-            "this_host",
-        ),
+        "evalkit.store._liveness": ("effective_status",),
         "evalkit.store._merge": ("merge_stores",),
         "evalkit.store._object_store": ("credentials_hint", "lake_data_path"),
         "evalkit.store._migrate": (
@@ -287,8 +279,6 @@ __all__ = [
     "pin_baseline",
     "pin_history",
     "prepare_store",
-    "process_alive",
-    "quote_ident",
     "read_agreement",
     "read_done_shards",
     "read_experiment",
@@ -310,10 +300,8 @@ __all__ = [
     "refuse_file_writes",
     "resolve_data_path",
     "schema_version",
-    "sql_literal",
     "store_exists",
     "store_location",
-    "this_host",
     "unpin_baseline",
     "write_agreement",
 ]

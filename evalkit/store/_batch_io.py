@@ -13,7 +13,7 @@ from typing import Any, Protocol
 import duckdb
 import pyarrow as pa
 
-from evalkit.store._connect import quote_ident
+from evalkit._sql import quote_ident
 
 
 @dataclass(frozen=True, slots=True)

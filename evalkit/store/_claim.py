@@ -17,8 +17,8 @@ from typing import Any
 
 import duckdb
 
+from evalkit._proc import this_host
 from evalkit.errors import ConfigError
-from evalkit.store._liveness import this_host
 
 #: A stored experiment's writer state as read before resuming: its stored status (not the
 #: effective one), writer pid and writer host.

@@ -20,10 +20,11 @@ from typing import TypeVar
 import duckdb
 
 from evalkit._duckdb import OFFLINE, store_too_new
+from evalkit._sql import quote_ident, sql_literal
 from evalkit.errors import StoreError
 from evalkit.store._lake import forget_shared, lake_error, open_lake
 from evalkit.store._lake_errors import CatalogUnreachableError, busy, unreachable, unwritable
-from evalkit.store._location import StoreLocation, sql_literal, store_location
+from evalkit.store._location import StoreLocation, store_location
 from evalkit.store._object_store import credentials_hint
 
 _T = TypeVar("_T")
@@ -93,11 +94,6 @@ def retry_busy(
                 raise
         time.sleep(wait * (0.5 + random.random()))
         wait = min(wait * 2, _BUSY_MAX_S)
-
-
-def quote_ident(name: str) -> str:
-    """Quote an SQL identifier (table, view or column name) for DuckDB."""
-    return '"' + name.replace('"', '""') + '"'
 
 
 def interrupted_query(exc: BaseException) -> bool:

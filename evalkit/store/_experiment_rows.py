@@ -11,9 +11,9 @@ from collections.abc import Sequence
 import duckdb
 
 from evalkit._json import json_text
+from evalkit._proc import this_host
 from evalkit.store._batch_io import ExperimentRecord, ScorerRecord, naive_utc
 from evalkit.store._config_redaction import redact
-from evalkit.store._liveness import this_host
 
 
 def insert_experiment(

@@ -35,11 +35,11 @@ import duckdb
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from evalkit._sql import quote_ident, sql_literal
 from evalkit.errors import StoreError
 from evalkit.store._batch_io import Transaction, insert_views, registered
-from evalkit.store._connect import quote_ident
 from evalkit.store._lake import LAKE_ALIAS
-from evalkit.store._location import is_remote, sql_literal
+from evalkit.store._location import is_remote
 from evalkit.store._object_store import refresh_credentials, use_object_store
 from evalkit.store._verified import LAKE_SETTINGS
 

@@ -9,30 +9,10 @@ timeout: docs/pages/design/stale-running-by-pid.md.
 
 from __future__ import annotations
 
-import os
-import socket
-
 import pyarrow as pa
 
 from evalkit._arrow_arrays import arrow_array
-
-
-def this_host() -> str:
-    """The host name recorded with a running experiment."""
-    return socket.gethostname()
-
-
-def process_alive(pid: int) -> bool:
-    """Whether a process with this id exists on this host."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    except OSError:
-        return False
-    return True
+from evalkit._proc import process_alive, this_host
 
 
 def effective_status(status: str, pid: int | None, host: str | None) -> str:

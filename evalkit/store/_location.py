@@ -220,12 +220,6 @@ def resolve_data_path(
     return f"{path.absolute()}{os.sep}"
 
 
-def sql_literal(text: str) -> str:
-    """``text`` as an SQL string literal, for the statements that take no parameters (ATTACH
-    and LOAD in DuckDB before 2.0)."""
-    return "'" + text.replace("'", "''") + "'"
-
-
 def is_remote(data_path: str) -> bool:
     """Whether a data path is an object-store or web URL (``s3://``, ``gs://``, ``https://``)."""
     return bool(_REMOTE.match(data_path))

@@ -15,8 +15,9 @@ from typing import Any
 
 import duckdb
 
+from evalkit._sql import quote_ident
 from evalkit.errors import StoreError
-from evalkit.store._connect import connection, quote_ident
+from evalkit.store._connect import connection
 from evalkit.store._location import StoreLocation, store_location
 
 #: Tables whose rows are copied, each keyed by ``experiment_id``.

@@ -23,10 +23,10 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.ipc
 
+from evalkit._proc import process_alive
 from evalkit.store._batch_io import Transaction
 from evalkit.store._commit_lock import CatalogTurns
 from evalkit.store._connect import connection, retry_busy
-from evalkit.store._liveness import process_alive
 from evalkit.store._location import store_location
 from evalkit.store._replace import write_replacing
 

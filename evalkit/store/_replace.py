@@ -15,8 +15,8 @@ from collections.abc import Mapping
 import duckdb
 import pyarrow as pa
 
+from evalkit._sql import quote_ident
 from evalkit.store._batch_io import insert_views, registered
-from evalkit.store._connect import quote_ident
 
 
 def write_replacing(

@@ -24,8 +24,8 @@ from pathlib import Path
 import duckdb
 
 from evalkit._duckdb import OFFLINE
+from evalkit._sql import sql_literal
 from evalkit.errors import StoreError
-from evalkit.store._location import sql_literal
 
 #: Settings of every DuckDB database evalkit makes for a lake: nothing installed or loaded
 #: behind its back (:data:`OFFLINE`), and the extension files it checked

@@ -23,7 +23,8 @@ from contextlib import contextmanager
 
 import duckdb
 
-from evalkit.store import open_connection, quote_ident
+from evalkit._sql import quote_ident
+from evalkit.store import open_connection
 
 #: Seconds the store stays open without a request.
 IDLE = 0.5
