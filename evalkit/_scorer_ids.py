@@ -103,7 +103,7 @@ def scorer_renames(
     import duckdb
 
     if not isinstance(store, duckdb.DuckDBPyConnection):
-        from evalkit.store import connection
+        from evalkit.store._internal import connection
 
         with connection(store, read_only=True) as con:
             return scorer_renames(con, baseline, candidate)

@@ -66,8 +66,9 @@ def _crossings(module: str, path: Path) -> list[str]:
         if not target.startswith("evalkit."):
             continue
         owner = _private_part(target)
-        # A private module of the root package (evalkit._json) is shared by every package.
-        if owner is None or owner == "evalkit" or _within(owner, own):
+        # A private module of the root package (evalkit._json) is shared by every package; a
+        # package's _internal module is what it lends evalkit's other packages.
+        if owner is None or owner == "evalkit" or _within(owner, own) or _is_seam(target):
             continue
         found.append(f"{path.name}:{line}: {target}")
     return sorted(found)
@@ -75,6 +76,31 @@ def _crossings(module: str, path: Path) -> list[str]:
 
 def _within(module: str, package: str) -> bool:
     return module == package or module.startswith(package + ".")
+
+
+#: The module through which a package lends evalkit's own packages what they share with it
+#: and no user calls (evalkit/store/_internal.py); docs/pages/design/public-and-internal-names.md.
+SEAM = "_internal"
+SEAMS = sorted(name for name in SOURCES if name.rsplit(".", 1)[-1] == SEAM)
+#: The internal layer: the root package's private modules (evalkit/_json.py, evalkit/_sql.py),
+#: shared by every package (__main__.py aside, the command's entry).
+INTERNAL_LAYER = sorted(
+    name
+    for name in SOURCES
+    if name.count(".") == 1
+    and name.split(".")[1].startswith("_")
+    and "__" not in name
+    # The console script's entry: above the CLI it starts, shared by nothing.
+    and name != "evalkit._console"
+)
+#: Imports of the layer that still reach up into a package, to be turned around (a function
+#: of the layer taking a store path opens the store itself).
+LAYER_REACHES_UP = {"evalkit._scorer_ids": {"evalkit.store._internal"}}
+
+
+def _is_seam(module: str) -> bool:
+    package, _, last = module.rpartition(".")
+    return last == SEAM and package in PACKAGES and package != "evalkit"
 
 
 def test_the_crossing_check_sees_what_it_must(tmp_path: Path) -> None:
@@ -163,6 +189,62 @@ def test_lazy_export_maps_point_into_their_own_package_or_at_public_names() -> N
             assert owner is None or _within(owner, name), f"{name} re-exports from {module}"
 
 
+def test_the_crossing_check_lets_a_package_lend_through_its_internal_module(
+    tmp_path: Path,
+) -> None:
+    code = (
+        "from evalkit.store._internal import StoreWriter\n"
+        "from evalkit.store._internals import x\n"
+        "from evalkit.store._writer import StoreWriter\n"
+        "from evalkit.judge.policy._internal import y\n"
+    )
+    assert _crossings("evalkit.run._x", _write(tmp_path, code)) == [
+        "x.py:2: evalkit.store._internals",
+        "x.py:3: evalkit.store._writer",
+    ]
+    assert _is_seam("evalkit.judge.policy._internal")
+    assert not _is_seam("evalkit._internal")  # the root's private modules are the layer below
+
+
+@pytest.mark.parametrize("seam", SEAMS)
+def test_an_internal_module_only_lends_its_own_packages_names(seam: str) -> None:
+    """A package's _internal module defines nothing: it names what evalkit's other packages
+    may use of the package, each name living in the module that does the job; a name users
+    call is public instead, never both."""
+    tree = ast.parse(SOURCES[seam].read_text(encoding="utf-8"))
+    defined = [
+        node.name
+        for node in tree.body
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
+    ]
+    assert defined == [], f"{seam} defines {defined}: define them where their job is"
+    module = importlib.import_module(seam)
+    package = seam.rpartition(".")[0]
+    for name, home in module._LAZY_EXPORTS.items():
+        assert _within(home, package), f"{seam} lends {name} from {home}"
+    assert set(module._LAZY_EXPORTS) == set(module.__all__)
+    _load_all(module)
+    public = set(importlib.import_module(package).__all__)
+    assert public & set(module.__all__) == set(), f"{seam} lends names {package} exports"
+
+
+def test_the_internal_layer_imports_no_package() -> None:
+    """The root's private modules sit below every package: they import only each other and
+    evalkit.errors (at any level, functions and TYPE_CHECKING blocks included), so any
+    package can use them without a cycle."""
+    assert INTERNAL_LAYER, "the root's private modules"
+    allowed = {*INTERNAL_LAYER, "evalkit.errors"}
+    found = [
+        f"{module}:{line}: {target}"
+        for module in INTERNAL_LAYER
+        for line, target in _imports(ast.parse(SOURCES[module].read_text(encoding="utf-8")))
+        if target.startswith("evalkit.")
+        and target not in allowed
+        and target not in LAYER_REACHES_UP.get(module, set())
+    ]
+    assert found == []
+
+
 def _load_all(package: ModuleType) -> None:
     for export in package.__all__:  # the lazy packages import their names on first read
         getattr(package, export)
@@ -209,10 +291,11 @@ def _lazy_maps() -> dict[str, dict[str, str]]:
 
     Read from the package itself (``_LAZY_EXPORTS``), the map its ``__getattr__`` uses, rather
     than parsed: a package may build it (``evalkit.scorers`` adds its families). Importing a lazy
-    package's ``__init__`` imports nothing else.
+    package's ``__init__`` imports nothing else. A package's ``_internal`` module is lazy too.
     """
     return {
-        name: dict(getattr(importlib.import_module(name), "_LAZY_EXPORTS", {})) for name in PACKAGES
+        name: dict(getattr(importlib.import_module(name), "_LAZY_EXPORTS", {}))
+        for name in [*PACKAGES, *SEAMS]
     }
 
 
@@ -381,8 +464,9 @@ def test_the_graph_sees_every_import_and_the_lazy_maps() -> None:
         names |= {n.module for n in loaded if isinstance(n, ast.ImportFrom) and n.module}
         assert names <= {"__future__", "typing", "evalkit._lazy", f"{package}._families"}
     store = _edges("evalkit.store", ast.parse(""))
-    assert "evalkit.store._writer" in store
+    assert "evalkit.store._read" in store
     assert set(store.values()) == {0}
+    assert _edges("evalkit.store._internal", ast.parse(""))["evalkit.store._writer"] == 0
     assert _layer("evalkit.judge.policy._call") == "evalkit.judge"
     assert _layer("evalkit.judge") == "evalkit.judge"
     assert (_layer("evalkit.errors"), _layer("evalkit")) == ("evalkit.errors", "evalkit")

@@ -17,6 +17,7 @@ LAZY_PACKAGES = [
     "evalkit.run",
     "evalkit.scorer",
     "evalkit.store",
+    "evalkit.store._internal",
     "evalkit.target",
 ]
 

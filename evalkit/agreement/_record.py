@@ -14,7 +14,7 @@ from evalkit.agreement._labels import LabelSpec
 from evalkit.agreement._measure import CONSENSUS, RATERS, ScorerAgreement, measure
 from evalkit.agreement._stability import REPEATS, JudgeStability, stability_of
 from evalkit.agreement._stats import Agreement, Estimate
-from evalkit.store import (
+from evalkit.store._internal import (
     AgreementRow,
     LabeledScores,
     read_fresh_shares,

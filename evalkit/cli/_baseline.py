@@ -45,7 +45,8 @@ def cmd_pin(args: argparse.Namespace) -> int:
     from evalkit.cli._refs import find_experiment  # not at import: `evalkit --help` stays light
     from evalkit.compare import not_eligible
     from evalkit.errors import BaselineError, StoreError
-    from evalkit.store import DEFAULT_STORE, pin_baseline
+    from evalkit.store import pin_baseline
+    from evalkit.store._internal import DEFAULT_STORE
 
     store = args.store or DEFAULT_STORE
     run = find_experiment(store, args.run)
@@ -64,7 +65,8 @@ def cmd_pin(args: argparse.Namespace) -> int:
 
 def cmd_unpin(args: argparse.Namespace) -> int:
     """End the pin of a name: "latest" is the newest passing run again."""
-    from evalkit.store import DEFAULT_STORE, unpin_baseline
+    from evalkit.store import unpin_baseline
+    from evalkit.store._internal import DEFAULT_STORE
 
     store = args.store or DEFAULT_STORE
     unpin = unpin_baseline(store, args.name, by=args.by, note=args.note)
@@ -76,7 +78,8 @@ def cmd_unpin(args: argparse.Namespace) -> int:
 def cmd_show_baseline(args: argparse.Namespace) -> int:
     """The pin in force, the history of pins, and what "latest" takes now."""
     from evalkit.compare import LATEST, baseline_candidates
-    from evalkit.store import DEFAULT_STORE, pin_history, read_pin
+    from evalkit.store import pin_history, read_pin
+    from evalkit.store._internal import DEFAULT_STORE
 
     store = args.store or DEFAULT_STORE
     pin = read_pin(store, args.name)

@@ -54,7 +54,7 @@ def cmd_diff(args: argparse.Namespace) -> int:
     from evalkit.cli._slices import declared_slices
     from evalkit.compare import LATEST, LATEST_COMPLETE, Baseline, changes_by_slice, diff_items
     from evalkit.experiment_file import RegressionSection
-    from evalkit.store import DEFAULT_STORE
+    from evalkit.store._internal import DEFAULT_STORE
 
     store = args.store or DEFAULT_STORE
     check_allowed("--limit", args.limit, ROWS)
@@ -179,7 +179,7 @@ def _disagreements(
     item (None where it has none); none when the candidate has no labels."""
     from evalkit.cli._reports import agreement_from_store
     from evalkit.report import agreement_views
-    from evalkit.store import read_labeled_scores
+    from evalkit.store._internal import read_labeled_scores
 
     measured, _ = agreement_from_store(store, candidate, scorer=scorer)
     rows = []

@@ -10,7 +10,7 @@ import sys
 from evalkit.cli._exit import EXIT_OK
 from evalkit.cli._format import one_line
 from evalkit.errors import StoreError
-from evalkit.store import EXPORT_FORMATS
+from evalkit.store._internal import EXPORT_FORMATS
 
 
 def add_export_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -35,7 +35,8 @@ def add_export_command(commands: argparse._SubParsersAction[argparse.ArgumentPar
 def cmd_export(args: argparse.Namespace) -> int:
     """Resolve the run, write it, and say where and how many rows."""
     from evalkit.cli._refs import find_experiment  # not at import: `evalkit --help` stays light
-    from evalkit.store import DEFAULT_STORE, export_experiment
+    from evalkit.store import export_experiment
+    from evalkit.store._internal import DEFAULT_STORE
 
     store = args.store or DEFAULT_STORE
     run = find_experiment(store, args.ref)

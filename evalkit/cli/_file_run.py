@@ -42,7 +42,8 @@ from evalkit.compare import baseline_candidates
 from evalkit.errors import ConfigError, StoreError
 from evalkit.experiment_file import RegressionSection, load_experiment_file
 from evalkit.run import RunInterrupted, VerdictNotKeptWarning, run_evals_sync
-from evalkit.store import latest_resumable, read_experiment, store_exists, store_location
+from evalkit.store import latest_resumable, read_experiment, store_location
+from evalkit.store._internal import store_exists
 
 
 class InterruptedRun(KeyboardInterrupt):

@@ -24,8 +24,9 @@ from evalkit.compare import (
 from evalkit.errors import BaselineError, ConfigError, StoreError
 from evalkit.report import items_done
 from evalkit.scorers import list_scorers
-from evalkit.store import DEFAULT_STORE, connection, read_gates, read_pin
 from evalkit.store import list_experiments as stored_experiments
+from evalkit.store import read_gates, read_pin
+from evalkit.store._internal import DEFAULT_STORE, connection
 
 
 def _scorer_rows(store: str, experiment_ids: list[str]) -> list[dict[str, Any]]:

@@ -8,7 +8,7 @@ from evalkit.agreement import measure_merged
 from evalkit.cli._exit import EXIT_OK
 from evalkit.cli._format import one_line
 from evalkit.run import record_merged_verdict
-from evalkit.store import DEFAULT_STORE, merge_stores
+from evalkit.store._internal import DEFAULT_STORE, merge_stores
 
 
 def cmd_merge(args: argparse.Namespace) -> int:

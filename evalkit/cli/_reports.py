@@ -22,7 +22,7 @@ from evalkit.report import PairView, ReportData, html_report, junit_xml, markdow
 
 if TYPE_CHECKING:
     from evalkit.agreement import Agreement, LabelSpec, ScorerAgreement
-    from evalkit.store import StoredAgreement
+    from evalkit.store._internal import StoredAgreement
 
 #: Dropped pairs listed per scorer in a report; the rest are one ``evalkit diff`` away.
 REGRESSED_SHOWN = 20
@@ -94,7 +94,7 @@ def explain_from_store(
     (``changed``: its worse and better counts) has no dropped pair whatever its direction, and
     is not searched: the search's table imports pandas (0.3 s, issue 31)."""
     from evalkit.compare import diff_items
-    from evalkit.store import connection
+    from evalkit.store._internal import connection
 
     items: dict[str, list[PairView]] = {}
     totals: dict[str, int] = {}
@@ -154,7 +154,7 @@ def agreement_from_store(
         scorer: Only this scorer (None: every labelled scorer).
     """
     from evalkit.agreement import measure_labels, parse_labels
-    from evalkit.store import LabeledScores, read_agreement, read_labeled_scores
+    from evalkit.store._internal import LabeledScores, read_agreement, read_labeled_scores
 
     config = _config(run)
     gates = {sid: {k: float(v) for k, v in bounds.items()}

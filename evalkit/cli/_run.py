@@ -25,7 +25,7 @@ from evalkit.cli._reports import write_reports
 from evalkit.cli._slices import slices_table
 from evalkit.errors import ConfigError
 from evalkit.report import console_failure_groups, console_table
-from evalkit.store import read_agreement
+from evalkit.store._internal import read_agreement
 
 
 def _sharding(args: argparse.Namespace) -> dict[str, Any]:

@@ -19,13 +19,12 @@ from evalkit._json import stored_string
 from evalkit.cli._exit import EXIT_OK
 from evalkit.cli._format import csv_chunks, json_chunks, text_table
 from evalkit.errors import StoreError
-from evalkit.store import (
+from evalkit.store import read_only_connection, refuse_file_writes
+from evalkit.store._internal import (
     DEFAULT_STORE,
     connection,
     credentials_hint,
     execute_interruptibly,
-    read_only_connection,
-    refuse_file_writes,
 )
 
 _REFUSED = (

@@ -26,7 +26,8 @@ def read_paired_scores(
     Raises:
         StoreError: No experiment has one of the ids.
     """
-    from evalkit.store import connection, read_item_scores
+    from evalkit.store import read_item_scores
+    from evalkit.store._internal import connection
 
     with connection(store, read_only=True) as con:  # one open for the five reads
         before, after = read_item_scores(con, baseline), read_item_scores(con, candidate)

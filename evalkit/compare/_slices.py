@@ -257,7 +257,7 @@ def slice_values(
     if not keys:
         return {}
     if not isinstance(store, duckdb.DuckDBPyConnection):
-        from evalkit.store import connection
+        from evalkit.store._internal import connection
 
         with connection(store, read_only=True) as con:
             return slice_values(con, experiment_id, keys)
@@ -285,7 +285,7 @@ def changes_by_slice(
     from evalkit._json import json_pointer as _pointer
 
     if not isinstance(store, duckdb.DuckDBPyConnection):
-        from evalkit.store import connection
+        from evalkit.store._internal import connection
 
         with connection(store, read_only=True) as con:
             return changes_by_slice(con, baseline, candidate, key, scorer=scorer)

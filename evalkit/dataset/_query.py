@@ -17,7 +17,7 @@ import duckdb
 from evalkit._duckdb import connect_offline
 from evalkit.dataset._duckdb_read import DuckDBSource
 from evalkit.errors import DatasetError
-from evalkit.store import has_extension, load_extensions
+from evalkit.store._internal import has_extension, load_extensions
 
 
 class QuerySource(DuckDBSource):

@@ -38,14 +38,8 @@ from evalkit.run._verdict_record import (
     verdict_not_kept,
 )
 from evalkit.scorer import Scorer
-from evalkit.store import (
-    DEFAULT_LOCK_TIMEOUT,
-    DEFAULT_STORE,
-    ShardWriter,
-    StoreWriter,
-    merge_finished_slices,
-    prepare_store,
-)
+from evalkit.store import merge_finished_slices, prepare_store
+from evalkit.store._internal import DEFAULT_LOCK_TIMEOUT, DEFAULT_STORE, ShardWriter, StoreWriter
 from evalkit.target import TargetLike
 
 

@@ -11,7 +11,7 @@ from typing import Any
 from evalkit._json import to_jsonable
 from evalkit.dataset import Dataset
 from evalkit.scorer import Scorer
-from evalkit.store import redact
+from evalkit.store._internal import redact
 from evalkit.target import Target, callable_name
 
 

@@ -34,7 +34,7 @@ from evalkit.run._progress import Progress
 from evalkit.run._rows import RowBuffer
 from evalkit.run._summary import ExperimentStatus, SummaryBuilder
 from evalkit.scorer import StepWatchdog
-from evalkit.store import StoreWriter
+from evalkit.store._internal import StoreWriter
 
 ItemCallback = Callable[[ItemResult], Any]
 

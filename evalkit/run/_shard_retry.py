@@ -23,7 +23,7 @@ from evalkit.errors import ConfigError
 from evalkit.run._resume_plan import ResumePlan, check_shard_resume
 from evalkit.run._shards import Shard
 from evalkit.scorer import Scorer
-from evalkit.store import StoredOutput, read_for_resume, read_outputs, read_shard_failures
+from evalkit.store._internal import StoredOutput, read_for_resume, read_outputs, read_shard_failures
 
 
 @dataclass(frozen=True, slots=True)

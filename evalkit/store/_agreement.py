@@ -140,8 +140,8 @@ def write_agreement(
 
 
 class StoredAgreement(TypedDict):
-    """One ``scorer_agreement`` row as [`read_agreement`][evalkit.store.read_agreement] returns
-    it: the fields of [`AgreementRow`][evalkit.store.AgreementRow], with ``levels`` and
+    """One ``scorer_agreement`` row as `read_agreement` returns
+    it: the fields of `AgreementRow`, with ``levels`` and
     ``confusion`` decoded from their JSON text."""
 
     scorer_id: str

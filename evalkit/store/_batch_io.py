@@ -64,7 +64,7 @@ class RowBatch(Protocol):
         """Items of the batch that failed."""
 
     def tables(self) -> Mapping[str, pa.Table]:
-        """The rows by store table name, each with its `evalkit.store.ARROW_SCHEMAS`
+        """The rows by store table name, each with its `ARROW_SCHEMAS` (evalkit/store/_arrow.py)
         columns; a table without rows is left out."""
 
 

@@ -55,7 +55,7 @@ class ExperimentRow(ListedExperiment):
 
 
 class ScorerCounts(TypedDict):
-    """One scorer's counts in [`RunCounts`][evalkit.store.RunCounts]: ``n`` successful scores,
+    """One scorer's counts in `RunCounts`: ``n`` successful scores,
     ``errors``, and the ``mean``, ``stddev``, ``min`` and ``max`` of the scores (None with
     none, ``stddev`` with fewer than two)."""
 
@@ -69,7 +69,7 @@ class ScorerCounts(TypedDict):
 
 class RunCounts(TypedDict):
     """Counts over every pass of one experiment, as
-    [`read_run_counts`][evalkit.store.read_run_counts] returns them."""
+    `read_run_counts` returns them."""
 
     total_items: int
     succeeded: int

@@ -24,7 +24,7 @@ from contextlib import contextmanager
 import duckdb
 
 from evalkit._sql import quote_ident
-from evalkit.store import open_connection
+from evalkit.store._internal import open_connection
 
 #: Seconds the store stays open without a request.
 IDLE = 0.5

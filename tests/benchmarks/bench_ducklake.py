@@ -46,7 +46,7 @@ import duckdb
 import pyarrow as pa
 
 from evalkit.run import RowBuffer
-from evalkit.store import (
+from evalkit.store._internal import (
     ARROW_SCHEMAS,
     ExperimentRecord,
     ScorerRecord,

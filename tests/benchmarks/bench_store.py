@@ -23,7 +23,7 @@ from pathlib import Path
 from evalkit.dataset import Item
 from evalkit.run import ItemResult, RowBuffer, ScorerOutcome
 from evalkit.scorer import ScorerRunResult
-from evalkit.store import ExperimentRecord, ScorerRecord, StoreWriter, connection
+from evalkit.store._internal import ExperimentRecord, ScorerRecord, StoreWriter, connection
 
 TARGET_ROWS_PER_S = 200_000
 TARGET_QUERY_MS = 500.0

@@ -11,7 +11,7 @@ import pytest
 from sklearn.metrics import cohen_kappa_score
 
 from evalkit.cli import main
-from evalkit.store import StoredAgreement, read_agreement
+from evalkit.store._internal import StoredAgreement, read_agreement
 from evalkit.testing import FakeOpenAIServer
 from tests.compare.judge_runs import ROWS, SCORER, both, judged_run, key, write_data
 

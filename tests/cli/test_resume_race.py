@@ -117,7 +117,7 @@ else:
 def test_of_two_resumes_that_both_read_the_run_as_resumable_one_claims_it(
     tmp_path: Path,
 ) -> None:
-    from evalkit.store import ExperimentRecord, StoreWriter
+    from evalkit.store._internal import ExperimentRecord, StoreWriter
 
     store = tmp_path / "evalkit.duckdb"
     record = ExperimentRecord(

@@ -12,7 +12,7 @@ from sklearn.metrics import cohen_kappa_score
 
 from evalkit import create_scorer, run_evals
 from evalkit.compare import JudgeComparison, compare_judges
-from evalkit.store import read_agreement
+from evalkit.store._internal import read_agreement
 from evalkit.testing import FakeOpenAIServer
 from tests.compare.judge_runs import (
     ROWS,

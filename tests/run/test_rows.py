@@ -8,7 +8,7 @@ from evalkit.dataset import Item
 from evalkit.errors import StoreError
 from evalkit.run import ItemResult, RowBuffer, ScorerOutcome
 from evalkit.scorer import ScorerRunResult
-from evalkit.store import ARROW_SCHEMAS as SCHEMAS
+from evalkit.store._internal import ARROW_SCHEMAS as SCHEMAS
 
 
 def _result(n: int, scorers: dict[str, float | None]) -> ItemResult:

@@ -17,17 +17,14 @@ import pytest
 
 from evalkit import StoreError
 from evalkit.run import run_evals
-from evalkit.store import (
+from evalkit.store import copy_experiments, merge_finished_slices, prepare_store, recover
+from evalkit.store._internal import (
     ExperimentRecord,
     ScorerRecord,
     StoreWriter,
     connection,
-    copy_experiments,
     ducklake_missing,
-    merge_finished_slices,
     merge_stores,
-    prepare_store,
-    recover,
     recovery_dir,
 )
 from tests.benchmarks.bench_ducklake import prebuilt_batches

@@ -4,8 +4,8 @@ from typing import Any
 
 import pytest
 
-from evalkit.store import REDACTED, redact
 from evalkit.store._config_redaction import is_secret_key
+from evalkit.store._internal import REDACTED, redact
 
 
 @pytest.mark.parametrize(

@@ -9,7 +9,8 @@ from typing import Any
 import pytest
 
 from evalkit import StoreError, run_evals
-from evalkit.store import connection, copy_experiments, ducklake_missing
+from evalkit.store import copy_experiments
+from evalkit.store._internal import connection, ducklake_missing
 from tests.store.lake_writer import rows, scorers
 
 pytestmark = pytest.mark.skipif(

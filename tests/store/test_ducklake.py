@@ -17,14 +17,13 @@ import pytest
 from evalkit import ConfigError, StoreError, run_evals
 from evalkit.store import (
     SCHEMA_VERSION,
-    connection,
-    ducklake_missing,
     latest_resumable,
     list_experiments,
     read_experiment,
     read_item_scores,
     store_location,
 )
+from evalkit.store._internal import connection, ducklake_missing
 from tests.store.lake_writer import rows, scorers
 
 pytestmark = pytest.mark.skipif(

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from evalkit.run import RowBuffer
-from evalkit.store import (
+from evalkit.store._internal import (
     ExperimentRecord,
     ScorerRecord,
     StoreWriter,

@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from evalkit import StoreError, run_evals
-from evalkit.store import connection, ducklake_missing, prepare_store, read_item_scores
+from evalkit.store import prepare_store, read_item_scores
+from evalkit.store._internal import connection, ducklake_missing
 from tests.benchmarks.bench_ducklake import begin, finish, prebuilt_batches
 from tests.s3 import S3Server
 from tests.store.lake_writer import rows, scorers

@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from evalkit.run import run_evals
-from evalkit.store import connection, ducklake_missing, merge_finished_slices
+from evalkit.store import merge_finished_slices
+from evalkit.store._internal import connection, ducklake_missing
 from tests.store.test_merge import LABELS, ROWS, exact, figures
 from tests.store.test_merge import data as data  # the fixture
 

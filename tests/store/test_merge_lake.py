@@ -11,7 +11,7 @@ import pytest
 
 from evalkit import StoreError
 from evalkit.run import run_evals
-from evalkit.store import connection, ducklake_missing, merge_stores
+from evalkit.store._internal import connection, ducklake_missing, merge_stores
 from tests.store.test_merge import ROWS, exact, slices
 from tests.store.test_merge import data as data  # the fixture
 

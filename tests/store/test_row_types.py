@@ -13,13 +13,15 @@ from evalkit.store import (
     ExperimentRow,
     GateRow,
     ListedExperiment,
+    list_experiments,
+    read_experiment,
+    read_gates,
+)
+from evalkit.store._internal import (
     RunCounts,
     ScorerCounts,
     StoredAgreement,
-    list_experiments,
     read_agreement,
-    read_experiment,
-    read_gates,
     read_run_counts,
 )
 

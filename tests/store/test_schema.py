@@ -8,7 +8,8 @@ import duckdb
 import pytest
 
 from evalkit import StoreError, create_scorer, run_evals
-from evalkit.store import SCHEMA_VERSION, SEED_PRICES, migrate, open_connection, schema_version
+from evalkit.store import SCHEMA_VERSION, migrate
+from evalkit.store._internal import SEED_PRICES, open_connection, schema_version
 
 from .conftest import held_by_another_process
 
@@ -135,7 +136,7 @@ def test_a_version_3_store_gains_shards_done_and_keeps_its_rows(
 
 
 def test_the_arrow_schemas_match_the_tables(store: Path) -> None:
-    from evalkit.store import ARROW_SCHEMAS
+    from evalkit.store._internal import ARROW_SCHEMAS
 
     types = {"string": "VARCHAR", "double": "DOUBLE", "int64": "BIGINT", "int32": "INTEGER",
              "timestamp[us]": "TIMESTAMP", "bool": "BOOLEAN"}  # fmt: skip

@@ -13,10 +13,7 @@ from evalkit import run_evals
 from evalkit.errors import ConfigError
 from evalkit.store import (
     GateRecord,
-    StoredVerdict,
-    connection,
     copy_experiments,
-    ducklake_missing,
     pin_baseline,
     pin_history,
     read_gates,
@@ -24,6 +21,7 @@ from evalkit.store import (
     record_verdict,
     unpin_baseline,
 )
+from evalkit.store._internal import StoredVerdict, connection, ducklake_missing
 from tests.store.lake_writer import rows, scorers
 from tests.store.test_ducklake import writer
 

@@ -16,7 +16,7 @@ from evalkit.view._reader import Reader
 
 WRITER = """
 import sys, time
-from evalkit.store import open_connection
+from evalkit.store._internal import open_connection
 started = time.monotonic()
 con = open_connection(sys.argv[1], lock_timeout=60)
 con.execute("INSERT INTO schema_version VALUES (99, now()::TIMESTAMP)")
