@@ -5,7 +5,7 @@ A group whose largest magnitude reaches 2**400 is aggregated over its values sca
 2**-600 and scaled back: a power of two scales exactly, and after it the values are below
 2**424, so no sum over any count nor any square overflows. Other groups are aggregated as
 they are, so everyday figures are unchanged. The store's ``scorer_summary`` view does the
-same in its own frozen DDL (evalkit/store/_schema_v9.py); the run's summary in Python
+same in its own frozen DDL (version 9 in evalkit/store/_schema.py); the run's summary in Python
 (evalkit/run/_summary.py) gives the same figures.
 """
 

@@ -2,9 +2,7 @@
 version by version (the Arrow schemas of the rows a writer appends are in ``_arrow.py``).
 
 A store records its version in ``schema_version``; ``migrate`` (evalkit.store._migrate)
-applies every migration above it. Versions 7 (judge execution records), 8 (verdicts and
-baseline pins) and 9 (summaries of huge scores) are in ``_schema_v7.py``, ``_schema_v8.py``
-and ``_schema_v9.py``, to keep this module small.
+applies every migration above it, each DDL frozen as that version wrote it.
 Views are recreated by the migration that changes them.
 Why the schema is in one place and writers take Arrow: docs/pages/design/store-takes-arrow.md.
 """
@@ -17,9 +15,6 @@ import duckdb
 
 from evalkit.store._lake import in_lake, lake_ddl, partition_by_experiment
 from evalkit.store._prices import PRICES_AS_OF, SEED_PRICES
-from evalkit.store._schema_v7 import migrate_to_7
-from evalkit.store._schema_v8 import migrate_to_8
-from evalkit.store._schema_v9 import migrate_to_9
 
 _TABLES_V1 = """
 CREATE TABLE schema_version (
@@ -381,6 +376,217 @@ def _migrate_to_6(con: duckdb.DuckDBPyConnection) -> None:
     partition_by_experiment(con, "score_repeats")
 
 
+# Schema version 7: what each judge execution went through (issue 20).
+#
+# ``judge_executions`` gains ``truncated``, ``queue_ms``, ``request_ms`` and ``attempts``, and
+# the ``judge_usage`` view is recreated with its latency taken from the request time and the
+# queue's percentiles beside it.
+
+_JUDGE_RECORDS = """
+ALTER TABLE judge_executions ADD COLUMN truncated BOOLEAN;
+ALTER TABLE judge_executions ADD COLUMN queue_ms DOUBLE;
+ALTER TABLE judge_executions ADD COLUMN request_ms DOUBLE;
+ALTER TABLE judge_executions ADD COLUMN attempts JSON;
+"""
+_JUDGE_USAGE_V7 = """
+CREATE OR REPLACE VIEW judge_usage AS
+WITH u AS (
+    SELECT experiment_id, scorer_id, judge_model_id, judge_provider,
+           count(*) AS executions,
+           count(*) FILTER (WHERE status = 'success') AS succeeded,
+           count(*) FILTER (WHERE status = 'failed') AS failed,
+           sum(attempt_count) AS attempts,
+           sum(model_call_count) AS model_calls,
+           coalesce(sum(input_tokens), 0) AS input_tokens,
+           coalesce(sum(output_tokens), 0) AS output_tokens,
+           coalesce(sum(total_tokens), 0) AS total_tokens,
+           coalesce(sum(reasoning_tokens), 0) AS reasoning_tokens,
+           coalesce(sum(cached_input_tokens), 0) AS cached_input_tokens,
+           coalesce(sum(cache_creation_input_tokens), 0) AS cache_creation_input_tokens,
+           quantile_cont(latency_ms, 0.5) AS latency_p50_ms,
+           quantile_cont(latency_ms, 0.95) AS latency_p95_ms,
+           quantile_cont(queue_ms, 0.5) AS queue_p50_ms,
+           quantile_cont(queue_ms, 0.95) AS queue_p95_ms,
+           sum(cost_amount) AS cost_amount,
+           string_agg(DISTINCT cost_unit, ',') AS cost_unit
+    FROM (
+        SELECT *, coalesce(request_ms, CASE WHEN NOT coalesce(cached, false)
+                                             AND attempt_count > 0 THEN duration_ms END)
+                  AS latency_ms
+        FROM judge_executions
+    )
+    GROUP BY experiment_id, scorer_id, judge_model_id, judge_provider
+), priced AS (
+    SELECT u.*, m.model AS price_model, m.input_per_mtok, m.cached_input_per_mtok,
+           m.output_per_mtok
+    FROM u
+    LEFT JOIN model_prices m
+      ON starts_with(lower(regexp_extract(u.judge_model_id, '[^/]+$')), lower(m.model))
+    QUALIFY row_number() OVER (
+        PARTITION BY u.experiment_id, u.scorer_id, u.judge_model_id, u.judge_provider
+        ORDER BY length(m.model) DESC NULLS LAST) = 1
+)
+SELECT
+    experiment_id, scorer_id, judge_model_id, judge_provider,
+    executions, succeeded, failed, attempts, model_calls,
+    input_tokens, output_tokens, total_tokens, reasoning_tokens, cached_input_tokens,
+    cache_creation_input_tokens, latency_p50_ms, latency_p95_ms, queue_p50_ms, queue_p95_ms,
+    cost_amount, cost_unit,
+    price_model,
+    (greatest(input_tokens - cached_input_tokens, 0) * input_per_mtok
+        + cached_input_tokens * coalesce(cached_input_per_mtok, input_per_mtok)
+        + output_tokens * output_per_mtok) / 1e6 AS estimated_cost_usd
+FROM priced;
+"""
+
+
+def _migrate_to_7(con: duckdb.DuckDBPyConnection) -> None:
+    # What each judge execution went through (issue 20): finish_reason on successes too, a
+    # reply cut at the token limit (truncated), each attempt's record (attempts), and the time
+    # waiting in evalkit's own limiter apart from the HTTP requests (queue_ms, request_ms).
+    # judge_usage's latency is the request time (duration_ms for rows written before, except
+    # cache hits and calls never sent), with the queue's percentiles beside it.
+    # See docs/pages/design/judge-time-apart-from-the-queue.md.
+    con.execute(_JUDGE_RECORDS)
+    con.execute(_JUDGE_USAGE_V7)
+
+
+# Schema version 8: the history of nights (issue 29).
+#
+# ``experiments`` gains the run's ``verdict`` ('passed', 'failed', or NULL when no gate could
+# run), the id of the baseline it was judged against (``baseline_id``) and why that run was
+# chosen (``baseline_reason``); ``scorer_gates`` holds each scorer's gate outcome and reasons;
+# ``baseline_pins`` records each pin and unpin of an experiment's baseline. Older runs keep a
+# NULL verdict: they were never judged in the store.
+
+_VERDICTS = """
+ALTER TABLE experiments ADD COLUMN verdict VARCHAR;
+ALTER TABLE experiments ADD COLUMN baseline_id VARCHAR;
+ALTER TABLE experiments ADD COLUMN baseline_reason VARCHAR;
+CREATE TABLE IF NOT EXISTS scorer_gates (
+    experiment_id VARCHAR NOT NULL,
+    scorer_id VARCHAR NOT NULL,
+    passed BOOLEAN NOT NULL,
+    reasons JSON NOT NULL,
+    mean DOUBLE,
+    threshold_min DOUBLE,
+    threshold_max DOUBLE,
+    error_rate DOUBLE,
+    max_error_rate DOUBLE,
+    baseline_id VARCHAR,
+    baseline_mean DOUBLE,
+    delta DOUBLE,
+    p_value DOUBLE,
+    regression VARCHAR,
+    judged_at TIMESTAMP NOT NULL
+);
+"""
+_ERROR_CODES = """
+ALTER TABLE scorer_errors ADD COLUMN error_code VARCHAR;
+"""
+# A missing API key is now one attempt that sent nothing (request_ms NULL, attempts set): only
+# rows written before request_ms was kept (attempts NULL too) fall back to their duration.
+_BEFORE_REQUEST_MS = "AND attempt_count > 0 THEN"
+_JUDGE_USAGE_V8 = _JUDGE_USAGE_V7.replace(
+    _BEFORE_REQUEST_MS, "AND attempt_count > 0 AND attempts IS NULL THEN"
+)
+_PINS = """
+CREATE TABLE IF NOT EXISTS baseline_pins (
+    experiment_name VARCHAR NOT NULL,
+    experiment_id VARCHAR,
+    pinned_by VARCHAR,
+    note VARCHAR,
+    created_at TIMESTAMP NOT NULL
+);
+"""
+
+
+def _migrate_to_8(con: duckdb.DuckDBPyConnection) -> None:
+    # A run's verdict lives with it, so a failed night shows as failed wherever runs are
+    # listed, and "latest" can skip failed nights: a regression is never accepted by waiting
+    # one night. A pin (experiment_id set) or an unpin (NULL) is a row: the newest row of a
+    # name is in force, and the rows are the history of who moved the bar and why.
+    lake_ddl(con, _VERDICTS)
+    lake_ddl(con, _PINS)
+    # A failure's machine-readable code (a JudgeError's: "empty_extraction", "timeout", an
+    # HTTP status) beside its name and message; NULL for older rows and errors without one.
+    lake_ddl(con, _ERROR_CODES)
+    con.execute(_JUDGE_USAGE_V8)
+
+
+# Schema version 9: summaries of scores anywhere in the float range (issue 30).
+#
+# The ``scorer_summary`` view took ``avg`` and ``stddev_samp`` of the raw scores: with scores
+# near the float limit (±1e308) the sum overflowed (an infinite mean) and DuckDB refused the
+# spread ("STDDEV_SAMP is out of range"), so the view could not be read at all. It now takes
+# them over the scores scaled by 2**-600 when a scorer's largest magnitude reaches 2**400, and
+# scales back: a power of two scales exactly, so its figures are those of
+# ``evalkit/run/_summary.py`` (the run's own summary) for huge scores, and the same as before
+# for everyday ones. The interval's half-width divides before it multiplies.
+
+# The scale of the scores of a scorer whose largest magnitude reaches 2**400: after it they
+# are below 2**424, so neither their sum over any count nor their squares overflow.
+_BIG = "2.0 ^ 400"
+_DOWN = "2.0 ^ -600"
+_UP = "2.0 ^ 600"
+
+SCORER_SUMMARY_V9 = f"""
+CREATE OR REPLACE VIEW scorer_summary AS
+WITH s AS (
+    SELECT experiment_id, scorer_id, count(*) AS n,
+           CASE WHEN max(abs(score)) >= {_BIG} THEN avg(score * ({_DOWN})) * ({_UP})
+                ELSE avg(score) END AS mean,
+           CASE WHEN max(abs(score)) >= {_BIG}
+                THEN stddev_samp(score * ({_DOWN})) * ({_UP})
+                ELSE stddev_samp(CASE WHEN abs(score) < {_BIG} THEN score END) END AS stddev,
+           min(score) AS min, median(score) AS median, max(score) AS max
+    FROM scores GROUP BY experiment_id, scorer_id
+), e AS (
+    SELECT experiment_id, scorer_id, count(*) AS errors
+    FROM scorer_errors GROUP BY experiment_id, scorer_id
+), p AS (
+    SELECT sc.experiment_id, sc.scorer_id,
+           avg(CASE WHEN (t.threshold_min IS NULL OR sc.score >= t.threshold_min)
+                     AND (t.threshold_max IS NULL OR sc.score <= t.threshold_max)
+                    THEN 1.0 ELSE 0.0 END) AS pass_rate
+    FROM scores sc
+    JOIN experiment_scorers t USING (experiment_id, scorer_id)
+    WHERE t.threshold_min IS NOT NULL OR t.threshold_max IS NOT NULL
+    GROUP BY sc.experiment_id, sc.scorer_id
+)
+SELECT
+    x.id AS experiment_id,
+    x.name AS experiment_name,
+    x.started_at,
+    es.scorer_id,
+    es.scorer_name,
+    coalesce(s.n, 0) AS n,
+    coalesce(e.errors, 0) AS errors,
+    s.mean,
+    s.stddev,
+    s.mean - s.stddev / sqrt(s.n) * evalkit_t975(s.n - 1) AS ci95_low,
+    s.mean + s.stddev / sqrt(s.n) * evalkit_t975(s.n - 1) AS ci95_high,
+    s.min,
+    s.median,
+    s.max,
+    es.threshold_min,
+    es.threshold_max,
+    p.pass_rate,
+    coalesce(e.errors, 0) / nullif(coalesce(s.n, 0) + coalesce(e.errors, 0), 0) AS error_rate
+FROM experiment_scorers es
+JOIN experiments x ON x.id = es.experiment_id
+LEFT JOIN s ON s.experiment_id = es.experiment_id AND s.scorer_id = es.scorer_id
+LEFT JOIN e ON e.experiment_id = es.experiment_id AND e.scorer_id = es.scorer_id
+LEFT JOIN p ON p.experiment_id = es.experiment_id AND p.scorer_id = es.scorer_id;
+"""
+
+
+def _migrate_to_9(con: duckdb.DuckDBPyConnection) -> None:
+    # Only a view changes: no table is touched, so the migration is the same for a DuckDB
+    # file and a DuckLake store (views live in the catalog either way, as version 1's do).
+    con.execute(SCORER_SUMMARY_V9)
+
+
 #: Migrations in order: ``MIGRATIONS[i]`` brings a store from version i to i + 1.
 MIGRATIONS: tuple[Callable[[duckdb.DuckDBPyConnection], None], ...] = (
     _migrate_to_1,
@@ -389,9 +595,9 @@ MIGRATIONS: tuple[Callable[[duckdb.DuckDBPyConnection], None], ...] = (
     _migrate_to_4,
     _migrate_to_5,
     _migrate_to_6,
-    migrate_to_7,
-    migrate_to_8,
-    migrate_to_9,
+    _migrate_to_7,
+    _migrate_to_8,
+    _migrate_to_9,
 )
 
 #: The schema version this evalkit writes.
