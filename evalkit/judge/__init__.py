@@ -27,11 +27,15 @@ from evalkit._lazy import exports as _exports
 
 if TYPE_CHECKING:
     from evalkit.judge._ask import Asked, ask
-    from evalkit.judge._cache import JudgeCache
+    from evalkit.judge._cache import (
+        JudgeCache,
+        WorkerCache,
+        active_judge_cache,
+        default_cache_path,
+        store_entries,
+        use_judge_cache,
+    )
     from evalkit.judge._cache_db import CachedReply, JudgeCacheStats
-    from evalkit.judge._cache_path import default_cache_path
-    from evalkit.judge._cache_shard import WorkerCache, store_entries
-    from evalkit.judge._cache_use import active_judge_cache, use_judge_cache
     from evalkit.judge._judge import Judge
     from evalkit.judge._preflight import preflight
     from evalkit.judge._records import (
@@ -67,16 +71,17 @@ __getattr__, __dir__ = _exports(
             "Asked",
             "ask",
         ),
-        "evalkit.judge._cache": ("JudgeCache",),
+        "evalkit.judge._cache": (
+            "JudgeCache",
+            "WorkerCache",
+            "active_judge_cache",
+            "default_cache_path",
+            "store_entries",
+            "use_judge_cache",
+        ),
         "evalkit.judge._cache_db": (
             "CachedReply",
             "JudgeCacheStats",
-        ),
-        "evalkit.judge._cache_path": ("default_cache_path",),
-        "evalkit.judge._cache_shard": ("WorkerCache", "store_entries"),
-        "evalkit.judge._cache_use": (
-            "active_judge_cache",
-            "use_judge_cache",
         ),
         "evalkit.judge._judge": ("Judge",),
         "evalkit.judge._preflight": ("preflight",),

@@ -35,8 +35,7 @@ from evalkit.judge._attempts import (
     truncation,
 )
 from evalkit.judge._batch import batch_collector
-from evalkit.judge._cache import JudgeCache
-from evalkit.judge._cache_use import active_judge_cache
+from evalkit.judge._cache import JudgeCache, active_judge_cache
 from evalkit.judge._formats import AttemptPlan
 from evalkit.judge._records import (
     JudgeAttempt,

@@ -21,6 +21,23 @@ docs/pages/design/judge-cache-under-the-prompt-step.md and cache-lookups-off-the
   ``_batch_journal.py``), reads through its lock and writes through the same single writer
   thread, after the entries buffered before them, so a batch is never forgotten before the
   replies read from it are written.
+- **Its file's writer** (`FileWriter`) is one thread, so writes land in the order they were
+  submitted; a write that fails warns and is dropped: a cache that cannot be written must not
+  fail an evaluation.
+- **The cache judge calls use** is a context variable, set by
+  [`use_judge_cache`][evalkit.use_judge_cache] (`active_judge_cache`).
+- **By default** the file lives beside the score store (`default_cache_path`): the cache only
+  needs a path, the run and ``evalkit cache`` pass the store.
+- **A sharded run's workers** never write the file (a DuckDB file has one writer process at a
+  time): `WorkerCache` looks entries up by opening the file read-only for a moment (a file
+  missing, or held by another process, is a miss) and keeps the replies it got in
+  `WorkerCache.collected`; the shard's result carries them to the driver, which writes them
+  all with `store_entries` once its workers are done (also when the run was cancelled or
+  failed). See docs/pages/design/sharded-judge-cache.md.
+
+One module for the cache's whole job (its file's table, ``_cache_db.py``, aside: the SQL the
+writer thread runs); the path, writer, context variable and worker parts were once four
+modules of their own, split only to keep this one under 400 lines.
 """
 
 from __future__ import annotations
@@ -28,24 +45,100 @@ from __future__ import annotations
 import os
 import threading
 import time
-from collections.abc import Callable, Hashable, Iterator
-from concurrent.futures import Future
-from contextlib import contextmanager
+import warnings
+from collections.abc import AsyncIterator, Callable, Hashable, Iterator, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import AbstractContextManager, asynccontextmanager, contextmanager
+from contextvars import ContextVar
 from datetime import timedelta
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Protocol, TypeVar
 
 import anyio
+import duckdb
 import pyarrow as pa
 
 from evalkit._ceilings import CACHE_BATCH, CACHE_TTL, check_allowed
+from evalkit._duckdb import connect_offline
 from evalkit.judge import _batch_db
 from evalkit.judge import _cache_db as db
 from evalkit.judge._cache_db import CachedReply, JudgeCacheStats
-from evalkit.judge._cache_path import default_cache_path
-from evalkit.judge._cache_writer import FileWriter
 from evalkit.judge._duckdb import connect
+from evalkit.store import store_location
+
+CACHE_FILE_NAME = "evalkit-cache.duckdb"
+
+
+def default_cache_path(store: str | os.PathLike[str] | None = None) -> Path:
+    """Where the judge cache lives by default.
+
+    ``evalkit-cache.duckdb`` in the score store's folder; without a store, ``judge-cache.duckdb``
+    in ``$XDG_CACHE_HOME/evalkit`` (``~/.cache/evalkit``).
+
+    Args:
+        store: The score store (a file, or a ``ducklake:`` attach string), if any.
+    """
+    if store is not None:
+        # Beside the store file, or a DuckLake store's catalog file (else the working folder).
+        return store_location(store).local_dir().absolute() / CACHE_FILE_NAME
+    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    return Path(base) / "evalkit" / "judge-cache.duckdb"
+
+
+class FileWriter:
+    """Runs ``write(connection)`` calls on one thread, in order.
+
+    Args:
+        connected: Yields the file's open connection, under its lock (opening it if needed).
+    """
+
+    def __init__(self, connected: Callable[[], AbstractContextManager[Any]]) -> None:
+        self._connected = connected
+        self._thread: ThreadPoolExecutor | None = None
+        self._writes: list[Future[None]] = []
+
+    def submit(self, write: Callable[[Any], None], problem: str, consequence: str) -> Future[None]:
+        """Queue ``write``; a failure warns with ``problem`` and ``consequence``."""
+        if self._thread is None:
+            self._thread = ThreadPoolExecutor(1, thread_name_prefix="evalkit-cache-writer")
+        self._writes = [f for f in self._writes if not f.done()]
+        future = self._thread.submit(self._write_sync, write, problem, consequence)
+        self._writes.append(future)
+        return future
+
+    def wait(self) -> None:
+        """Wait for every write queued so far. Blocking."""
+        writes, self._writes = self._writes, []
+        _wait_for(writes)
+
+    async def await_writes(self) -> None:
+        """`wait` without blocking the event loop."""
+        writes, self._writes = self._writes, []
+        if writes:
+            await anyio.to_thread.run_sync(_wait_for, writes)
+
+    def shutdown(self) -> None:
+        """Stop the thread after its queued writes (a later write starts a new one)."""
+        if self._thread is not None:
+            self._thread.shutdown(wait=True)
+            self._thread = None
+
+    def _write_sync(self, write: Callable[[Any], None], problem: str, consequence: str) -> None:
+        try:
+            with self._connected() as con:
+                write(con)
+        except Exception as exc:
+            # A cache that cannot be written must not fail an evaluation: say so and go on.
+            warnings.warn(
+                f"evalkit: {problem} ({exc}); {consequence}", RuntimeWarning, stacklevel=1
+            )
+
+
+def _wait_for(writes: list[Future[None]]) -> None:
+    for future in writes:
+        future.result()
+
 
 T = TypeVar("T")
 P = TypeVar("P", bound="RunPart")
@@ -386,3 +479,100 @@ class JudgeCache:
                 con.close()
 
     _briefly = _connected
+
+
+_ACTIVE: ContextVar[JudgeCache | None] = ContextVar("evalkit_judge_cache", default=None)
+
+
+def active_judge_cache() -> JudgeCache | None:
+    """The cache judge calls use here (set by [`use_judge_cache`][evalkit.use_judge_cache]), or
+    None."""
+    return _ACTIVE.get()
+
+
+@asynccontextmanager
+async def use_judge_cache(
+    cache: JudgeCache | str | os.PathLike[str] | None,
+) -> AsyncIterator[JudgeCache | None]:
+    """Use ``cache`` for the judge calls made inside the block.
+
+    The cache applies to this task and every task it starts inside the block (a context
+    variable), so an orchestrator enters it once around its task group. On the way out,
+    pending entries are written; a cache opened here (or given as a path) is also closed.
+    ``None`` turns caching off inside the block.
+
+    Example::
+
+        async with use_judge_cache(JudgeCache("evalkit-cache.duckdb")):
+            await scorer.run(input=..., output=...)
+
+    Raises:
+        StoreError: The cache file cannot be opened.
+    """
+    if cache is not None and not isinstance(cache, JudgeCache):
+        cache = JudgeCache(cache)
+    owned = cache is not None and not cache.is_open
+    if cache is not None and owned:
+        await cache.aopen()
+    token = _ACTIVE.set(cache)
+    ended = False
+    try:
+        yield cache
+        ended = True
+    finally:
+        _ACTIVE.reset(token)
+        if cache is not None:
+            # Left by an exception, the run keeps its batches for the next run to pick up.
+            with anyio.CancelScope(shield=True):
+                if owned:
+                    await cache._aclose(finished=ended)
+                else:
+                    cache._end_run(finished=ended)
+                    await cache.aflush()
+
+
+class WorkerCache(JudgeCache):
+    """A [`JudgeCache`][evalkit.JudgeCache] that reads ``path`` read-only and never writes it."""
+
+    def __init__(self, path: str | Path) -> None:
+        super().__init__(path)
+        self.collected: list[db.Row] = []
+
+    def open(self) -> None:
+        """Nothing to open: every lookup opens the file for a moment."""
+
+    def _close(self) -> None:
+        self._steps.clear()
+
+    def flush(self) -> None:
+        self._hand_over()
+
+    async def aflush(self) -> None:
+        self._hand_over()
+
+    def _hand_over(self) -> None:
+        self.collected.extend(self._pending)
+        self._pending = []
+        self._handed = time.monotonic()
+
+    def _load_sync(self, step_key: bytes) -> list[tuple[bytes, str, int, float]]:
+        if not self.path.exists():
+            return []
+        try:
+            with connect_offline(str(self.path), read_only=True) as con:
+                return db.load(con, step_key, time.time())
+        except duckdb.Error:
+            return []  # held by a writer, or not a cache yet: the calls are made
+
+
+def store_entries(path: str | Path, rows: Sequence[db.Row]) -> None:
+    """Write the entries a sharded run's workers collected into the cache file ``path``.
+
+    A cache that cannot be written warns (the calls are made again next time), as any cache
+    write does.
+    """
+    if not rows:
+        return
+    cache = JudgeCache(path)
+    cache._pending.extend(rows)
+    cache.close()
