@@ -21,11 +21,17 @@ key hashed with the attempt or occurrence number), so a new run making the same 
 them: a call whose hash is in a remembered batch waits for, or reads, that batch instead of
 being sent again. A remembered batch that is gone, failed, expired or was cancelled has its
 unanswered calls sent anew.
+
+Batch mode's jobs, one module each: gathering calls into batches (this module, with the
+bookkeeping of its calls and groups, `Entry` and `Group`), talking to the provider's Batch
+API (``_batch_api.py``), remembering a run's batches (``_batch_journal.py``) in the journal's
+tables (``_batch_db.py``, below the cache, which creates every table of its file).
 """
 
 from __future__ import annotations
 
 import hashlib
+from collections import deque
 from collections.abc import Hashable
 from typing import Any
 
@@ -35,7 +41,6 @@ from openai import AsyncOpenAI
 
 from evalkit.errors import JudgeError
 from evalkit.judge import _batch_api as api
-from evalkit.judge._batch_groups import Entry, Group
 from evalkit.judge._batch_journal import BatchJournal
 from evalkit.judge._cache import JudgeCache
 from evalkit.judge._judge import Judge
@@ -402,3 +407,67 @@ def _judge_error(exc: Exception, what: str) -> JudgeError:
     error = JudgeError(f"{what}: {type(exc).__name__}: {exc}")
     error.__cause__ = exc
     return error
+
+
+class Entry:
+    """One call waiting for its batch's answer."""
+
+    __slots__ = (
+        "body",
+        "custom_id",
+        "group",
+        "label",
+        "left",
+        "line",
+        "outcome",
+        "request_hash",
+        "wake",
+    )
+
+    def __init__(self, body: dict[str, Any], request_hash: bytes, label: str) -> None:
+        self.body = body
+        self.line = b""  # its line of the input file, once it joins a batch to send
+        self.request_hash = request_hash
+        self.custom_id = request_hash.hex()
+        self.label = label
+        self.outcome: Reply | JudgeError | None = None
+        self.wake = anyio.Event()
+        self.group: Group | None = None
+        self.left = False
+
+
+class Group:
+    """The calls of one batch: being gathered, submitted, or remembered from an earlier run."""
+
+    __slots__ = (
+        "batch_id",
+        "bytes",
+        "entries",
+        "failure",
+        "full",
+        "last_arrival",
+        "leader",
+        "lines",
+        "next_poll",
+        "poll_failures",
+        "queue",
+        "remembered",
+        "resumed",
+        "sealed",
+    )
+
+    def __init__(self, *, batch_id: str | None = None) -> None:
+        self.batch_id = batch_id
+        self.resumed = batch_id is not None
+        self.sealed = self.resumed
+        self.entries: dict[str, Entry] = {}
+        self.bytes = 0  # of the input file
+        self.queue: deque[Entry] = deque()  # candidates for leadership, in arrival order
+        self.leader: Entry | None = None
+        self.full = anyio.Event()
+        self.last_arrival = 0.0
+        self.next_poll = 0.0
+        self.poll_failures = 0
+        self.lines: dict[str, api.Line] | None = None
+        self.failure: JudgeError | None = None
+        self.remembered = 0  # journal requests of a resumed batch not yet asked for
