@@ -31,8 +31,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
-#: A scorer's four steps, by name.
 StepName = Literal["preprocess", "analyze", "generate_score", "generate_reason"]
+"""The four steps a scorer may have, named as in its results and the store."""
 
 
 def _restore(cls: type[EvalkitError], args: tuple[Any, ...], state: dict[str, Any]) -> Any:

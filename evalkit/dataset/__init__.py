@@ -13,86 +13,59 @@ from typing import TYPE_CHECKING
 from evalkit._lazy import exports as _exports
 
 if TYPE_CHECKING:
-    from evalkit.dataset._columns import ALIASES, ColumnMap
     from evalkit.dataset._csv import CsvSource
     from evalkit.dataset._dataset import (
-        DEFAULT_BATCH_SIZE,
         ArrowTabular,
         DataFrameLike,
         Dataset,
         DatasetLike,
-        ItemBatches,
         load_dataset,
     )
     from evalkit.dataset._duckdb_read import DuckDBSource
     from evalkit.dataset._hf import HFSource
     from evalkit.dataset._item import Item
     from evalkit.dataset._json_source import JsonSource
-    from evalkit.dataset._open import FORMATS, format_of, open_source
+    from evalkit.dataset._open import open_source
     from evalkit.dataset._query import QuerySource
-    from evalkit.dataset._sources import (
-        ColumnBatch,
-        Duplicate,
-        ParquetSource,
-        Source,
-        arrow_to_python,
-    )
+    from evalkit.dataset._sources import ParquetSource, Source
 
 __getattr__, __dir__ = _exports(
     globals(),
     {
-        "evalkit.dataset._columns": (
-            "ALIASES",
-            "ColumnMap",
-        ),
         "evalkit.dataset._csv": ("CsvSource",),
         "evalkit.dataset._duckdb_read": ("DuckDBSource",),
         "evalkit.dataset._hf": ("HFSource",),
         "evalkit.dataset._json_source": ("JsonSource",),
-        "evalkit.dataset._open": ("FORMATS", "format_of", "open_source"),
+        "evalkit.dataset._open": ("open_source",),
         "evalkit.dataset._query": ("QuerySource",),
         "evalkit.dataset._dataset": (
-            "DEFAULT_BATCH_SIZE",
             "ArrowTabular",
             "DataFrameLike",
             "Dataset",
             "DatasetLike",
-            "ItemBatches",
             "load_dataset",
         ),
         "evalkit.dataset._item": ("Item",),
         "evalkit.dataset._sources": (
-            "ColumnBatch",
-            "Duplicate",
             "ParquetSource",
             "Source",
-            "arrow_to_python",
         ),
     },
 )
 
 __all__ = [
-    "ALIASES",
-    "DEFAULT_BATCH_SIZE",
-    "FORMATS",
     "ArrowTabular",
-    "ColumnBatch",
-    "ColumnMap",
     "CsvSource",
     "DataFrameLike",
     "Dataset",
     "DatasetLike",
     "DuckDBSource",
-    "Duplicate",
     "HFSource",
     "Item",
-    "ItemBatches",
     "JsonSource",
     "ParquetSource",
     "QuerySource",
     "Source",
-    "arrow_to_python",
-    "format_of",
     "load_dataset",
     "open_source",
 ]

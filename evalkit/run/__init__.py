@@ -11,12 +11,10 @@ if TYPE_CHECKING:
     from evalkit.run._experiment import ExperimentResult
     from evalkit.run._interrupt import RunInterrupted
     from evalkit.run._outcome import ErrorInfo, ItemResult, ScorerOutcome
-    from evalkit.run._rows import RowBuffer
-    from evalkit.run._summary import ExperimentStatus, RunSummary, ScorerSummary
+    from evalkit.run._summary import RunSummary, ScorerSummary
     from evalkit.run._thresholds import ScorerVerdict, Threshold, Verdict
     from evalkit.run._verdict_record import (
         VerdictNotKeptWarning,
-        gate_records,
         record_merged_verdict,
         record_run_verdict,
     )
@@ -35,9 +33,7 @@ __getattr__, __dir__ = _exports(
             "ItemResult",
             "ScorerOutcome",
         ),
-        "evalkit.run._rows": ("RowBuffer",),
         "evalkit.run._summary": (
-            "ExperimentStatus",
             "RunSummary",
             "ScorerSummary",
         ),
@@ -48,7 +44,6 @@ __getattr__, __dir__ = _exports(
         ),
         "evalkit.run._verdict_record": (
             "VerdictNotKeptWarning",
-            "gate_records",
             "record_merged_verdict",
             "record_run_verdict",
         ),
@@ -58,9 +53,7 @@ __getattr__, __dir__ = _exports(
 __all__ = [
     "ErrorInfo",
     "ExperimentResult",
-    "ExperimentStatus",
     "ItemResult",
-    "RowBuffer",
     "RunInterrupted",
     "RunSummary",
     "ScorerOutcome",
@@ -69,7 +62,6 @@ __all__ = [
     "Threshold",
     "Verdict",
     "VerdictNotKeptWarning",
-    "gate_records",
     "record_merged_verdict",
     "record_run_verdict",
     "run_evals",

@@ -12,7 +12,8 @@ from evalkit._json import to_jsonable
 from evalkit.dataset import Dataset
 from evalkit.scorer import Scorer
 from evalkit.store._internal import redact
-from evalkit.target import Target, callable_name
+from evalkit.target import Target
+from evalkit.target._internal import callable_name
 
 
 def evalkit_version() -> str:

@@ -25,7 +25,8 @@ from typing import Any, Literal
 import anyio
 import pyarrow as pa
 
-from evalkit.dataset import ColumnMap, Dataset, ItemBatches
+from evalkit.dataset import Dataset
+from evalkit.dataset._internal import ColumnMap, ItemBatches
 from evalkit.errors import ConfigError, EvalkitError
 from evalkit.judge import WorkerCache, use_judge_cache, use_rate_share
 from evalkit.run._feed import ItemFeed

@@ -14,20 +14,17 @@ from evalkit._lazy import exports as _exports
 
 if TYPE_CHECKING:
     from evalkit.scorer._create import create_scorer
-    from evalkit.scorer._ids import slugify
-    from evalkit.scorer._limits import DEFAULT_STEP_TIMEOUT, StepTimeoutError, StepWatchdog
+    from evalkit.scorer._limits import StepTimeoutError, StepWatchdog
     from evalkit.scorer._prompt import OutputSchema, PromptStep
-    from evalkit.scorer._result import STEP_ORDER, ScorerRun, ScorerRunResult, StepName, StepResults
+    from evalkit.scorer._result import ScorerRun, ScorerRunResult, StepName, StepResults
     from evalkit.scorer._scorer import Scorer
-    from evalkit.scorer._steps import BoundStep, Step, StepOwner, bind_callable, is_async_callable
+    from evalkit.scorer._steps import BoundStep, Step, StepOwner, bind_callable
     from evalkit.scorer._trace import RunTrace
 
 __getattr__, __dir__ = _exports(
     globals(),
     {
-        "evalkit.scorer._ids": ("slugify",),
         "evalkit.scorer._limits": (
-            "DEFAULT_STEP_TIMEOUT",
             "StepTimeoutError",
             "StepWatchdog",
         ),
@@ -36,7 +33,6 @@ __getattr__, __dir__ = _exports(
             "PromptStep",
         ),
         "evalkit.scorer._result": (
-            "STEP_ORDER",
             "ScorerRun",
             "ScorerRunResult",
             "StepName",
@@ -49,15 +45,12 @@ __getattr__, __dir__ = _exports(
             "Step",
             "StepOwner",
             "bind_callable",
-            "is_async_callable",
         ),
         "evalkit.scorer._trace": ("RunTrace",),
     },
 )
 
 __all__ = [
-    "DEFAULT_STEP_TIMEOUT",
-    "STEP_ORDER",
     "BoundStep",
     "OutputSchema",
     "PromptStep",
@@ -73,6 +66,4 @@ __all__ = [
     "StepWatchdog",
     "bind_callable",
     "create_scorer",
-    "is_async_callable",
-    "slugify",
 ]

@@ -20,6 +20,8 @@ if TYPE_CHECKING:
     from evalkit.judge import OutputSpec
 
 OutputSchema = type[pydantic.BaseModel] | Mapping[str, Any]
+"""What a [`PromptStep`][evalkit.PromptStep] asks the judge to reply in: a pydantic model
+class, or a JSON Schema as a mapping."""
 
 
 class PromptStep:

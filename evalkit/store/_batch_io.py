@@ -51,8 +51,8 @@ class ScorerRecord:
 class RowBatch(Protocol):
     """What `StoreWriter.write` takes: the rows of whole items, as Arrow tables.
 
-    ``evalkit.run.RowBuffer`` is one: it turns a run's finished items into rows (see
-    docs/pages/design/store-takes-arrow.md).
+    The run's ``RowBuffer`` (evalkit/run/_rows.py) is one: it turns a run's finished items
+    into rows (see docs/pages/design/store-takes-arrow.md).
     """
 
     @property

@@ -3,3 +3,4 @@
 from __future__ import annotations
 
 DEFAULT_PORT = 8765
+"""The port `evalkit view` and [`serve`][evalkit.view.serve] listen on unless told otherwise."""

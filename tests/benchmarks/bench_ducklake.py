@@ -45,7 +45,7 @@ from typing import Any
 import duckdb
 import pyarrow as pa
 
-from evalkit.run import RowBuffer
+from evalkit.run._rows import RowBuffer
 from evalkit.store._internal import (
     ARROW_SCHEMAS,
     ExperimentRecord,
@@ -73,7 +73,7 @@ def lake_store(attach: str, data: Path) -> str:
 
 @dataclass(frozen=True, slots=True)
 class Prebuilt:
-    """A :class:`evalkit.store.RowBatch` whose tables were built beforehand."""
+    """A ``RowBatch`` (evalkit/store/_batch_io.py) whose tables were built beforehand."""
 
     built: Mapping[str, pa.Table]
     succeeded: int

@@ -61,7 +61,8 @@ def _rss_mb() -> float:
 
 def measure_read(path: Path, what: str) -> dict[str, Any]:
     """Read every row of ``path`` once: the source alone, or as dataset items."""
-    from evalkit.dataset import DEFAULT_BATCH_SIZE, load_dataset, open_source
+    from evalkit.dataset import load_dataset, open_source
+    from evalkit.dataset._dataset import DEFAULT_BATCH_SIZE
 
     start = time.perf_counter()
     source = open_source(path)

@@ -21,7 +21,8 @@ import time
 from pathlib import Path
 
 from evalkit.dataset import Item
-from evalkit.run import ItemResult, RowBuffer, ScorerOutcome
+from evalkit.run import ItemResult, ScorerOutcome
+from evalkit.run._rows import RowBuffer
 from evalkit.scorer import ScorerRunResult
 from evalkit.store._internal import ExperimentRecord, ScorerRecord, StoreWriter, connection
 

@@ -21,7 +21,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from evalkit import ConfigError, DatasetError, create_scorer, run_evals_sync
-from evalkit.dataset import FORMATS, DuckDBSource, format_of, load_dataset, open_source
+from evalkit.dataset import DuckDBSource, load_dataset, open_source
+from evalkit.dataset._open import FORMATS, format_of
 
 COLUMNS = ("id", "input", "groundTruth", "output", "category", "lang")
 

@@ -6,7 +6,8 @@ import pytest
 
 from evalkit.dataset import Item
 from evalkit.errors import StoreError
-from evalkit.run import ItemResult, RowBuffer, ScorerOutcome
+from evalkit.run import ItemResult, ScorerOutcome
+from evalkit.run._rows import RowBuffer
 from evalkit.scorer import ScorerRunResult
 from evalkit.store._internal import ARROW_SCHEMAS as SCHEMAS
 

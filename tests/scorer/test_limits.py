@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from evalkit import ConfigError, Judge, create_scorer
-from evalkit.scorer import DEFAULT_STEP_TIMEOUT
+from evalkit.scorer._limits import DEFAULT_STEP_TIMEOUT
 
 
 def test_a_scorer_has_the_documented_default_step_timeout() -> None:

@@ -11,8 +11,7 @@ import anyio
 import pytest
 
 from evalkit import ConfigError, Scorer, ScorerRun, StepResults, create_scorer
-from evalkit.scorer import slugify
-from evalkit.scorer._ids import new_run_id
+from evalkit.scorer._ids import new_run_id, slugify
 
 ML_OUTPUT = "Machine learning is a subset of artificial intelligence that lets computers learn"
 

@@ -20,7 +20,7 @@ from evalkit import (
     list_scorers,
     scorer_info,
 )
-from evalkit.scorer import slugify
+from evalkit.scorer._ids import slugify
 from evalkit.scorers import _registry, exact_match
 from evalkit.scorers._docstrings import doc_args
 from evalkit.scorers._families import FAMILY_OF

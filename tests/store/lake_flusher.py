@@ -8,7 +8,7 @@ import datetime as dt
 import json
 import sys
 
-from evalkit.run import RowBuffer
+from evalkit.run._rows import RowBuffer
 from evalkit.store._internal import ExperimentRecord, ScorerRecord, StoreWriter
 from tests.benchmarks.bench_store import SCORERS, make_items
 

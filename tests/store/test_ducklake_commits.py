@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from evalkit.run import RowBuffer
+from evalkit.run._rows import RowBuffer
 from evalkit.store._internal import (
     ExperimentRecord,
     ScorerRecord,

@@ -297,7 +297,7 @@ def _items(count: int, scorers: tuple[str, ...]) -> list[Any]:
 def test_a_flush_appends_small_row_groups(store: Path) -> None:
     # Each flush's checkpoint recompresses the partly filled last row group: the writer keeps
     # it small (WRITE_ROW_GROUP_SIZE) rather than DuckDB's 122,880 rows.
-    from evalkit.run import RowBuffer
+    from evalkit.run._rows import RowBuffer
     from evalkit.store._connect import WRITE_ROW_GROUP_SIZE
     from evalkit.store._internal import ExperimentRecord, ScorerRecord, StoreWriter
 

@@ -11,7 +11,7 @@ import pytest
 
 import evalkit
 from evalkit import Judge, Scorer, get_scorer, list_scorers, load_experiment_file, scorer_info
-from evalkit.scorer import slugify
+from evalkit.scorer._ids import slugify
 from evalkit.scorers._context import PRECISION_ANALYZE, RELEVANCE_ANALYZE
 from evalkit.scorers._tool_selection import ANALYZE as TOOLS_ANALYZE
 from evalkit.testing import FakeOpenAIServer
