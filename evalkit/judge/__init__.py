@@ -26,16 +26,13 @@ from typing import TYPE_CHECKING
 from evalkit._lazy import exports as _exports
 
 if TYPE_CHECKING:
-    from evalkit.judge._ask import Asked, ask
     from evalkit.judge._cache import (
         JudgeCache,
-        WorkerCache,
         active_judge_cache,
         default_cache_path,
-        store_entries,
         use_judge_cache,
     )
-    from evalkit.judge._cache_db import CachedReply, JudgeCacheStats
+    from evalkit.judge._cache_db import JudgeCacheStats
     from evalkit.judge._judge import Judge
     from evalkit.judge._preflight import preflight
     from evalkit.judge._records import (
@@ -46,43 +43,20 @@ if TYPE_CHECKING:
         JudgeUsage,
         StepJudgeRecord,
     )
-    from evalkit.judge._request import PreparedRequest
-    from evalkit.judge._structured import FormatFailure, OutputSpec, ScoreSpec, schema_spec
-    from evalkit.judge._usage import normalize_usage, reported_cost
-    from evalkit.judge.policy._call import chat_completion
-    from evalkit.judge.policy._policy import CallPolicy
-    from evalkit.judge.policy._ratelimit import Permit, RateLimiter, RateLimiterStats
-    from evalkit.judge.policy._registry import (
-        rate_limiter_stats,
-        shared_limiter,
-        shared_rate_limiter,
-        use_rate_share,
-    )
-    from evalkit.judge.transport._clients import (
-        aclose_shared_clients,
-        openai_client_for,
-        shared_openai_client,
-    )
+    from evalkit.judge.policy._ratelimit import RateLimiter, RateLimiterStats
+    from evalkit.judge.policy._registry import rate_limiter_stats, shared_rate_limiter
+    from evalkit.judge.transport._clients import shared_openai_client
 
 __getattr__, __dir__ = _exports(
     globals(),
     {
-        "evalkit.judge._ask": (
-            "Asked",
-            "ask",
-        ),
         "evalkit.judge._cache": (
             "JudgeCache",
-            "WorkerCache",
             "active_judge_cache",
             "default_cache_path",
-            "store_entries",
             "use_judge_cache",
         ),
-        "evalkit.judge._cache_db": (
-            "CachedReply",
-            "JudgeCacheStats",
-        ),
+        "evalkit.judge._cache_db": ("JudgeCacheStats",),
         "evalkit.judge._judge": ("Judge",),
         "evalkit.judge._preflight": ("preflight",),
         "evalkit.judge._records": (
@@ -93,43 +67,19 @@ __getattr__, __dir__ = _exports(
             "JudgeUsage",
             "StepJudgeRecord",
         ),
-        "evalkit.judge._request": ("PreparedRequest",),
-        "evalkit.judge._structured": (
-            "FormatFailure",
-            "OutputSpec",
-            "ScoreSpec",
-            "schema_spec",
-        ),
-        "evalkit.judge._usage": (
-            "normalize_usage",
-            "reported_cost",
-        ),
-        "evalkit.judge.policy._call": ("chat_completion",),
-        "evalkit.judge.policy._policy": ("CallPolicy",),
         "evalkit.judge.policy._ratelimit": (
-            "Permit",
             "RateLimiter",
             "RateLimiterStats",
         ),
         "evalkit.judge.policy._registry": (
             "rate_limiter_stats",
-            "shared_limiter",
             "shared_rate_limiter",
-            "use_rate_share",
         ),
-        "evalkit.judge.transport._clients": (
-            "aclose_shared_clients",
-            "openai_client_for",
-            "shared_openai_client",
-        ),
+        "evalkit.judge.transport._clients": ("shared_openai_client",),
     },
 )
 
 __all__ = [
-    "Asked",
-    "CachedReply",
-    "CallPolicy",
-    "FormatFailure",
     "Judge",
     "JudgeAttempt",
     "JudgeCache",
@@ -138,29 +88,14 @@ __all__ = [
     "JudgeErrorInfo",
     "JudgeExecution",
     "JudgeUsage",
-    "OutputSpec",
-    "Permit",
-    "PreparedRequest",
     "RateLimiter",
     "RateLimiterStats",
-    "ScoreSpec",
     "StepJudgeRecord",
-    "WorkerCache",
-    "aclose_shared_clients",
     "active_judge_cache",
-    "ask",
-    "chat_completion",
     "default_cache_path",
-    "normalize_usage",
-    "openai_client_for",
     "preflight",
     "rate_limiter_stats",
-    "reported_cost",
-    "schema_spec",
-    "shared_limiter",
     "shared_openai_client",
     "shared_rate_limiter",
-    "store_entries",
     "use_judge_cache",
-    "use_rate_share",
 ]

@@ -14,7 +14,8 @@ from typing import Any
 
 from evalkit.dataset import Item
 from evalkit.errors import ConfigError, JudgeError, TargetError
-from evalkit.judge import Judge, PreparedRequest, chat_completion, openai_client_for
+from evalkit.judge import Judge
+from evalkit.judge._internal import PreparedRequest, chat_completion, openai_client_for
 
 
 class _RowFields(Mapping[str, Any]):

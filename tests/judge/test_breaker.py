@@ -14,7 +14,7 @@ import pytest
 
 from evalkit import Judge, JudgeError, PromptStep, ScorerRunError, create_scorer
 from evalkit.judge import JudgeExecution
-from evalkit.judge.transport import failed_to_connect
+from evalkit.judge.transport._errors import failed_to_connect
 from evalkit.testing import FakeOpenAIServer, Fault, Request, Response, Rule
 from evalkit.testing._http import error_body
 from tests.conftest import KEY_ENV

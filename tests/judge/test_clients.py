@@ -5,12 +5,10 @@ import pytest
 from openai import AsyncOpenAI
 
 from evalkit import ConfigError
-from evalkit.judge import (
-    aclose_shared_clients,
-    openai_client_for,
-    shared_limiter,
-    shared_openai_client,
-)
+from evalkit.judge import shared_openai_client
+from evalkit.judge._internal import openai_client_for
+from evalkit.judge.policy._registry import shared_limiter
+from evalkit.judge.transport._clients import aclose_shared_clients
 
 
 async def test_one_client_per_base_url_and_key() -> None:

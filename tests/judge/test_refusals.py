@@ -9,7 +9,8 @@ import httpx2
 import openai
 import pytest
 
-from evalkit.judge.transport import context_overflow, refused_field, translate_error
+from evalkit.judge.transport._errors import translate_error
+from evalkit.judge.transport._refusals import context_overflow, refused_field
 
 LLAMA_CPP_PYTHON_500 = (
     "[{'type': 'literal_error', 'loc': ('body', 'response_format', 'type'), 'msg': \"Input "

@@ -13,8 +13,8 @@ import pytest
 from evalkit import Judge, JudgeError, PromptStep, ScorerRunError, create_scorer
 from evalkit.errors import ConfigError, ExperimentFileError
 from evalkit.experiment_file import load_experiment_file
-from evalkit.judge.policy import chat_completion
-from evalkit.judge.transport import DEFAULT_MAX_REPLY_BYTES, ReplyTooLarge
+from evalkit.judge.policy._call import chat_completion
+from evalkit.judge.transport._body import DEFAULT_MAX_REPLY_BYTES, ReplyTooLarge
 from evalkit.testing import FakeOpenAIServer, Fault, Rule
 
 BODY = {"model": "m", "messages": [{"role": "user", "content": "hello"}]}

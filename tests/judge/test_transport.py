@@ -7,9 +7,9 @@ import openai
 import pytest
 from openai import DefaultAioHttpClient
 
-from evalkit.judge import aclose_shared_clients, shared_openai_client
+from evalkit.judge import shared_openai_client
 from evalkit.judge.policy._call import chat_completion
-from evalkit.judge.transport._clients import chat_transport
+from evalkit.judge.transport._clients import aclose_shared_clients, chat_transport
 from evalkit.judge.transport._http import _env_proxy
 from evalkit.testing import FakeOpenAIServer
 from evalkit.testing._http import Request, Response

@@ -5,7 +5,7 @@ from typing import Any
 import pytest
 
 from evalkit import JudgeUsage
-from evalkit.judge import normalize_usage, reported_cost
+from evalkit.judge._usage import normalize_usage, reported_cost
 
 
 @pytest.mark.parametrize(

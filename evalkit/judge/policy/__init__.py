@@ -21,46 +21,23 @@ from typing import TYPE_CHECKING
 from evalkit._lazy import exports as _exports
 
 if TYPE_CHECKING:
-    from evalkit.judge.policy._breaker import CircuitBreaker
-    from evalkit.judge.policy._call import CallTiming, chat_completion
-    from evalkit.judge.policy._policy import CallPolicy
-    from evalkit.judge.policy._ratelimit import Permit, RateLimiter, RateLimiterStats
-    from evalkit.judge.policy._registry import (
-        rate_limiter_stats,
-        shared_breaker,
-        shared_limiter,
-        shared_rate_limiter,
-        use_rate_share,
-    )
+    from evalkit.judge.policy._ratelimit import RateLimiter, RateLimiterStats
+    from evalkit.judge.policy._registry import rate_limiter_stats, shared_rate_limiter
 
 __getattr__, __dir__ = _exports(
     globals(),
     {
-        "evalkit.judge.policy._breaker": ("CircuitBreaker",),
-        "evalkit.judge.policy._call": ("CallTiming", "chat_completion"),
-        "evalkit.judge.policy._policy": ("CallPolicy",),
-        "evalkit.judge.policy._ratelimit": ("Permit", "RateLimiter", "RateLimiterStats"),
+        "evalkit.judge.policy._ratelimit": ("RateLimiter", "RateLimiterStats"),
         "evalkit.judge.policy._registry": (
             "rate_limiter_stats",
-            "shared_breaker",
-            "shared_limiter",
             "shared_rate_limiter",
-            "use_rate_share",
         ),
     },
 )
 
 __all__ = [
-    "CallPolicy",
-    "CallTiming",
-    "CircuitBreaker",
-    "Permit",
     "RateLimiter",
     "RateLimiterStats",
-    "chat_completion",
     "rate_limiter_stats",
-    "shared_breaker",
-    "shared_limiter",
     "shared_rate_limiter",
-    "use_rate_share",
 ]

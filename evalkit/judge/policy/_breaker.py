@@ -66,7 +66,7 @@ class Reach:
 class CircuitBreaker:
     """One judge's view of the running loop's breakers (its auth, quota and endpoint keys).
 
-    Build it with `evalkit.judge.policy.shared_breaker`.
+    Build it with `shared_breaker` (``_registry.py``).
     """
 
     __slots__ = ("_auth_key", "_quota_key", "_reach", "_reach_key", "_trips")

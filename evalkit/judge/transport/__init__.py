@@ -22,68 +22,15 @@ from typing import TYPE_CHECKING
 from evalkit._lazy import exports as _exports
 
 if TYPE_CHECKING:
-    from evalkit.judge.transport._body import (
-        DEFAULT_MAX_REPLY_BYTES,
-        ReplyTooLarge,
-        read_capped,
-    )
-    from evalkit.judge.transport._clients import (
-        aclose_shared_clients,
-        chat_transport,
-        openai_client_for,
-        shared_openai_client,
-    )
-    from evalkit.judge.transport._errors import (
-        failed_to_connect,
-        server_message,
-        translate_error,
-    )
-    from evalkit.judge.transport._http import ChatTransport, RawReply
-    from evalkit.judge.transport._refusals import RefusedField, context_overflow, refused_field
-    from evalkit.judge.transport._reply import Reply, parse_reply, read_reply
+    from evalkit.judge.transport._clients import shared_openai_client
 
 __getattr__, __dir__ = _exports(
     globals(),
     {
-        "evalkit.judge.transport._body": (
-            "DEFAULT_MAX_REPLY_BYTES",
-            "ReplyTooLarge",
-            "read_capped",
-        ),
-        "evalkit.judge.transport._clients": (
-            "aclose_shared_clients",
-            "chat_transport",
-            "openai_client_for",
-            "shared_openai_client",
-        ),
-        "evalkit.judge.transport._errors": (
-            "failed_to_connect",
-            "server_message",
-            "translate_error",
-        ),
-        "evalkit.judge.transport._http": ("ChatTransport", "RawReply"),
-        "evalkit.judge.transport._refusals": ("RefusedField", "context_overflow", "refused_field"),
-        "evalkit.judge.transport._reply": ("Reply", "parse_reply", "read_reply"),
+        "evalkit.judge.transport._clients": ("shared_openai_client",),
     },
 )
 
 __all__ = [
-    "DEFAULT_MAX_REPLY_BYTES",
-    "ChatTransport",
-    "RawReply",
-    "RefusedField",
-    "Reply",
-    "ReplyTooLarge",
-    "aclose_shared_clients",
-    "chat_transport",
-    "context_overflow",
-    "failed_to_connect",
-    "openai_client_for",
-    "parse_reply",
-    "read_capped",
-    "read_reply",
-    "refused_field",
-    "server_message",
     "shared_openai_client",
-    "translate_error",
 ]
