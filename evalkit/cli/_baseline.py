@@ -43,7 +43,7 @@ def add_baseline_commands(commands: Any, add_store: Callable[..., None]) -> None
 def cmd_pin(args: argparse.Namespace) -> int:
     """Pin a complete, full run (a failed night too: that is the point) as the bar."""
     from evalkit.cli._refs import find_experiment  # not at import: `evalkit --help` stays light
-    from evalkit.compare import not_eligible
+    from evalkit.compare._internal import not_eligible
     from evalkit.errors import BaselineError, StoreError
     from evalkit.store import pin_baseline
     from evalkit.store._internal import DEFAULT_STORE
@@ -77,7 +77,8 @@ def cmd_unpin(args: argparse.Namespace) -> int:
 
 def cmd_show_baseline(args: argparse.Namespace) -> int:
     """The pin in force, the history of pins, and what "latest" takes now."""
-    from evalkit.compare import LATEST, baseline_candidates
+    from evalkit.compare import baseline_candidates
+    from evalkit.compare._internal import LATEST
     from evalkit.store import pin_history, read_pin
     from evalkit.store._internal import DEFAULT_STORE
 

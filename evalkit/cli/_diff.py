@@ -52,7 +52,8 @@ def cmd_diff(args: argparse.Namespace) -> int:
     """Print the changed pairs of two stored runs; always exits 0 (a listing, not a gate)."""
     from evalkit.cli._refs import baseline_for, find_experiment  # not at --help: DuckDB
     from evalkit.cli._slices import declared_slices
-    from evalkit.compare import LATEST, LATEST_COMPLETE, Baseline, changes_by_slice, diff_items
+    from evalkit.compare import Baseline, changes_by_slice, diff_items
+    from evalkit.compare._internal import LATEST, LATEST_COMPLETE
     from evalkit.experiment_file import RegressionSection
     from evalkit.store._internal import DEFAULT_STORE
 
@@ -178,7 +179,7 @@ def _disagreements(
     lists), per labelled scorer (only ``scorer`` if given), with the baseline's score of the
     item (None where it has none); none when the candidate has no labels."""
     from evalkit.cli._reports import agreement_from_store
-    from evalkit.report import agreement_views
+    from evalkit.report._internal import agreement_views
     from evalkit.store._internal import read_labeled_scores
 
     measured, _ = agreement_from_store(store, candidate, scorer=scorer)

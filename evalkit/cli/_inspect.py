@@ -12,17 +12,10 @@ from evalkit.cli._format import json_text, one_line, records, text_table
 from evalkit.cli._judges import judges_section
 from evalkit.cli._refs import baseline_for, find_experiment
 from evalkit.cli._slices import declared_slices, slices_table, stored_slices
-from evalkit.compare import (
-    LATEST,
-    LATEST_COMPLETE,
-    Comparison,
-    Direction,
-    compare_experiments,
-    compare_judges,
-    read_paired_scores,
-)
+from evalkit.compare import Comparison, compare_experiments, compare_judges, read_paired_scores
+from evalkit.compare._internal import LATEST, LATEST_COMPLETE, Direction
 from evalkit.errors import BaselineError, ConfigError, StoreError
-from evalkit.report import items_done
+from evalkit.report._internal import items_done
 from evalkit.scorers import list_scorers
 from evalkit.store import list_experiments as stored_experiments
 from evalkit.store import read_gates, read_pin

@@ -18,20 +18,17 @@ import pyarrow as pa
 from evalkit.cli._reports import explain_from_store
 from evalkit.cli._slices import stored_slices
 from evalkit.compare import (
-    LATEST,
-    LATEST_COMPLETE,
     Baseline,
     Comparison,
-    Direction,
-    SliceComparison,
     baseline_candidates,
     choose_baseline,
     compare_experiments,
     read_paired_scores,
 )
+from evalkit.compare._internal import LATEST, LATEST_COMPLETE, Direction, SliceComparison
 from evalkit.errors import BaselineError, ConfigError, StoreError
 from evalkit.experiment_file import RegressionSection
-from evalkit.report import ReportData, build_report
+from evalkit.report._internal import ReportData, build_report
 from evalkit.run import ExperimentResult, record_run_verdict
 from evalkit.store import ListedExperiment
 

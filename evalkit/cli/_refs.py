@@ -88,14 +88,8 @@ def baseline_for(
         BaselineError: No run can be the baseline, or the named one does not pair.
         StoreError: ``ref`` named no run.
     """
-    from evalkit.compare import (  # not at --help: it imports pandas
-        LATEST,
-        LATEST_COMPLETE,
-        Baseline,
-        baseline_candidates,
-        choose_baseline,
-        pairs_with,
-    )
+    from evalkit.compare import Baseline, baseline_candidates, choose_baseline
+    from evalkit.compare._internal import LATEST, LATEST_COMPLETE, pairs_with
 
     if ref in (LATEST, LATEST_COMPLETE):
         options = baseline_candidates(store, ref, name=candidate["name"], exclude=candidate["id"])

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from evalkit._json import loads_stored
 from evalkit.errors import ConfigError
-from evalkit.report import PairView, ReportData, html_report, junit_xml, markdown_summary
+from evalkit.report._internal import PairView, ReportData, html_report, junit_xml, markdown_summary
 
 if TYPE_CHECKING:
     from evalkit.agreement import Agreement, LabelSpec, ScorerAgreement
@@ -153,7 +153,7 @@ def agreement_from_store(
         run: The run's row with its config (``read_experiment``).
         scorer: Only this scorer (None: every labelled scorer).
     """
-    from evalkit.agreement import measure_labels, parse_labels
+    from evalkit.agreement._internal import measure_labels, parse_labels
     from evalkit.store._internal import LabeledScores, read_agreement, read_labeled_scores
 
     config = _config(run)
@@ -181,7 +181,8 @@ def _stored(measured: ScorerAgreement, rows: list[StoredAgreement]) -> ScorerAgr
     """``measured`` with the figures the store kept for it (the record of the run)."""
     from dataclasses import replace
 
-    from evalkit.agreement import CONSENSUS, RATERS, Estimate
+    from evalkit.agreement import Estimate
+    from evalkit.agreement._internal import CONSENSUS, RATERS
 
     def estimate(row: StoredAgreement) -> Estimate:
         return Estimate(*(math.nan if v is None else float(v)

@@ -24,7 +24,7 @@ from evalkit.cli._judge_run import JudgedRun
 from evalkit.cli._reports import write_reports
 from evalkit.cli._slices import slices_table
 from evalkit.errors import ConfigError
-from evalkit.report import console_failure_groups, console_table
+from evalkit.report._internal import console_failure_groups, console_table
 from evalkit.store._internal import read_agreement
 
 
@@ -251,7 +251,7 @@ def _baseline_noise(store: str, baseline: Mapping[str, Any] | None) -> dict[str,
     """The judge noise of the baseline's repeated scorers, from its stored stability."""
     if baseline is None:
         return {}
-    from evalkit.agreement import REPEATS
+    from evalkit.agreement._internal import REPEATS
 
     rows = read_agreement(store, baseline["id"])
     return {r["scorer_id"]: r["value"] for r in rows

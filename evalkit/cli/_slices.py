@@ -7,14 +7,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from evalkit.cli._format import one_line, text_table
-from evalkit.compare import (
-    Comparison,
-    ScoreTable,
-    SliceComparison,
-    compare_slices,
-    read_paired_scores,
-    slice_values,
-)
+from evalkit.compare import Comparison, read_paired_scores
+from evalkit.compare._internal import ScoreTable, SliceComparison, compare_slices, slice_values
 
 
 def stored_slices(

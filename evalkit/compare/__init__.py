@@ -17,74 +17,37 @@ agreement with each other and, side by side, each one's with the human labels.
 
 from __future__ import annotations
 
-from evalkit.compare._baseline import (
-    LATEST,
-    LATEST_COMPLETE,
-    Baseline,
-    baseline_candidates,
-    choose_baseline,
-    not_eligible,
-    pairing,
-    pairs_with,
-)
+from evalkit.compare._baseline import Baseline, baseline_candidates, choose_baseline
 from evalkit.compare._compare import (
     Comparison,
     ComparisonVerdict,
-    Direction,
     ScorerComparison,
     compare_experiments,
 )
-from evalkit.compare._diff import DiffOrder, ItemDiff, diff_items
-from evalkit.compare._inputs import ScoreTable
-from evalkit.compare._judges import (
-    JudgeAgreement,
-    JudgeComparison,
-    JudgeSide,
-    KindSource,
-    compare_judges,
-)
+from evalkit.compare._diff import DiffOrder, diff_items
+from evalkit.compare._judges import JudgeAgreement, JudgeComparison, JudgeSide, compare_judges
 from evalkit.compare._scorer_pairs import read_paired_scores
-from evalkit.compare._slices import (
-    SliceComparison,
-    changes_by_slice,
-    compare_slices,
-    holm,
-    slice_values,
-)
-from evalkit.compare._stats import SeedLike, paired_bootstrap_ci, sign_flip_test
+from evalkit.compare._slices import changes_by_slice
+from evalkit.compare._stats import paired_bootstrap_ci, sign_flip_test
 
 __all__ = [
-    "LATEST",
-    "LATEST_COMPLETE",
     "Baseline",
     "Comparison",
     "ComparisonVerdict",
     "DiffOrder",
-    "Direction",
-    "ItemDiff",
     "JudgeAgreement",
     "JudgeComparison",
     "JudgeSide",
-    "KindSource",
-    "ScoreTable",
     "ScorerComparison",
-    "SeedLike",
-    "SliceComparison",
     "baseline_candidates",
     "changes_by_slice",
     "choose_baseline",
     "compare_experiments",
     "compare_judges",
-    "compare_slices",
     "diff_items",
-    "holm",
-    "not_eligible",
     "paired_bootstrap_ci",
-    "pairing",
-    "pairs_with",
     "read_paired_scores",
     "sign_flip_test",
-    "slice_values",
 ]
 
 

@@ -18,13 +18,13 @@ import pytest
 from evalkit._visible import visible
 from evalkit.cli import JudgedRun, judge_run, run_experiment_file
 from evalkit.errors import EvalkitError, ExperimentFileError
-from evalkit.report import ItemView, PairView, console_failure_groups, console_table
+from evalkit.report._internal import ItemView, PairView, console_failure_groups, console_table
 from evalkit.run import ExperimentResult, VerdictNotKeptWarning, run_evals_sync
 from evalkit.store import store_location
 from evalkit.store._internal import DEFAULT_LOCK_TIMEOUT
 
 if TYPE_CHECKING:  # evalkit.compare loads pandas: not when pytest starts
-    from evalkit.compare import Direction
+    from evalkit.compare._internal import Direction
 
 _TEXT = 60
 #: Items listed per scorer: the largest drops, or the lowest scores.

@@ -9,73 +9,20 @@ from typing import TYPE_CHECKING
 from evalkit._lazy import exports as _exports
 
 if TYPE_CHECKING:
-    from evalkit.report._agreement import (
-        AgreementView,
-        DisagreementView,
-        HeatCell,
-        MetricView,
-        agreement_views,
-    )
-    from evalkit.report._build import build_report
-    from evalkit.report._counts import items_done
-    from evalkit.report._groups import FailureGroup, error_pattern, failure_groups
-    from evalkit.report._html import html_report
-    from evalkit.report._junit import junit_xml
-    from evalkit.report._model import ItemView, PairView, ReportData, ScorerRow
-    from evalkit.report._text import console_failure_groups, console_table, markdown_summary
+    from evalkit.report._groups import FailureGroup, failure_groups
 
 # Lazy: the HTML report (jinja2, numpy) is only needed once a run has finished.
 __getattr__, __dir__ = _exports(
     globals(),
     {
-        "evalkit.report._agreement": (
-            "AgreementView",
-            "DisagreementView",
-            "HeatCell",
-            "MetricView",
-            "agreement_views",
-        ),
-        "evalkit.report._build": ("build_report",),
-        "evalkit.report._counts": ("items_done",),
         "evalkit.report._groups": (
             "FailureGroup",
-            "error_pattern",
             "failure_groups",
-        ),
-        "evalkit.report._html": ("html_report",),
-        "evalkit.report._junit": ("junit_xml",),
-        "evalkit.report._model": (
-            "ItemView",
-            "PairView",
-            "ReportData",
-            "ScorerRow",
-        ),
-        "evalkit.report._text": (
-            "console_failure_groups",
-            "console_table",
-            "markdown_summary",
         ),
     },
 )
 
 __all__ = [
-    "AgreementView",
-    "DisagreementView",
     "FailureGroup",
-    "HeatCell",
-    "ItemView",
-    "MetricView",
-    "PairView",
-    "ReportData",
-    "ScorerRow",
-    "agreement_views",
-    "build_report",
-    "console_failure_groups",
-    "console_table",
-    "error_pattern",
     "failure_groups",
-    "html_report",
-    "items_done",
-    "junit_xml",
-    "markdown_summary",
 ]

@@ -14,7 +14,8 @@ from evalkit.report._model import ItemView, PairView, ReportData, ScorerRow, fmt
 
 if TYPE_CHECKING:
     from evalkit.agreement import ScorerAgreement
-    from evalkit.compare import Comparison, ScorerComparison, SliceComparison
+    from evalkit.compare import Comparison, ScorerComparison
+    from evalkit.compare._internal import SliceComparison
     from evalkit.run import ExperimentResult
 
 
@@ -76,7 +77,7 @@ def build_report(
             by alice: v2 is the new normal"``, ``"named explicitly"``).
         directions: ``"higher"`` or ``"lower"`` per scorer id (default higher).
         worst: How many of the worst-scored items to show per scorer.
-        slices: The per-slice comparison (`evalkit.compare.compare_slices`).
+        slices: The per-slice comparison (`compare_slices`, evalkit/compare/_slices.py).
         regressed_items: Per scorer, the pairs that dropped most against the baseline.
         regressed_totals: Per scorer, how many pairs dropped in all.
         baseline_distributions: Per scorer, the baseline's scores (overlaid on histograms).

@@ -13,7 +13,7 @@ from typing import Any
 
 import anyio
 
-from evalkit.agreement import measure_merged
+from evalkit.agreement._internal import measure_merged
 from evalkit.dataset import DatasetLike
 from evalkit.errors import ConfigError, StoreError
 from evalkit.run._checks import check_store_data_path

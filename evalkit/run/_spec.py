@@ -22,8 +22,15 @@ from typing import Any
 
 import anyio.to_thread
 
-from evalkit import agreement
 from evalkit._json import dumps
+from evalkit.agreement import LabelSpec
+from evalkit.agreement._internal import (
+    check_label_columns,
+    config_of,
+    parse_labels,
+    parse_min_agreement,
+    with_label_columns,
+)
 from evalkit.dataset import Dataset, DatasetLike, load_dataset
 from evalkit.errors import ConfigError
 from evalkit.run._checks import (
@@ -131,7 +138,7 @@ class RunSpec:
     total_items: int
     plan: ResumePlan | None
     sharding: Sharding | None
-    labels: Mapping[str, agreement.LabelSpec] = dataclasses.field(default_factory=dict)
+    labels: Mapping[str, LabelSpec] = dataclasses.field(default_factory=dict)
     min_agreement: Mapping[str, Mapping[str, float]] = dataclasses.field(default_factory=dict)
 
     @property
@@ -187,10 +194,10 @@ async def prepare(
     scorer_ids = [s.id for s in checked]
     thresholds = parse_thresholds(options.thresholds, scorer_ids)
     error_rates = parse_error_rates(options.max_error_rate, scorer_ids)
-    labels = agreement.parse_labels(options.labels, scorer_ids)
-    min_agreement = agreement.parse_min_agreement(options.min_agreement, labels)
-    dataset = load_dataset(data, columns=agreement.with_label_columns(options.columns, labels))
-    agreement.check_label_columns(dataset.columns.metadata_columns, labels, dataset.source)
+    labels = parse_labels(options.labels, scorer_ids)
+    min_agreement = parse_min_agreement(options.min_agreement, labels)
+    dataset = load_dataset(data, columns=with_label_columns(options.columns, labels))
+    check_label_columns(dataset.columns.metadata_columns, labels, dataset.source)
     check_target(target, dataset)
     if options.regenerate and isinstance(target, DatasetOutput):
         raise ConfigError(
@@ -224,7 +231,7 @@ async def prepare(
         scorers=checked,
         thresholds=thresholds,
         options=_recorded_options(
-            options, sharding, error_rates, agreement.config_of(labels, min_agreement), group=group
+            options, sharding, error_rates, config_of(labels, min_agreement), group=group
         ),
         metadata=options.metadata,
     )

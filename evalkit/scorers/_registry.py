@@ -33,6 +33,7 @@ from evalkit.scorers._docstrings import doc_args, type_text
 from evalkit.scorers._families import FAMILY_OF
 
 ScorerKind = Literal["code", "llm"]
+"""A prebuilt scorer's kind: ``"code"`` (computed) or ``"llm"`` (asks a judge)."""
 
 #: The run fields a scorer can read, in the order they are listed.
 INPUT_FIELDS = ("input", "output", "ground_truth", "request_context")

@@ -206,7 +206,6 @@ def _vllm_error(message: str) -> dict[str, Any]:
     return {"error": {"message": message, "type": "BadRequestError", "param": None, "code": 400}}
 
 
-#: The shipped profiles, by name.
 PROFILES: dict[str, ServerProfile] = {
     "openai": ServerProfile("openai"),
     "llama-server": ServerProfile(
@@ -249,6 +248,8 @@ PROFILES: dict[str, ServerProfile] = {
         errors="ollama",
     ),
 }
+"""The shipped server profiles, by name: what a
+[`FakeOpenAIServer`][evalkit.testing.FakeOpenAIServer] built with ``profile=NAME`` imitates."""
 
 
 def server_profile(profile: str | ServerProfile) -> ServerProfile:

@@ -29,7 +29,7 @@ _PAIRED_LOCK = threading.Lock()
 
 #: Options of each run fetched at once while choosing its baseline: the first usually pairs.
 _OPTIONS_FIRST = 4
-#: What makes a run a baseline whatever it is compared with (``evalkit.compare.not_eligible``).
+#: What makes a run a baseline whatever it is compared with (compare/_baseline.py not_eligible).
 _ELIGIBLE = "{a}status IN ('completed', 'completed_with_errors') AND NOT {a}partial"
 
 
@@ -191,7 +191,7 @@ def _pins(con: duckdb.DuckDBPyConnection) -> dict[str, BaselinePin]:
 def _pairs(
     con: duckdb.DuckDBPyConnection, where: str, base: dict[str, Any], run: dict[str, Any]
 ) -> bool:
-    """Whether ``base`` pairs with ``run`` (`evalkit.compare.pairs_with`'s rule)."""
+    """Whether ``base`` pairs with ``run`` (the rule of ``pairs_with``, compare/_baseline.py)."""
     fingerprint = base.get("dataset_fingerprint")
     if fingerprint is not None and fingerprint == run.get("dataset_fingerprint"):
         return True

@@ -9,7 +9,8 @@ import krippendorff
 import numpy as np
 import pytest
 
-from evalkit.agreement import STABLE_ALPHA, noise_share, parse_labels, stability
+from evalkit.agreement._internal import noise_share, parse_labels
+from evalkit.agreement._stability import STABLE_ALPHA, stability
 
 
 def test_perfect_self_agreement_is_alpha_one_and_not_flagged() -> None:

@@ -20,15 +20,8 @@ from scipy import stats  # type: ignore[import-untyped]  # scipy ships no type s
 from sklearn.exceptions import UndefinedMetricWarning
 from sklearn.metrics import accuracy_score, cohen_kappa_score, confusion_matrix
 
-from evalkit.agreement import (
-    Agreement,
-    Estimate,
-    LabelKind,
-    agreement,
-    disagreements,
-    inter_rater_alpha,
-    noise_share,
-)
+from evalkit.agreement import Agreement, Estimate, LabelKind, agreement
+from evalkit.agreement._internal import noise_share
 from evalkit.agreement._resample import (
     PairDraws,
     alpha_from_coincidences,
@@ -41,6 +34,7 @@ from evalkit.agreement._resample import (
     percentile_interval,
     value_counts,
 )
+from evalkit.agreement._stats import disagreements, inter_rater_alpha
 from evalkit.errors import ConfigError
 from tests.doubles import STATISTICS_LIBRARIES, without_modules
 
@@ -800,7 +794,9 @@ def test_bad_arguments_are_config_errors_naming_the_value(call: object, match: s
 _EVERY_STATISTIC = """
 import json
 import numpy as np
-from evalkit.agreement import agreement, inter_rater_alpha, noise_share
+from evalkit.agreement import agreement
+from evalkit.agreement._internal import noise_share
+from evalkit.agreement._stats import inter_rater_alpha
 
 rng = np.random.default_rng(0)
 human = rng.choice([0.0, 0.5, 1.0], size=300)

@@ -27,7 +27,7 @@ from evalkit import run_evals_sync
 from evalkit.cli._reports import explain_from_store, write_reports
 from evalkit.cli._slices import stored_slices
 from evalkit.compare import compare_experiments
-from evalkit.report import build_report
+from evalkit.report._internal import build_report
 from evalkit.scorers import get_scorer
 from evalkit.store import read_item_scores
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from evalkit.agreement import stability
+from evalkit.agreement._stability import stability
 from evalkit.cli._agreement import stability_table
 
 

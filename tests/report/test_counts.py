@@ -2,7 +2,13 @@ from __future__ import annotations
 
 import pytest
 
-from evalkit.report import ReportData, console_table, html_report, junit_xml, markdown_summary
+from evalkit.report._internal import (
+    ReportData,
+    console_table,
+    html_report,
+    junit_xml,
+    markdown_summary,
+)
 
 
 def report(status: str, *, succeeded: int, failed: int, total: int = 200) -> ReportData:

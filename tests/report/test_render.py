@@ -10,18 +10,18 @@ from pathlib import Path
 
 import pytest
 
-from evalkit.report import (
-    FailureGroup,
+from evalkit.report import FailureGroup
+from evalkit.report._html import histogram_svg
+from evalkit.report._internal import (
     ItemView,
     ReportData,
-    ScorerRow,
     console_failure_groups,
     console_table,
     html_report,
     junit_xml,
     markdown_summary,
 )
-from evalkit.report._html import histogram_svg
+from evalkit.report._model import ScorerRow
 
 EXACT = ScorerRow(
     "exact", 3, 0.75, 0.7, 0.8, 1, threshold=">= 0.8",

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from evalkit import ConfigError, Judge, PromptStep, Scorer, create_scorer, run_evals
-from evalkit.agreement import STABLE_ALPHA
+from evalkit.agreement._stability import STABLE_ALPHA
 from evalkit.testing import FakeOpenAIServer, Fault, Rule
 
 DATA = [{"id": f"i{n}", "input": f"question {n}", "output": f"answer {n}"} for n in range(30)]

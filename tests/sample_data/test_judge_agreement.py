@@ -12,7 +12,8 @@ import numpy.typing as npt
 import pyarrow.parquet as pq
 import pytest
 
-from evalkit.agreement import agreement, inter_rater_alpha
+from evalkit.agreement import agreement
+from evalkit.agreement._stats import inter_rater_alpha
 from evalkit.scorers._rubric import LLM_RUBRIC_ANALYZE, RubricGrade
 from evalkit.testing import load_rules
 from tests.sample_data.build_judge_agreement import LEVELS, NOISY_SHARE, RUBRIC, build
