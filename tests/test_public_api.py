@@ -1,8 +1,10 @@
 from __future__ import annotations
 
+import ast
 import importlib
 import subprocess
 import sys
+from pathlib import Path
 from types import ModuleType
 
 import pytest
@@ -84,3 +86,35 @@ def test_the_old_comparison_verdict_name_still_imports_with_a_warning() -> None:
     # This one first: after the next, mypy takes old for the Literal alias, unlike any class.
     assert evalkit.Verdict is not old  # the run's gate verdict is another thing
     assert old is evalkit.compare.ComparisonVerdict
+
+
+def _lazy_modules() -> list[str]:
+    """Every evalkit module that re-exports lazily (a package's __init__, an _internal module)."""
+    root = Path(evalkit.__file__).parent
+    found = []
+    for path in sorted(root.rglob("*.py")):
+        if "_exports(" in path.read_text(encoding="utf-8") and path.name != "_lazy.py":
+            parts = path.relative_to(root.parent).with_suffix("").parts
+            found.append(".".join(parts[:-1] if parts[-1] == "__init__" else parts))
+    return found
+
+
+@pytest.mark.parametrize("name", _lazy_modules())
+def test_type_checking_imports_match_the_lazy_map(name: str) -> None:
+    """A lazy export is written twice more, for type checkers under ``if TYPE_CHECKING:`` and
+    for the runtime in the lazy map; both must name the same module for each name."""
+    module = importlib.import_module(name)
+    tree = ast.parse(Path(module.__file__ or "").read_text(encoding="utf-8"))
+    for_checkers = {
+        alias.asname or alias.name: node.module
+        for block in tree.body
+        if isinstance(block, ast.If) and ast.unparse(block.test) == "TYPE_CHECKING"
+        for node in ast.walk(block)
+        if isinstance(node, ast.ImportFrom)
+        for alias in node.names
+    }
+    assert for_checkers == module._LAZY_EXPORTS
+
+
+def test_lazy_modules_are_found() -> None:
+    assert {"evalkit", "evalkit.store", "evalkit.store._internal"} <= set(_lazy_modules())
