@@ -1,6 +1,7 @@
 """Reports of one experiment: console table, Markdown summary, HTML page, JUnit XML, the
 failures grouped by error ([`failure_groups`][evalkit.report.failure_groups]) and the agreement of
-scorers with human labels (`agreement_views`)."""
+scorers with human labels (`agreement_views`). Users get them from the CLI (``--report``) and
+the pytest plugin, which build them through ``_internal.py``; the failure groups are public."""
 
 from __future__ import annotations
 
