@@ -11,7 +11,7 @@ from evalkit.cli._exit import EXIT_FAILED_GATE, EXIT_OK
 from evalkit.cli._format import json_text, one_line, records, text_table
 from evalkit.cli._judges import judges_section
 from evalkit.cli._refs import baseline_for, find_experiment
-from evalkit.cli._slices import declared_slices, slices_table, stored_slices
+from evalkit.cli._slices import declared_slices, slices_table
 from evalkit.compare import (
     LATEST,
     LATEST_COMPLETE,
@@ -20,6 +20,7 @@ from evalkit.compare import (
     compare_experiments,
     compare_judges,
     read_paired_scores,
+    stored_slices,
 )
 from evalkit.errors import BaselineError, ConfigError, StoreError
 from evalkit.report import items_done

@@ -5,7 +5,8 @@ experiment by id and, per scorer, judges the mean difference with a paired boots
 interval and a paired sign-flip test. The two statistics are public too, for use on any paired
 differences. `diff_items` lists the paired items of two stored runs whose score changed, filtered
 and paginated in the store; `compare_slices` judges each slice (a metadata key's value) with a
-Holm correction over the slices. [`baseline_candidates`][evalkit.compare.baseline_candidates] and
+Holm correction over the slices, and `stored_slices` does so for two stored runs.
+[`baseline_candidates`][evalkit.compare.baseline_candidates] and
 [`choose_baseline`][evalkit.compare.choose_baseline] pick the run a candidate is judged against
 (``"latest"``: the newest passing run, or the pinned one) and say why;
 [`read_paired_scores`][evalkit.compare.read_paired_scores] reads two stored runs for
@@ -50,6 +51,7 @@ from evalkit.compare._slices import (
     compare_slices,
     holm,
     slice_values,
+    stored_slices,
 )
 from evalkit.compare._stats import SeedLike, paired_bootstrap_ci, sign_flip_test
 
@@ -85,6 +87,7 @@ __all__ = [
     "read_paired_scores",
     "sign_flip_test",
     "slice_values",
+    "stored_slices",
 ]
 
 
