@@ -5,7 +5,8 @@
 code: it checks the file and the options, finds the baseline's candidates before the run starts
 (a missing named baseline fails fast), runs the file into its store and has the run judged on
 every gate (``_judge_run.py``). A Ctrl-C stops the run as `InterruptedRun`, carrying what was
-recorded; one that comes after every item was scored lets the run finish and be judged.
+recorded; one that comes after every item was scored lets the run finish and be judged
+(docs/pages/design/ctrl-c-once.md).
 
 See docs/pages/design/pytest-verdict-after-the-body.md.
 """
