@@ -39,14 +39,11 @@ from evalkit.experiment_file._dataset import open_dataset
 from evalkit.experiment_file._judge_run import JudgedRun, judge_result
 from evalkit.experiment_file._load import load_experiment_file
 from evalkit.experiment_file._regression import RegressionSection
-from evalkit.run import RunInterrupted, VerdictNotKeptWarning, run_evals_sync
-from evalkit.store import (
-    DEFAULT_LOCK_TIMEOUT,
-    latest_resumable,
-    read_experiment,
-    store_exists,
-    store_location,
-)
+from evalkit.run import RunInterrupted, RunOptions, VerdictNotKeptWarning, run_evals_sync
+from evalkit.store import latest_resumable, read_experiment, store_exists, store_location
+
+#: ``run_evals``' defaults, for the options neither the call nor the file sets.
+_DEFAULTS = RunOptions()
 
 
 class InterruptedRun(KeyboardInterrupt):
@@ -116,7 +113,7 @@ def run_experiment_file(
     retry_errors: bool = False,
     regenerate: bool = False,
     force: bool = False,
-    lock_timeout: float = DEFAULT_LOCK_TIMEOUT,
+    lock_timeout: float = _DEFAULTS.lock_timeout,
     report_dir: str | os.PathLike[str] | None = None,
     repeats: int | None = None,
     **executor: Any,
@@ -194,7 +191,7 @@ def run_experiment_file(
                 scorers,
                 columns=columns,
                 target=built.target,
-                concurrency=concurrency or config.experiment.concurrency or 8,
+                concurrency=concurrency or config.experiment.concurrency or _DEFAULTS.concurrency,
                 store=where,
                 store_data_path=(
                     store_data_path
@@ -218,7 +215,11 @@ def run_experiment_file(
                 slices=config.experiment.slices,
                 labels=config.experiment.labels or None,
                 min_agreement=build_min_agreement(file, scorers) or None,
-                repeats=repeats if repeats is not None else config.experiment.repeats or 1,
+                repeats=(
+                    repeats
+                    if repeats is not None
+                    else config.experiment.repeats or _DEFAULTS.repeats
+                ),
                 **executor,
             )
     except RunInterrupted as stop:
