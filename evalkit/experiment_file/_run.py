@@ -116,7 +116,10 @@ def run_experiment_file(
     lock_timeout: float = _DEFAULTS.lock_timeout,
     report_dir: str | os.PathLike[str] | None = None,
     repeats: int | None = None,
-    **executor: Any,
+    executor: str = _DEFAULTS.executor,
+    workers: int | None = None,
+    shard: str | None = None,
+    ray_address: str | None = None,
 ) -> JudgedRun:
     """Run an experiment file into its store and judge it on every gate of ``evalkit run``.
 
@@ -139,7 +142,10 @@ def run_experiment_file(
         report_dir: A folder the reports will be written to, checked before the run starts
             (the reports themselves are the caller's to write).
         repeats: Executions of each LLM-judged pair (default: the file's, else 1).
-        **executor: ``executor``, ``workers``, ``shard``, ``ray_address`` of ``run_evals``.
+        executor: Where shards run: ``"local"``, ``"process"`` or ``"ray"`` (``run_evals``).
+        workers: Worker processes of a sharded run (``run_evals``).
+        shard: ``"i/n"``: run only slice ``i`` of ``n`` of the shards (``run_evals``).
+        ray_address: An existing Ray cluster's address (``run_evals``).
 
     Raises:
         ExperimentFileError: The file is not a valid experiment.
@@ -181,7 +187,13 @@ def run_experiment_file(
     )
     if report_dir is not None:
         check_report_dir(Path(report_dir))
-    data, columns = open_dataset(file, sharded=bool(executor))
+    # The executor options given: any of them reads the dataset as a sharded run does (its
+    # path, for the row groups).
+    given: dict[str, Any] = {"workers": workers, "shard": shard, "ray_address": ray_address}
+    given = {key: value for key, value in given.items() if value is not None}
+    if executor != _DEFAULTS.executor:
+        given["executor"] = executor
+    data, columns = open_dataset(file, sharded=bool(given))
     try:
         with warnings.catch_warnings():
             # judge_result keeps the verdict again and says if it could not: one message.
@@ -220,7 +232,7 @@ def run_experiment_file(
                     if repeats is not None
                     else config.experiment.repeats or _DEFAULTS.repeats
                 ),
-                **executor,
+                **given,
             )
     except RunInterrupted as stop:
         judged = None

@@ -54,3 +54,14 @@ def test_the_options_are_checked_before_the_run(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="--concurrency must be at least 1"):
         run_experiment_file(path, concurrency=0)
     assert not (tmp_path / "evalkit.duckdb").exists()
+
+
+@pytest.mark.parametrize("name", ["run_experiment_file", "judge_run", "JudgedRun"])
+def test_the_old_cli_names_still_work_with_a_warning(name: str) -> None:
+    import evalkit.cli
+    import evalkit.experiment_file
+
+    with pytest.warns(DeprecationWarning, match=f"evalkit.experiment_file.{name}"):
+        moved = getattr(evalkit.cli, name)
+    assert moved is getattr(evalkit.experiment_file, name)
+    assert name not in evalkit.cli.__all__
