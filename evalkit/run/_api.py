@@ -20,7 +20,6 @@ from evalkit.agreement import measure_merged
 from evalkit.dataset import DatasetLike
 from evalkit.errors import ConfigError, StoreError
 from evalkit.run._checks import check_store_data_path
-from evalkit.run._executors import ExecutorName
 from evalkit.run._experiment import ExperimentResult
 from evalkit.run._interrupt import (
     LATE_CTRL_C,
@@ -30,9 +29,8 @@ from evalkit.run._interrupt import (
     wants_partial,
 )
 from evalkit.run._local import drive_local
-from evalkit.run._options import DEFAULTS, RunOptions
+from evalkit.run._options import DEFAULTS, ExecutorName, ItemCallback, RunOptions
 from evalkit.run._result import build_result
-from evalkit.run._runner import ItemCallback
 from evalkit.run._sharded import drive_sharded
 from evalkit.run._spec import prepare
 from evalkit.run._verdict_record import (

@@ -13,15 +13,20 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from evalkit._defaults import DEFAULT_LOCK_TIMEOUT, DEFAULT_STORE
 
 if TYPE_CHECKING:
-    from evalkit.run._executors import ExecutorName
-    from evalkit.run._runner import ItemCallback
+    from evalkit.run._outcome import ItemResult
+    from evalkit.target import TargetLike
+
+#: Where a run's shards run (``run_evals(executor=)``).
+ExecutorName = Literal["local", "process", "ray"]
+#: ``run_evals(on_item_complete=)``: called (or awaited) with each finished item.
+ItemCallback = Callable[["ItemResult"], Any]
 
 
 def _set_by(*, toml: str | None = None, flag: str | None = None) -> dict[str, str | None]:
@@ -39,7 +44,7 @@ class RunOptions:
     run`` flag (``"flag"``) that set the option, when one does.
     """
 
-    target: Any = field(default=None, metadata=_set_by(toml="target"))
+    target: TargetLike = field(default=None, metadata=_set_by(toml="target"))
     concurrency: int = field(
         default=8, metadata=_set_by(toml="experiment.concurrency", flag="--concurrency")
     )
