@@ -50,9 +50,16 @@ def _slice(text: str | None) -> tuple[str | None, str | None]:
 
 def cmd_diff(args: argparse.Namespace) -> int:
     """Print the changed pairs of two stored runs; always exits 0 (a listing, not a gate)."""
-    from evalkit.cli._refs import baseline_for, find_experiment  # not at --help: DuckDB
     from evalkit.cli._slices import declared_slices
-    from evalkit.compare import LATEST, LATEST_COMPLETE, Baseline, changes_by_slice, diff_items
+    from evalkit.compare import (  # not at --help: DuckDB
+        LATEST,
+        LATEST_COMPLETE,
+        Baseline,
+        baseline_for,
+        changes_by_slice,
+        diff_items,
+        find_experiment,
+    )
     from evalkit.experiment_file import RegressionSection
     from evalkit.store import DEFAULT_STORE
 

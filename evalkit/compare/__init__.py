@@ -5,9 +5,12 @@ experiment by id and, per scorer, judges the mean difference with a paired boots
 interval and a paired sign-flip test. The two statistics are public too, for use on any paired
 differences. `diff_items` lists the paired items of two stored runs whose score changed, filtered
 and paginated in the store; `compare_slices` judges each slice (a metadata key's value) with a
-Holm correction over the slices. [`baseline_candidates`][evalkit.compare.baseline_candidates] and
+Holm correction over the slices, and `stored_slices` does so for two stored runs.
+[`baseline_candidates`][evalkit.compare.baseline_candidates] and
 [`choose_baseline`][evalkit.compare.choose_baseline] pick the run a candidate is judged against
-(``"latest"``: the newest passing run, or the pinned one) and say why;
+(``"latest"``: the newest passing run, or the pinned one) and say why; `find_experiment`
+finds the run a user's reference (an id, a name, a prefix) designates, `baseline_for` the
+baseline one designates for a candidate, and `pin_run` pins one;
 [`read_paired_scores`][evalkit.compare.read_paired_scores] reads two stored runs for
 `compare_experiments`, pairing a prebuilt scorer's old stored id with its new one.
 `compare_judges` compares the
@@ -43,6 +46,7 @@ from evalkit.compare._judges import (
     KindSource,
     compare_judges,
 )
+from evalkit.compare._refs import baseline_for, find_experiment, pin_run
 from evalkit.compare._scorer_pairs import read_paired_scores
 from evalkit.compare._slices import (
     SliceComparison,
@@ -50,6 +54,7 @@ from evalkit.compare._slices import (
     compare_slices,
     holm,
     slice_values,
+    stored_slices,
 )
 from evalkit.compare._stats import SeedLike, paired_bootstrap_ci, sign_flip_test
 
@@ -71,20 +76,24 @@ __all__ = [
     "SeedLike",
     "SliceComparison",
     "baseline_candidates",
+    "baseline_for",
     "changes_by_slice",
     "choose_baseline",
     "compare_experiments",
     "compare_judges",
     "compare_slices",
     "diff_items",
+    "find_experiment",
     "holm",
     "not_eligible",
     "paired_bootstrap_ci",
     "pairing",
     "pairs_with",
+    "pin_run",
     "read_paired_scores",
     "sign_flip_test",
     "slice_values",
+    "stored_slices",
 ]
 
 

@@ -10,6 +10,7 @@ if TYPE_CHECKING:
     from evalkit.run._api import run_evals, run_evals_sync
     from evalkit.run._experiment import ExperimentResult
     from evalkit.run._interrupt import RunInterrupted
+    from evalkit.run._options import RunOptions
     from evalkit.run._outcome import ErrorInfo, ItemResult, ScorerOutcome
     from evalkit.run._rows import RowBuffer
     from evalkit.run._summary import ExperimentStatus, RunSummary, ScorerSummary
@@ -30,6 +31,7 @@ __getattr__, __dir__ = _exports(
         ),
         "evalkit.run._experiment": ("ExperimentResult",),
         "evalkit.run._interrupt": ("RunInterrupted",),
+        "evalkit.run._options": ("RunOptions",),
         "evalkit.run._outcome": (
             "ErrorInfo",
             "ItemResult",
@@ -62,6 +64,7 @@ __all__ = [
     "ItemResult",
     "RowBuffer",
     "RunInterrupted",
+    "RunOptions",
     "RunSummary",
     "ScorerOutcome",
     "ScorerSummary",
