@@ -181,6 +181,37 @@ def test_no_module_imports_another_modules_private_name(module: str) -> None:
     assert _private_names(module, tree) == []
 
 
+#: The command's entry points, the only modules outside ``evalkit.cli`` that may import it.
+CLI_ENTRY_POINTS = {"evalkit.__main__", "evalkit._console"}
+
+
+def _imports_of_the_cli(module: str, path: Path) -> list[str]:
+    """The imports of ``evalkit.cli`` (or a module of it) in ``module``, at any level."""
+    if _within(module, "evalkit.cli") or module in CLI_ENTRY_POINTS:
+        return []
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    return [
+        f"{path.name}:{line}: {target}"
+        for line, target in _imports(tree)
+        if _within(target, "evalkit.cli")
+    ]
+
+
+def test_the_cli_check_sees_an_import_inside_a_function(tmp_path: Path) -> None:
+    code = "def f():\n    from evalkit.cli import run_experiment_file\n"
+    found = _imports_of_the_cli("evalkit.pytest_plugin._outcome", _write(tmp_path, code))
+    assert found == ["x.py:2: evalkit.cli"]
+    assert _imports_of_the_cli("evalkit.cli._run", _write(tmp_path, code)) == []
+
+
+@pytest.mark.parametrize("module", sorted(SOURCES))
+def test_only_the_entry_points_import_the_cli(module: str) -> None:
+    """Library work lives in the library: the pytest plugin and every other package call the
+    public functions the CLI calls (``evalkit.experiment_file.run_experiment_file``), never
+    the CLI itself."""
+    assert _imports_of_the_cli(module, SOURCES[module]) == []
+
+
 def test_lazy_export_maps_point_into_their_own_package_or_at_public_names() -> None:
     for name in PACKAGES:
         package = importlib.import_module(name)
@@ -450,14 +481,12 @@ def test_the_graph_sees_every_import_and_the_lazy_maps() -> None:
     assert _edges("evalkit.run._x", ast.parse("from . import _api\nfrom ._api import a")) == {
         "evalkit.run._api": 1
     }
-    eager = "from evalkit.experiment_file._load import load_experiment_file"
+    eager = "from evalkit.compare._slices import compare_slices"
     assert _edges("evalkit.run._x", ast.parse(eager)) == {
-        "evalkit.experiment_file._load": 1,
-        "evalkit.experiment_file": 1,
+        "evalkit.compare._slices": 1,
+        "evalkit.compare": 1,
     }
-    assert _edges("evalkit.experiment_file._x", ast.parse(eager)) == {
-        "evalkit.experiment_file._load": 1
-    }
+    assert _edges("evalkit.compare._x", ast.parse(eager)) == {"evalkit.compare._slices": 1}
     for package in (name for name in PACKAGES if LAZY[name]):  # what _loads takes for granted
         loaded = ast.parse(SOURCES[package].read_text(encoding="utf-8")).body
         names = {a.name for n in loaded if isinstance(n, ast.Import) for a in n.names}

@@ -2,26 +2,26 @@
 
 Exit codes: 0 passed, 1 a threshold or regression gate failed, 2 a usage, configuration or
 data error, 130 interrupted.
+
+Running a file and judging a run are library functions the command calls:
+[`evalkit.experiment_file.run_experiment_file`][evalkit.experiment_file.run_experiment_file] and
+[`evalkit.experiment_file.judge_run`][evalkit.experiment_file.judge_run].
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from evalkit._lazy import exports as _exports
 
 if TYPE_CHECKING:
     from evalkit.cli._exit import EXIT_FAILED_GATE, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
-    from evalkit.cli._file_run import run_experiment_file
-    from evalkit.cli._judge_run import JudgedRun, judge_run
     from evalkit.cli._main import build_parser, main
 
 # Lazy: a command that does not run an experiment file never imports the run's stack.
-__getattr__, __dir__ = _exports(
+_getattr, __dir__ = _exports(
     globals(),
     {
-        "evalkit.cli._file_run": ("run_experiment_file",),
-        "evalkit.cli._judge_run": ("JudgedRun", "judge_run"),
         "evalkit.cli._exit": (
             "EXIT_FAILED_GATE",
             "EXIT_INTERRUPTED",
@@ -32,14 +32,30 @@ __getattr__, __dir__ = _exports(
     },
 )
 
+#: Names that moved to `evalkit.experiment_file`, still found here for code written before.
+_MOVED = ("JudgedRun", "judge_run", "run_experiment_file")
+
+
+def __getattr__(name: str) -> Any:
+    if name in _MOVED:
+        import warnings
+
+        import evalkit.experiment_file
+
+        warnings.warn(
+            f"evalkit.cli.{name} moved to evalkit.experiment_file.{name}",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return getattr(evalkit.experiment_file, name)
+    return _getattr(name)
+
+
 __all__ = [
     "EXIT_FAILED_GATE",
     "EXIT_INTERRUPTED",
     "EXIT_OK",
     "EXIT_USAGE",
-    "JudgedRun",
     "build_parser",
-    "judge_run",
     "main",
-    "run_experiment_file",
 ]

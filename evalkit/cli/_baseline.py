@@ -42,23 +42,13 @@ def add_baseline_commands(commands: Any, add_store: Callable[..., None]) -> None
 
 def cmd_pin(args: argparse.Namespace) -> int:
     """Pin a complete, full run (a failed night too: that is the point) as the bar."""
-    from evalkit.cli._refs import find_experiment  # not at import: `evalkit --help` stays light
-    from evalkit.compare._internal import not_eligible
-    from evalkit.errors import BaselineError, StoreError
-    from evalkit.store import pin_baseline
+    from evalkit.compare import pin_run  # not at import: `evalkit --help` stays light
     from evalkit.store._internal import DEFAULT_STORE
 
-    store = args.store or DEFAULT_STORE
-    run = find_experiment(store, args.run)
-    if run is None:
-        raise StoreError(f"{store}: no finished run to pin")
-    reason = not_eligible(run)
-    if reason is not None:
-        raise BaselineError(args.run, reason)
-    pin = pin_baseline(store, run["id"], by=args.by, note=args.note)
+    pin = pin_run(args.store or DEFAULT_STORE, args.run, by=args.by, note=args.note)
     print(
-        f"pinned {one_line(run['id'])} as the baseline of {one_line(run['name'])!r}"
-        f" ({one_line(pin.reason)})"
+        f"pinned {one_line(pin.experiment_id or '')} as the baseline of"
+        f" {one_line(pin.experiment_name)!r} ({one_line(pin.reason)})"
     )
     return EXIT_OK
 

@@ -50,9 +50,14 @@ def _slice(text: str | None) -> tuple[str | None, str | None]:
 
 def cmd_diff(args: argparse.Namespace) -> int:
     """Print the changed pairs of two stored runs; always exits 0 (a listing, not a gate)."""
-    from evalkit.cli._refs import baseline_for, find_experiment  # not at --help: DuckDB
     from evalkit.cli._slices import declared_slices
-    from evalkit.compare import Baseline, changes_by_slice, diff_items
+    from evalkit.compare import (
+        Baseline,
+        baseline_for,
+        changes_by_slice,
+        diff_items,
+        find_experiment,
+    )
     from evalkit.compare._internal import LATEST, LATEST_COMPLETE
     from evalkit.experiment_file import RegressionSection
     from evalkit.store._internal import DEFAULT_STORE

@@ -34,7 +34,7 @@ def add_export_command(commands: argparse._SubParsersAction[argparse.ArgumentPar
 
 def cmd_export(args: argparse.Namespace) -> int:
     """Resolve the run, write it, and say where and how many rows."""
-    from evalkit.cli._refs import find_experiment  # not at import: `evalkit --help` stays light
+    from evalkit.compare import find_experiment  # not at import: `evalkit --help` stays light
     from evalkit.store import export_experiment
     from evalkit.store._internal import DEFAULT_STORE
 

@@ -10,9 +10,16 @@ from evalkit._scorer_ids import scorer_renames
 from evalkit.cli._exit import EXIT_FAILED_GATE, EXIT_OK
 from evalkit.cli._format import json_text, one_line, records, text_table
 from evalkit.cli._judges import judges_section
-from evalkit.cli._refs import baseline_for, find_experiment
-from evalkit.cli._slices import declared_slices, slices_table, stored_slices
-from evalkit.compare import Comparison, compare_experiments, compare_judges, read_paired_scores
+from evalkit.cli._slices import declared_slices, slices_table
+from evalkit.compare import (
+    Comparison,
+    baseline_for,
+    compare_experiments,
+    compare_judges,
+    find_experiment,
+    read_paired_scores,
+    stored_slices,
+)
 from evalkit.compare._internal import LATEST, LATEST_COMPLETE, Direction
 from evalkit.errors import BaselineError, ConfigError, StoreError
 from evalkit.report._internal import items_done

@@ -55,6 +55,9 @@ def build_parser() -> argparse.ArgumentParser:
     from evalkit.cli._export import add_export_command
     from evalkit.cli._store_copy import add_store_commands
     from evalkit.cli._view import add_view_command
+    from evalkit.run import RunOptions  # run_evals' options and defaults (no DuckDB, no pandas)
+
+    defaults = RunOptions()
 
     parser = argparse.ArgumentParser(
         prog="evalkit",
@@ -100,9 +103,10 @@ def build_parser() -> argparse.ArgumentParser:
         "--lock-timeout",
         type=float,
         metavar="S",
-        default=300.0,
+        default=defaults.lock_timeout,
         help="seconds to keep retrying a store locked by another process before the rows not"
-        " yet written are kept in <store>.recovery/ for --resume (0 to 86400; default: 300)",
+        " yet written are kept in <store>.recovery/ for --resume"
+        f" (0 to 86400; default: {defaults.lock_timeout:g})",
     )
     run.add_argument(
         "--no-preflight",
@@ -112,8 +116,9 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument(
         "--executor",
         choices=("local", "process", "ray"),
-        default="local",
-        help="where shards run: this process, a process pool, or Ray (default: local)",
+        default=defaults.executor,
+        help="where shards run: this process, a process pool, or Ray"
+        f" (default: {defaults.executor})",
     )
     run.add_argument(
         "--workers", type=int, metavar="N", help="worker processes (process/ray; 1 to 1024)"

@@ -1,44 +1,12 @@
-"""Slices in the CLI: the per-slice comparison of two stored runs, and its console table."""
+"""Slices in the CLI: the per-slice comparison's console table, and a run's declared slices."""
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from evalkit.cli._format import one_line, text_table
-from evalkit.compare import Comparison, read_paired_scores
-from evalkit.compare._internal import ScoreTable, SliceComparison, compare_slices, slice_values
-
-
-def stored_slices(
-    store: str | os.PathLike[str],
-    baseline_id: str,
-    candidate_id: str,
-    keys: Sequence[str],
-    *,
-    directions: Mapping[str, Any],
-    max_drop: float,
-    confidence: float,
-    resamples: int,
-    overall: Comparison | None,
-    scores: tuple[ScoreTable, ScoreTable] | None = None,
-) -> tuple[SliceComparison, ...]:
-    """Each slice of the candidate's ``keys`` compared with the baseline (Holm-corrected).
-
-    ``scores`` are the two runs' scores when already read (for the whole-run comparison), so
-    the store is not read twice.
-    """
-    if not keys:
-        return ()
-    if scores is None:
-        scores = read_paired_scores(store, baseline_id, candidate_id)
-    return compare_slices(
-        *scores,
-        slice_values(store, candidate_id, keys),
-        directions=directions, max_drop=max_drop, confidence=confidence,
-        resamples=resamples, overall=overall,
-    )  # fmt: skip
+from evalkit.compare._internal import SliceComparison
 
 
 def _signed(value: float | None) -> str:

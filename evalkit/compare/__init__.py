@@ -5,9 +5,12 @@ experiment by id and, per scorer, judges the mean difference with a paired boots
 interval and a paired sign-flip test. The two statistics are public too, for use on any paired
 differences. `diff_items` lists the paired items of two stored runs whose score changed, filtered
 and paginated in the store; `compare_slices` judges each slice (a metadata key's value) with a
-Holm correction over the slices. [`baseline_candidates`][evalkit.compare.baseline_candidates] and
+Holm correction over the slices, and `stored_slices` does so for two stored runs.
+[`baseline_candidates`][evalkit.compare.baseline_candidates] and
 [`choose_baseline`][evalkit.compare.choose_baseline] pick the run a candidate is judged against
-(``"latest"``: the newest passing run, or the pinned one) and say why;
+(``"latest"``: the newest passing run, or the pinned one) and say why; `find_experiment`
+finds the run a user's reference (an id, a name, a prefix) designates, `baseline_for` the
+baseline one designates for a candidate, and `pin_run` pins one;
 [`read_paired_scores`][evalkit.compare.read_paired_scores] reads two stored runs for
 `compare_experiments`, pairing a prebuilt scorer's old stored id with its new one.
 `compare_judges` compares the
@@ -26,8 +29,9 @@ from evalkit.compare._compare import (
 )
 from evalkit.compare._diff import DiffOrder, diff_items
 from evalkit.compare._judges import JudgeAgreement, JudgeComparison, JudgeSide, compare_judges
+from evalkit.compare._refs import baseline_for, find_experiment, pin_run
 from evalkit.compare._scorer_pairs import read_paired_scores
-from evalkit.compare._slices import changes_by_slice
+from evalkit.compare._slices import changes_by_slice, stored_slices
 from evalkit.compare._stats import paired_bootstrap_ci, sign_flip_test
 
 __all__ = [
@@ -40,14 +44,18 @@ __all__ = [
     "JudgeSide",
     "ScorerComparison",
     "baseline_candidates",
+    "baseline_for",
     "changes_by_slice",
     "choose_baseline",
     "compare_experiments",
     "compare_judges",
     "diff_items",
+    "find_experiment",
     "paired_bootstrap_ci",
+    "pin_run",
     "read_paired_scores",
     "sign_flip_test",
+    "stored_slices",
 ]
 
 

@@ -34,6 +34,7 @@ from evalkit.compare._compare import (
     compare_scorer,
 )
 from evalkit.compare._inputs import ScorerScores, ScoreTable, scores_by_scorer
+from evalkit.compare._scorer_pairs import read_paired_scores
 
 if TYPE_CHECKING:  # a run's slices are compared without pandas (issue 31: its start-up)
     import pandas as pd
@@ -271,6 +272,48 @@ def slice_values(
     ids = table.column(0).to_pylist()
     return {key: dict(zip(ids, table.column(i + 1).to_pylist(), strict=True))
             for i, key in enumerate(keys)}  # fmt: skip
+
+
+def stored_slices(
+    store: str | os.PathLike[str],
+    baseline_id: str,
+    candidate_id: str,
+    keys: Sequence[str],
+    *,
+    directions: Mapping[str, Any],
+    max_drop: float,
+    confidence: float,
+    resamples: int,
+    overall: Comparison | None,
+    scores: tuple[ScoreTable, ScoreTable] | None = None,
+) -> tuple[SliceComparison, ...]:
+    """Each slice of the candidate's ``keys`` compared with the baseline, both read from a store
+    (`compare_slices` on their stored scores and metadata, Holm-corrected).
+
+    Args:
+        store: The store holding both runs.
+        baseline_id: The baseline run's id.
+        candidate_id: The candidate run's id (its item metadata gives the slices).
+        keys: The metadata keys to slice by; none gives no slice.
+        directions: ``"higher"`` or ``"lower"`` per scorer id.
+        max_drop: The drop in a slice's mean the comparison tolerates.
+        confidence: The confidence intervals' coverage.
+        resamples: Bootstrap resamples.
+        overall: The whole-run comparison (a slice that regressed while its scorer did not is
+            flagged).
+        scores: The two runs' scores when already read (`read_paired_scores`, for the
+            whole-run comparison), so the store is not read twice.
+    """
+    if not keys:
+        return ()
+    if scores is None:
+        scores = read_paired_scores(store, baseline_id, candidate_id)
+    return compare_slices(
+        *scores,
+        slice_values(store, candidate_id, keys),
+        directions=directions, max_drop=max_drop, confidence=confidence,
+        resamples=resamples, overall=overall,
+    )  # fmt: skip
 
 
 def changes_by_slice(

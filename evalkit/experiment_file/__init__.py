@@ -1,4 +1,4 @@
-"""Experiment files: the TOML that ``evalkit run FILE`` reads.
+"""Experiment files: the TOML that ``evalkit run FILE`` reads, and running one.
 
 [`load_experiment_file`][evalkit.load_experiment_file] validates a file against `ExperimentConfig`
 and reports every problem as ``FILE:LINE: key: problem`` in one
@@ -9,20 +9,59 @@ and reports every problem as ``FILE:LINE: key: problem`` in one
 ``check`` passed to [`load_experiment_file`][evalkit.load_experiment_file] runs on the file's
 `FileParts` (the valid parts even of a file that breaks the schema) and its problems are reported
 with the schema's, in one error.
+
+[`run_experiment_file`][evalkit.experiment_file.run_experiment_file] runs a file and judges the
+run on every gate, as ``evalkit run`` and the pytest plugin do (both call it);
+[`judge_run`][evalkit.experiment_file.judge_run] judges a run made with ``run_evals`` the same
+way.
 """
 
 from __future__ import annotations
 
-from evalkit.experiment_file._columns import ColumnsSection
-from evalkit.experiment_file._imports import import_reference
-from evalkit.experiment_file._judge import JudgeOverride, JudgeSection
-from evalkit.experiment_file._load import ExperimentFile, load_experiment_file
-from evalkit.experiment_file._locate import KeyLocator, KeyPath
-from evalkit.experiment_file._parts import FileCheck, FileParts, format_key
-from evalkit.experiment_file._regression import RegressionSection
-from evalkit.experiment_file._schema import ExperimentConfig, ExperimentSection
-from evalkit.experiment_file._scorers import ScorerEntry, ThresholdEntry
-from evalkit.experiment_file._target import OpenAITargetSection, PythonTargetSection, TargetSection
+from typing import TYPE_CHECKING
+
+from evalkit._lazy import exports as _exports
+
+if TYPE_CHECKING:
+    from evalkit.experiment_file._columns import ColumnsSection
+    from evalkit.experiment_file._imports import import_reference
+    from evalkit.experiment_file._judge import JudgeOverride, JudgeSection
+    from evalkit.experiment_file._judge_run import JudgedRun, judge_run
+    from evalkit.experiment_file._load import ExperimentFile, load_experiment_file
+    from evalkit.experiment_file._locate import KeyLocator, KeyPath
+    from evalkit.experiment_file._parts import FileCheck, FileParts, format_key
+    from evalkit.experiment_file._regression import RegressionSection
+    from evalkit.experiment_file._run import InterruptedRun, run_experiment_file
+    from evalkit.experiment_file._schema import ExperimentConfig, ExperimentSection
+    from evalkit.experiment_file._scorers import ScorerEntry, ThresholdEntry
+    from evalkit.experiment_file._target import (
+        OpenAITargetSection,
+        PythonTargetSection,
+        TargetSection,
+    )
+
+# Lazy: loading a file does not import the run's stack (``run_experiment_file`` does).
+__getattr__, __dir__ = _exports(
+    globals(),
+    {
+        "evalkit.experiment_file._columns": ("ColumnsSection",),
+        "evalkit.experiment_file._imports": ("import_reference",),
+        "evalkit.experiment_file._judge": ("JudgeOverride", "JudgeSection"),
+        "evalkit.experiment_file._judge_run": ("JudgedRun", "judge_run"),
+        "evalkit.experiment_file._load": ("ExperimentFile", "load_experiment_file"),
+        "evalkit.experiment_file._locate": ("KeyLocator", "KeyPath"),
+        "evalkit.experiment_file._parts": ("FileCheck", "FileParts", "format_key"),
+        "evalkit.experiment_file._regression": ("RegressionSection",),
+        "evalkit.experiment_file._run": ("InterruptedRun", "run_experiment_file"),
+        "evalkit.experiment_file._schema": ("ExperimentConfig", "ExperimentSection"),
+        "evalkit.experiment_file._scorers": ("ScorerEntry", "ThresholdEntry"),
+        "evalkit.experiment_file._target": (
+            "OpenAITargetSection",
+            "PythonTargetSection",
+            "TargetSection",
+        ),
+    },
+)
 
 __all__ = [
     "ColumnsSection",
@@ -31,8 +70,10 @@ __all__ = [
     "ExperimentSection",
     "FileCheck",
     "FileParts",
+    "InterruptedRun",
     "JudgeOverride",
     "JudgeSection",
+    "JudgedRun",
     "KeyLocator",
     "KeyPath",
     "OpenAITargetSection",
@@ -43,5 +84,7 @@ __all__ = [
     "ThresholdEntry",
     "format_key",
     "import_reference",
+    "judge_run",
     "load_experiment_file",
+    "run_experiment_file",
 ]

@@ -10,6 +10,7 @@ if TYPE_CHECKING:
     from evalkit.run._api import run_evals, run_evals_sync
     from evalkit.run._experiment import ExperimentResult
     from evalkit.run._interrupt import RunInterrupted
+    from evalkit.run._options import RunOptions
     from evalkit.run._outcome import ErrorInfo, ItemResult, ScorerOutcome
     from evalkit.run._summary import RunSummary, ScorerSummary
     from evalkit.run._thresholds import ScorerVerdict, Threshold, Verdict
@@ -28,6 +29,7 @@ __getattr__, __dir__ = _exports(
         ),
         "evalkit.run._experiment": ("ExperimentResult",),
         "evalkit.run._interrupt": ("RunInterrupted",),
+        "evalkit.run._options": ("RunOptions",),
         "evalkit.run._outcome": (
             "ErrorInfo",
             "ItemResult",
@@ -55,6 +57,7 @@ __all__ = [
     "ExperimentResult",
     "ItemResult",
     "RunInterrupted",
+    "RunOptions",
     "RunSummary",
     "ScorerOutcome",
     "ScorerSummary",

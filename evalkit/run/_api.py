@@ -1,15 +1,18 @@
 """``run_evals`` and ``run_evals_sync``: prepare the run once, drive it, build its result.
 
-Why one pipeline for both drivers: docs/pages/design/one-run-pipeline.md.
+Why one pipeline for both drivers: docs/pages/design/one-run-pipeline.md. The options are
+declared once, in `RunOptions`; the signature and docstring of ``run_evals`` are checked
+against it (docs/pages/design/run-options-table.md).
 """
 
 from __future__ import annotations
 
 import functools
+import inspect
 import os
 import warnings
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Coroutine, Mapping, Sequence
+from typing import Any, ParamSpec, TypeVar
 
 import anyio
 
@@ -17,7 +20,6 @@ from evalkit.agreement._internal import measure_merged
 from evalkit.dataset import DatasetLike
 from evalkit.errors import ConfigError, StoreError
 from evalkit.run._checks import check_store_data_path
-from evalkit.run._executors import ExecutorName
 from evalkit.run._experiment import ExperimentResult
 from evalkit.run._interrupt import (
     LATE_CTRL_C,
@@ -27,10 +29,10 @@ from evalkit.run._interrupt import (
     wants_partial,
 )
 from evalkit.run._local import drive_local
+from evalkit.run._options import DEFAULTS, ExecutorName, ItemCallback, RunOptions
 from evalkit.run._result import build_result
-from evalkit.run._runner import ItemCallback
 from evalkit.run._sharded import drive_sharded
-from evalkit.run._spec import RunOptions, prepare
+from evalkit.run._spec import prepare
 from evalkit.run._verdict_record import (
     VerdictNotKeptWarning,
     record_merged_verdict,
@@ -39,7 +41,7 @@ from evalkit.run._verdict_record import (
 )
 from evalkit.scorer import Scorer
 from evalkit.store import merge_finished_slices, prepare_store
-from evalkit.store._internal import DEFAULT_LOCK_TIMEOUT, DEFAULT_STORE, ShardWriter, StoreWriter
+from evalkit.store._internal import ShardWriter, StoreWriter
 from evalkit.target import TargetLike
 
 
@@ -49,7 +51,7 @@ async def run_evals(
     *,
     target: TargetLike = None,
     concurrency: int = 8,
-    store: str | os.PathLike[str] | None = DEFAULT_STORE,
+    store: str | os.PathLike[str] | None = DEFAULTS.store,
     experiment: str | None = None,
     description: str | None = None,
     thresholds: Mapping[str, Any] | None = None,
@@ -71,7 +73,7 @@ async def run_evals(
     shard: str | tuple[int, int] | None = None,
     ray_address: str | None = None,
     preflight: bool = True,
-    lock_timeout: float = DEFAULT_LOCK_TIMEOUT,
+    lock_timeout: float = DEFAULTS.lock_timeout,
     slices: Sequence[str] = (),
     labels: Mapping[str, Any] | None = None,
     min_agreement: Mapping[str, Mapping[str, float]] | None = None,
@@ -213,8 +215,9 @@ async def run_evals(
         flush_interval=flush_interval, cache=cache, resume=resume, retry_errors=retry_errors,
         force=force, regenerate=regenerate, executor=executor, workers=workers, shard=shard,
         ray_address=ray_address, preflight=preflight, lock_timeout=lock_timeout,
-        slices=tuple(slices) if isinstance(slices, list | tuple) else slices,  # type: ignore[arg-type]
+        slices=tuple(slices) if isinstance(slices, list | tuple) else slices,
         labels=labels, min_agreement=min_agreement, repeats=repeats,
+        store_data_path=store_data_path,
     )  # fmt: skip
     check_store_data_path(store, store_data_path)
     spec = await prepare(data, scorers, options)
@@ -257,12 +260,36 @@ async def run_evals(
     return result
 
 
+_P = ParamSpec("_P")
+_T = TypeVar("_T")
+
+
+def _arguments_of(
+    coroutine_function: Callable[_P, Coroutine[Any, Any, _T]],
+) -> Callable[[Callable[..., _T]], Callable[_P, _T]]:
+    """Give the decorated function the parameters of ``coroutine_function``: for type checkers
+    (a wrong keyword is an error there too) and for ``inspect.signature``/``help()``."""
+
+    def take(function: Callable[..., _T]) -> Callable[_P, _T]:
+        signature = inspect.signature(coroutine_function)
+        function.__signature__ = signature.replace(  # type: ignore[attr-defined]
+            return_annotation=inspect.signature(function).return_annotation
+        )
+        return function
+
+    return take
+
+
+@_arguments_of(run_evals)
 def run_evals_sync(
     data: Any,
     scorers: Sequence[Scorer] | Scorer,
     **options: Any,
 ) -> ExperimentResult:
     """[`run_evals`][evalkit.run_evals] for synchronous code: same arguments, same result.
+
+    Its parameters are those of `run_evals` for type checkers and ``help()`` too: a misspelt
+    keyword is a type error.
 
     A Ctrl-C (SIGINT) cancels the run, which is recorded ``cancelled`` with the items
     finished so far, and raises [`RunInterrupted`][evalkit.run.RunInterrupted] (a

@@ -20,7 +20,7 @@ import threading
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
 import anyio
 import pyarrow as pa
@@ -32,6 +32,7 @@ from evalkit.judge import use_judge_cache
 from evalkit.judge._internal import WorkerCache, use_rate_share
 from evalkit.run._feed import ItemFeed
 from evalkit.run._item import ItemEvaluator
+from evalkit.run._options import ExecutorName
 from evalkit.run._progress import Progress
 from evalkit.run._resume_plan import ResumeBatches
 from evalkit.run._rows import RowBuffer
@@ -43,7 +44,6 @@ from evalkit.run._worker import start_worker
 from evalkit.scorer import Scorer
 from evalkit.target import Target
 
-ExecutorName = Literal["local", "process", "ray"]
 EXECUTORS: tuple[ExecutorName, ...] = ("local", "process", "ray")
 
 #: Times a shard is run again after its worker died.

@@ -27,7 +27,6 @@ Either kind is refused, unless forced, when this run's configuration would chang
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -38,6 +37,7 @@ from evalkit.dataset import Dataset, Item
 from evalkit.dataset._internal import ItemBatches
 from evalkit.errors import ConfigError
 from evalkit.run._config_changes import check_changes, fingerprint_changes
+from evalkit.run._options import RunOptions
 from evalkit.run._shards import Shard
 from evalkit.scorer import Scorer
 from evalkit.store import recover
@@ -48,6 +48,47 @@ from evalkit.store._internal import (
     read_for_resume,
     read_outputs,
 )
+
+
+@dataclass(frozen=True, slots=True)
+class Resuming:
+    """A run that is to finish a stored experiment, as the resume checks see it.
+
+    Attributes:
+        options: The run's options: ``store``, ``resume`` (the stored experiment's id),
+            ``limit``, ``force``, ``retry_errors`` and ``regenerate`` are the resume's.
+        config: The run's config, compared with the stored one.
+        scorers: The run's scorers.
+        dataset: The run's dataset.
+    """
+
+    options: RunOptions
+    config: Mapping[str, Any]
+    scorers: Sequence[Scorer]
+    dataset: Dataset
+
+    @property
+    def store(self) -> str:
+        """The store holding the experiment."""
+        assert self.options.store is not None  # prepare: a resume has a store
+        return str(self.options.store)
+
+    @property
+    def experiment_id(self) -> str:
+        """The id of the stored experiment to finish."""
+        assert self.options.resume is not None
+        return self.options.resume
+
+    def changes_checked(self, stored: StoredExperiment) -> None:
+        """Refuse, unless forced, a run whose configuration would change the stored results."""
+        changes = fingerprint_changes(
+            stored,
+            config=self.config,
+            scorers=self.scorers,
+            dataset=self.dataset,
+            limit=self.options.limit,
+        )
+        check_changes(stored, changes, force=self.options.force)
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,18 +178,7 @@ def _refuse_sharded(stored: StoredExperiment, *, retry_errors: bool, force: bool
     )
 
 
-def check_shard_resume(
-    store: str | os.PathLike[str],
-    experiment_id: str,
-    *,
-    config: Mapping[str, Any],
-    scorers: Sequence[Scorer],
-    dataset: Dataset,
-    limit: int | None,
-    force: bool,
-    shards: Sequence[Shard],
-    retry_errors: bool = False,
-) -> StoredExperiment:
+def check_shard_resume(run: Resuming, shards: Sequence[Shard]) -> StoredExperiment:
     """Check a sharded run can finish the stored experiment (it then skips finished shards),
     or with ``retry_errors`` re-run its failed pairs.
 
@@ -164,6 +194,7 @@ def check_shard_resume(
         ConfigError: One of these does not hold; the message says which option to use.
         StoreError: The store or the experiment does not exist.
     """
+    store, experiment_id, config = run.store, run.experiment_id, run.config
     recover(store)  # rows spilled while the store was locked count as done
     stored = read_for_resume(store, experiment_id, pairs=False)
     if not ran_sharded(stored):
@@ -181,7 +212,7 @@ def check_shard_resume(
             else f"shard='{before[0]}/{before[1]}' (--shard {before[0]}/{before[1]})"
         )
         raise ConfigError(f"experiment {stored.id} ({stored.name}) ran {ran}: resume it with {use}")
-    _check_status(stored, retry_errors=retry_errors, force=force)
+    _check_status(stored, retry_errors=run.options.retry_errors, force=run.options.force)
     old_ids = {s.get("id") for s in stored.config.get("scorers", [])}
     new_ids = {s.get("id") for s in config.get("scorers", [])}
     if old_ids != new_ids:
@@ -191,10 +222,7 @@ def check_shard_resume(
             f" {sorted(map(str, old_ids))} -> {sorted(map(str, new_ids))}"
         )
     _check_layout(stored, read_done_shards(store, experiment_id), shards)
-    changes = fingerprint_changes(
-        stored, config=config, scorers=scorers, dataset=dataset, limit=limit
-    )
-    check_changes(stored, changes, force=force)
+    run.changes_checked(stored)
     return stored
 
 
@@ -228,20 +256,9 @@ def _check_layout(
         )
 
 
-def plan_resume(
-    store: str | os.PathLike[str],
-    experiment_id: str,
-    *,
-    config: Mapping[str, Any],
-    scorers: Sequence[Scorer],
-    dataset: Dataset,
-    total: int,
-    limit: int | None,
-    retry_errors: bool,
-    force: bool,
-    regenerate: bool = False,
-) -> ResumePlan:
-    """Check the stored experiment can be resumed by this run and plan the pass.
+def plan_resume(run: Resuming, *, total: int) -> ResumePlan:
+    """Check the stored experiment can be resumed by this run and plan the pass (``total``:
+    the items of the whole run).
 
     With ``regenerate``, an evaluated item with a pair left to run gets a new output and all
     of its scorers run again; without, its remaining pairs are scored on its stored output.
@@ -251,17 +268,16 @@ def plan_resume(
             (without ``retry_errors``), or its fingerprint differs (without ``force``).
         StoreError: The store or the experiment does not exist.
     """
+    store, experiment_id = run.store, run.experiment_id
+    retry_errors, force = run.options.retry_errors, run.options.force
     recover(store)  # rows spilled while the store was locked count as done
     record = read_for_resume(store, experiment_id, pairs=False)
     if ran_sharded(record):
         _refuse_sharded(record, retry_errors=retry_errors, force=force)
     stored = read_for_resume(store, experiment_id)
     _check_status(stored, retry_errors=retry_errors, force=force)
-    changes = fingerprint_changes(
-        stored, config=config, scorers=scorers, dataset=dataset, limit=limit
-    )
-    check_changes(stored, changes, force=force)
-    ids = frozenset(s.id for s in scorers)
+    run.changes_checked(stored)
+    ids = frozenset(s.id for s in run.scorers)
     done = sum(1 for item, scored in stored.scored.items() if ids <= scored)
     if retry_errors:
         to_run = len(stored.attempted) - sum(
@@ -269,7 +285,7 @@ def plan_resume(
         )
     else:
         to_run = max(total - done, 0)
-    if regenerate:
+    if run.options.regenerate:
         # Only fully scored items keep their scores; the others are evaluated afresh.
         skip = {item: scored for item, scored in stored.scored.items() if ids <= scored}
         return ResumePlan(stored, skip, retry_errors, to_run, {})

@@ -20,7 +20,6 @@ import gc
 import inspect
 import time
 from collections.abc import Callable
-from typing import Any
 
 import anyio
 import anyio.lowlevel
@@ -29,14 +28,13 @@ import anyio.to_thread
 from evalkit.run._feed import ItemFeed
 from evalkit.run._interrupt import is_interrupt, leading_error
 from evalkit.run._item import ItemEvaluator
+from evalkit.run._options import ItemCallback
 from evalkit.run._outcome import ItemResult
 from evalkit.run._progress import Progress
 from evalkit.run._rows import RowBuffer
 from evalkit.run._summary import ExperimentStatus, SummaryBuilder
 from evalkit.scorer import StepWatchdog
 from evalkit.store._internal import StoreWriter
-
-ItemCallback = Callable[[ItemResult], Any]
 
 #: Rows buffered before a write is due regardless of time. Each write has a fixed cost of
 #: about 100 ms (open, commit, checkpoint); DuckDB's memory during a commit grows with the

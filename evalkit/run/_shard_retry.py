@@ -13,16 +13,13 @@ an in-process one, a ``retry_errors`` pass does not evaluate items that never we
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 
-from evalkit.dataset import Dataset, Item
+from evalkit.dataset import Item
 from evalkit.errors import ConfigError
-from evalkit.run._resume_plan import ResumePlan, check_shard_resume
+from evalkit.run._resume_plan import ResumePlan, Resuming, check_shard_resume
 from evalkit.run._shards import Shard
-from evalkit.scorer import Scorer
 from evalkit.store._internal import StoredOutput, read_for_resume, read_outputs, read_shard_failures
 
 
@@ -50,15 +47,7 @@ class ShardRetry:
 
 
 def plan_shard_retry(
-    store: str | os.PathLike[str],
-    experiment_id: str,
-    *,
-    config: Mapping[str, Any],
-    scorers: Sequence[Scorer],
-    dataset: Dataset,
-    limit: int | None,
-    force: bool,
-    shards: Sequence[Shard],
+    run: Resuming, shards: Sequence[Shard]
 ) -> tuple[ResumePlan, dict[int, ShardRetry]]:
     """Check the stored sharded experiment can re-run its failed pairs; plan them per shard.
 
@@ -72,10 +61,9 @@ def plan_shard_retry(
             dataset's row groups changed), or its fingerprint differs (without ``force``).
         StoreError: The store or the experiment does not exist.
     """
-    check_shard_resume(
-        store, experiment_id, config=config, scorers=scorers, dataset=dataset, limit=limit,
-        force=force, shards=shards, retry_errors=True,
-    )  # fmt: skip
+    assert run.options.retry_errors  # a sharded resume without it: check_shard_resume alone
+    check_shard_resume(run, shards)
+    store, experiment_id = run.store, run.experiment_id
     stored = read_for_resume(store, experiment_id)
     failures = read_shard_failures(store, experiment_id)
     failed = [item for items in failures.values() for item in items]

@@ -16,7 +16,8 @@ from pathlib import Path
 from evalkit._ceilings import check_workers_ceiling
 from evalkit.dataset import DatasetLike
 from evalkit.errors import ConfigError
-from evalkit.run._executors import EXECUTORS, ExecutorName, pack
+from evalkit.run._executors import EXECUTORS, pack
+from evalkit.run._options import ExecutorName
 from evalkit.run._shard_retry import ShardRetry
 from evalkit.run._shards import Shard, parse_shard_spec, plan_shards, select_shards
 from evalkit.scorer import Scorer

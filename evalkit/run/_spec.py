@@ -12,7 +12,6 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import functools
-import os
 import threading
 import uuid
 from collections.abc import Mapping, Sequence
@@ -43,10 +42,9 @@ from evalkit.run._checks import (
     refuse_for_sharded,
 )
 from evalkit.run._config import build_config, evalkit_version
-from evalkit.run._executors import ExecutorName
+from evalkit.run._options import RunOptions
 from evalkit.run._preflight import check_endpoints
-from evalkit.run._resume_plan import ResumePlan, check_shard_resume, plan_resume
-from evalkit.run._runner import ItemCallback
+from evalkit.run._resume_plan import ResumePlan, Resuming, check_shard_resume, plan_resume
 from evalkit.run._shard_retry import ShardRetry, plan_shard_retry
 from evalkit.run._sharding import Sharding, check_sharding, plan_sharding
 from evalkit.run._thresholds import Threshold, parse_error_rates, parse_thresholds
@@ -59,46 +57,6 @@ from evalkit.target._internal import DatasetOutput, as_target
 def new_experiment_id() -> str:
     """A fresh experiment id: 12 hex digits, short enough to type, random enough to be unique."""
     return uuid.uuid4().hex[:12]
-
-
-@dataclass(frozen=True, slots=True)
-class RunOptions:
-    """``run_evals``'s keyword arguments as given (see ``run_evals`` for each one)."""
-
-    target: Any
-    concurrency: int
-    store: str | os.PathLike[str] | None
-    experiment: str | None
-    description: str | None
-    thresholds: Mapping[str, Any] | None
-    max_error_rate: float | Mapping[str, float] | None
-    on_item_complete: ItemCallback | None
-    progress: bool
-    metadata: Mapping[str, Any] | None
-    keep_results: bool
-    limit: int | None
-    columns: Mapping[str, str | Sequence[str]] | None
-    flush_interval: float
-    cache: bool | str | os.PathLike[str] | None
-    resume: str | None
-    retry_errors: bool
-    force: bool
-    regenerate: bool
-    executor: ExecutorName
-    workers: int | None
-    shard: str | tuple[int, int] | None
-    ray_address: str | None
-    preflight: bool
-    lock_timeout: float = 300.0
-    slices: tuple[str, ...] = ()
-    labels: Mapping[str, Any] | None = None
-    min_agreement: Mapping[str, Mapping[str, float]] | None = None
-    repeats: int = 1
-
-    @property
-    def sharded(self) -> bool:
-        """Whether the run goes shard by shard (an executor other than local, or a slice)."""
-        return self.executor != "local" or self.shard is not None
 
 
 @dataclass(frozen=True, slots=True)
@@ -239,7 +197,7 @@ async def prepare(
     resume, store = options.resume, options.store
     if resume is not None and store is not None:  # _check_options: a resume has a store
         plan, retries = await _plan_any_resume(
-            str(store), options, config, checked, dataset, total=total, sharding=sharding
+            options, config, checked, dataset, total=total, sharding=sharding
         )
         experiment_id = resume
         if plan is not None:
@@ -321,7 +279,6 @@ def _recorded_options(
 
 
 async def _plan_any_resume(
-    store: str,
     options: RunOptions,
     config: dict[str, Any],
     scorers: Sequence[Scorer],
@@ -336,24 +293,15 @@ async def _plan_any_resume(
         An in-process resume's plan (no retries); a sharded retry pass's plan and per-shard
         retries; or neither for a sharded resume (it skips the finished shards).
     """
-    assert options.resume is not None
-    common: dict[str, Any] = {"config": config, "scorers": scorers, "dataset": dataset,
-              "limit": options.limit, "force": options.force}  # fmt: skip
-    if sharding is not None:
-        common["shards"] = sharding.shards
+    run = Resuming(options, config, scorers, dataset)
     if sharding is not None and options.retry_errors:
-        retry = functools.partial(plan_shard_retry, store, options.resume, **common)
+        retry = functools.partial(plan_shard_retry, run, sharding.shards)
         plan, retries = await anyio.to_thread.run_sync(retry)
         return plan, retries
     if sharding is not None:
-        await anyio.to_thread.run_sync(
-            functools.partial(check_shard_resume, store, options.resume, **common)
-        )
+        await anyio.to_thread.run_sync(check_shard_resume, run, sharding.shards)
         return None, None
-    call = functools.partial(
-        plan_resume, store, options.resume, total=total, retry_errors=options.retry_errors,
-        regenerate=options.regenerate, **common,
-    )  # fmt: skip
+    call = functools.partial(plan_resume, run, total=total)
     return await anyio.to_thread.run_sync(call), None
 
 

@@ -114,8 +114,8 @@ class VerdictNotKeptWarning(RuntimeWarning):
     held it past ``lock_timeout``, a read-only store): the run is returned all the same.
 
     ``evalkit run`` and the pytest plugin ignore it: they judge the run again and keep that
-    verdict with [`evalkit.cli.judge_run`][evalkit.cli.judge_run], and report the outcome of that
-    write only.
+    verdict with [`evalkit.experiment_file.judge_run`][evalkit.experiment_file.judge_run], and
+    report the outcome of that write only.
     """
 
 
@@ -125,8 +125,8 @@ def verdict_not_kept(result: ExperimentResult, error: StoreError) -> str:
         f"evalkit: the verdict of {result.name!r} ({result.experiment_id}) was not kept in the"
         f" store {result.store}: {error}. The run is stored and returned, but the store's"
         " verdict of it is missing or out of date (`evalkit experiments`, `show` and the next"
-        " run's `latest` baseline go by it): evalkit.cli.judge_run(result) keeps it once the"
-        " store is writable"
+        " run's `latest` baseline go by it): evalkit.experiment_file.judge_run(result) keeps it"
+        " once the store is writable"
     )
 
 

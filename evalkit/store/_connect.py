@@ -19,6 +19,7 @@ from typing import TypeVar
 
 import duckdb
 
+from evalkit._defaults import DEFAULT_STORE as DEFAULT_STORE  # exported by evalkit.store
 from evalkit._duckdb import OFFLINE, store_too_new
 from evalkit._sql import quote_ident, sql_literal
 from evalkit.errors import StoreError
@@ -29,8 +30,6 @@ from evalkit.store._object_store import credentials_hint
 
 _T = TypeVar("_T")
 
-#: The store used when none is named.
-DEFAULT_STORE = "evalkit.duckdb"
 
 #: Rows per row group of the data evalkit writes to a store (DuckDB's default is 122,880).
 #: Each flush ends with a checkpoint that recompresses the partly filled last row group of every

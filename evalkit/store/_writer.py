@@ -22,6 +22,7 @@ from typing import Any
 import duckdb
 import pyarrow as pa
 
+from evalkit._defaults import DEFAULT_LOCK_TIMEOUT
 from evalkit._json import json_text
 from evalkit.errors import StoreError
 from evalkit.store._batch_io import (
@@ -57,9 +58,6 @@ LAKE_PROGRESS_S = 5.0
 #: other writers', before it keeps the batch for a later flush (as for a locked store file).
 LAKE_RETRY_S = 10.0
 
-#: Seconds a writer waits for a store locked by another process before it gives up (and
-#: spills the finished rows it could not write to the recovery folder).
-DEFAULT_LOCK_TIMEOUT = 300.0
 
 __all__ = [
     "DEFAULT_LOCK_TIMEOUT",

@@ -19,8 +19,8 @@ import pytest
 
 from evalkit import ConfigError, ExperimentFileError, create_scorer, load_experiment_file
 from evalkit import _ceilings as ceilings
-from evalkit.cli._build import FileBuilder
 from evalkit.dataset import load_dataset
+from evalkit.experiment_file._build import FileBuilder
 from evalkit.judge import Judge, JudgeCache
 from evalkit.run import run_evals_sync
 from evalkit.scorers import faithfulness, summarization

@@ -16,10 +16,10 @@ import duckdb
 import pytest
 
 from evalkit import create_scorer, run_evals
-from evalkit.cli import judge_run
 from evalkit.cli._main import build_parser
 from evalkit.cli._run import report_run
 from evalkit.errors import StoreError
+from evalkit.experiment_file import judge_run
 from evalkit.run import ExperimentResult, ItemResult
 from tests.cli.conftest import Cli, write_dataset
 from tests.store.conftest import held_by_another_process, hold_gate_rows

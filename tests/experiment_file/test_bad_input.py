@@ -21,7 +21,7 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from evalkit import EvalkitError, ExperimentFileError, load_experiment_file
-from evalkit.cli._build import (
+from evalkit.experiment_file._build import (
     FileBuilder,
     build_directions,
     build_scorers,

@@ -20,8 +20,8 @@ import pyarrow.dataset  # noqa: F401
 import pytest
 
 from evalkit import create_scorer, run_evals_sync
-from evalkit.cli import judge_run, run_experiment_file
 from evalkit.compare import diff_items
+from evalkit.experiment_file import judge_run, run_experiment_file
 from tests.cli.conftest import write_dataset, write_experiment
 
 pytest_plugins = ["pytester"]

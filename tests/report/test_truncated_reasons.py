@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from evalkit import Judge
-from evalkit.cli import judge_run
+from evalkit.experiment_file import judge_run
 from evalkit.pytest_plugin import EvalOutcome
 from evalkit.report._internal import html_report, markdown_summary
 from evalkit.testing import FakeOpenAIServer

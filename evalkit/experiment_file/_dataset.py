@@ -12,7 +12,7 @@ from typing import Any
 from evalkit.agreement._internal import parse_labels, with_label_columns
 from evalkit.dataset import load_dataset, open_source
 from evalkit.errors import DatasetError
-from evalkit.experiment_file import ExperimentFile
+from evalkit.experiment_file._load import ExperimentFile
 
 
 def open_dataset(file: ExperimentFile, *, sharded: bool) -> tuple[Any, Any]:

@@ -1,25 +1,22 @@
 """Running an experiment file as ``evalkit run`` does, without printing.
 
 ``evalkit run`` and the pytest plugin (`evalkit.pytest_plugin`) both call
-[`run_experiment_file`][evalkit.cli.run_experiment_file]: it checks the file and the options, finds
-the baseline's candidates before the run starts (a missing named baseline fails fast), runs the file
-into its store and has the run judged on every gate (``_judge_run.py``). A Ctrl-C stops the run as
-`InterruptedRun`, carrying what was recorded; one that comes after every item was
-scored lets the run finish and be judged.
+[`run_experiment_file`][evalkit.experiment_file.run_experiment_file], and so can any Python
+code: it checks the file and the options, finds the baseline's candidates before the run starts
+(a missing named baseline fails fast), runs the file into its store and has the run judged on
+every gate (``_judge_run.py``). A Ctrl-C stops the run as `InterruptedRun`, carrying what was
+recorded; one that comes after every item was scored lets the run finish and be judged
+(docs/pages/design/ctrl-c-once.md).
 
 See docs/pages/design/pytest-verdict-after-the-body.md.
 """
 
 from __future__ import annotations
 
-import contextlib
 import os
-import signal
-import threading
+import tempfile
 import warnings
-from collections.abc import Iterator
 from pathlib import Path
-from types import FrameType
 from typing import Any
 
 from evalkit._ceilings import (
@@ -29,21 +26,25 @@ from evalkit._ceilings import (
     check_allowed,
     check_concurrency_ceiling,
 )
-from evalkit.cli._build import (
+from evalkit._ctrl_c import FINISHING_CTRL_C, ctrl_c_noted
+from evalkit.compare import baseline_candidates
+from evalkit.errors import ConfigError, StoreError
+from evalkit.experiment_file._build import (
     FileBuilder,
     build_directions,
     build_error_rates,
     build_min_agreement,
 )
-from evalkit.cli._dataset import open_dataset
-from evalkit.cli._judge_run import JudgedRun, judge_result
-from evalkit.cli._reports import check_report_dir
-from evalkit.compare import baseline_candidates
-from evalkit.errors import ConfigError, StoreError
-from evalkit.experiment_file import RegressionSection, load_experiment_file
-from evalkit.run import RunInterrupted, VerdictNotKeptWarning, run_evals_sync
+from evalkit.experiment_file._dataset import open_dataset
+from evalkit.experiment_file._judge_run import JudgedRun, judge_result
+from evalkit.experiment_file._load import load_experiment_file
+from evalkit.experiment_file._regression import RegressionSection
+from evalkit.run import RunInterrupted, RunOptions, VerdictNotKeptWarning, run_evals_sync
 from evalkit.store import latest_resumable, read_experiment, store_location
 from evalkit.store._internal import store_exists
+
+#: ``run_evals``' defaults, for the options neither the call nor the file sets.
+_DEFAULTS = RunOptions()
 
 
 class InterruptedRun(KeyboardInterrupt):
@@ -59,35 +60,27 @@ class InterruptedRun(KeyboardInterrupt):
         self.judged = judged
 
 
-#: What a Ctrl-C that came while a finished run was judged or reported leads to.
-FINISHING_CTRL_C = (
-    "evalkit: Ctrl-C after every item was scored: the run is finished (its verdict and"
-    " reports are written)"
-)
+def check_report_dir(folder: Path) -> None:
+    """Make ``folder`` (with its parents) and check a file can be created in it.
 
-
-@contextlib.contextmanager
-def ctrl_c_noted() -> Iterator[list[int]]:
-    """Inside the block a Ctrl-C is noted in the list yielded, not obeyed.
-
-    For the moments after a run was recorded: a run that scored every item is being judged
-    and reported (stopping that would leave a finished run without its verdict and reports),
-    or a stopped run is being reported. See docs/pages/design/ctrl-c-once.md. In the main
-    thread only; elsewhere, nothing changes.
+    Raises:
+        ConfigError: ``folder`` or a parent is a file, or nothing can be written there.
     """
-    seen: list[int] = []
-    if threading.current_thread() is not threading.main_thread():
-        yield seen
-        return
-
-    def note(signum: int, frame: FrameType | None) -> None:
-        seen.append(signum)
-
-    previous = signal.signal(signal.SIGINT, note)
+    for path in (folder, *folder.parents):
+        if path.exists():
+            if not path.is_dir():
+                shown = "this path" if path == folder else str(path)
+                raise ConfigError(f"--report-dir {folder}: {shown} is not a folder")
+            break
     try:
-        yield seen
-    finally:
-        signal.signal(signal.SIGINT, previous)
+        folder.mkdir(parents=True, exist_ok=True)
+        fd, probe = tempfile.mkstemp(dir=folder, prefix=".evalkit-probe-")
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as exc:
+        raise ConfigError(
+            f"--report-dir {folder}: cannot write reports there ({exc.strerror or exc})"
+        ) from exc
 
 
 def _resume_id(
@@ -121,10 +114,13 @@ def run_experiment_file(
     retry_errors: bool = False,
     regenerate: bool = False,
     force: bool = False,
-    lock_timeout: float = 300.0,
+    lock_timeout: float = _DEFAULTS.lock_timeout,
     report_dir: str | os.PathLike[str] | None = None,
     repeats: int | None = None,
-    **executor: Any,
+    executor: str = _DEFAULTS.executor,
+    workers: int | None = None,
+    shard: str | None = None,
+    ray_address: str | None = None,
 ) -> JudgedRun:
     """Run an experiment file into its store and judge it on every gate of ``evalkit run``.
 
@@ -147,7 +143,10 @@ def run_experiment_file(
         report_dir: A folder the reports will be written to, checked before the run starts
             (the reports themselves are the caller's to write).
         repeats: Executions of each LLM-judged pair (default: the file's, else 1).
-        **executor: ``executor``, ``workers``, ``shard``, ``ray_address`` of ``run_evals``.
+        executor: Where shards run: ``"local"``, ``"process"`` or ``"ray"`` (``run_evals``).
+        workers: Worker processes of a sharded run (``run_evals``).
+        shard: ``"i/n"``: run only slice ``i`` of ``n`` of the shards (``run_evals``).
+        ray_address: An existing Ray cluster's address (``run_evals``).
 
     Raises:
         ExperimentFileError: The file is not a valid experiment.
@@ -189,7 +188,13 @@ def run_experiment_file(
     )
     if report_dir is not None:
         check_report_dir(Path(report_dir))
-    data, columns = open_dataset(file, sharded=bool(executor))
+    # The executor options given: any of them reads the dataset as a sharded run does (its
+    # path, for the row groups).
+    given: dict[str, Any] = {"workers": workers, "shard": shard, "ray_address": ray_address}
+    given = {key: value for key, value in given.items() if value is not None}
+    if executor != _DEFAULTS.executor:
+        given["executor"] = executor
+    data, columns = open_dataset(file, sharded=bool(given))
     try:
         with warnings.catch_warnings():
             # judge_result keeps the verdict again and says if it could not: one message.
@@ -199,7 +204,7 @@ def run_experiment_file(
                 scorers,
                 columns=columns,
                 target=built.target,
-                concurrency=concurrency or config.experiment.concurrency or 8,
+                concurrency=concurrency or config.experiment.concurrency or _DEFAULTS.concurrency,
                 store=where,
                 store_data_path=(
                     store_data_path
@@ -223,8 +228,12 @@ def run_experiment_file(
                 slices=config.experiment.slices,
                 labels=config.experiment.labels or None,
                 min_agreement=build_min_agreement(file, scorers) or None,
-                repeats=repeats if repeats is not None else config.experiment.repeats or 1,
-                **executor,
+                repeats=(
+                    repeats
+                    if repeats is not None
+                    else config.experiment.repeats or _DEFAULTS.repeats
+                ),
+                **given,
             )
     except RunInterrupted as stop:
         judged = None

@@ -1,4 +1,5 @@
-"""Finding a stored run from what a user types: an id, a run name, an id prefix, or latest.
+"""Finding a stored run from what a user types: an id, a run name, an id prefix, or latest;
+the baseline such a reference designates, and pinning the run it names.
 
 The order is fixed so a reference never means two things: an exact id, then an exact run
 name (its newest finished run), then a unique id prefix. A name that looks like an id prefix
@@ -9,13 +10,26 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from evalkit.compare._baseline import (
+    LATEST,
+    LATEST_COMPLETE,
+    Baseline,
+    baseline_candidates,
+    choose_baseline,
+    not_eligible,
+    pairs_with,
+)
 from evalkit.errors import BaselineError, StoreError
-from evalkit.store import ExperimentRow, ListedExperiment, list_experiments, read_experiment
-
-if TYPE_CHECKING:
-    from evalkit.compare import Baseline
+from evalkit.store import (
+    BaselinePin,
+    ExperimentRow,
+    ListedExperiment,
+    list_experiments,
+    pin_baseline,
+    read_experiment,
+)
 
 #: Runs that finished (possibly with failed items).
 FINISHED = ("completed", "completed_with_errors")
@@ -88,9 +102,6 @@ def baseline_for(
         BaselineError: No run can be the baseline, or the named one does not pair.
         StoreError: ``ref`` named no run.
     """
-    from evalkit.compare import Baseline, baseline_candidates, choose_baseline
-    from evalkit.compare._internal import LATEST, LATEST_COMPLETE, pairs_with
-
     if ref in (LATEST, LATEST_COMPLETE):
         options = baseline_candidates(store, ref, name=candidate["name"], exclude=candidate["id"])
         chosen = choose_baseline(store, options, ref=ref, candidate=candidate,
@@ -104,3 +115,29 @@ def baseline_for(
     if reason is not None:
         raise BaselineError(ref, reason)
     return Baseline(named, reason="named explicitly")
+
+
+def pin_run(
+    store: str | os.PathLike[str], ref: str, *, by: str | None = None, note: str | None = None
+) -> BaselinePin:
+    """Pin the run ``ref`` designates (`find_experiment`) as the baseline of its name: the bar
+    of ``baseline = "latest"`` until a run started after the pin passes. A failed run may be
+    pinned (that is the point: "this is the new normal"), a partial or unfinished one not.
+
+    Args:
+        store: The store.
+        ref: The run: an id, a run name (its newest finished run) or a unique id prefix.
+        by: Who pins (default: the user name from the environment).
+        note: Why, e.g. ``"v2 is the new normal"``.
+
+    Raises:
+        StoreError: ``ref`` names no run, or only unfinished ones.
+        BaselineError: The run cannot be a baseline (unfinished, or partial).
+    """
+    run = find_experiment(store, ref)
+    if run is None:
+        raise StoreError(f"{store}: no finished run to pin")
+    reason = not_eligible(run)
+    if reason is not None:
+        raise BaselineError(ref, reason)
+    return pin_baseline(store, run["id"], by=by, note=note)

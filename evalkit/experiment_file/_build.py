@@ -1,7 +1,7 @@
 """Turning a validated experiment file into what ``run_evals`` takes: scorers, target, gates.
 
 Every problem found here is reported at the key and line of the file that caused it, and
-all of them at once: `FileBuilder` is the ``check`` the CLI passes to
+all of them at once: `FileBuilder` is the ``check`` `run_experiment_file` passes to
 [`load_experiment_file`][evalkit.load_experiment_file], so unknown scorers, failed imports and
 bad thresholds are listed with the schema's problems in one error
 (docs/pages/design/file-checked-in-one-pass.md).
@@ -14,7 +14,9 @@ from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
 from evalkit.errors import ConfigError, ExperimentFileError, ExperimentFileIssue
-from evalkit.experiment_file import ExperimentFile, FileParts, ScorerEntry
+from evalkit.experiment_file._load import ExperimentFile
+from evalkit.experiment_file._parts import FileParts
+from evalkit.experiment_file._scorers import ScorerEntry
 from evalkit.judge import Judge
 from evalkit.scorer import Scorer
 from evalkit.scorers import get_scorer, scorer_info

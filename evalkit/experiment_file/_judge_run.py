@@ -2,21 +2,21 @@
 
 The gates are the thresholds, the error-rate gates and the regression gate against the
 run's baseline. ``evalkit run`` and the pytest plugin (through
-[`run_experiment_file`][evalkit.cli.run_experiment_file], ``_file_run.py``) and
-[`judge_run`][evalkit.cli.judge_run] from Python all judge here, so a test and the nightly job give
-a run the same verdict. See docs/pages/design/pytest-verdict-after-the-body.md.
+[`run_experiment_file`][evalkit.experiment_file.run_experiment_file], ``_run.py``) and
+[`judge_run`][evalkit.experiment_file.judge_run] from Python all judge here, so a test and the
+nightly job give a run the same verdict. See docs/pages/design/pytest-verdict-after-the-body.md.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
 import pyarrow as pa
 
-from evalkit.cli._reports import explain_from_store
-from evalkit.cli._slices import stored_slices
+from evalkit._json import loads_stored
 from evalkit.compare import (
     Baseline,
     Comparison,
@@ -24,13 +24,18 @@ from evalkit.compare import (
     choose_baseline,
     compare_experiments,
     read_paired_scores,
+    stored_slices,
 )
 from evalkit.compare._internal import LATEST, LATEST_COMPLETE, Direction, SliceComparison
 from evalkit.errors import BaselineError, ConfigError, StoreError
-from evalkit.experiment_file import RegressionSection
-from evalkit.report._internal import ReportData, build_report
+from evalkit.experiment_file._regression import RegressionSection
+from evalkit.report._internal import PairView, ReportData, build_report
 from evalkit.run import ExperimentResult, record_run_verdict
 from evalkit.store import ListedExperiment
+from evalkit.store._internal import DEFAULT_LOCK_TIMEOUT
+
+#: Dropped pairs listed per scorer in a report; the rest are one ``evalkit diff`` away.
+REGRESSED_SHOWN = 20
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,6 +126,58 @@ def _judge_against(
     return baseline, comparison, scores
 
 
+def explain_from_store(
+    store: str | os.PathLike[str],
+    baseline_id: str,
+    candidate_id: str,
+    *,
+    slices: list[str],
+    changed: Mapping[str, int] | None = None,
+) -> dict[str, Any]:
+    """What a report needs from the store to explain a comparison: per scorer the pairs that
+    dropped (the first `REGRESSED_SHOWN`, largest drop first) and their count, and the
+    baseline's scores for the histograms. A scorer whose comparison saw no paired score change
+    (``changed``: its worse and better counts) has no dropped pair whatever its direction, and
+    is not searched: the search's table imports pandas (0.3 s, issue 31)."""
+    from evalkit.compare import diff_items
+    from evalkit.store._internal import connection
+
+    items: dict[str, list[PairView]] = {}
+    totals: dict[str, int] = {}
+    with connection(store, read_only=True) as con:
+        scorers = [row[0] for row in con.execute(
+            "SELECT scorer_id FROM experiment_scorers WHERE experiment_id = ? ORDER BY position",
+            [candidate_id]).fetchall()]  # fmt: skip
+        for scorer in scorers:
+            if changed is not None and changed.get(scorer, 1) == 0:
+                totals[scorer], items[scorer] = 0, []
+                continue
+            diff = diff_items(con, baseline_id, candidate_id, scorer=scorer, dropped=True,
+                              limit=REGRESSED_SHOWN, slices=slices)  # fmt: skip
+            totals[scorer] = diff.total
+            items[scorer] = [
+                PairView(
+                    p["item_id"], p["scorer_id"], p["baseline_score"], p["candidate_score"],
+                    p["delta"], loads_stored(p["input"]), loads_stored(p["ground_truth"]),
+                    loads_stored(p["baseline_output"]), loads_stored(p["candidate_output"]),
+                    p["baseline_reason"], p["candidate_reason"],
+                    tuple((k, p[f"slice:{k}"]) for k in slices),
+                    bool(p["baseline_reason_truncated"]), bool(p["candidate_reason_truncated"]),
+                )
+                for p in diff.pairs.to_dict(orient="records")
+            ]  # fmt: skip
+        rows = con.execute(
+            "SELECT scorer_id, list(score) FROM scores WHERE experiment_id = ? GROUP BY ALL",
+            [baseline_id],
+        ).fetchall()
+    return {
+        "regressed_items": items,
+        "regressed_totals": totals,
+        "baseline_distributions": {sid: list(values) for sid, values in rows},
+        "baseline_id": baseline_id,
+    }
+
+
 def judge_result(
     result: ExperimentResult,
     store: str,
@@ -128,7 +185,7 @@ def judge_result(
     runs: list[Baseline],
     directions: Mapping[str, Direction],
     gate: RegressionSection,
-    lock_timeout: float = 300.0,
+    lock_timeout: float = DEFAULT_LOCK_TIMEOUT,
 ) -> JudgedRun:
     """Judge ``result`` on every gate, against the baseline ``ref`` picks among ``runs``.
 
@@ -200,7 +257,7 @@ def judge_run(
     baseline: str | None = None,
     max_drop: float = 0.0,
     directions: Mapping[str, Direction] | None = None,
-    lock_timeout: float = 300.0,
+    lock_timeout: float = DEFAULT_LOCK_TIMEOUT,
 ) -> JudgedRun:
     """Judge a stored run from Python on every gate of ``evalkit run``.
 
