@@ -176,7 +176,6 @@ __getattr__, __dir__ = _exports(
         "evalkit.store._verdicts": (
             "GateRecord",
             "GateRow",
-            "ListedExperiment",
             "StoredVerdict",
             "read_gates",
             "record_verdict",
