@@ -18,7 +18,7 @@ way.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from evalkit._lazy import exports as _exports
 
@@ -41,7 +41,7 @@ if TYPE_CHECKING:
     )
 
 # Lazy: loading a file does not import the run's stack (``run_experiment_file`` does).
-__getattr__, __dir__ = _exports(
+_getattr, __dir__ = _exports(
     globals(),
     {
         "evalkit.experiment_file._columns": ("ColumnsSection",),
@@ -62,6 +62,29 @@ __getattr__, __dir__ = _exports(
         ),
     },
 )
+
+#: The sections' names before they were told apart from what they build (issue 32), still
+#: found here for code written before.
+_RENAMED = {
+    "OpenAITarget": "OpenAITargetSection",
+    "PythonTarget": "PythonTargetSection",
+    "Target": "TargetSection",
+    "Threshold": "ThresholdEntry",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _RENAMED:
+        import warnings
+
+        warnings.warn(
+            f"evalkit.experiment_file.{name} is now evalkit.experiment_file.{_RENAMED[name]}",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return _getattr(_RENAMED[name])
+    return _getattr(name)
+
 
 __all__ = [
     "ColumnsSection",

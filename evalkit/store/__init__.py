@@ -40,8 +40,6 @@ if TYPE_CHECKING:
 __getattr__, __dir__ = _exports(
     globals(),
     {
-        "evalkit.store._agreement": ("CopySummary",),
-        "evalkit.store._connect": ("copy_experiments",),
         "evalkit.store._copy": (
             "CopySummary",
             "copy_experiments",
@@ -64,7 +62,6 @@ __getattr__, __dir__ = _exports(
         "evalkit.store._verdicts": (
             "GateRecord",
             "GateRow",
-            "ListedExperiment",
             "read_gates",
             "record_verdict",
         ),

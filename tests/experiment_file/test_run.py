@@ -65,3 +65,21 @@ def test_the_old_cli_names_still_work_with_a_warning(name: str) -> None:
         moved = getattr(evalkit.cli, name)
     assert moved is getattr(evalkit.experiment_file, name)
     assert name not in evalkit.cli.__all__
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("OpenAITarget", "OpenAITargetSection"),
+        ("PythonTarget", "PythonTargetSection"),
+        ("Target", "TargetSection"),
+        ("Threshold", "ThresholdEntry"),
+    ],
+)
+def test_the_sections_old_names_still_work_with_a_warning(old: str, new: str) -> None:
+    import evalkit.experiment_file
+
+    with pytest.warns(DeprecationWarning, match=f"is now evalkit.experiment_file.{new}"):
+        renamed = getattr(evalkit.experiment_file, old)
+    assert renamed is getattr(evalkit.experiment_file, new)
+    assert old not in evalkit.experiment_file.__all__
