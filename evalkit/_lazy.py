@@ -48,3 +48,22 @@ def exports(
         return sorted({*namespace, *where})
 
     return __getattr__, __dir__
+
+
+def with_old_names(
+    package: str, getattr_: Callable[[str], Any], old: Mapping[str, str]
+) -> Callable[[str], Any]:
+    """``getattr_`` that also finds each old name of ``package`` in ``old`` (old name → the new
+    one's full dotted path) with a ``DeprecationWarning``, for code written before a move."""
+
+    def __getattr__(name: str) -> Any:
+        new = old.get(name)
+        if new is None:
+            return getattr_(name)
+        import warnings
+
+        warnings.warn(f"{package}.{name} is now {new}", DeprecationWarning, stacklevel=2)
+        module, _, attribute = new.rpartition(".")
+        return getattr(importlib.import_module(module), attribute)
+
+    return __getattr__

@@ -10,9 +10,10 @@ Running a file and judging a run are library functions the command calls:
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from evalkit._lazy import exports as _exports
+from evalkit._lazy import with_old_names as _with_old_names
 
 if TYPE_CHECKING:
     from evalkit.cli._exit import EXIT_FAILED_GATE, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
@@ -33,22 +34,14 @@ _getattr, __dir__ = _exports(
 )
 
 #: Names that moved to `evalkit.experiment_file`, still found here for code written before.
-_MOVED = ("JudgedRun", "judge_run", "run_experiment_file")
-
-
-def __getattr__(name: str) -> Any:
-    if name in _MOVED:
-        import warnings
-
-        import evalkit.experiment_file
-
-        warnings.warn(
-            f"evalkit.cli.{name} moved to evalkit.experiment_file.{name}",
-            DeprecationWarning,
-            stacklevel=2,
-        )
-        return getattr(evalkit.experiment_file, name)
-    return _getattr(name)
+__getattr__ = _with_old_names(
+    __name__,
+    _getattr,
+    {
+        name: f"evalkit.experiment_file.{name}"
+        for name in ("JudgedRun", "judge_run", "run_experiment_file")
+    },
+)
 
 
 __all__ = [

@@ -18,9 +18,10 @@ way.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from evalkit._lazy import exports as _exports
+from evalkit._lazy import with_old_names as _with_old_names
 
 if TYPE_CHECKING:
     from evalkit.experiment_file._columns import ColumnsSection
@@ -65,25 +66,19 @@ _getattr, __dir__ = _exports(
 
 #: The sections' names before they were told apart from what they build (issue 32), still
 #: found here for code written before.
-_RENAMED = {
-    "OpenAITarget": "OpenAITargetSection",
-    "PythonTarget": "PythonTargetSection",
-    "Target": "TargetSection",
-    "Threshold": "ThresholdEntry",
-}
-
-
-def __getattr__(name: str) -> Any:
-    if name in _RENAMED:
-        import warnings
-
-        warnings.warn(
-            f"evalkit.experiment_file.{name} is now evalkit.experiment_file.{_RENAMED[name]}",
-            DeprecationWarning,
-            stacklevel=2,
-        )
-        return _getattr(_RENAMED[name])
-    return _getattr(name)
+__getattr__ = _with_old_names(
+    __name__,
+    _getattr,
+    {
+        old: f"evalkit.experiment_file.{new}"
+        for old, new in [
+            ("OpenAITarget", "OpenAITargetSection"),
+            ("PythonTarget", "PythonTargetSection"),
+            ("Target", "TargetSection"),
+            ("Threshold", "ThresholdEntry"),
+        ]
+    },
+)
 
 
 __all__ = [
