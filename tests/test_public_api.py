@@ -118,3 +118,61 @@ def test_type_checking_imports_match_the_lazy_map(name: str) -> None:
 
 def test_lazy_modules_are_found() -> None:
     assert {"evalkit", "evalkit.store", "evalkit.store._internal"} <= set(_lazy_modules())
+
+
+def test_a_package_declares_each_export_once_under_type_checking(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``declared_exports`` takes a package's exports from its ``NAME as NAME`` imports under
+    ``if TYPE_CHECKING:``: the one place they are written (issue 32, item 4)."""
+    package = tmp_path / "declared_pkg"
+    package.mkdir()
+    (package / "_impl.py").write_text("def shout(): return 'hi'\nclass Shape: pass\n")
+    (package / "_other.py").write_text("VALUE = 3\n")
+    (package / "__init__.py").write_text(
+        "from __future__ import annotations\n"
+        "from typing import TYPE_CHECKING\n"
+        "from evalkit._lazy import declared_exports\n"
+        "if TYPE_CHECKING:\n"
+        "    from collections.abc import Callable\n"  # for annotations only: not exported
+        "    from declared_pkg._impl import Shape as Shape, shout as shout\n"
+        "    from declared_pkg._other import VALUE as VALUE\n"
+        "__getattr__, __dir__, __all__ = declared_exports(globals())\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    module = importlib.import_module("declared_pkg")
+    try:
+        assert module.__all__ == ["Shape", "VALUE", "shout"]
+        assert "declared_pkg._impl" not in sys.modules  # nothing imported before it is read
+        assert module.shout() == "hi"
+        assert module.VALUE == 3
+        assert module._LAZY_EXPORTS == {
+            "Shape": "declared_pkg._impl",
+            "shout": "declared_pkg._impl",
+            "VALUE": "declared_pkg._other",
+        }
+        assert {"Shape", "VALUE", "shout"} <= set(dir(module))
+        with pytest.raises(AttributeError, match="has no attribute 'Callable'"):
+            module.Callable  # noqa: B018
+    finally:
+        for name in [m for m in sys.modules if m.partition(".")[0] == "declared_pkg"]:
+            del sys.modules[name]
+
+
+def test_a_relative_export_import_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    package = tmp_path / "relative_pkg"
+    package.mkdir()
+    (package / "_impl.py").write_text("VALUE = 3\n")
+    (package / "__init__.py").write_text(
+        "from typing import TYPE_CHECKING\n"
+        "from evalkit._lazy import declared_exports\n"
+        "if TYPE_CHECKING:\n"
+        "    from ._impl import VALUE as VALUE\n"
+        "__getattr__, __dir__, __all__ = declared_exports(globals())\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    with pytest.raises(ImportError, match=r"__init__.py:4: write the export's import absolute"):
+        importlib.import_module("relative_pkg")
+    sys.modules.pop("relative_pkg", None)
