@@ -9,8 +9,8 @@ from typing import TYPE_CHECKING
 
 from evalkit._lazy import declared_exports as _declared_exports
 
-# The exports, each declared once (evalkit/_lazy.py). Lazy: the HTML report (jinja2, numpy) is
-# only needed once a run has finished.
+# The exports, each written once here (evalkit._lazy.declared_exports reads them). Lazy: the
+# HTML report (jinja2, numpy) is only needed once a run has finished.
 if TYPE_CHECKING:
     from evalkit.report._groups import FailureGroup as FailureGroup
     from evalkit.report._groups import failure_groups as failure_groups
