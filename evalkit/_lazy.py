@@ -64,31 +64,31 @@ def declared_exports(
     checker does not re-export it either).
 
     Args:
-        namespace: The package's ``globals()`` (its ``__file__`` is read).
+        namespace: The package's ``globals()`` (its source, ``__file__``, is read through its
+            ``__loader__``).
 
     Raises:
         ImportError: The package's source cannot be read, or a declared import is relative.
     """
     package = namespace["__name__"]
-    modules = _declared(package, namespace["__file__"])
+    modules = _declared(package, namespace["__file__"], namespace["__loader__"])
     getattr_, dir_ = exports(namespace, modules)
     return getattr_, dir_, sorted(name for names in modules.values() for name in names)
 
 
-def _declared(package: str, path: str) -> dict[str, tuple[str, ...]]:
-    """For each module, the names ``path`` imports from it as ``NAME as NAME`` under
-    ``if TYPE_CHECKING:``."""
+def _declared(package: str, path: str, loader: Any) -> dict[str, tuple[str, ...]]:
+    """For each module, the names the source at ``path`` imports from it as ``NAME as NAME``
+    under ``if TYPE_CHECKING:``."""
     try:
-        with open(path, encoding="utf-8") as source:
-            tree = compile(source.read(), path, "exec", _ast.PyCF_ONLY_AST)
-    except OSError as exc:  # e.g. an install that ships only .pyc files
+        if not path.endswith(".py"):
+            raise OSError("no source (only compiled modules installed?)")
+        source = loader.get_data(path)  # the loader's: a package imported from a zip has no file
+    except OSError as exc:
         raise ImportError(f"{package}: cannot read its exports from {path}: {exc}") from exc
+    tree = compile(source, path, "exec", _ast.PyCF_ONLY_AST)
     found: dict[str, list[str]] = {}
     for block in tree.body if isinstance(tree, _ast.Module) else ():
-        test = getattr(block, "test", None)
-        if not (isinstance(block, _ast.If) and isinstance(test, _ast.Name)):
-            continue
-        if test.id != "TYPE_CHECKING":
+        if not isinstance(block, _ast.If) or getattr(block.test, "id", None) != "TYPE_CHECKING":
             continue
         for node in block.body:
             if not isinstance(node, _ast.ImportFrom):

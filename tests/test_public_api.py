@@ -4,6 +4,7 @@ import ast
 import importlib
 import subprocess
 import sys
+import zipfile
 from pathlib import Path
 from types import ModuleType
 
@@ -120,16 +121,10 @@ def test_lazy_modules_are_found() -> None:
     assert {"evalkit", "evalkit.store", "evalkit.store._internal"} <= set(_lazy_modules())
 
 
-def test_a_package_declares_each_export_once_under_type_checking(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """``declared_exports`` takes a package's exports from its ``NAME as NAME`` imports under
-    ``if TYPE_CHECKING:``: the one place they are written (issue 32, item 4)."""
-    package = tmp_path / "declared_pkg"
-    package.mkdir()
-    (package / "_impl.py").write_text("def shout(): return 'hi'\nclass Shape: pass\n")
-    (package / "_other.py").write_text("VALUE = 3\n")
-    (package / "__init__.py").write_text(
+DECLARED = {
+    "_impl.py": "def shout(): return 'hi'\nclass Shape: pass\n",
+    "_other.py": "VALUE = 3\n",
+    "__init__.py": (
         "from __future__ import annotations\n"
         "from typing import TYPE_CHECKING\n"
         "from evalkit._lazy import declared_exports\n"
@@ -138,8 +133,28 @@ def test_a_package_declares_each_export_once_under_type_checking(
         "    from declared_pkg._impl import Shape as Shape, shout as shout\n"
         "    from declared_pkg._other import VALUE as VALUE\n"
         "__getattr__, __dir__, __all__ = declared_exports(globals())\n"
-    )
-    monkeypatch.syspath_prepend(str(tmp_path))
+    ),
+}
+
+
+@pytest.mark.parametrize("packed", [False, True], ids=["folder", "zip"])
+def test_a_package_declares_each_export_once_under_type_checking(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, packed: bool
+) -> None:
+    """``declared_exports`` takes a package's exports from its ``NAME as NAME`` imports under
+    ``if TYPE_CHECKING:``: the one place they are written (issue 32, item 4); also from a zip
+    (zipimport), where the source is no file."""
+    if packed:
+        root = tmp_path / "packages.zip"
+        with zipfile.ZipFile(root, "w") as archive:
+            for name, text in DECLARED.items():
+                archive.writestr(f"declared_pkg/{name}", text)
+    else:
+        root = tmp_path
+        (tmp_path / "declared_pkg").mkdir()
+        for name, text in DECLARED.items():
+            (tmp_path / "declared_pkg" / name).write_text(text, encoding="utf-8")
+    monkeypatch.syspath_prepend(str(root))
     module = importlib.import_module("declared_pkg")
     try:
         assert module.__all__ == ["Shape", "VALUE", "shout"]
@@ -157,6 +172,7 @@ def test_a_package_declares_each_export_once_under_type_checking(
     finally:
         for name in [m for m in sys.modules if m.partition(".")[0] == "declared_pkg"]:
             del sys.modules[name]
+        importlib.invalidate_caches()
 
 
 def test_a_relative_export_import_is_refused(
