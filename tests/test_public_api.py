@@ -142,8 +142,9 @@ def test_a_package_declares_each_export_once_under_type_checking(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, packed: bool
 ) -> None:
     """``declared_exports`` takes a package's exports from its ``NAME as NAME`` imports under
-    ``if TYPE_CHECKING:``: the one place they are written (issue 32, item 4); also from a zip
-    (zipimport), where the source is no file."""
+    ``if TYPE_CHECKING:``: the one place they are written (issue 32, item 4,
+    docs/pages/design/one-declaration-per-export.md); also from a zip (zipimport), where the
+    source is no file."""
     if packed:
         root = tmp_path / "packages.zip"
         with zipfile.ZipFile(root, "w") as archive:
