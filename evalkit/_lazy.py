@@ -11,8 +11,8 @@ A package declares each exported name once, as an import under ``if TYPE_CHECKIN
 the redundant-alias form that marks a re-export for type checkers (``from m import Name as
 Name``); `declared_exports` reads those imports from the package's source at import time and
 derives the lazy map and ``__all__`` from them, so mypy, IDEs and the runtime see the same names
-(docs/pages/design/one-declaration-per-export.md). `exports` takes the map written out, for
-modules not converted yet.
+(docs/pages/design/one-declaration-per-export.md). `exports` takes a map written out: the
+scorers' families table, which their lookup by name also reads, and the ``_internal`` modules.
 Written by hand rather than with a library: docs/pages/design/hand-written-pieces.md.
 """
 
