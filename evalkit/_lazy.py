@@ -7,14 +7,18 @@ and a worker process of a sharded run (which imports ``evalkit.run._executors``)
 what running a shard needs; a judge-less shard never imports ``openai``. Why, and what it
 saves: docs/pages/design/workers-start-light.md.
 
-Each ``__init__`` keeps its imports for type checkers under ``if TYPE_CHECKING:``, its literal
-``__all__``, and lists the same names by module for the runtime (``tests/test_public_api.py``
-checks that the runtime list and ``__all__`` agree and that every name resolves).
+A package declares each exported name once, as an import under ``if TYPE_CHECKING:`` in
+the redundant-alias form that marks a re-export for type checkers (``from m import Name as
+Name``); `declared_exports` reads those imports from the package's source at import time and
+derives the lazy map and ``__all__`` from them, so mypy, IDEs and the runtime see the same names
+(docs/pages/design/one-declaration-per-export.md). `exports` takes a map written out: the
+scorers' families table, which their lookup by name also reads, and the ``_internal`` modules.
 Written by hand rather than with a library: docs/pages/design/hand-written-pieces.md.
 """
 
 from __future__ import annotations
 
+import _ast  # `ast` itself costs 1.4 ms to import; compile() and the node classes are here
 import importlib
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -48,6 +52,53 @@ def exports(
         return sorted({*namespace, *where})
 
     return __getattr__, __dir__
+
+
+def declared_exports(
+    namespace: dict[str, Any],
+) -> tuple[Callable[[str], Any], Callable[[], list[str]], list[str]]:
+    """The ``__getattr__``, ``__dir__`` and ``__all__`` of a package whose exports are its
+    ``from MODULE import NAME as NAME`` imports under a top-level ``if TYPE_CHECKING:``.
+
+    An import there without the ``as NAME`` alias is for annotations only, not an export (a type
+    checker does not re-export it either).
+
+    Args:
+        namespace: The package's ``globals()`` (its source, ``__file__``, is read through its
+            ``__loader__``).
+
+    Raises:
+        ImportError: The package's source cannot be read, or a declared import is relative.
+    """
+    package = namespace["__name__"]
+    modules = _declared(package, namespace["__file__"], namespace["__loader__"])
+    getattr_, dir_ = exports(namespace, modules)
+    return getattr_, dir_, sorted(name for names in modules.values() for name in names)
+
+
+def _declared(package: str, path: str, loader: Any) -> dict[str, tuple[str, ...]]:
+    """For each module, the names the source at ``path`` imports from it as ``NAME as NAME``
+    under ``if TYPE_CHECKING:``."""
+    try:
+        if not path.endswith(".py"):
+            raise OSError("no source (only compiled modules installed?)")
+        source = loader.get_data(path)  # the loader's: a package imported from a zip has no file
+    except OSError as exc:
+        raise ImportError(f"{package}: cannot read its exports from {path}: {exc}") from exc
+    tree = compile(source, path, "exec", _ast.PyCF_ONLY_AST)
+    found: dict[str, list[str]] = {}
+    for block in tree.body if isinstance(tree, _ast.Module) else ():
+        if not isinstance(block, _ast.If) or getattr(block.test, "id", None) != "TYPE_CHECKING":
+            continue
+        for node in block.body:
+            if not isinstance(node, _ast.ImportFrom):
+                continue
+            if node.level or node.module is None:
+                raise ImportError(f"{path}:{node.lineno}: write the export's import absolute")
+            names = [alias.name for alias in node.names if alias.asname == alias.name]
+            if names:
+                found.setdefault(node.module, []).extend(names)
+    return {module: tuple(names) for module, names in found.items()}
 
 
 def with_old_names(

@@ -2,8 +2,10 @@ from __future__ import annotations
 
 import ast
 import importlib
+import re
 import subprocess
 import sys
+import zipfile
 from pathlib import Path
 from types import ModuleType
 
@@ -89,11 +91,12 @@ def test_the_old_comparison_verdict_name_still_imports_with_a_warning() -> None:
 
 
 def _lazy_modules() -> list[str]:
-    """Every evalkit module that re-exports lazily (a package's __init__, an _internal module)."""
+    """Every evalkit module that re-exports lazily from a map written out (``_exports``: the
+    scorers' families table, an _internal module) rather than from its declared imports."""
     root = Path(evalkit.__file__).parent
     found = []
     for path in sorted(root.rglob("*.py")):
-        if "_exports(" in path.read_text(encoding="utf-8") and path.name != "_lazy.py":
+        if re.search(r"\b_exports\(", path.read_text(encoding="utf-8")) and path.name != "_lazy.py":
             parts = path.relative_to(root.parent).with_suffix("").parts
             found.append(".".join(parts[:-1] if parts[-1] == "__init__" else parts))
     return found
@@ -101,8 +104,8 @@ def _lazy_modules() -> list[str]:
 
 @pytest.mark.parametrize("name", _lazy_modules())
 def test_type_checking_imports_match_the_lazy_map(name: str) -> None:
-    """A lazy export is written twice more, for type checkers under ``if TYPE_CHECKING:`` and
-    for the runtime in the lazy map; both must name the same module for each name."""
+    """Where the runtime's map is written out, the imports for type checkers under
+    ``if TYPE_CHECKING:`` must name the same module for each name."""
     module = importlib.import_module(name)
     tree = ast.parse(Path(module.__file__ or "").read_text(encoding="utf-8"))
     for_checkers = {
@@ -117,4 +120,79 @@ def test_type_checking_imports_match_the_lazy_map(name: str) -> None:
 
 
 def test_lazy_modules_are_found() -> None:
-    assert {"evalkit", "evalkit.store", "evalkit.store._internal"} <= set(_lazy_modules())
+    assert "evalkit.scorers" in _lazy_modules()
+    assert "evalkit.store" not in _lazy_modules()  # it declares its exports
+
+
+DECLARED = {
+    "_impl.py": "def shout(): return 'hi'\nclass Shape: pass\n",
+    "_other.py": "VALUE = 3\n",
+    "__init__.py": (
+        "from __future__ import annotations\n"
+        "from typing import TYPE_CHECKING\n"
+        "from evalkit._lazy import declared_exports\n"
+        "if TYPE_CHECKING:\n"
+        "    from collections.abc import Callable\n"  # for annotations only: not exported
+        "    from declared_pkg._impl import Shape as Shape, shout as shout\n"
+        "    from declared_pkg._other import VALUE as VALUE\n"
+        "__getattr__, __dir__, __all__ = declared_exports(globals())\n"
+    ),
+}
+
+
+@pytest.mark.parametrize("packed", [False, True], ids=["folder", "zip"])
+def test_a_package_declares_each_export_once_under_type_checking(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, packed: bool
+) -> None:
+    """``declared_exports`` takes a package's exports from its ``NAME as NAME`` imports under
+    ``if TYPE_CHECKING:``: the one place they are written (issue 32, item 4,
+    docs/pages/design/one-declaration-per-export.md); also from a zip (zipimport), where the
+    source is no file."""
+    if packed:
+        root = tmp_path / "packages.zip"
+        with zipfile.ZipFile(root, "w") as archive:
+            for name, text in DECLARED.items():
+                archive.writestr(f"declared_pkg/{name}", text)
+    else:
+        root = tmp_path
+        (tmp_path / "declared_pkg").mkdir()
+        for name, text in DECLARED.items():
+            (tmp_path / "declared_pkg" / name).write_text(text, encoding="utf-8")
+    monkeypatch.syspath_prepend(str(root))
+    module = importlib.import_module("declared_pkg")
+    try:
+        assert module.__all__ == ["Shape", "VALUE", "shout"]
+        assert "declared_pkg._impl" not in sys.modules  # nothing imported before it is read
+        assert module.shout() == "hi"
+        assert module.VALUE == 3
+        assert module._LAZY_EXPORTS == {
+            "Shape": "declared_pkg._impl",
+            "shout": "declared_pkg._impl",
+            "VALUE": "declared_pkg._other",
+        }
+        assert {"Shape", "VALUE", "shout"} <= set(dir(module))
+        with pytest.raises(AttributeError, match="has no attribute 'Callable'"):
+            module.Callable  # noqa: B018
+    finally:
+        for name in [m for m in sys.modules if m.partition(".")[0] == "declared_pkg"]:
+            del sys.modules[name]
+        importlib.invalidate_caches()
+
+
+def test_a_relative_export_import_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    package = tmp_path / "relative_pkg"
+    package.mkdir()
+    (package / "_impl.py").write_text("VALUE = 3\n")
+    (package / "__init__.py").write_text(
+        "from typing import TYPE_CHECKING\n"
+        "from evalkit._lazy import declared_exports\n"
+        "if TYPE_CHECKING:\n"
+        "    from ._impl import VALUE as VALUE\n"
+        "__getattr__, __dir__, __all__ = declared_exports(globals())\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    with pytest.raises(ImportError, match=r"__init__.py:4: write the export's import absolute"):
+        importlib.import_module("relative_pkg")
+    sys.modules.pop("relative_pkg", None)

@@ -19,40 +19,17 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from evalkit._lazy import exports as _exports
+from evalkit._lazy import declared_exports as _declared_exports
 
+# The exports, each written once here (evalkit._lazy.declared_exports reads them).
 if TYPE_CHECKING:
-    from evalkit.agreement._arguments import LabelKind
-    from evalkit.agreement._labels import LabelSpec
-    from evalkit.agreement._measure import Disagreement, ScorerAgreement
-    from evalkit.agreement._record import measure_stored
-    from evalkit.agreement._stats import Agreement, Estimate, agreement
+    from evalkit.agreement._arguments import LabelKind as LabelKind
+    from evalkit.agreement._labels import LabelSpec as LabelSpec
+    from evalkit.agreement._measure import Disagreement as Disagreement
+    from evalkit.agreement._measure import ScorerAgreement as ScorerAgreement
+    from evalkit.agreement._record import measure_stored as measure_stored
+    from evalkit.agreement._stats import Agreement as Agreement
+    from evalkit.agreement._stats import Estimate as Estimate
+    from evalkit.agreement._stats import agreement as agreement
 
-__getattr__, __dir__ = _exports(
-    globals(),
-    {
-        "evalkit.agreement._arguments": ("LabelKind",),
-        "evalkit.agreement._labels": ("LabelSpec",),
-        "evalkit.agreement._measure": (
-            "Disagreement",
-            "ScorerAgreement",
-        ),
-        "evalkit.agreement._record": ("measure_stored",),
-        "evalkit.agreement._stats": (
-            "Agreement",
-            "Estimate",
-            "agreement",
-        ),
-    },
-)
-
-__all__ = [
-    "Agreement",
-    "Disagreement",
-    "Estimate",
-    "LabelKind",
-    "LabelSpec",
-    "ScorerAgreement",
-    "agreement",
-    "measure_stored",
-]
+__getattr__, __dir__, __all__ = _declared_exports(globals())

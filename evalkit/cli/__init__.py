@@ -12,26 +12,20 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from evalkit._lazy import exports as _exports
+from evalkit._lazy import declared_exports as _declared_exports
 from evalkit._lazy import with_old_names as _with_old_names
 
+# The exports, each written once here (evalkit._lazy.declared_exports reads them).
 if TYPE_CHECKING:
-    from evalkit.cli._exit import EXIT_FAILED_GATE, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
-    from evalkit.cli._main import build_parser, main
+    from evalkit.cli._exit import EXIT_FAILED_GATE as EXIT_FAILED_GATE
+    from evalkit.cli._exit import EXIT_INTERRUPTED as EXIT_INTERRUPTED
+    from evalkit.cli._exit import EXIT_OK as EXIT_OK
+    from evalkit.cli._exit import EXIT_USAGE as EXIT_USAGE
+    from evalkit.cli._main import build_parser as build_parser
+    from evalkit.cli._main import main as main
 
 # Lazy: a command that does not run an experiment file never imports the run's stack.
-_getattr, __dir__ = _exports(
-    globals(),
-    {
-        "evalkit.cli._exit": (
-            "EXIT_FAILED_GATE",
-            "EXIT_INTERRUPTED",
-            "EXIT_OK",
-            "EXIT_USAGE",
-        ),
-        "evalkit.cli._main": ("build_parser", "main"),
-    },
-)
+_getattr, __dir__, __all__ = _declared_exports(globals())
 
 #: Names that moved to `evalkit.experiment_file`, still found here for code written before.
 __getattr__ = _with_old_names(
@@ -42,13 +36,3 @@ __getattr__ = _with_old_names(
         for name in ("JudgedRun", "judge_run", "run_experiment_file")
     },
 )
-
-
-__all__ = [
-    "EXIT_FAILED_GATE",
-    "EXIT_INTERRUPTED",
-    "EXIT_OK",
-    "EXIT_USAGE",
-    "build_parser",
-    "main",
-]

@@ -10,62 +10,23 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from evalkit._lazy import exports as _exports
+from evalkit._lazy import declared_exports as _declared_exports
 
+# The exports, each written once here (evalkit._lazy.declared_exports reads them).
 if TYPE_CHECKING:
-    from evalkit.dataset._csv import CsvSource
-    from evalkit.dataset._dataset import (
-        ArrowTabular,
-        DataFrameLike,
-        Dataset,
-        DatasetLike,
-        load_dataset,
-    )
-    from evalkit.dataset._duckdb_read import DuckDBSource
-    from evalkit.dataset._hf import HFSource
-    from evalkit.dataset._item import Item
-    from evalkit.dataset._json_source import JsonSource
-    from evalkit.dataset._open import open_source
-    from evalkit.dataset._query import QuerySource
-    from evalkit.dataset._sources import ParquetSource, Source
+    from evalkit.dataset._csv import CsvSource as CsvSource
+    from evalkit.dataset._dataset import ArrowTabular as ArrowTabular
+    from evalkit.dataset._dataset import DataFrameLike as DataFrameLike
+    from evalkit.dataset._dataset import Dataset as Dataset
+    from evalkit.dataset._dataset import DatasetLike as DatasetLike
+    from evalkit.dataset._dataset import load_dataset as load_dataset
+    from evalkit.dataset._duckdb_read import DuckDBSource as DuckDBSource
+    from evalkit.dataset._hf import HFSource as HFSource
+    from evalkit.dataset._item import Item as Item
+    from evalkit.dataset._json_source import JsonSource as JsonSource
+    from evalkit.dataset._open import open_source as open_source
+    from evalkit.dataset._query import QuerySource as QuerySource
+    from evalkit.dataset._sources import ParquetSource as ParquetSource
+    from evalkit.dataset._sources import Source as Source
 
-__getattr__, __dir__ = _exports(
-    globals(),
-    {
-        "evalkit.dataset._csv": ("CsvSource",),
-        "evalkit.dataset._duckdb_read": ("DuckDBSource",),
-        "evalkit.dataset._hf": ("HFSource",),
-        "evalkit.dataset._json_source": ("JsonSource",),
-        "evalkit.dataset._open": ("open_source",),
-        "evalkit.dataset._query": ("QuerySource",),
-        "evalkit.dataset._dataset": (
-            "ArrowTabular",
-            "DataFrameLike",
-            "Dataset",
-            "DatasetLike",
-            "load_dataset",
-        ),
-        "evalkit.dataset._item": ("Item",),
-        "evalkit.dataset._sources": (
-            "ParquetSource",
-            "Source",
-        ),
-    },
-)
-
-__all__ = [
-    "ArrowTabular",
-    "CsvSource",
-    "DataFrameLike",
-    "Dataset",
-    "DatasetLike",
-    "DuckDBSource",
-    "HFSource",
-    "Item",
-    "JsonSource",
-    "ParquetSource",
-    "QuerySource",
-    "Source",
-    "load_dataset",
-    "open_source",
-]
+__getattr__, __dir__, __all__ = _declared_exports(globals())

@@ -20,49 +20,37 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from evalkit._lazy import exports as _exports
+from evalkit._lazy import declared_exports as _declared_exports
 from evalkit._lazy import with_old_names as _with_old_names
 
+# The exports, each written once here (evalkit._lazy.declared_exports reads them).
 if TYPE_CHECKING:
-    from evalkit.experiment_file._columns import ColumnsSection
-    from evalkit.experiment_file._imports import import_reference
-    from evalkit.experiment_file._judge import JudgeOverride, JudgeSection
-    from evalkit.experiment_file._judge_run import JudgedRun, judge_run
-    from evalkit.experiment_file._load import ExperimentFile, load_experiment_file
-    from evalkit.experiment_file._locate import KeyLocator, KeyPath
-    from evalkit.experiment_file._parts import FileCheck, FileParts, format_key
-    from evalkit.experiment_file._regression import RegressionSection
-    from evalkit.experiment_file._run import InterruptedRun, run_experiment_file
-    from evalkit.experiment_file._schema import ExperimentConfig, ExperimentSection
-    from evalkit.experiment_file._scorers import ScorerEntry, ThresholdEntry
-    from evalkit.experiment_file._target import (
-        OpenAITargetSection,
-        PythonTargetSection,
-        TargetSection,
-    )
+    from evalkit.experiment_file._columns import ColumnsSection as ColumnsSection
+    from evalkit.experiment_file._imports import import_reference as import_reference
+    from evalkit.experiment_file._judge import JudgeOverride as JudgeOverride
+    from evalkit.experiment_file._judge import JudgeSection as JudgeSection
+    from evalkit.experiment_file._judge_run import JudgedRun as JudgedRun
+    from evalkit.experiment_file._judge_run import judge_run as judge_run
+    from evalkit.experiment_file._load import ExperimentFile as ExperimentFile
+    from evalkit.experiment_file._load import load_experiment_file as load_experiment_file
+    from evalkit.experiment_file._locate import KeyLocator as KeyLocator
+    from evalkit.experiment_file._locate import KeyPath as KeyPath
+    from evalkit.experiment_file._parts import FileCheck as FileCheck
+    from evalkit.experiment_file._parts import FileParts as FileParts
+    from evalkit.experiment_file._parts import format_key as format_key
+    from evalkit.experiment_file._regression import RegressionSection as RegressionSection
+    from evalkit.experiment_file._run import InterruptedRun as InterruptedRun
+    from evalkit.experiment_file._run import run_experiment_file as run_experiment_file
+    from evalkit.experiment_file._schema import ExperimentConfig as ExperimentConfig
+    from evalkit.experiment_file._schema import ExperimentSection as ExperimentSection
+    from evalkit.experiment_file._scorers import ScorerEntry as ScorerEntry
+    from evalkit.experiment_file._scorers import ThresholdEntry as ThresholdEntry
+    from evalkit.experiment_file._target import OpenAITargetSection as OpenAITargetSection
+    from evalkit.experiment_file._target import PythonTargetSection as PythonTargetSection
+    from evalkit.experiment_file._target import TargetSection as TargetSection
 
 # Lazy: loading a file does not import the run's stack (``run_experiment_file`` does).
-_getattr, __dir__ = _exports(
-    globals(),
-    {
-        "evalkit.experiment_file._columns": ("ColumnsSection",),
-        "evalkit.experiment_file._imports": ("import_reference",),
-        "evalkit.experiment_file._judge": ("JudgeOverride", "JudgeSection"),
-        "evalkit.experiment_file._judge_run": ("JudgedRun", "judge_run"),
-        "evalkit.experiment_file._load": ("ExperimentFile", "load_experiment_file"),
-        "evalkit.experiment_file._locate": ("KeyLocator", "KeyPath"),
-        "evalkit.experiment_file._parts": ("FileCheck", "FileParts", "format_key"),
-        "evalkit.experiment_file._regression": ("RegressionSection",),
-        "evalkit.experiment_file._run": ("InterruptedRun", "run_experiment_file"),
-        "evalkit.experiment_file._schema": ("ExperimentConfig", "ExperimentSection"),
-        "evalkit.experiment_file._scorers": ("ScorerEntry", "ThresholdEntry"),
-        "evalkit.experiment_file._target": (
-            "OpenAITargetSection",
-            "PythonTargetSection",
-            "TargetSection",
-        ),
-    },
-)
+_getattr, __dir__, __all__ = _declared_exports(globals())
 
 #: The sections' names before they were told apart from what they build (issue 32), still
 #: found here for code written before.
@@ -79,30 +67,3 @@ __getattr__ = _with_old_names(
         ]
     },
 )
-
-
-__all__ = [
-    "ColumnsSection",
-    "ExperimentConfig",
-    "ExperimentFile",
-    "ExperimentSection",
-    "FileCheck",
-    "FileParts",
-    "InterruptedRun",
-    "JudgeOverride",
-    "JudgeSection",
-    "JudgedRun",
-    "KeyLocator",
-    "KeyPath",
-    "OpenAITargetSection",
-    "PythonTargetSection",
-    "RegressionSection",
-    "ScorerEntry",
-    "TargetSection",
-    "ThresholdEntry",
-    "format_key",
-    "import_reference",
-    "judge_run",
-    "load_experiment_file",
-    "run_experiment_file",
-]

@@ -23,79 +23,27 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from evalkit._lazy import exports as _exports
+from evalkit._lazy import declared_exports as _declared_exports
 
+# The exports, each written once here (evalkit._lazy.declared_exports reads them).
 if TYPE_CHECKING:
-    from evalkit.judge._cache import (
-        JudgeCache,
-        active_judge_cache,
-        default_cache_path,
-        use_judge_cache,
-    )
-    from evalkit.judge._cache_db import JudgeCacheStats
-    from evalkit.judge._judge import Judge
-    from evalkit.judge._preflight import preflight
-    from evalkit.judge._records import (
-        JudgeAttempt,
-        JudgeCost,
-        JudgeErrorInfo,
-        JudgeExecution,
-        JudgeUsage,
-        StepJudgeRecord,
-    )
-    from evalkit.judge.policy._ratelimit import RateLimiter, RateLimiterStats
-    from evalkit.judge.policy._registry import rate_limiter_stats, shared_rate_limiter
-    from evalkit.judge.transport._clients import shared_openai_client
+    from evalkit.judge._cache import JudgeCache as JudgeCache
+    from evalkit.judge._cache import active_judge_cache as active_judge_cache
+    from evalkit.judge._cache import default_cache_path as default_cache_path
+    from evalkit.judge._cache import use_judge_cache as use_judge_cache
+    from evalkit.judge._cache_db import JudgeCacheStats as JudgeCacheStats
+    from evalkit.judge._judge import Judge as Judge
+    from evalkit.judge._preflight import preflight as preflight
+    from evalkit.judge._records import JudgeAttempt as JudgeAttempt
+    from evalkit.judge._records import JudgeCost as JudgeCost
+    from evalkit.judge._records import JudgeErrorInfo as JudgeErrorInfo
+    from evalkit.judge._records import JudgeExecution as JudgeExecution
+    from evalkit.judge._records import JudgeUsage as JudgeUsage
+    from evalkit.judge._records import StepJudgeRecord as StepJudgeRecord
+    from evalkit.judge.policy._ratelimit import RateLimiter as RateLimiter
+    from evalkit.judge.policy._ratelimit import RateLimiterStats as RateLimiterStats
+    from evalkit.judge.policy._registry import rate_limiter_stats as rate_limiter_stats
+    from evalkit.judge.policy._registry import shared_rate_limiter as shared_rate_limiter
+    from evalkit.judge.transport._clients import shared_openai_client as shared_openai_client
 
-__getattr__, __dir__ = _exports(
-    globals(),
-    {
-        "evalkit.judge._cache": (
-            "JudgeCache",
-            "active_judge_cache",
-            "default_cache_path",
-            "use_judge_cache",
-        ),
-        "evalkit.judge._cache_db": ("JudgeCacheStats",),
-        "evalkit.judge._judge": ("Judge",),
-        "evalkit.judge._preflight": ("preflight",),
-        "evalkit.judge._records": (
-            "JudgeAttempt",
-            "JudgeCost",
-            "JudgeErrorInfo",
-            "JudgeExecution",
-            "JudgeUsage",
-            "StepJudgeRecord",
-        ),
-        "evalkit.judge.policy._ratelimit": (
-            "RateLimiter",
-            "RateLimiterStats",
-        ),
-        "evalkit.judge.policy._registry": (
-            "rate_limiter_stats",
-            "shared_rate_limiter",
-        ),
-        "evalkit.judge.transport._clients": ("shared_openai_client",),
-    },
-)
-
-__all__ = [
-    "Judge",
-    "JudgeAttempt",
-    "JudgeCache",
-    "JudgeCacheStats",
-    "JudgeCost",
-    "JudgeErrorInfo",
-    "JudgeExecution",
-    "JudgeUsage",
-    "RateLimiter",
-    "RateLimiterStats",
-    "StepJudgeRecord",
-    "active_judge_cache",
-    "default_cache_path",
-    "preflight",
-    "rate_limiter_stats",
-    "shared_openai_client",
-    "shared_rate_limiter",
-    "use_judge_cache",
-]
+__getattr__, __dir__, __all__ = _declared_exports(globals())

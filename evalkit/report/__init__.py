@@ -7,23 +7,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from evalkit._lazy import exports as _exports
+from evalkit._lazy import declared_exports as _declared_exports
 
+# The exports, each written once here (evalkit._lazy.declared_exports reads them). Lazy: the
+# HTML report (jinja2, numpy) is only needed once a run has finished.
 if TYPE_CHECKING:
-    from evalkit.report._groups import FailureGroup, failure_groups
+    from evalkit.report._groups import FailureGroup as FailureGroup
+    from evalkit.report._groups import failure_groups as failure_groups
 
-# Lazy: the HTML report (jinja2, numpy) is only needed once a run has finished.
-__getattr__, __dir__ = _exports(
-    globals(),
-    {
-        "evalkit.report._groups": (
-            "FailureGroup",
-            "failure_groups",
-        ),
-    },
-)
-
-__all__ = [
-    "FailureGroup",
-    "failure_groups",
-]
+__getattr__, __dir__, __all__ = _declared_exports(globals())

@@ -4,69 +4,25 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from evalkit._lazy import exports as _exports
+from evalkit._lazy import declared_exports as _declared_exports
 
+# The exports, each written once here (evalkit._lazy.declared_exports reads them).
 if TYPE_CHECKING:
-    from evalkit.run._api import run_evals, run_evals_sync
-    from evalkit.run._experiment import ExperimentResult
-    from evalkit.run._interrupt import RunInterrupted
-    from evalkit.run._options import RunOptions
-    from evalkit.run._outcome import ErrorInfo, ItemResult, ScorerOutcome
-    from evalkit.run._summary import RunSummary, ScorerSummary
-    from evalkit.run._thresholds import ScorerVerdict, Threshold, Verdict
-    from evalkit.run._verdict_record import (
-        VerdictNotKeptWarning,
-        record_merged_verdict,
-        record_run_verdict,
-    )
+    from evalkit.run._api import run_evals as run_evals
+    from evalkit.run._api import run_evals_sync as run_evals_sync
+    from evalkit.run._experiment import ExperimentResult as ExperimentResult
+    from evalkit.run._interrupt import RunInterrupted as RunInterrupted
+    from evalkit.run._options import RunOptions as RunOptions
+    from evalkit.run._outcome import ErrorInfo as ErrorInfo
+    from evalkit.run._outcome import ItemResult as ItemResult
+    from evalkit.run._outcome import ScorerOutcome as ScorerOutcome
+    from evalkit.run._summary import RunSummary as RunSummary
+    from evalkit.run._summary import ScorerSummary as ScorerSummary
+    from evalkit.run._thresholds import ScorerVerdict as ScorerVerdict
+    from evalkit.run._thresholds import Threshold as Threshold
+    from evalkit.run._thresholds import Verdict as Verdict
+    from evalkit.run._verdict_record import VerdictNotKeptWarning as VerdictNotKeptWarning
+    from evalkit.run._verdict_record import record_merged_verdict as record_merged_verdict
+    from evalkit.run._verdict_record import record_run_verdict as record_run_verdict
 
-__getattr__, __dir__ = _exports(
-    globals(),
-    {
-        "evalkit.run._api": (
-            "run_evals",
-            "run_evals_sync",
-        ),
-        "evalkit.run._experiment": ("ExperimentResult",),
-        "evalkit.run._interrupt": ("RunInterrupted",),
-        "evalkit.run._options": ("RunOptions",),
-        "evalkit.run._outcome": (
-            "ErrorInfo",
-            "ItemResult",
-            "ScorerOutcome",
-        ),
-        "evalkit.run._summary": (
-            "RunSummary",
-            "ScorerSummary",
-        ),
-        "evalkit.run._thresholds": (
-            "ScorerVerdict",
-            "Threshold",
-            "Verdict",
-        ),
-        "evalkit.run._verdict_record": (
-            "VerdictNotKeptWarning",
-            "record_merged_verdict",
-            "record_run_verdict",
-        ),
-    },
-)
-
-__all__ = [
-    "ErrorInfo",
-    "ExperimentResult",
-    "ItemResult",
-    "RunInterrupted",
-    "RunOptions",
-    "RunSummary",
-    "ScorerOutcome",
-    "ScorerSummary",
-    "ScorerVerdict",
-    "Threshold",
-    "Verdict",
-    "VerdictNotKeptWarning",
-    "record_merged_verdict",
-    "record_run_verdict",
-    "run_evals",
-    "run_evals_sync",
-]
+__getattr__, __dir__, __all__ = _declared_exports(globals())

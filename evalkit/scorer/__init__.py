@@ -10,60 +10,24 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from evalkit._lazy import exports as _exports
+from evalkit._lazy import declared_exports as _declared_exports
 
+# The exports, each written once here (evalkit._lazy.declared_exports reads them).
 if TYPE_CHECKING:
-    from evalkit.scorer._create import create_scorer
-    from evalkit.scorer._limits import StepTimeoutError, StepWatchdog
-    from evalkit.scorer._prompt import OutputSchema, PromptStep
-    from evalkit.scorer._result import ScorerRun, ScorerRunResult, StepName, StepResults
-    from evalkit.scorer._scorer import Scorer
-    from evalkit.scorer._steps import BoundStep, Step, StepOwner, bind_callable
-    from evalkit.scorer._trace import RunTrace
+    from evalkit.scorer._create import create_scorer as create_scorer
+    from evalkit.scorer._limits import StepTimeoutError as StepTimeoutError
+    from evalkit.scorer._limits import StepWatchdog as StepWatchdog
+    from evalkit.scorer._prompt import OutputSchema as OutputSchema
+    from evalkit.scorer._prompt import PromptStep as PromptStep
+    from evalkit.scorer._result import ScorerRun as ScorerRun
+    from evalkit.scorer._result import ScorerRunResult as ScorerRunResult
+    from evalkit.scorer._result import StepName as StepName
+    from evalkit.scorer._result import StepResults as StepResults
+    from evalkit.scorer._scorer import Scorer as Scorer
+    from evalkit.scorer._steps import BoundStep as BoundStep
+    from evalkit.scorer._steps import Step as Step
+    from evalkit.scorer._steps import StepOwner as StepOwner
+    from evalkit.scorer._steps import bind_callable as bind_callable
+    from evalkit.scorer._trace import RunTrace as RunTrace
 
-__getattr__, __dir__ = _exports(
-    globals(),
-    {
-        "evalkit.scorer._limits": (
-            "StepTimeoutError",
-            "StepWatchdog",
-        ),
-        "evalkit.scorer._prompt": (
-            "OutputSchema",
-            "PromptStep",
-        ),
-        "evalkit.scorer._result": (
-            "ScorerRun",
-            "ScorerRunResult",
-            "StepName",
-            "StepResults",
-        ),
-        "evalkit.scorer._create": ("create_scorer",),
-        "evalkit.scorer._scorer": ("Scorer",),
-        "evalkit.scorer._steps": (
-            "BoundStep",
-            "Step",
-            "StepOwner",
-            "bind_callable",
-        ),
-        "evalkit.scorer._trace": ("RunTrace",),
-    },
-)
-
-__all__ = [
-    "BoundStep",
-    "OutputSchema",
-    "PromptStep",
-    "RunTrace",
-    "Scorer",
-    "ScorerRun",
-    "ScorerRunResult",
-    "Step",
-    "StepName",
-    "StepOwner",
-    "StepResults",
-    "StepTimeoutError",
-    "StepWatchdog",
-    "bind_callable",
-    "create_scorer",
-]
+__getattr__, __dir__, __all__ = _declared_exports(globals())

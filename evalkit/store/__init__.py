@@ -14,100 +14,36 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from evalkit._lazy import exports as _exports
+from evalkit._lazy import declared_exports as _declared_exports
 
+# The exports, each written once here (evalkit._lazy.declared_exports reads them).
 if TYPE_CHECKING:
-    from evalkit.store._copy import CopySummary, copy_experiments
-    from evalkit.store._export import export_experiment
-    from evalkit.store._lake import prepare_store
-    from evalkit.store._lake_merge import merge_finished_slices
-    from evalkit.store._location import StoreLocation, store_location
-    from evalkit.store._migrate import migrate
-    from evalkit.store._pins import BaselinePin, pin_baseline, pin_history, read_pin, unpin_baseline
-    from evalkit.store._read import (
-        ExperimentRow,
-        ListedExperiment,
-        list_experiments,
-        read_experiment,
-        read_item_scores,
-    )
-    from evalkit.store._read_only import read_only_connection, refuse_file_writes
-    from evalkit.store._recovery import recover
-    from evalkit.store._schema import SCHEMA_VERSION
-    from evalkit.store._stored import latest_resumable
-    from evalkit.store._verdicts import GateRecord, GateRow, read_gates, record_verdict
+    from evalkit.store._copy import CopySummary as CopySummary
+    from evalkit.store._copy import copy_experiments as copy_experiments
+    from evalkit.store._export import export_experiment as export_experiment
+    from evalkit.store._lake import prepare_store as prepare_store
+    from evalkit.store._lake_merge import merge_finished_slices as merge_finished_slices
+    from evalkit.store._location import StoreLocation as StoreLocation
+    from evalkit.store._location import store_location as store_location
+    from evalkit.store._migrate import migrate as migrate
+    from evalkit.store._pins import BaselinePin as BaselinePin
+    from evalkit.store._pins import pin_baseline as pin_baseline
+    from evalkit.store._pins import pin_history as pin_history
+    from evalkit.store._pins import read_pin as read_pin
+    from evalkit.store._pins import unpin_baseline as unpin_baseline
+    from evalkit.store._read import ExperimentRow as ExperimentRow
+    from evalkit.store._read import ListedExperiment as ListedExperiment
+    from evalkit.store._read import list_experiments as list_experiments
+    from evalkit.store._read import read_experiment as read_experiment
+    from evalkit.store._read import read_item_scores as read_item_scores
+    from evalkit.store._read_only import read_only_connection as read_only_connection
+    from evalkit.store._read_only import refuse_file_writes as refuse_file_writes
+    from evalkit.store._recovery import recover as recover
+    from evalkit.store._schema import SCHEMA_VERSION as SCHEMA_VERSION
+    from evalkit.store._stored import latest_resumable as latest_resumable
+    from evalkit.store._verdicts import GateRecord as GateRecord
+    from evalkit.store._verdicts import GateRow as GateRow
+    from evalkit.store._verdicts import read_gates as read_gates
+    from evalkit.store._verdicts import record_verdict as record_verdict
 
-__getattr__, __dir__ = _exports(
-    globals(),
-    {
-        "evalkit.store._copy": (
-            "CopySummary",
-            "copy_experiments",
-        ),
-        "evalkit.store._export": ("export_experiment",),
-        "evalkit.store._lake": ("prepare_store",),
-        "evalkit.store._lake_merge": ("merge_finished_slices",),
-        "evalkit.store._location": (
-            "StoreLocation",
-            "store_location",
-        ),
-        "evalkit.store._migrate": ("migrate",),
-        "evalkit.store._pins": (
-            "BaselinePin",
-            "pin_baseline",
-            "pin_history",
-            "read_pin",
-            "unpin_baseline",
-        ),
-        "evalkit.store._verdicts": (
-            "GateRecord",
-            "GateRow",
-            "read_gates",
-            "record_verdict",
-        ),
-        "evalkit.store._read": (
-            "ExperimentRow",
-            "ListedExperiment",
-            "list_experiments",
-            "read_experiment",
-            "read_item_scores",
-        ),
-        "evalkit.store._read_only": (
-            "read_only_connection",
-            "refuse_file_writes",
-        ),
-        "evalkit.store._recovery": ("recover",),
-        "evalkit.store._schema": ("SCHEMA_VERSION",),
-        "evalkit.store._stored": ("latest_resumable",),
-    },
-)
-
-__all__ = [
-    "SCHEMA_VERSION",
-    "BaselinePin",
-    "CopySummary",
-    "ExperimentRow",
-    "GateRecord",
-    "GateRow",
-    "ListedExperiment",
-    "StoreLocation",
-    "copy_experiments",
-    "export_experiment",
-    "latest_resumable",
-    "list_experiments",
-    "merge_finished_slices",
-    "migrate",
-    "pin_baseline",
-    "pin_history",
-    "prepare_store",
-    "read_experiment",
-    "read_gates",
-    "read_item_scores",
-    "read_only_connection",
-    "read_pin",
-    "record_verdict",
-    "recover",
-    "refuse_file_writes",
-    "store_location",
-    "unpin_baseline",
-]
+__getattr__, __dir__, __all__ = _declared_exports(globals())

@@ -9,27 +9,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from evalkit._lazy import exports as _exports
+from evalkit._lazy import declared_exports as _declared_exports
 
+# The exports, each written once here (evalkit._lazy.declared_exports reads them).
 if TYPE_CHECKING:
-    from evalkit.target._function import FunctionTarget
-    from evalkit.target._openai import OpenAITarget
-    from evalkit.target._protocol import Target
-    from evalkit.target._resolve import TargetLike
+    from evalkit.target._function import FunctionTarget as FunctionTarget
+    from evalkit.target._openai import OpenAITarget as OpenAITarget
+    from evalkit.target._protocol import Target as Target
+    from evalkit.target._resolve import TargetLike as TargetLike
 
-__getattr__, __dir__ = _exports(
-    globals(),
-    {
-        "evalkit.target._function": ("FunctionTarget",),
-        "evalkit.target._openai": ("OpenAITarget",),
-        "evalkit.target._protocol": ("Target",),
-        "evalkit.target._resolve": ("TargetLike",),
-    },
-)
-
-__all__ = [
-    "FunctionTarget",
-    "OpenAITarget",
-    "Target",
-    "TargetLike",
-]
+__getattr__, __dir__, __all__ = _declared_exports(globals())

@@ -11,21 +11,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from evalkit._lazy import exports as _exports
+from evalkit._lazy import declared_exports as _declared_exports
 
+# The exports, each written once here (evalkit._lazy.declared_exports reads them).
 if TYPE_CHECKING:
-    from evalkit.view._app import create_app
-    from evalkit.view._port import DEFAULT_PORT
-    from evalkit.view._serve import serve
+    from evalkit.view._app import create_app as create_app
+    from evalkit.view._port import DEFAULT_PORT as DEFAULT_PORT
+    from evalkit.view._serve import serve as serve
 
 # Lazy: ``evalkit view --help`` reads DEFAULT_PORT without importing aiohttp, DuckDB or pandas.
-__getattr__, __dir__ = _exports(
-    globals(),
-    {
-        "evalkit.view._app": ("create_app",),
-        "evalkit.view._port": ("DEFAULT_PORT",),
-        "evalkit.view._serve": ("serve",),
-    },
-)
-
-__all__ = ["DEFAULT_PORT", "create_app", "serve"]
+__getattr__, __dir__, __all__ = _declared_exports(globals())

@@ -111,6 +111,9 @@ def test_the_quickstart_and_the_regression_demo_import_no_judge_or_labels_librar
         # No bar is drawn (--no-progress), no agreement table printed: neither is imported.
         assert "tqdm" not in imported
         assert "evalkit.cli._agreement" not in imported
+        # The store's busy retry and commit lock are evalkit's own: tenacity and filelock would
+        # add 17 and 30 ms to every run (docs/pages/design/hand-written-pieces.md, H1).
+        assert sorted(_packages(imported).intersection({"filelock", "tenacity"})) == []
     assert len(list((tmp_path / "reports").glob("*.html"))) == 2
 
 

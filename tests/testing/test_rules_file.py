@@ -6,6 +6,8 @@ import dataclasses
 import json
 import pickle
 import re
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -180,3 +182,12 @@ def test_the_error_carries_its_fields_and_pickles(tmp_path: Path) -> None:
     assert str(copy) == str(error)
     assert copy.to_dict() == error.to_dict()
     assert copy.to_dict()["key"] == "fault.http"
+
+
+def test_the_test_server_command_imports_no_pydantic() -> None:
+    """The rules file is checked by hand, not by a pydantic model: pydantic's import would add
+    about 190 ms to each start of the server's command (docs/pages/design/hand-written-pieces.md,
+    H1), which a user's test suite may start many times."""
+    code = "import sys, evalkit.testing.server; print('pydantic' in sys.modules)"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "False"

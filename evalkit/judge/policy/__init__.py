@@ -18,26 +18,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from evalkit._lazy import exports as _exports
+from evalkit._lazy import declared_exports as _declared_exports
 
+# The exports, each written once here (evalkit._lazy.declared_exports reads them).
 if TYPE_CHECKING:
-    from evalkit.judge.policy._ratelimit import RateLimiter, RateLimiterStats
-    from evalkit.judge.policy._registry import rate_limiter_stats, shared_rate_limiter
+    from evalkit.judge.policy._ratelimit import RateLimiter as RateLimiter
+    from evalkit.judge.policy._ratelimit import RateLimiterStats as RateLimiterStats
+    from evalkit.judge.policy._registry import rate_limiter_stats as rate_limiter_stats
+    from evalkit.judge.policy._registry import shared_rate_limiter as shared_rate_limiter
 
-__getattr__, __dir__ = _exports(
-    globals(),
-    {
-        "evalkit.judge.policy._ratelimit": ("RateLimiter", "RateLimiterStats"),
-        "evalkit.judge.policy._registry": (
-            "rate_limiter_stats",
-            "shared_rate_limiter",
-        ),
-    },
-)
-
-__all__ = [
-    "RateLimiter",
-    "RateLimiterStats",
-    "rate_limiter_stats",
-    "shared_rate_limiter",
-]
+__getattr__, __dir__, __all__ = _declared_exports(globals())

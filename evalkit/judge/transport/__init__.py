@@ -19,18 +19,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from evalkit._lazy import exports as _exports
+from evalkit._lazy import declared_exports as _declared_exports
 
+# The exports, each written once here (evalkit._lazy.declared_exports reads them).
 if TYPE_CHECKING:
-    from evalkit.judge.transport._clients import shared_openai_client
+    from evalkit.judge.transport._clients import shared_openai_client as shared_openai_client
 
-__getattr__, __dir__ = _exports(
-    globals(),
-    {
-        "evalkit.judge.transport._clients": ("shared_openai_client",),
-    },
-)
-
-__all__ = [
-    "shared_openai_client",
-]
+__getattr__, __dir__, __all__ = _declared_exports(globals())
