@@ -9,9 +9,10 @@ reporting absurd usage counts (``1e20``, ``10**20``, a huge ``reasoning_tokens``
 server's rules file) on most of its replies. At the end every finished run holds exactly the
 rows of a clean run, nothing is left ``running`` and no process started by a night outlives it.
 
-There were twenty nights, their fates drawn from a seeded ``random.Random``: nights 12 to 19
-only repeated a resumed night interrupted again (two writers and a SIGINT, or one writer and a
-SIGKILL), each night one or two ``evalkit run`` processes of about 2 s of CPU. The thirteen
+There were twenty nights, their fates drawn from a seeded ``random.Random``: eight of the last
+nine (nights 11 to 19) repeated a kind of night already run, a resumed night interrupted again
+(two writers and a SIGINT, or one writer and a SIGKILL), each night one or two ``evalkit run``
+processes of about 2 s of CPU. The thirteen
 fates below cover every kind of night those twenty did (one or two writers, sharded or not,
 fresh or resumed, finished, interrupted or killed; eleven kinds) and a twelfth they never
 reached, a resumed night killed while the second writer runs.
