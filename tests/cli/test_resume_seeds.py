@@ -1,13 +1,17 @@
 """Resuming a run in a new process: sets in the fingerprint must not follow PYTHONHASHSEED.
 
-Each case stores a run under one hash seed and resumes it under another, for each place a
-judge is set (the ``[judge]`` table, a scorer's override of it, a Python scorer's judge and its
-prompt step's), each kind of target and each way a scorer gets parameters. Most hold a set in
-the stored config or scorer metadata (a judge's explicitly set fields, a target's keyword
-argument, a scorer factory's parameter), which Python iterates in an order that changes with
-the seed; the OpenAI target and the prebuilt scorer's parameters hold none today, and their
+Each case stores a run under one hash seed and resumes it under another. Between them they hold
+every place a judge is set (the ``[judge]`` table, a scorer's override of it, a Python scorer's
+judge and its prompt step's), each kind of target and each way a scorer gets parameters. Most
+hold a set in the stored config or scorer metadata (a judge's explicitly set fields, a target's
+keyword argument, a scorer factory's parameter), which Python iterates in an order that changes
+with the seed; the OpenAI target and the prebuilt scorer's parameters hold none today, and the
 cases keep it that way.
-"""
+
+There were seven cases, one place each, two ``python -m evalkit`` processes a case (8 s each in
+the CI's suite): a set in any place changes the one fingerprint a resume compares, so one
+experiment holding every place that can share a file finds what the seven found, and the
+refusal names what changed. The OpenAI target needs a run of its own (one target a run)."""
 
 from __future__ import annotations
 
@@ -109,34 +113,44 @@ rpm = 6000.0
 tpm = 100000.0
 """
 
-CASES = {
-    "judge-table": JUDGE_TABLE
+#: Where a set may hide in the stored config or scorer metadata: the ``[judge]`` table (a judge's
+#: explicitly set fields), a scorer's override of it, a Python scorer's judge and its prompt
+#: step's, a Python target's keyword argument, a prebuilt scorer's parameters and a scorer
+#: factory's parameter.
+EVERY_PLACE = (
+    JUDGE_TABLE
     + """
-[[scorers]]
-use = "llm_rubric"
-id = "rubric"
-params = { rubric = "The answer is a single number." }
-""",
-    "judge-scorer-override": JUDGE_TABLE
-    + """
-[[scorers]]
-use = "llm_rubric"
-id = "rubric"
-params = { rubric = "The answer is a single number." }
-judge = { instructions = "Be strict.", max_tokens = 16, rate_limit_retries = 2 }
-""",
-    "judge-python-scorer-and-step": """
-[[scorers]]
-use = "app:judged"
-""",
-    "target-python-kwargs": """
 [target]
 type = "python"
 callable = "app:target"
 
 [[scorers]]
-use = "exact_match"
-""",
+use = "llm_rubric"
+id = "rubric"
+params = { rubric = "The answer is a single number." }
+
+[[scorers]]
+use = "llm_rubric"
+id = "rubric-override"
+params = { rubric = "The answer is a single number." }
+judge = { instructions = "Be strict.", max_tokens = 16, rate_limit_retries = 2 }
+
+[[scorers]]
+use = "app:judged"
+
+[[scorers]]
+use = "keyword_coverage"
+params = { keywords = ["alpha", "bravo", "charlie"], ignore_case = false }
+
+[[scorers]]
+use = "app:make_words"
+params = { words = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf"] }
+"""
+)
+
+#: Two runs hold every place: an experiment has one target, and the OpenAI target is the other.
+CASES = {
+    "every-place-python-target": EVERY_PLACE,
     "target-openai": """
 [target]
 type = "openai"
@@ -149,16 +163,6 @@ max_tokens = 32
 
 [[scorers]]
 use = "exact_match"
-""",
-    "scorer-prebuilt-params": """
-[[scorers]]
-use = "keyword_coverage"
-params = { keywords = ["alpha", "bravo", "charlie"], ignore_case = false }
-""",
-    "scorer-factory-params": """
-[[scorers]]
-use = "app:make_words"
-params = { words = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf"] }
 """,
 }
 

@@ -137,7 +137,7 @@ run_evals_sync([{"input": "a", "output": "a"}], [], lock_timeout="long")
 """
 
 
-@pytest.mark.long(25)
+@pytest.mark.long(seconds=12)
 def test_a_type_checker_refuses_a_wrong_keyword_of_run_evals_sync(tmp_path: Path) -> None:
     """``run_evals_sync`` took ``**options: Any``: a misspelt option was found at run time."""
     snippet = tmp_path / "snippet.py"
