@@ -11,45 +11,12 @@ from __future__ import annotations
 import json
 import math
 import os
-import re
 from collections.abc import Mapping
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
-
-from evalkit.report._internal import ReportData, html_report, junit_xml, markdown_summary
 
 if TYPE_CHECKING:
     from evalkit.agreement import Agreement, LabelSpec, ScorerAgreement
     from evalkit.store._internal import StoredAgreement
-
-# The run's name in a report's file name is cut to this many characters: with the id and the
-# longest suffix (".junit.xml") the name stays far below the 255 bytes file systems allow.
-_NAME_IN_FILE = 100
-
-
-def report_stem(name: str, experiment_id: str) -> str:
-    """The reports' file name without suffix: the run's name made file-safe, then its id."""
-    stem = re.sub(r"[^A-Za-z0-9._-]+", "-", name).strip("-")[:_NAME_IN_FILE].rstrip("-")
-    return f"{stem or 'experiment'}-{experiment_id}"
-
-
-def write_reports(report: ReportData, folder: Path) -> dict[str, Path]:
-    """Write the HTML, Markdown and JUnit reports of ``report`` into ``folder``.
-
-    Raises:
-        OSError: A report could not be written.
-    """
-    folder.mkdir(parents=True, exist_ok=True)
-    stem = report_stem(report.name, report.experiment_id)
-    paths = {
-        "html": folder / f"{stem}.html",
-        "markdown": folder / f"{stem}.md",
-        "junit": folder / f"{stem}.junit.xml",
-    }
-    paths["html"].write_text(html_report(report), encoding="utf-8")
-    paths["markdown"].write_text(markdown_summary(report), encoding="utf-8")
-    paths["junit"].write_text(junit_xml(report), encoding="utf-8")
-    return paths
 
 
 def _config(run: Mapping[str, Any]) -> dict[str, Any]:

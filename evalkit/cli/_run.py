@@ -15,10 +15,10 @@ from evalkit._ceilings import check_workers_ceiling
 from evalkit._ctrl_c import FINISHING_CTRL_C, ctrl_c_noted
 from evalkit.cli._exit import EXIT_FAILED_GATE, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
 from evalkit.cli._format import json_text, one_line
-from evalkit.cli._reports import write_reports
 from evalkit.cli._slices import slices_table
 from evalkit.errors import ConfigError
 from evalkit.experiment_file import InterruptedRun, JudgedRun, run_experiment_file
+from evalkit.report import write_reports
 from evalkit.report._internal import console_failure_groups, console_table
 from evalkit.store._internal import read_agreement
 
