@@ -11,8 +11,9 @@ measures a judge against itself over repeated executions (`JudgeStability`), and
 
 The labels of a run (`LabelSpec`, `parse_labels`), its agreement gates
 (`parse_min_agreement`) and the measuring of a run's scorers (`ScorerAgreement`,
-`measure_stored`) build on these. Names are imported on first use (``evalkit._lazy``),
-so ``import evalkit.agreement`` does not load the store.
+`measure_stored`) build on these; `agreement_from_store` reads a stored run's agreement back.
+Names are imported on first use (``evalkit._lazy``), so ``import evalkit.agreement`` does not
+load the store.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ if TYPE_CHECKING:
     from evalkit.agreement._arguments import LabelKind
     from evalkit.agreement._labels import LabelSpec
     from evalkit.agreement._measure import Disagreement, ScorerAgreement
-    from evalkit.agreement._record import measure_stored
+    from evalkit.agreement._record import agreement_from_store, measure_stored
     from evalkit.agreement._stats import Agreement, Estimate, agreement
 
 __getattr__, __dir__ = _exports(
@@ -37,7 +38,7 @@ __getattr__, __dir__ = _exports(
             "Disagreement",
             "ScorerAgreement",
         ),
-        "evalkit.agreement._record": ("measure_stored",),
+        "evalkit.agreement._record": ("agreement_from_store", "measure_stored"),
         "evalkit.agreement._stats": (
             "Agreement",
             "Estimate",
@@ -54,5 +55,6 @@ __all__ = [
     "LabelSpec",
     "ScorerAgreement",
     "agreement",
+    "agreement_from_store",
     "measure_stored",
 ]

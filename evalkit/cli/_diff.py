@@ -183,7 +183,7 @@ def _disagreements(
     """The pairs where the candidate's judge and its human labels differ most (those a report
     lists), per labelled scorer (only ``scorer`` if given), with the baseline's score of the
     item (None where it has none); none when the candidate has no labels."""
-    from evalkit.cli._reports import agreement_from_store
+    from evalkit.agreement import agreement_from_store
     from evalkit.report._internal import agreement_views
     from evalkit.store._internal import read_labeled_scores
 

@@ -1,4 +1,10 @@
-"""``evalkit run FILE``: run an experiment file, judge it against its gates, write reports."""
+"""``evalkit run FILE``: run an experiment file, judge it against its gates, write reports.
+
+A folder that cannot hold the reports is a usage error before any item is evaluated (nothing
+is stored, nothing is paid for: `run_experiment_file` checks it); one that fails after the run
+is stored is a warning, and the exit code stays what the gates say: the run is in the store
+either way.
+"""
 
 from __future__ import annotations
 
