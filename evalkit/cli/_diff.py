@@ -50,13 +50,14 @@ def _slice(text: str | None) -> tuple[str | None, str | None]:
 
 def cmd_diff(args: argparse.Namespace) -> int:
     """Print the changed pairs of two stored runs; always exits 0 (a listing, not a gate)."""
-    from evalkit.cli._slices import declared_slices
     from evalkit.compare import (
         Baseline,
         baseline_for,
         changes_by_slice,
+        declared_slices,
         diff_items,
         find_experiment,
+        scorer_directions,
     )
     from evalkit.compare._internal import LATEST, LATEST_COMPLETE
     from evalkit.experiment_file import RegressionSection
@@ -84,9 +85,10 @@ def cmd_diff(args: argparse.Namespace) -> int:
     baseline = chosen.run
     assert baseline is not None
     if args.scorer is not None:
-        from evalkit.cli._inspect import directions_of
-
-        known = [*directions_of(store, candidate["id"]), *directions_of(store, baseline["id"])]
+        known = [
+            *scorer_directions(store, candidate["id"]),
+            *scorer_directions(store, baseline["id"]),
+        ]
         if args.scorer not in known:
             raise unknown_id("--scorer", args.scorer, list(dict.fromkeys(known)))
     slices = declared_slices(candidate)

@@ -6,21 +6,22 @@ import argparse
 from typing import Any
 
 from evalkit._ceilings import RUNS_LISTED, check_allowed, check_resamples_ceiling
-from evalkit._scorer_ids import scorer_renames
 from evalkit.cli._exit import EXIT_FAILED_GATE, EXIT_OK
 from evalkit.cli._format import json_text, one_line, records, text_table
 from evalkit.cli._judges import judges_section
-from evalkit.cli._slices import declared_slices, slices_table
+from evalkit.cli._slices import slices_table
 from evalkit.compare import (
     Comparison,
     baseline_for,
     compare_experiments,
     compare_judges,
+    declared_slices,
     find_experiment,
     read_paired_scores,
+    scorer_directions,
     stored_slices,
 )
-from evalkit.compare._internal import LATEST, LATEST_COMPLETE, Direction
+from evalkit.compare._internal import LATEST, LATEST_COMPLETE
 from evalkit.errors import BaselineError, ConfigError, StoreError
 from evalkit.report._internal import items_done
 from evalkit.scorers import list_scorers
@@ -40,16 +41,6 @@ def _scorer_rows(store: str, experiment_ids: list[str]) -> list[dict[str, Any]]:
         )
         columns = [d[0] for d in cursor.description]
         return records(columns, cursor.fetchall())
-
-
-def directions_of(store: str, experiment_id: str) -> dict[str, Direction]:
-    """``"higher"`` or ``"lower"`` per scorer of a stored run, as recorded when it ran."""
-    with connection(store, read_only=True) as con:
-        rows = con.execute(
-            "SELECT scorer_id, higher_is_better FROM experiment_scorers WHERE experiment_id = ?",
-            [experiment_id],
-        ).fetchall()
-    return {sid: "higher" if better is not False else "lower" for sid, better in rows}
 
 
 def cmd_experiments(args: argparse.Namespace) -> int:
@@ -177,8 +168,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     scores = read_paired_scores(store, baseline["id"], candidate["id"])
     # By the id each scorer is compared under: a candidate stored before the scorer id rule
     # has its prebuilt scorers' old ids (docs/pages/design/one-scorer-id-rule.md).
-    renamed = scorer_renames(store, baseline["id"], candidate["id"])[1]
-    directions = {renamed.get(k, k): v for k, v in directions_of(store, candidate["id"]).items()}
+    directions = scorer_directions(store, candidate["id"], paired_with=baseline["id"])
     comparison = compare_experiments(
         *scores,
         directions=directions,
