@@ -30,6 +30,7 @@ if TYPE_CHECKING:
         list_experiments,
         read_experiment,
         read_item_scores,
+        read_scorer_summary,
     )
     from evalkit.store._read_only import read_only_connection, refuse_file_writes
     from evalkit.store._recovery import recover
@@ -71,6 +72,7 @@ __getattr__, __dir__ = _exports(
             "list_experiments",
             "read_experiment",
             "read_item_scores",
+            "read_scorer_summary",
         ),
         "evalkit.store._read_only": (
             "read_only_connection",
@@ -105,6 +107,7 @@ __all__ = [
     "read_item_scores",
     "read_only_connection",
     "read_pin",
+    "read_scorer_summary",
     "record_verdict",
     "recover",
     "refuse_file_writes",
