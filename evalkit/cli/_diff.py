@@ -187,16 +187,19 @@ def _disagreements(
     item (None where it has none); none when the candidate has no labels."""
     from evalkit.agreement import agreement_from_store
     from evalkit.report._internal import agreement_views
-    from evalkit.store._internal import read_labeled_scores
+    from evalkit.store import read_item_scores
 
     measured, _ = agreement_from_store(store, candidate, scorer=scorer)
+    if not measured:
+        return []
+    before = read_item_scores(store, baseline_id).select(["scorer_id", "item_id", "score"])
+    scores = {(s, i): v for s, i, v in zip(*before.to_pydict().values(), strict=True)}
     rows = []
     for m, view in zip(measured.values(), agreement_views(measured, {}), strict=True):
-        before = read_labeled_scores(store, baseline_id, m.scorer_id, ())
-        scores = dict(zip(before.item_ids, before.scores, strict=True))
         rows += [
             {"scorer_id": m.scorer_id, "item_id": d.item_id, "label": d.label,
-             "label_text": shown.label_text, "baseline_score": scores.get(d.item_id),
+             "label_text": shown.label_text,
+             "baseline_score": scores.get((m.scorer_id, d.item_id)),
              "score": d.score, "reason": d.reason, "reason_truncated": d.reason_truncated}
             for d, shown in zip(m.disagreements, view.disagreements, strict=True)
         ]  # fmt: skip
