@@ -25,12 +25,10 @@ from evalkit._lazy import with_old_names as _with_old_names
 
 if TYPE_CHECKING:
     from evalkit.experiment_file._columns import ColumnsSection
-    from evalkit.experiment_file._imports import import_reference
     from evalkit.experiment_file._judge import JudgeOverride, JudgeSection
     from evalkit.experiment_file._judge_run import JudgedRun, judge_run
     from evalkit.experiment_file._load import ExperimentFile, load_experiment_file
-    from evalkit.experiment_file._locate import KeyLocator, KeyPath
-    from evalkit.experiment_file._parts import FileCheck, FileParts, format_key
+    from evalkit.experiment_file._parts import FileCheck, FileParts
     from evalkit.experiment_file._regression import RegressionSection
     from evalkit.experiment_file._run import InterruptedRun, run_experiment_file
     from evalkit.experiment_file._schema import ExperimentConfig, ExperimentSection
@@ -46,12 +44,10 @@ _getattr, __dir__ = _exports(
     globals(),
     {
         "evalkit.experiment_file._columns": ("ColumnsSection",),
-        "evalkit.experiment_file._imports": ("import_reference",),
         "evalkit.experiment_file._judge": ("JudgeOverride", "JudgeSection"),
         "evalkit.experiment_file._judge_run": ("JudgedRun", "judge_run"),
         "evalkit.experiment_file._load": ("ExperimentFile", "load_experiment_file"),
-        "evalkit.experiment_file._locate": ("KeyLocator", "KeyPath"),
-        "evalkit.experiment_file._parts": ("FileCheck", "FileParts", "format_key"),
+        "evalkit.experiment_file._parts": ("FileCheck", "FileParts"),
         "evalkit.experiment_file._regression": ("RegressionSection",),
         "evalkit.experiment_file._run": ("InterruptedRun", "run_experiment_file"),
         "evalkit.experiment_file._schema": ("ExperimentConfig", "ExperimentSection"),
@@ -64,8 +60,9 @@ _getattr, __dir__ = _exports(
     },
 )
 
-#: The sections' names before they were told apart from what they build (issue 32), still
-#: found here for code written before.
+#: Names still found here for code written before: the sections' names before they were told
+#: apart from what they build, and the file's plumbing, no longer exported (issue 32: only
+#: ExperimentFile and its check use them).
 __getattr__ = _with_old_names(
     __name__,
     _getattr,
@@ -76,6 +73,10 @@ __getattr__ = _with_old_names(
             ("PythonTarget", "PythonTargetSection"),
             ("Target", "TargetSection"),
             ("Threshold", "ThresholdEntry"),
+            ("KeyLocator", "_locate.KeyLocator"),
+            ("KeyPath", "_locate.KeyPath"),
+            ("format_key", "_parts.format_key"),
+            ("import_reference", "_imports.import_reference"),
         ]
     },
 )
@@ -92,16 +93,12 @@ __all__ = [
     "JudgeOverride",
     "JudgeSection",
     "JudgedRun",
-    "KeyLocator",
-    "KeyPath",
     "OpenAITargetSection",
     "PythonTargetSection",
     "RegressionSection",
     "ScorerEntry",
     "TargetSection",
     "ThresholdEntry",
-    "format_key",
-    "import_reference",
     "judge_run",
     "load_experiment_file",
     "run_experiment_file",
