@@ -11,7 +11,8 @@ measures a judge against itself over repeated executions (`JudgeStability`), and
 
 The labels of a run (`LabelSpec`, `parse_labels`), its agreement gates
 (`parse_min_agreement`) and the measuring of a run's scorers (`ScorerAgreement`,
-`measure_stored`) build on these; `agreement_from_store` reads a stored run's agreement back.
+`measure_stored`) build on these; `agreement_from_store` reads a stored run's agreement back,
+and `noise_shares` weighs a repeated run's judge noise against its regression intervals.
 Names are imported on first use (``evalkit._lazy``), so ``import evalkit.agreement`` does not
 load the store.
 """
@@ -26,7 +27,12 @@ if TYPE_CHECKING:
     from evalkit.agreement._arguments import LabelKind
     from evalkit.agreement._labels import LabelSpec
     from evalkit.agreement._measure import Disagreement, ScorerAgreement
-    from evalkit.agreement._record import agreement_from_store, measure_stored
+    from evalkit.agreement._record import (
+        PairedInterval,
+        agreement_from_store,
+        measure_stored,
+        noise_shares,
+    )
     from evalkit.agreement._stats import Agreement, Estimate, agreement
 
 __getattr__, __dir__ = _exports(
@@ -38,7 +44,12 @@ __getattr__, __dir__ = _exports(
             "Disagreement",
             "ScorerAgreement",
         ),
-        "evalkit.agreement._record": ("agreement_from_store", "measure_stored"),
+        "evalkit.agreement._record": (
+            "PairedInterval",
+            "agreement_from_store",
+            "measure_stored",
+            "noise_shares",
+        ),
         "evalkit.agreement._stats": (
             "Agreement",
             "Estimate",
@@ -53,8 +64,10 @@ __all__ = [
     "Estimate",
     "LabelKind",
     "LabelSpec",
+    "PairedInterval",
     "ScorerAgreement",
     "agreement",
     "agreement_from_store",
     "measure_stored",
+    "noise_shares",
 ]

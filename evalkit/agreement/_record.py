@@ -8,15 +8,15 @@ from __future__ import annotations
 import json
 import math
 import os
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
 from evalkit.agreement._labels import LabelSpec, parse_labels
 from evalkit.agreement._measure import CONSENSUS, RATERS, ScorerAgreement, measure
-from evalkit.agreement._stability import REPEATS, JudgeStability, stability_of
+from evalkit.agreement._stability import REPEATS, JudgeStability, noise_share, stability_of
 from evalkit.agreement._stats import Agreement, Estimate
 from evalkit.store._internal import (
     AgreementRow,
@@ -231,3 +231,62 @@ def _stored(measured: ScorerAgreement, rows: list[StoredAgreement]) -> ScorerAgr
         columns={c: agreement(a, c) for c, a in measured.columns.items()},
         raters=estimate(raters[0]) if raters else measured.raters,
     )
+
+
+class PairedInterval(Protocol):
+    """A scorer's paired difference against a baseline and its interval, as a
+    [`ScorerComparison`][evalkit.ScorerComparison] holds it."""
+
+    @property
+    def scorer_id(self) -> str: ...
+    @property
+    def n_paired(self) -> int: ...
+    @property
+    def ci_low(self) -> float | None: ...
+    @property
+    def ci_high(self) -> float | None: ...
+    @property
+    def confidence(self) -> float: ...
+
+
+def noise_shares(
+    stability: Mapping[str, JudgeStability],
+    comparison: Iterable[PairedInterval] | None,
+    *,
+    store: str | os.PathLike[str] | None = None,
+    baseline_id: str | None = None,
+) -> dict[str, float | None]:
+    """Per repeated scorer compared with a baseline, the share (0 to 1) of its regression
+    interval's variance that its judge's noise explains, as ``evalkit run --repeat`` prints it
+    beside the judge's stability: near 1, the drop may be the judge's noise rather than the
+    change.
+
+    Args:
+        stability: The run's repeated scorers' stability
+            ([`ExperimentResult.stability`][evalkit.ExperimentResult]).
+        comparison: The run against its baseline (a [`Comparison`][evalkit.Comparison]), or
+            None without one (no share).
+        store: The store holding the baseline.
+        baseline_id: The baseline's id: its own judge noise, when it was repeated too, is read
+            from the store; a baseline that was not repeated is taken to be as noisy as the
+            run (the same judge asked twice).
+
+    Returns:
+        Per scorer both repeated and compared, its share; None where the interval says
+        nothing (fewer than 2 pairs, no width).
+    """
+    baseline = {}
+    if store is not None and baseline_id is not None and stability:
+        baseline = {r["scorer_id"]: r["value"] for r in read_agreement(store, baseline_id)
+                    if r["compared_with"] == REPEATS and r["metric"] == "noise_variance"
+                    and r["value"] is not None}  # fmt: skip
+    shares: dict[str, float | None] = {}
+    for c in comparison or ():
+        found = stability.get(c.scorer_id)
+        if found is not None:
+            shares[c.scorer_id] = noise_share(
+                found.noise_variance, baseline.get(c.scorer_id),
+                fresh_share=found.fresh_share, n_paired=c.n_paired,
+                ci_low=c.ci_low, ci_high=c.ci_high, confidence=c.confidence,
+            )  # fmt: skip
+    return shares
