@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from evalkit.run._thresholds import ScorerVerdict, Threshold, Verdict
     from evalkit.run._verdict_record import (
         VerdictNotKeptWarning,
+        merge_shard_stores,
         record_merged_verdict,
         record_run_verdict,
     )
@@ -46,6 +47,7 @@ __getattr__, __dir__ = _exports(
         ),
         "evalkit.run._verdict_record": (
             "VerdictNotKeptWarning",
+            "merge_shard_stores",
             "record_merged_verdict",
             "record_run_verdict",
         ),
@@ -65,6 +67,7 @@ __all__ = [
     "Threshold",
     "Verdict",
     "VerdictNotKeptWarning",
+    "merge_shard_stores",
     "record_merged_verdict",
     "record_run_verdict",
     "run_evals",
