@@ -176,9 +176,9 @@ def agreement_from_store(
 
     Returns:
         Per labelled scorer with stored figures, its
-        [`ScorerAgreement`][evalkit.agreement.ScorerAgreement] (none for a run without
-        labels, or one cancelled before it was measured); and per scorer, its
-        ``min_agreement`` gates (metric → the least value that passes).
+            [`ScorerAgreement`][evalkit.agreement.ScorerAgreement] (none for a run without
+            labels, or one cancelled before it was measured); and per scorer, its
+            ``min_agreement`` gates (metric → the least value that passes).
     """
     config = _config(run)
     gates = {sid: {k: float(v) for k, v in bounds.items()}
@@ -273,7 +273,7 @@ def noise_shares(
 
     Returns:
         Per scorer both repeated and compared, its share; None where the interval says
-        nothing (fewer than 2 pairs, no width).
+            nothing (fewer than 2 pairs, no width).
     """
     baseline = {}
     if store is not None and baseline_id is not None and stability:

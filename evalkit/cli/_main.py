@@ -257,10 +257,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     Returns:
         The exit code: [`EXIT_OK`][evalkit.cli.EXIT_OK],
-        [`EXIT_FAILED_GATE`][evalkit.cli.EXIT_FAILED_GATE],
-        [`EXIT_USAGE`][evalkit.cli.EXIT_USAGE] or
-        [`EXIT_INTERRUPTED`][evalkit.cli.EXIT_INTERRUPTED]. An error is printed to stderr and
-        returned as its code, never raised.
+            [`EXIT_FAILED_GATE`][evalkit.cli.EXIT_FAILED_GATE],
+            [`EXIT_USAGE`][evalkit.cli.EXIT_USAGE] or
+            [`EXIT_INTERRUPTED`][evalkit.cli.EXIT_INTERRUPTED]. An error is printed to stderr
+            and returned as its code, never raised.
     """
     from evalkit.cli._output import guarded_streams
 
