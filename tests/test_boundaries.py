@@ -294,6 +294,8 @@ def _defines(package: ModuleType) -> set[str]:
             continue  # e.g. TYPE_CHECKING helpers imported from typing
         if name == "TYPE_CHECKING":
             continue
+        if name.startswith("pytest_") or type(value).__module__ == "_pytest.fixtures":
+            continue  # the pytest plugin's hooks and fixtures: pytest finds them by attribute
         names.add(name)
     return names
 

@@ -11,8 +11,10 @@ measures a judge against itself over repeated executions (`JudgeStability`), and
 
 The labels of a run (`LabelSpec`, `parse_labels`), its agreement gates
 (`parse_min_agreement`) and the measuring of a run's scorers (`ScorerAgreement`,
-`measure_stored`) build on these. Names are imported on first use (``evalkit._lazy``),
-so ``import evalkit.agreement`` does not load the store.
+`measure_stored`) build on these; `agreement_from_store` reads a stored run's agreement back,
+and `noise_shares` weighs a repeated run's judge noise against its regression intervals.
+Names are imported on first use (``evalkit._lazy``), so ``import evalkit.agreement`` does not
+load the store.
 """
 
 from __future__ import annotations
@@ -27,7 +29,10 @@ if TYPE_CHECKING:
     from evalkit.agreement._labels import LabelSpec as LabelSpec
     from evalkit.agreement._measure import Disagreement as Disagreement
     from evalkit.agreement._measure import ScorerAgreement as ScorerAgreement
+    from evalkit.agreement._record import PairedInterval as PairedInterval
+    from evalkit.agreement._record import agreement_from_store as agreement_from_store
     from evalkit.agreement._record import measure_stored as measure_stored
+    from evalkit.agreement._record import noise_shares as noise_shares
     from evalkit.agreement._stats import Agreement as Agreement
     from evalkit.agreement._stats import Estimate as Estimate
     from evalkit.agreement._stats import agreement as agreement

@@ -1,22 +1,28 @@
 """Agreement after a run: measured from the store (every pass of the run, sharded or not) or
 from the scores held in memory, and kept in the store's ``scorer_agreement`` table; the same
-for the judges' agreement with themselves across repeats."""
+for the judges' agreement with themselves across repeats; and a stored run's agreement read
+back as the run held it (`agreement_from_store`)."""
 
 from __future__ import annotations
 
+import json
 import math
 import os
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import replace
+from typing import Any, Protocol
 
 import numpy as np
 
-from evalkit.agreement._labels import LabelSpec
+from evalkit.agreement._labels import LabelSpec, parse_labels
 from evalkit.agreement._measure import CONSENSUS, RATERS, ScorerAgreement, measure
-from evalkit.agreement._stability import REPEATS, JudgeStability, stability_of
+from evalkit.agreement._stability import REPEATS, JudgeStability, noise_share, stability_of
 from evalkit.agreement._stats import Agreement, Estimate
 from evalkit.store._internal import (
     AgreementRow,
     LabeledScores,
+    StoredAgreement,
+    read_agreement,
     read_fresh_shares,
     read_labeled_scores,
     read_repeats,
@@ -142,3 +148,145 @@ def measure_stability_stored(
     measured = measure_stability(executions, labels, read_fresh_shares(store, experiment_id))
     write_agreement(store, experiment_id, stability_rows(measured), repeats=True)
     return measured
+
+
+def _config(run: Mapping[str, Any]) -> dict[str, Any]:
+    config = run.get("config")
+    parsed = json.loads(config) if isinstance(config, str) else (config or {})
+    return parsed if isinstance(parsed, dict) else {}
+
+
+def agreement_from_store(
+    store: str | os.PathLike[str], run: Mapping[str, Any], *, scorer: str | None = None
+) -> tuple[dict[str, ScorerAgreement], dict[str, dict[str, float]]]:
+    """A stored run's agreement with its human labels, as the run itself held it
+    ([`ExperimentResult.agreement`][evalkit.ExperimentResult]), and its ``min_agreement``
+    gates, as ``evalkit diff`` and a report of a stored run show them.
+
+    The figures are the store's (its ``scorer_agreement`` table). The store does not keep the
+    pairs that disagree most; they are measured again from the stored scores and labels (the
+    labels' spec is in the run's config), by the code that measured the run.
+
+    Args:
+        store: The store.
+        run: The run's row with its config, as
+            [`read_experiment`][evalkit.read_experiment] or
+            [`find_experiment`][evalkit.compare.find_experiment] return it.
+        scorer: Only this scorer (None: every labelled scorer).
+
+    Returns:
+        Per labelled scorer with stored figures, its
+            [`ScorerAgreement`][evalkit.agreement.ScorerAgreement] (none for a run without
+            labels, or one cancelled before it was measured); and per scorer, its
+            ``min_agreement`` gates (metric → the least value that passes).
+    """
+    config = _config(run)
+    gates = {sid: {k: float(v) for k, v in bounds.items()}
+             for sid, bounds in (config.get("min_agreement") or {}).items()}  # fmt: skip
+    labels = {sid: spec for sid, spec in parse_labels(config.get("labels"), None).items()
+              if scorer is None or sid == scorer}  # fmt: skip
+    if not labels:  # also a run stored before the store had agreement figures
+        return {}, gates
+    rows = read_agreement(store, run["id"])
+    stored = {row["scorer_id"] for row in rows}
+    # A cancelled run was not measured: it has labels but no figures.
+    labels = {sid: spec for sid, spec in labels.items() if sid in stored}
+
+    def read(spec: LabelSpec) -> LabeledScores:
+        return read_labeled_scores(store, run["id"], spec.scorer_id, spec.columns)
+
+    source = str((config.get("dataset") or {}).get("source") or "labels")
+    measured = measure_labels(labels, read, source=source)
+    return {sid: _stored(m, [r for r in rows if r["scorer_id"] == sid])
+            for sid, m in measured.items()}, gates  # fmt: skip
+
+
+def _stored(measured: ScorerAgreement, rows: list[StoredAgreement]) -> ScorerAgreement:
+    """``measured`` with the figures the store kept for it (the record of the run)."""
+
+    def estimate(row: StoredAgreement) -> Estimate:
+        return Estimate(*(math.nan if v is None else float(v)
+                          for v in (row["value"], row["ci_low"], row["ci_high"])))  # fmt: skip
+
+    def agreement(found: Agreement, compared_with: str) -> Agreement:
+        mine = {r["metric"]: r for r in rows if r["compared_with"] == compared_with}
+        if not mine:
+            return found
+        first = next(iter(mine.values()))
+        return replace(
+            found,
+            n=int(first["n"]),
+            missing=int(first["missing"]),
+            # In the order the statistics give them (the store sorts them by name).
+            metrics={name: estimate(mine[name]) if name in mine else e
+                     for name, e in found.metrics.items()},
+            levels=tuple(float(v) for v in first["levels"] or ()),
+            confusion=tuple(tuple(int(c) for c in row) for row in first["confusion"] or ()),
+        )  # fmt: skip
+
+    raters = [r for r in rows if r["compared_with"] == RATERS]
+    return replace(
+        measured,
+        consensus=agreement(measured.consensus, CONSENSUS),
+        columns={c: agreement(a, c) for c, a in measured.columns.items()},
+        raters=estimate(raters[0]) if raters else measured.raters,
+    )
+
+
+class PairedInterval(Protocol):
+    """A scorer's paired difference against a baseline and its interval, as a
+    [`ScorerComparison`][evalkit.ScorerComparison] holds it."""
+
+    @property
+    def scorer_id(self) -> str: ...
+    @property
+    def n_paired(self) -> int: ...
+    @property
+    def ci_low(self) -> float | None: ...
+    @property
+    def ci_high(self) -> float | None: ...
+    @property
+    def confidence(self) -> float: ...
+
+
+def noise_shares(
+    stability: Mapping[str, JudgeStability],
+    comparison: Iterable[PairedInterval] | None,
+    *,
+    store: str | os.PathLike[str] | None = None,
+    baseline_id: str | None = None,
+) -> dict[str, float | None]:
+    """Per repeated scorer compared with a baseline, the share (0 to 1) of its regression
+    interval's variance that its judge's noise explains, as ``evalkit run --repeat`` prints it
+    beside the judge's stability: near 1, the drop may be the judge's noise rather than the
+    change.
+
+    Args:
+        stability: The run's repeated scorers' stability
+            ([`ExperimentResult.stability`][evalkit.ExperimentResult]).
+        comparison: The run against its baseline (a [`Comparison`][evalkit.Comparison]), or
+            None without one (no share).
+        store: The store holding the baseline.
+        baseline_id: The baseline's id: its own judge noise, when it was repeated too, is read
+            from the store; a baseline that was not repeated is taken to be as noisy as the
+            run (the same judge asked twice).
+
+    Returns:
+        Per scorer both repeated and compared, its share; None where the interval says
+            nothing (fewer than 2 pairs, no width).
+    """
+    baseline = {}
+    if store is not None and baseline_id is not None and stability:
+        baseline = {r["scorer_id"]: r["value"] for r in read_agreement(store, baseline_id)
+                    if r["compared_with"] == REPEATS and r["metric"] == "noise_variance"
+                    and r["value"] is not None}  # fmt: skip
+    shares: dict[str, float | None] = {}
+    for c in comparison or ():
+        found = stability.get(c.scorer_id)
+        if found is not None:
+            shares[c.scorer_id] = noise_share(
+                found.noise_variance, baseline.get(c.scorer_id),
+                fresh_share=found.fresh_share, n_paired=c.n_paired,
+                ci_low=c.ci_low, ci_high=c.ci_high, confidence=c.confidence,
+            )  # fmt: skip
+    return shares

@@ -7,9 +7,8 @@ import math
 from collections.abc import Iterable, Mapping
 
 from evalkit.agreement import Estimate, ScorerAgreement
-from evalkit.agreement._internal import RATERS, JudgeStability, noise_share
+from evalkit.agreement._internal import RATERS, JudgeStability
 from evalkit.cli._format import one_line, text_table
-from evalkit.compare import ScorerComparison
 
 
 def _value(e: Estimate) -> str:
@@ -44,26 +43,6 @@ def agreement_table(
             rows.append([scorer_id, f"{labels} ({RATERS})", m.kind, m.consensus.n, "alpha",
                          _value(m.raters), _gate(m.raters.value, bounds.get("alpha"))])  # fmt: skip
     return "agreement with human labels:\n" + text_table(columns, rows)
-
-
-def noise_shares(
-    stability: Mapping[str, JudgeStability],
-    comparison: Iterable[ScorerComparison] | None,
-    baseline_noise: Mapping[str, float],
-) -> dict[str, float | None]:
-    """Per repeated scorer compared with a baseline, the share of its regression interval's
-    variance that judge noise explains (``baseline_noise``: the baseline's own noise, for the
-    scorers it repeated)."""
-    shares: dict[str, float | None] = {}
-    for c in comparison or ():
-        found = stability.get(c.scorer_id)
-        if found is not None:
-            shares[c.scorer_id] = noise_share(
-                found.noise_variance, baseline_noise.get(c.scorer_id),
-                fresh_share=found.fresh_share, n_paired=c.n_paired,
-                ci_low=c.ci_low, ci_high=c.ci_high, confidence=c.confidence,
-            )  # fmt: skip
-    return shares
 
 
 def stability_table(

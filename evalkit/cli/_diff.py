@@ -50,13 +50,14 @@ def _slice(text: str | None) -> tuple[str | None, str | None]:
 
 def cmd_diff(args: argparse.Namespace) -> int:
     """Print the changed pairs of two stored runs; always exits 0 (a listing, not a gate)."""
-    from evalkit.cli._slices import declared_slices
     from evalkit.compare import (
         Baseline,
         baseline_for,
         changes_by_slice,
+        declared_slices,
         diff_items,
         find_experiment,
+        scorer_directions,
     )
     from evalkit.compare._internal import LATEST, LATEST_COMPLETE
     from evalkit.experiment_file import RegressionSection
@@ -84,9 +85,10 @@ def cmd_diff(args: argparse.Namespace) -> int:
     baseline = chosen.run
     assert baseline is not None
     if args.scorer is not None:
-        from evalkit.cli._inspect import directions_of
-
-        known = [*directions_of(store, candidate["id"]), *directions_of(store, baseline["id"])]
+        known = [
+            *scorer_directions(store, candidate["id"]),
+            *scorer_directions(store, baseline["id"]),
+        ]
         if args.scorer not in known:
             raise unknown_id("--scorer", args.scorer, list(dict.fromkeys(known)))
     slices = declared_slices(candidate)
@@ -183,18 +185,21 @@ def _disagreements(
     """The pairs where the candidate's judge and its human labels differ most (those a report
     lists), per labelled scorer (only ``scorer`` if given), with the baseline's score of the
     item (None where it has none); none when the candidate has no labels."""
-    from evalkit.cli._reports import agreement_from_store
+    from evalkit.agreement import agreement_from_store
     from evalkit.report._internal import agreement_views
-    from evalkit.store._internal import read_labeled_scores
+    from evalkit.store import read_item_scores
 
     measured, _ = agreement_from_store(store, candidate, scorer=scorer)
+    if not measured:
+        return []
+    before = read_item_scores(store, baseline_id).select(["scorer_id", "item_id", "score"])
+    scores = {(s, i): v for s, i, v in zip(*before.to_pydict().values(), strict=True)}
     rows = []
     for m, view in zip(measured.values(), agreement_views(measured, {}), strict=True):
-        before = read_labeled_scores(store, baseline_id, m.scorer_id, ())
-        scores = dict(zip(before.item_ids, before.scores, strict=True))
         rows += [
             {"scorer_id": m.scorer_id, "item_id": d.item_id, "label": d.label,
-             "label_text": shown.label_text, "baseline_score": scores.get(d.item_id),
+             "label_text": shown.label_text,
+             "baseline_score": scores.get((m.scorer_id, d.item_id)),
              "score": d.score, "reason": d.reason, "reason_truncated": d.reason_truncated}
             for d, shown in zip(m.disagreements, view.disagreements, strict=True)
         ]  # fmt: skip

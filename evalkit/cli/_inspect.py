@@ -3,53 +3,30 @@
 from __future__ import annotations
 
 import argparse
-from typing import Any
 
 from evalkit._ceilings import RUNS_LISTED, check_allowed, check_resamples_ceiling
-from evalkit._scorer_ids import scorer_renames
 from evalkit.cli._exit import EXIT_FAILED_GATE, EXIT_OK
-from evalkit.cli._format import json_text, one_line, records, text_table
+from evalkit.cli._format import json_text, one_line, text_table
 from evalkit.cli._judges import judges_section
-from evalkit.cli._slices import declared_slices, slices_table
+from evalkit.cli._slices import slices_table
 from evalkit.compare import (
     Comparison,
     baseline_for,
     compare_experiments,
     compare_judges,
+    declared_slices,
     find_experiment,
     read_paired_scores,
+    scorer_directions,
     stored_slices,
 )
-from evalkit.compare._internal import LATEST, LATEST_COMPLETE, Direction
+from evalkit.compare._internal import LATEST, LATEST_COMPLETE
 from evalkit.errors import BaselineError, ConfigError, StoreError
 from evalkit.report._internal import items_done
 from evalkit.scorers import list_scorers
 from evalkit.store import list_experiments as stored_experiments
-from evalkit.store import read_gates, read_pin
-from evalkit.store._internal import DEFAULT_STORE, connection
-
-
-def _scorer_rows(store: str, experiment_ids: list[str]) -> list[dict[str, Any]]:
-    if not experiment_ids:
-        return []
-    with connection(store, read_only=True) as con:
-        cursor = con.execute(
-            "SELECT * FROM scorer_summary WHERE list_contains(?, experiment_id)"
-            " ORDER BY experiment_id, scorer_id",
-            [experiment_ids],
-        )
-        columns = [d[0] for d in cursor.description]
-        return records(columns, cursor.fetchall())
-
-
-def directions_of(store: str, experiment_id: str) -> dict[str, Direction]:
-    """``"higher"`` or ``"lower"`` per scorer of a stored run, as recorded when it ran."""
-    with connection(store, read_only=True) as con:
-        rows = con.execute(
-            "SELECT scorer_id, higher_is_better FROM experiment_scorers WHERE experiment_id = ?",
-            [experiment_id],
-        ).fetchall()
-    return {sid: "higher" if better is not False else "lower" for sid, better in rows}
+from evalkit.store import read_gates, read_pin, read_scorer_summary
+from evalkit.store._internal import DEFAULT_STORE
 
 
 def cmd_experiments(args: argparse.Namespace) -> int:
@@ -58,7 +35,7 @@ def cmd_experiments(args: argparse.Namespace) -> int:
     check_allowed("--limit", args.limit, RUNS_LISTED)
     runs = stored_experiments(store, name=args.name, limit=args.limit).to_pylist()
     means: dict[str, list[str]] = {}
-    for row in _scorer_rows(store, [r["id"] for r in runs]):
+    for row in read_scorer_summary(store, [r["id"] for r in runs]):
         mean = "-" if row["mean"] is None else f"{row['mean']:.3f}"
         means.setdefault(row["experiment_id"], []).append(f"{row['scorer_id']}={mean}")
     if args.json:
@@ -90,7 +67,7 @@ def cmd_show(args: argparse.Namespace) -> int:
     run = find_experiment(store, args.ref)
     if run is None:
         raise StoreError(f"{store}: no finished experiment yet")
-    summary = _scorer_rows(store, [run["id"]])
+    summary = read_scorer_summary(store, [run["id"]])
     gates = read_gates(store, run["id"])
     pin = read_pin(store, run["name"])
     if args.json:
@@ -177,8 +154,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     scores = read_paired_scores(store, baseline["id"], candidate["id"])
     # By the id each scorer is compared under: a candidate stored before the scorer id rule
     # has its prebuilt scorers' old ids (docs/pages/design/one-scorer-id-rule.md).
-    renamed = scorer_renames(store, baseline["id"], candidate["id"])[1]
-    directions = {renamed.get(k, k): v for k, v in directions_of(store, candidate["id"]).items()}
+    directions = scorer_directions(store, candidate["id"], paired_with=baseline["id"])
     comparison = compare_experiments(
         *scores,
         directions=directions,

@@ -48,7 +48,10 @@ def _later(module: str, name: str) -> Handler:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The ``evalkit`` argument parser with every subcommand."""
+    """The ``evalkit`` argument parser with every subcommand and option, as
+    [`main`][evalkit.cli.main] parses the command line: for tools that read a parser (shell
+    completion, documentation generators); this site's list of every option is generated
+    from it."""
     from evalkit.cli._baseline import add_baseline_commands
     from evalkit.cli._cache import add_cache_commands
     from evalkit.cli._diff import add_diff_command
@@ -246,7 +249,19 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the command line; returns the exit code."""
+    """Run the ``evalkit`` command line in this process, as the ``evalkit`` command does.
+
+    Args:
+        argv: The arguments after ``evalkit`` (``["run", "experiments/nightly.toml"]``);
+            None reads ``sys.argv``.
+
+    Returns:
+        The exit code: [`EXIT_OK`][evalkit.cli.EXIT_OK],
+            [`EXIT_FAILED_GATE`][evalkit.cli.EXIT_FAILED_GATE],
+            [`EXIT_USAGE`][evalkit.cli.EXIT_USAGE] or
+            [`EXIT_INTERRUPTED`][evalkit.cli.EXIT_INTERRUPTED]. An error is printed to stderr
+            and returned as its code, never raised.
+    """
     from evalkit.cli._output import guarded_streams
 
     with guarded_streams():

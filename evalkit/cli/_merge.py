@@ -4,19 +4,15 @@ from __future__ import annotations
 
 import argparse
 
-from evalkit.agreement._internal import measure_merged
 from evalkit.cli._exit import EXIT_OK
 from evalkit.cli._format import one_line
-from evalkit.run import record_merged_verdict
-from evalkit.store._internal import DEFAULT_STORE, merge_stores
+from evalkit.run import merge_shard_stores
+from evalkit.store._internal import DEFAULT_STORE
 
 
 def cmd_merge(args: argparse.Namespace) -> int:
     """Merge every complete set of slices into ``--store``; print the new experiment ids."""
     output = args.store or DEFAULT_STORE
-    for experiment_id in merge_stores(args.sources, output):
-        record_merged_verdict(
-            output, experiment_id, agreement=measure_merged(output, experiment_id)
-        )
+    for experiment_id in merge_shard_stores(args.sources, output):
         print(f"merged into {one_line(output)}: {one_line(experiment_id)}")
     return EXIT_OK

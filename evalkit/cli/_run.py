@@ -1,4 +1,10 @@
-"""``evalkit run FILE``: run an experiment file, judge it against its gates, write reports."""
+"""``evalkit run FILE``: run an experiment file, judge it against its gates, write reports.
+
+A folder that cannot hold the reports is a usage error before any item is evaluated (nothing
+is stored, nothing is paid for: `run_experiment_file` checks it); one that fails after the run
+is stored is a warning, and the exit code stays what the gates say: the run is in the store
+either way.
+"""
 
 from __future__ import annotations
 
@@ -7,7 +13,6 @@ import contextlib
 import shlex
 import signal
 import sys
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -15,12 +20,11 @@ from evalkit._ceilings import check_workers_ceiling
 from evalkit._ctrl_c import FINISHING_CTRL_C, ctrl_c_noted
 from evalkit.cli._exit import EXIT_FAILED_GATE, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
 from evalkit.cli._format import json_text, one_line
-from evalkit.cli._reports import write_reports
 from evalkit.cli._slices import slices_table
 from evalkit.errors import ConfigError
 from evalkit.experiment_file import InterruptedRun, JudgedRun, run_experiment_file
+from evalkit.report import write_reports
 from evalkit.report._internal import console_failure_groups, console_table
-from evalkit.store._internal import read_agreement
 
 
 def _sharding(args: argparse.Namespace) -> dict[str, Any]:
@@ -99,9 +103,11 @@ def report_run(args: argparse.Namespace, run: JudgedRun, report_dir: Path) -> in
     shares: dict[str, float | None] = {}
     if result.agreement or result.stability:
         # Only a run with labels or repeats prints these (numpy, the agreement package).
-        from evalkit.cli._agreement import agreement_table, noise_shares, stability_table
+        from evalkit.agreement import noise_shares
+        from evalkit.cli._agreement import agreement_table, stability_table
     if result.stability:
-        shares = noise_shares(result.stability, comparison, _baseline_noise(store, baseline))
+        baseline_id = baseline["id"] if baseline is not None else None
+        shares = noise_shares(result.stability, comparison, store=store, baseline_id=baseline_id)
     if args.json:
         verdict = report.to_dict()
         verdict["scorers"] = [
@@ -240,15 +246,3 @@ def resume_command(args: argparse.Namespace, experiment_id: str) -> str:
     words += [flag for flag, on in (("--retry-errors", args.retry_errors),
                                     ("--regenerate", args.regenerate)) if on]  # fmt: skip
     return shlex.join(words)
-
-
-def _baseline_noise(store: str, baseline: Mapping[str, Any] | None) -> dict[str, float]:
-    """The judge noise of the baseline's repeated scorers, from its stored stability."""
-    if baseline is None:
-        return {}
-    from evalkit.agreement._internal import REPEATS
-
-    rows = read_agreement(store, baseline["id"])
-    return {r["scorer_id"]: r["value"] for r in rows
-            if r["compared_with"] == REPEATS and r["metric"] == "noise_variance"
-            and r["value"] is not None}  # fmt: skip

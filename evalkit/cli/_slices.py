@@ -1,9 +1,8 @@
-"""Slices in the CLI: the per-slice comparison's console table, and a run's declared slices."""
+"""Slices in the CLI: the per-slice comparison's console table."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Sequence
 
 from evalkit.cli._format import one_line, text_table
 from evalkit.compare._internal import SliceComparison
@@ -31,16 +30,3 @@ def slices_table(rows: Sequence[SliceComparison]) -> str:
     regressed = sorted({f"{r.key}={r.value}" for r in rows if r.verdict == "regressed"})
     tail = "slices that regressed: " + (", ".join(one_line(s) for s in regressed) or "none")
     return text_table(columns, lines) + "\n" + tail
-
-
-def declared_slices(run: Mapping[str, Any]) -> list[str]:
-    """The slice keys a stored run declared (its config's ``slices``), or none."""
-    import json
-
-    config = run.get("config")
-    try:
-        parsed = json.loads(config) if isinstance(config, str) else (config or {})
-    except ValueError:
-        return []
-    slices = parsed.get("slices") if isinstance(parsed, dict) else None
-    return [s for s in slices if isinstance(s, str)] if isinstance(slices, list) else []

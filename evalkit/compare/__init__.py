@@ -12,7 +12,9 @@ Holm correction over the slices, and `stored_slices` does so for two stored runs
 finds the run a user's reference (an id, a name, a prefix) designates, `baseline_for` the
 baseline one designates for a candidate, and `pin_run` pins one;
 [`read_paired_scores`][evalkit.compare.read_paired_scores] reads two stored runs for
-`compare_experiments`, pairing a prebuilt scorer's old stored id with its new one.
+`compare_experiments`, pairing a prebuilt scorer's old stored id with its new one, and
+`scorer_directions` which way each of its scorers is better; `declared_slices` gives the slice
+keys a stored run declared.
 `compare_judges` compares the
 LLM judges of two stored runs that differ in judge model or prompt version: the two judges'
 agreement with each other and, side by side, each one's with the human labels.
@@ -30,8 +32,8 @@ from evalkit.compare._compare import (
 from evalkit.compare._diff import DiffOrder, diff_items
 from evalkit.compare._judges import JudgeAgreement, JudgeComparison, JudgeSide, compare_judges
 from evalkit.compare._refs import baseline_for, find_experiment, pin_run
-from evalkit.compare._scorer_pairs import read_paired_scores
-from evalkit.compare._slices import changes_by_slice, stored_slices
+from evalkit.compare._scorer_pairs import read_paired_scores, scorer_directions
+from evalkit.compare._slices import changes_by_slice, declared_slices, stored_slices
 from evalkit.compare._stats import paired_bootstrap_ci, sign_flip_test
 
 __all__ = [
@@ -49,11 +51,13 @@ __all__ = [
     "choose_baseline",
     "compare_experiments",
     "compare_judges",
+    "declared_slices",
     "diff_items",
     "find_experiment",
     "paired_bootstrap_ci",
     "pin_run",
     "read_paired_scores",
+    "scorer_directions",
     "sign_flip_test",
     "stored_slices",
 ]

@@ -8,10 +8,14 @@ with a new one pairs the two spellings (docs/pages/design/one-scorer-id-rule.md)
 from __future__ import annotations
 
 import os
+from typing import TYPE_CHECKING
 
 import pyarrow as pa
 
 from evalkit._scorer_ids import renamed_ids, scorer_renames
+
+if TYPE_CHECKING:
+    from evalkit.compare._compare import Direction
 
 
 def read_paired_scores(
@@ -33,3 +37,35 @@ def read_paired_scores(
         before, after = read_item_scores(con, baseline), read_item_scores(con, candidate)
         b_names, c_names = scorer_renames(con, baseline, candidate)
     return renamed_ids(before, b_names), renamed_ids(after, c_names)
+
+
+def scorer_directions(
+    store: str | os.PathLike[str], experiment_id: str, *, paired_with: str | None = None
+) -> dict[str, Direction]:
+    """``"higher"`` or ``"lower"`` per scorer of a stored run (which way is better), as
+    recorded when it ran: the ``directions`` of
+    [`compare_experiments`][evalkit.compare_experiments] and
+    [`stored_slices`][evalkit.compare.stored_slices].
+
+    Args:
+        store: The store.
+        experiment_id: The run's id.
+        paired_with: The id of the run it is compared with: each scorer is then keyed by the
+            id [`read_paired_scores`][evalkit.compare.read_paired_scores] compares it under
+            (a prebuilt scorer's old stored id, ``token-f1``, as ``token_f1``); None keys each
+            by its stored id.
+
+    Raises:
+        StoreError: The store cannot be opened.
+    """
+    from evalkit.store._internal import connection
+
+    with connection(store, read_only=True) as con:
+        rows = con.execute(
+            "SELECT scorer_id, higher_is_better FROM experiment_scorers WHERE experiment_id = ?",
+            [experiment_id],
+        ).fetchall()
+        names = {} if paired_with is None else scorer_renames(con, paired_with, experiment_id)[1]
+    return {
+        names.get(sid, sid): "higher" if better is not False else "lower" for sid, better in rows
+    }

@@ -361,3 +361,23 @@ def changes_by_slice(
     """
     params = [*b_params, *c_params, _pointer(key), candidate, candidate]
     return store.execute(sql, params).df()
+
+
+def declared_slices(run: Mapping[str, Any]) -> list[str]:
+    """The slice keys a stored run declared (its config's ``slices``), or none: the ``keys``
+    of [`stored_slices`][evalkit.compare.stored_slices] that ``evalkit compare`` and
+    ``evalkit diff`` use when not given any.
+
+    Args:
+        run: The run's row with its config, as [`read_experiment`][evalkit.read_experiment]
+            or [`find_experiment`][evalkit.compare.find_experiment] return it.
+    """
+    import json
+
+    config = run.get("config")
+    try:
+        parsed = json.loads(config) if isinstance(config, str) else (config or {})
+    except ValueError:
+        return []
+    slices = parsed.get("slices") if isinstance(parsed, dict) else None
+    return [s for s in slices if isinstance(s, str)] if isinstance(slices, list) else []

@@ -26,18 +26,14 @@ from evalkit._lazy import with_old_names as _with_old_names
 # The exports, each written once here (evalkit._lazy.declared_exports reads them).
 if TYPE_CHECKING:
     from evalkit.experiment_file._columns import ColumnsSection as ColumnsSection
-    from evalkit.experiment_file._imports import import_reference as import_reference
     from evalkit.experiment_file._judge import JudgeOverride as JudgeOverride
     from evalkit.experiment_file._judge import JudgeSection as JudgeSection
     from evalkit.experiment_file._judge_run import JudgedRun as JudgedRun
     from evalkit.experiment_file._judge_run import judge_run as judge_run
     from evalkit.experiment_file._load import ExperimentFile as ExperimentFile
     from evalkit.experiment_file._load import load_experiment_file as load_experiment_file
-    from evalkit.experiment_file._locate import KeyLocator as KeyLocator
-    from evalkit.experiment_file._locate import KeyPath as KeyPath
     from evalkit.experiment_file._parts import FileCheck as FileCheck
     from evalkit.experiment_file._parts import FileParts as FileParts
-    from evalkit.experiment_file._parts import format_key as format_key
     from evalkit.experiment_file._regression import RegressionSection as RegressionSection
     from evalkit.experiment_file._run import InterruptedRun as InterruptedRun
     from evalkit.experiment_file._run import run_experiment_file as run_experiment_file
@@ -52,8 +48,9 @@ if TYPE_CHECKING:
 # Lazy: loading a file does not import the run's stack (``run_experiment_file`` does).
 _getattr, __dir__, __all__ = _declared_exports(globals())
 
-#: The sections' names before they were told apart from what they build (issue 32), still
-#: found here for code written before.
+#: Names still found here for code written before: the sections' names before they were told
+#: apart from what they build, and the file's plumbing, no longer exported (issue 32: only
+#: ExperimentFile and its check use them).
 __getattr__ = _with_old_names(
     __name__,
     _getattr,
@@ -64,6 +61,10 @@ __getattr__ = _with_old_names(
             ("PythonTarget", "PythonTargetSection"),
             ("Target", "TargetSection"),
             ("Threshold", "ThresholdEntry"),
+            ("KeyLocator", "_locate.KeyLocator"),
+            ("KeyPath", "_locate.KeyPath"),
+            ("format_key", "_parts.format_key"),
+            ("import_reference", "_imports.import_reference"),
         ]
     },
 )

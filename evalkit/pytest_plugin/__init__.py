@@ -31,15 +31,9 @@ import pytest
 if TYPE_CHECKING:
     from evalkit.pytest_plugin._outcome import EvalOutcome
 
-__all__ = [
-    "EvalOutcome",
-    "evalkit_experiment",
-    "evalkit_run",
-    "pytest_addoption",
-    "pytest_configure",
-    "pytest_generate_tests",
-    "pytest_runtest_call",
-]
+# What a test imports. The fixtures are requested by name and the hooks are pytest's: pytest
+# finds both as the module's attributes, so they are defined here but not exported.
+__all__ = ["EvalOutcome"]
 
 _MARKER = (
     "evalkit(*experiment_files, store=None, baseline=None, limit=None): run the test once per"

@@ -5,7 +5,8 @@ agreement); ``evalkit run``, ``judge_run`` and the pytest plugin record it again
 regression gate against the baseline, and which baseline and why. A cancelled or
 interrupted run has no verdict (NULL): its gates could not run on the whole dataset. A run
 merged from several shard slices is judged on its own gates once merged
-([`record_merged_verdict`][evalkit.run.record_merged_verdict]), from what its config recorded.
+([`record_merged_verdict`][evalkit.run.record_merged_verdict]), from what its config recorded;
+[`merge_shard_stores`][evalkit.run.merge_shard_stores] merges and judges, as ``evalkit merge``.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from evalkit.run._experiment import ExperimentResult
 from evalkit.run._summary import ExperimentStatus, summary_from_counts
 from evalkit.run._thresholds import parse_error_rates, parse_thresholds
 from evalkit.store import GateRecord, read_experiment, record_verdict
-from evalkit.store._internal import DEFAULT_LOCK_TIMEOUT, read_run_counts
+from evalkit.store._internal import DEFAULT_LOCK_TIMEOUT, merge_stores, read_run_counts
 
 if TYPE_CHECKING:
     from evalkit.agreement import ScorerAgreement
@@ -168,3 +169,33 @@ def record_merged_verdict(
         min_agreement=config.get("min_agreement") or {},
     )
     record_run_verdict(result)
+
+
+def merge_shard_stores(
+    sources: Sequence[str | os.PathLike[str]], store: str | os.PathLike[str]
+) -> list[str]:
+    """Join the stores of a sharded run's ``--shard I/N`` jobs into one run each, and judge
+    each merged run on its own gates, as ``evalkit merge SOURCES... --store STORE`` does.
+
+    Every complete group of slices found in ``sources`` is merged into ``store`` (a DuckDB
+    file or a DuckLake store, as each source may be), then judged over all its items
+    ([`record_merged_verdict`][evalkit.run.record_merged_verdict], with its agreement with
+    human labels measured again over all of them).
+
+    Args:
+        sources: The shard jobs' stores.
+        store: The store to merge into (made if missing).
+
+    Returns:
+        The merged runs' ids, in ``store``.
+
+    Raises:
+        StoreError: A source is unreadable, holds no shard slices (or only slices merged
+            already), or a group misses slices (named) or has one twice.
+    """
+    from evalkit.agreement._internal import measure_merged
+
+    merged = merge_stores(sources, store)
+    for experiment_id in merged:
+        record_merged_verdict(store, experiment_id, agreement=measure_merged(store, experiment_id))
+    return merged

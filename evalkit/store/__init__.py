@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from evalkit.store._read import list_experiments as list_experiments
     from evalkit.store._read import read_experiment as read_experiment
     from evalkit.store._read import read_item_scores as read_item_scores
+    from evalkit.store._read import read_scorer_summary as read_scorer_summary
     from evalkit.store._read_only import read_only_connection as read_only_connection
     from evalkit.store._read_only import refuse_file_writes as refuse_file_writes
     from evalkit.store._recovery import recover as recover

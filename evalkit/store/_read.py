@@ -291,3 +291,32 @@ def read_run_counts(store: str | os.PathLike[str], experiment_id: str) -> RunCou
             for scorer_id, n, errors, mean, sd, lo, hi in rows
         },
     }
+
+
+def read_scorer_summary(
+    store: str | os.PathLike[str], experiment_ids: list[str]
+) -> list[dict[str, Any]]:
+    """Per scorer of each run, its summary from the store's ``scorer_summary`` view, as
+    ``evalkit experiments`` and ``evalkit show`` print it: ``experiment_id``,
+    ``experiment_name``, ``started_at``, ``scorer_id``, ``scorer_name``, ``n``, ``errors``,
+    ``mean``, ``stddev``, ``ci95_low``, ``ci95_high``, ``min``, ``median``, ``max``,
+    ``threshold_min``, ``threshold_max``, ``pass_rate`` and ``error_rate`` (the view's columns,
+    described on the store schema page).
+
+    Args:
+        store: The store.
+        experiment_ids: The runs' ids; an id of no run has no rows.
+
+    Returns:
+        One dict per run and scorer, ordered by run id, then scorer id.
+    """
+    if not experiment_ids:
+        return []
+    with connection(store, read_only=True) as con:
+        cursor = con.execute(
+            "SELECT * FROM scorer_summary WHERE list_contains(?, experiment_id)"
+            " ORDER BY experiment_id, scorer_id",
+            [experiment_ids],
+        )
+        columns = [d[0] for d in cursor.description]
+        return [dict(zip(columns, row, strict=True)) for row in cursor.fetchall()]

@@ -22,6 +22,7 @@ from evalkit.compare import (
     compare_experiments,
     diff_items,
     read_paired_scores,
+    scorer_directions,
 )
 from evalkit.store import read_item_scores
 from tests.cli.conftest import run_cli, write_dataset, write_experiment
@@ -189,3 +190,14 @@ def test_compare_keeps_a_lower_is_better_direction_whichever_run_is_old(tmp_path
     assert [(s["scorer_id"], s["direction"], s["verdict"]) for s in scorers] == [
         ("flaw_rate", "lower", "regressed")]  # fmt: skip
     assert compared.code == 1
+
+
+def test_scorer_directions_key_an_old_run_by_the_ids_it_is_compared_under(
+    store: tuple[Path, str, str],
+) -> None:
+    path, old, new = store
+    assert scorer_directions(path, old) == {"token-f1": "higher", "exact-match": "higher"}
+    assert scorer_directions(path, new) == {"token_f1": "higher", "exact_match": "higher"}
+    paired = scorer_directions(path, old, paired_with=new)
+    assert paired == {"token_f1": "higher", "exact_match": "higher"}
+    assert set(paired) == set(read_paired_scores(path, new, old)[1].column("scorer_id").to_pylist())

@@ -7,7 +7,7 @@ import pandas as pd
 import pyarrow as pa
 import pytest
 
-from evalkit.compare import compare_experiments
+from evalkit.compare import compare_experiments, declared_slices
 from evalkit.compare._internal import Direction, compare_slices
 from evalkit.compare._slices import holm
 from evalkit.errors import ConfigError
@@ -133,3 +133,20 @@ def test_slices_reuse_an_arrow_table() -> None:
         pa.Table.from_pandas(base), pa.Table.from_pandas(cand), values, resamples=300
     )
     assert as_arrow == compare_slices(base, cand, values, resamples=300)
+
+
+@pytest.mark.parametrize(
+    ("config", "keys"),
+    [
+        ('{"slices": ["category", "lang"]}', ["category", "lang"]),
+        ({"slices": ["category", 3, None]}, ["category"]),
+        ('{"slices": "category"}', []),
+        ('{"concurrency": 8}', []),
+        ("not json", []),
+        ("[1, 2]", []),
+        (None, []),
+    ],
+)
+def test_declared_slices_are_the_runs_configured_keys(config: object, keys: list[str]) -> None:
+    assert declared_slices({"id": "x", "config": config}) == keys
+    assert declared_slices({"id": "x"}) == []

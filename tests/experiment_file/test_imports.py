@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from evalkit import ConfigError, ExperimentFileError, load_experiment_file
-from evalkit.experiment_file import import_reference
+from evalkit.experiment_file._imports import import_reference
 
 
 @pytest.fixture(autouse=True)

@@ -4,7 +4,7 @@ import tomllib
 
 import pytest
 
-from evalkit.experiment_file import KeyLocator, KeyPath
+from evalkit.experiment_file._locate import KeyLocator, KeyPath
 
 DOCUMENT = '''\
 # [not.a.table] in a comment

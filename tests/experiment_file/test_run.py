@@ -83,3 +83,23 @@ def test_the_sections_old_names_still_work_with_a_warning(old: str, new: str) ->
         renamed = getattr(evalkit.experiment_file, old)
     assert renamed is getattr(evalkit.experiment_file, new)
     assert old not in evalkit.experiment_file.__all__
+
+
+@pytest.mark.parametrize(
+    ("name", "module"),
+    [
+        ("KeyLocator", "_locate"),
+        ("KeyPath", "_locate"),
+        ("format_key", "_parts"),
+        ("import_reference", "_imports"),
+    ],
+)
+def test_the_files_plumbing_is_no_longer_exported_but_still_found(name: str, module: str) -> None:
+    import importlib
+
+    import evalkit.experiment_file
+
+    with pytest.warns(DeprecationWarning, match=f"{name} is now evalkit.experiment_file.{module}"):
+        found = getattr(evalkit.experiment_file, name)
+    assert found is getattr(importlib.import_module(f"evalkit.experiment_file.{module}"), name)
+    assert name not in evalkit.experiment_file.__all__

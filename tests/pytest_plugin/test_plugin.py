@@ -289,3 +289,12 @@ def test_a_regression_lists_the_largest_drops_against_the_baseline(
     # The v2 answer that dropped (v1 knew it), not qa-0002's '100.', wrong in both versions.
     assert "    qa-0019  1.000 → 0.000 (-1.000)  input 'What happens to my notes" in failure
     assert "qa-0002" not in failure
+
+
+def test_the_plugin_exports_what_a_test_imports_and_keeps_pytests_names() -> None:
+    import evalkit.pytest_plugin as plugin
+
+    assert plugin.__all__ == ["EvalOutcome"]
+    for name in ("evalkit_experiment", "evalkit_run", "pytest_addoption", "pytest_configure",
+                 "pytest_generate_tests", "pytest_runtest_call"):  # fmt: skip
+        assert hasattr(plugin, name), name  # pytest finds hooks and fixtures as attributes

@@ -12,6 +12,7 @@ import pytest
 
 from evalkit import create_scorer, run_evals
 from evalkit._tdist import t975
+from evalkit.store import read_scorer_summary
 
 BIG = 1e308
 SCORES = {
@@ -54,3 +55,24 @@ async def test_the_views_figures_are_the_runs_own(tmp_path: Path, name: str) -> 
         pytest.approx(own.mean - half, rel=1e-12, abs=half * 1e-12),
         pytest.approx(own.mean + half, rel=1e-12, abs=half * 1e-12),
     )
+
+
+async def test_read_scorer_summary_gives_the_views_rows_of_the_runs_asked(tmp_path: Path) -> None:
+    rows = [{"input": str(i), "output": "a"} for i in range(4)]
+    half = create_scorer("Half", id="half").generate_score(lambda run: 0.5)
+    rank = create_scorer("Rank", id="rank").generate_score(lambda run: int(run.input) / 4)
+    store = tmp_path / "s.duckdb"
+    first = await run_evals(rows, [rank, half], store=store, progress=False, experiment="a")
+    second = await run_evals(rows[:2], [half], store=store, progress=False, experiment="b")
+    ids = sorted([first.experiment_id, second.experiment_id])
+    found = read_scorer_summary(store, [second.experiment_id, first.experiment_id, "nope"])
+    assert [(r["experiment_id"], r["scorer_id"]) for r in found] == [
+        (i, s) for i in ids for s in (["half", "rank"] if i == first.experiment_id else ["half"])
+    ]
+    by_key = {(r["experiment_id"], r["scorer_id"]): r for r in found}
+    assert by_key[first.experiment_id, "rank"]["mean"] == pytest.approx(0.375)
+    assert by_key[second.experiment_id, "half"]["n"] == 2
+    assert by_key[first.experiment_id, "half"]["experiment_name"] == "a"
+    assert set(found[0]) >= {"ci95_low", "ci95_high", "pass_rate", "error_rate", "errors"}
+    assert read_scorer_summary(store, []) == []
+    assert read_scorer_summary(store, ["nope"]) == []
