@@ -20,8 +20,7 @@ from evalkit.errors import ConfigError, DatasetError
 from evalkit.scorer import Scorer, Step
 from evalkit.store import store_location
 from evalkit.store._internal import is_lake
-from evalkit.target import Target
-from evalkit.target._internal import DatasetOutput
+from evalkit.target import DatasetOutput, Target
 
 
 def check_scorers(scorers: Any) -> tuple[Scorer, ...]:

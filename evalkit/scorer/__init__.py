@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from evalkit.scorer._create import create_scorer
     from evalkit.scorer._limits import StepTimeoutError, StepWatchdog
     from evalkit.scorer._prompt import OutputSchema, PromptStep
-    from evalkit.scorer._result import ScorerRun, ScorerRunResult, StepName, StepResults
+    from evalkit.scorer._result import STEP_ORDER, ScorerRun, ScorerRunResult, StepName, StepResults
     from evalkit.scorer._scorer import Scorer
     from evalkit.scorer._steps import BoundStep, Step, StepOwner, bind_callable
     from evalkit.scorer._trace import RunTrace
@@ -33,6 +33,7 @@ __getattr__, __dir__ = _exports(
             "PromptStep",
         ),
         "evalkit.scorer._result": (
+            "STEP_ORDER",
             "ScorerRun",
             "ScorerRunResult",
             "StepName",
@@ -51,6 +52,7 @@ __getattr__, __dir__ = _exports(
 )
 
 __all__ = [
+    "STEP_ORDER",
     "BoundStep",
     "OutputSchema",
     "PromptStep",
