@@ -13,12 +13,14 @@ from typing import TYPE_CHECKING
 from evalkit._lazy import exports as _exports
 
 if TYPE_CHECKING:
+    from evalkit.dataset._columns import ColumnMap
     from evalkit.dataset._csv import CsvSource
     from evalkit.dataset._dataset import (
         ArrowTabular,
         DataFrameLike,
         Dataset,
         DatasetLike,
+        ItemBatches,
         load_dataset,
     )
     from evalkit.dataset._duckdb_read import DuckDBSource
@@ -27,7 +29,13 @@ if TYPE_CHECKING:
     from evalkit.dataset._json_source import JsonSource
     from evalkit.dataset._open import open_source
     from evalkit.dataset._query import QuerySource
-    from evalkit.dataset._sources import ParquetSource, Source
+    from evalkit.dataset._sources import (
+        ColumnBatch,
+        Duplicate,
+        ParquetSource,
+        Source,
+        arrow_to_python,
+    )
 
 __getattr__, __dir__ = _exports(
     globals(),
@@ -43,29 +51,39 @@ __getattr__, __dir__ = _exports(
             "DataFrameLike",
             "Dataset",
             "DatasetLike",
+            "ItemBatches",
             "load_dataset",
         ),
         "evalkit.dataset._item": ("Item",),
         "evalkit.dataset._sources": (
+            "ColumnBatch",
+            "Duplicate",
             "ParquetSource",
             "Source",
+            "arrow_to_python",
         ),
+        "evalkit.dataset._columns": ("ColumnMap",),
     },
 )
 
 __all__ = [
     "ArrowTabular",
+    "ColumnBatch",
+    "ColumnMap",
     "CsvSource",
     "DataFrameLike",
     "Dataset",
     "DatasetLike",
     "DuckDBSource",
+    "Duplicate",
     "HFSource",
     "Item",
+    "ItemBatches",
     "JsonSource",
     "ParquetSource",
     "QuerySource",
     "Source",
+    "arrow_to_python",
     "load_dataset",
     "open_source",
 ]
