@@ -26,10 +26,13 @@ from typing import TYPE_CHECKING
 from evalkit._lazy import exports as _exports
 
 if TYPE_CHECKING:
+    from evalkit.judge._ask import Asked, ask
     from evalkit.judge._cache import (
         JudgeCache,
+        WorkerCache,
         active_judge_cache,
         default_cache_path,
+        store_entries,
         use_judge_cache,
     )
     from evalkit.judge._cache_db import JudgeCacheStats
@@ -43,6 +46,8 @@ if TYPE_CHECKING:
         JudgeUsage,
         StepJudgeRecord,
     )
+    from evalkit.judge._request import PreparedRequest
+    from evalkit.judge._structured import OutputSpec, ScoreSpec, schema_spec
     from evalkit.judge.policy._ratelimit import RateLimiter, RateLimiterStats
     from evalkit.judge.policy._registry import rate_limiter_stats, shared_rate_limiter
     from evalkit.judge.transport._clients import shared_openai_client
@@ -52,8 +57,10 @@ __getattr__, __dir__ = _exports(
     {
         "evalkit.judge._cache": (
             "JudgeCache",
+            "WorkerCache",
             "active_judge_cache",
             "default_cache_path",
+            "store_entries",
             "use_judge_cache",
         ),
         "evalkit.judge._cache_db": ("JudgeCacheStats",),
@@ -76,10 +83,21 @@ __getattr__, __dir__ = _exports(
             "shared_rate_limiter",
         ),
         "evalkit.judge.transport._clients": ("shared_openai_client",),
+        "evalkit.judge._ask": (
+            "Asked",
+            "ask",
+        ),
+        "evalkit.judge._structured": (
+            "OutputSpec",
+            "ScoreSpec",
+            "schema_spec",
+        ),
+        "evalkit.judge._request": ("PreparedRequest",),
     },
 )
 
 __all__ = [
+    "Asked",
     "Judge",
     "JudgeAttempt",
     "JudgeCache",
@@ -88,14 +106,21 @@ __all__ = [
     "JudgeErrorInfo",
     "JudgeExecution",
     "JudgeUsage",
+    "OutputSpec",
+    "PreparedRequest",
     "RateLimiter",
     "RateLimiterStats",
+    "ScoreSpec",
     "StepJudgeRecord",
+    "WorkerCache",
     "active_judge_cache",
+    "ask",
     "default_cache_path",
     "preflight",
     "rate_limiter_stats",
+    "schema_spec",
     "shared_openai_client",
     "shared_rate_limiter",
+    "store_entries",
     "use_judge_cache",
 ]

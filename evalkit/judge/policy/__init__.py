@@ -21,23 +21,35 @@ from typing import TYPE_CHECKING
 from evalkit._lazy import exports as _exports
 
 if TYPE_CHECKING:
+    from evalkit.judge.policy._call import chat_completion
     from evalkit.judge.policy._ratelimit import RateLimiter, RateLimiterStats
-    from evalkit.judge.policy._registry import rate_limiter_stats, shared_rate_limiter
+    from evalkit.judge.policy._registry import (
+        rate_limiter_stats,
+        shared_rate_limiter,
+        use_rate_share,
+    )
 
 __getattr__, __dir__ = _exports(
     globals(),
     {
-        "evalkit.judge.policy._ratelimit": ("RateLimiter", "RateLimiterStats"),
+        "evalkit.judge.policy._ratelimit": (
+            "RateLimiter",
+            "RateLimiterStats",
+        ),
         "evalkit.judge.policy._registry": (
             "rate_limiter_stats",
             "shared_rate_limiter",
+            "use_rate_share",
         ),
+        "evalkit.judge.policy._call": ("chat_completion",),
     },
 )
 
 __all__ = [
     "RateLimiter",
     "RateLimiterStats",
+    "chat_completion",
     "rate_limiter_stats",
     "shared_rate_limiter",
+    "use_rate_share",
 ]

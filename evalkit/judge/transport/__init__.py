@@ -22,15 +22,19 @@ from typing import TYPE_CHECKING
 from evalkit._lazy import exports as _exports
 
 if TYPE_CHECKING:
-    from evalkit.judge.transport._clients import shared_openai_client
+    from evalkit.judge.transport._clients import openai_client_for, shared_openai_client
 
 __getattr__, __dir__ = _exports(
     globals(),
     {
-        "evalkit.judge.transport._clients": ("shared_openai_client",),
+        "evalkit.judge.transport._clients": (
+            "openai_client_for",
+            "shared_openai_client",
+        ),
     },
 )
 
 __all__ = [
+    "openai_client_for",
     "shared_openai_client",
 ]
