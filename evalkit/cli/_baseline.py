@@ -67,8 +67,7 @@ def cmd_unpin(args: argparse.Namespace) -> int:
 
 def cmd_show_baseline(args: argparse.Namespace) -> int:
     """The pin in force, the history of pins, and what "latest" takes now."""
-    from evalkit.compare import baseline_candidates
-    from evalkit.compare._internal import LATEST
+    from evalkit.compare import LATEST, baseline_candidates
     from evalkit.store import pin_history, read_pin
     from evalkit.store._internal import DEFAULT_STORE
 

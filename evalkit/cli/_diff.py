@@ -52,13 +52,14 @@ def cmd_diff(args: argparse.Namespace) -> int:
     """Print the changed pairs of two stored runs; always exits 0 (a listing, not a gate)."""
     from evalkit.cli._slices import declared_slices
     from evalkit.compare import (
+        LATEST,
+        LATEST_COMPLETE,
         Baseline,
         baseline_for,
         changes_by_slice,
         diff_items,
         find_experiment,
     )
-    from evalkit.compare._internal import LATEST, LATEST_COMPLETE
     from evalkit.experiment_file import RegressionSection
     from evalkit.store._internal import DEFAULT_STORE
 

@@ -12,7 +12,10 @@ from evalkit.cli._format import json_text, one_line, records, text_table
 from evalkit.cli._judges import judges_section
 from evalkit.cli._slices import declared_slices, slices_table
 from evalkit.compare import (
+    LATEST,
+    LATEST_COMPLETE,
     Comparison,
+    Direction,
     baseline_for,
     compare_experiments,
     compare_judges,
@@ -20,7 +23,6 @@ from evalkit.compare import (
     read_paired_scores,
     stored_slices,
 )
-from evalkit.compare._internal import LATEST, LATEST_COMPLETE, Direction
 from evalkit.errors import BaselineError, ConfigError, StoreError
 from evalkit.report._internal import items_done
 from evalkit.scorers import list_scorers

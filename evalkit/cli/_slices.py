@@ -6,7 +6,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from evalkit.cli._format import one_line, text_table
-from evalkit.compare._internal import SliceComparison
+from evalkit.compare import SliceComparison
 
 
 def _signed(value: float | None) -> str:

@@ -18,15 +18,18 @@ import pyarrow as pa
 
 from evalkit._json import loads_stored
 from evalkit.compare import (
+    LATEST,
+    LATEST_COMPLETE,
     Baseline,
     Comparison,
+    Direction,
+    SliceComparison,
     baseline_candidates,
     choose_baseline,
     compare_experiments,
     read_paired_scores,
     stored_slices,
 )
-from evalkit.compare._internal import LATEST, LATEST_COMPLETE, Direction, SliceComparison
 from evalkit.errors import BaselineError, ConfigError, StoreError
 from evalkit.experiment_file._regression import RegressionSection
 from evalkit.report._internal import PairView, ReportData, build_report

@@ -24,7 +24,7 @@ from evalkit.store import store_location
 from evalkit.store._internal import DEFAULT_LOCK_TIMEOUT
 
 if TYPE_CHECKING:  # evalkit.compare loads pandas: not when pytest starts
-    from evalkit.compare._internal import Direction
+    from evalkit.compare import Direction
 
 _TEXT = 60
 #: Items listed per scorer: the largest drops, or the lowest scores.

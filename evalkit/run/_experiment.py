@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     import pandas as pd
     import pyarrow as pa
 
-    from evalkit.compare._internal import ItemDiff
+    from evalkit.compare import ItemDiff
 
 
 @dataclass(frozen=True, slots=True, repr=False)

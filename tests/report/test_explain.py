@@ -7,7 +7,7 @@ import re
 import xml.etree.ElementTree as ET
 from dataclasses import replace
 
-from evalkit.compare._internal import SliceComparison
+from evalkit.compare import SliceComparison
 from evalkit.report._html import histogram_svg, word_diff
 from evalkit.report._internal import PairView, html_report, junit_xml, markdown_summary
 from tests.report.test_render import EXACT, make_report
