@@ -185,7 +185,7 @@ def _disagreements(
     lists), per labelled scorer (only ``scorer`` if given), with the baseline's score of the
     item (None where it has none); none when the candidate has no labels."""
     from evalkit.cli._reports import agreement_from_store
-    from evalkit.report._internal import agreement_views
+    from evalkit.report import agreement_views
     from evalkit.store._internal import read_labeled_scores
 
     measured, _ = agreement_from_store(store, candidate, scorer=scorer)

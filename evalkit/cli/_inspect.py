@@ -6,6 +6,7 @@ import argparse
 from typing import Any
 
 from evalkit._ceilings import RUNS_LISTED, check_allowed, check_resamples_ceiling
+from evalkit._counts import items_done
 from evalkit._scorer_ids import scorer_renames
 from evalkit.cli._exit import EXIT_FAILED_GATE, EXIT_OK
 from evalkit.cli._format import json_text, one_line, records, text_table
@@ -24,7 +25,6 @@ from evalkit.compare import (
     stored_slices,
 )
 from evalkit.errors import BaselineError, ConfigError, StoreError
-from evalkit.report._internal import items_done
 from evalkit.scorers import list_scorers
 from evalkit.store import list_experiments as stored_experiments
 from evalkit.store import read_gates, read_pin

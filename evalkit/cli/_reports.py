@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from evalkit.report._internal import ReportData, html_report, junit_xml, markdown_summary
+from evalkit.report import ReportData, html_report, junit_xml, markdown_summary
 
 if TYPE_CHECKING:
     from evalkit.agreement import Agreement, LabelSpec, ScorerAgreement

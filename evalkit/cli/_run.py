@@ -19,7 +19,7 @@ from evalkit.cli._reports import write_reports
 from evalkit.cli._slices import slices_table
 from evalkit.errors import ConfigError
 from evalkit.experiment_file import InterruptedRun, JudgedRun, run_experiment_file
-from evalkit.report._internal import console_failure_groups, console_table
+from evalkit.report import console_failure_groups, console_table
 from evalkit.store._internal import read_agreement
 
 

@@ -32,7 +32,7 @@ from evalkit.compare import (
 )
 from evalkit.errors import BaselineError, ConfigError, StoreError
 from evalkit.experiment_file._regression import RegressionSection
-from evalkit.report._internal import PairView, ReportData, build_report
+from evalkit.report import PairView, ReportData, build_report
 from evalkit.run import ExperimentResult, record_run_verdict
 from evalkit.store import ListedExperiment
 from evalkit.store._internal import DEFAULT_LOCK_TIMEOUT

@@ -21,7 +21,7 @@ from multidict import MultiMapping
 
 from evalkit import _stable_sql as stable_sql
 from evalkit.errors import StoreError
-from evalkit.report._internal import error_pattern
+from evalkit.report import error_pattern
 from evalkit.store._internal import connection, effective_status, schema_version
 from evalkit.view._reader import LOCK_TIMEOUT, Reader
 
