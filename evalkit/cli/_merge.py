@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from evalkit.agreement._internal import measure_merged
+from evalkit.agreement import measure_merged
 from evalkit.cli._exit import EXIT_OK
 from evalkit.cli._format import one_line
 from evalkit.run import record_merged_verdict

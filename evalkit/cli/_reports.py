@@ -73,7 +73,7 @@ def agreement_from_store(
         run: The run's row with its config (``read_experiment``).
         scorer: Only this scorer (None: every labelled scorer).
     """
-    from evalkit.agreement._internal import measure_labels, parse_labels
+    from evalkit.agreement import measure_labels, parse_labels
     from evalkit.store._internal import LabeledScores, read_agreement, read_labeled_scores
 
     config = _config(run)
@@ -101,8 +101,7 @@ def _stored(measured: ScorerAgreement, rows: list[StoredAgreement]) -> ScorerAgr
     """``measured`` with the figures the store kept for it (the record of the run)."""
     from dataclasses import replace
 
-    from evalkit.agreement import Estimate
-    from evalkit.agreement._internal import CONSENSUS, RATERS
+    from evalkit.agreement import CONSENSUS, RATERS, Estimate
 
     def estimate(row: StoredAgreement) -> Estimate:
         return Estimate(*(math.nan if v is None else float(v)

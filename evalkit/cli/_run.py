@@ -246,7 +246,7 @@ def _baseline_noise(store: str, baseline: Mapping[str, Any] | None) -> dict[str,
     """The judge noise of the baseline's repeated scorers, from its stored stability."""
     if baseline is None:
         return {}
-    from evalkit.agreement._internal import REPEATS
+    from evalkit.agreement import REPEATS
 
     rows = read_agreement(store, baseline["id"])
     return {r["scorer_id"]: r["value"] for r in rows

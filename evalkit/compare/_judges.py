@@ -20,8 +20,16 @@ import numpy as np
 import numpy.typing as npt
 
 from evalkit._scorer_ids import scorer_renames
-from evalkit.agreement import Agreement, Estimate, LabelKind, LabelSpec, agreement
-from evalkit.agreement._internal import CONSENSUS, parse_labels, resolve_kind
+from evalkit.agreement import (
+    CONSENSUS,
+    Agreement,
+    Estimate,
+    LabelKind,
+    LabelSpec,
+    agreement,
+    parse_labels,
+    resolve_kind,
+)
 from evalkit.compare._inputs import ScorerScores, scores_by_scorer
 from evalkit.compare._judge_runs import RunFacts, confounds, judge_differences, read_run
 from evalkit.compare._scorer_pairs import read_paired_scores

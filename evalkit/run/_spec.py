@@ -22,8 +22,8 @@ from typing import Any
 import anyio.to_thread
 
 from evalkit._json import dumps
-from evalkit.agreement import LabelSpec
-from evalkit.agreement._internal import (
+from evalkit.agreement import (
+    LabelSpec,
     check_label_columns,
     config_of,
     parse_labels,
