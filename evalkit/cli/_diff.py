@@ -50,6 +50,7 @@ def _slice(text: str | None) -> tuple[str | None, str | None]:
 
 def cmd_diff(args: argparse.Namespace) -> int:
     """Print the changed pairs of two stored runs; always exits 0 (a listing, not a gate)."""
+    from evalkit._defaults import DEFAULT_STORE
     from evalkit.cli._slices import declared_slices
     from evalkit.compare import (
         LATEST,
@@ -61,7 +62,6 @@ def cmd_diff(args: argparse.Namespace) -> int:
         find_experiment,
     )
     from evalkit.experiment_file import RegressionSection
-    from evalkit.store._internal import DEFAULT_STORE
 
     store = args.store or DEFAULT_STORE
     check_allowed("--limit", args.limit, ROWS)

@@ -34,9 +34,9 @@ def add_export_command(commands: argparse._SubParsersAction[argparse.ArgumentPar
 
 def cmd_export(args: argparse.Namespace) -> int:
     """Resolve the run, write it, and say where and how many rows."""
+    from evalkit._defaults import DEFAULT_STORE
     from evalkit.compare import find_experiment  # not at import: `evalkit --help` stays light
     from evalkit.store import export_experiment
-    from evalkit.store._internal import DEFAULT_STORE
 
     store = args.store or DEFAULT_STORE
     run = find_experiment(store, args.ref)

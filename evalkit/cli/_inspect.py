@@ -7,6 +7,7 @@ from typing import Any
 
 from evalkit._ceilings import RUNS_LISTED, check_allowed, check_resamples_ceiling
 from evalkit._counts import items_done
+from evalkit._defaults import DEFAULT_STORE
 from evalkit._scorer_ids import scorer_renames
 from evalkit.cli._exit import EXIT_FAILED_GATE, EXIT_OK
 from evalkit.cli._format import json_text, one_line, records, text_table
@@ -28,7 +29,7 @@ from evalkit.errors import BaselineError, ConfigError, StoreError
 from evalkit.scorers import list_scorers
 from evalkit.store import list_experiments as stored_experiments
 from evalkit.store import read_gates, read_pin
-from evalkit.store._internal import DEFAULT_STORE, connection
+from evalkit.store._internal import connection
 
 
 def _scorer_rows(store: str, experiment_ids: list[str]) -> list[dict[str, Any]]:

@@ -15,12 +15,13 @@ import os
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, cast
 
+from evalkit._defaults import DEFAULT_LOCK_TIMEOUT
 from evalkit.errors import StoreError
 from evalkit.run._experiment import ExperimentResult
 from evalkit.run._summary import ExperimentStatus, summary_from_counts
 from evalkit.run._thresholds import parse_error_rates, parse_thresholds
 from evalkit.store import GateRecord, read_experiment, record_verdict
-from evalkit.store._internal import DEFAULT_LOCK_TIMEOUT, read_run_counts
+from evalkit.store._internal import read_run_counts
 
 if TYPE_CHECKING:
     from evalkit.agreement import ScorerAgreement

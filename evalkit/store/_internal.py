@@ -22,18 +22,12 @@ if TYPE_CHECKING:
         write_agreement,
     )
     from evalkit.store._arrow import ARROW_SCHEMAS
-    from evalkit.store._config_redaction import REDACTED, redact
     from evalkit.store._connect import (
-        DEFAULT_STORE,
         connection,
-        execute_interruptibly,
-        interrupted_query,
         open_connection,
     )
     from evalkit.store._export import EXPORT_FORMATS
-    from evalkit.store._extensions import ducklake_missing, has_extension, load_extensions
     from evalkit.store._lake import store_exists
-    from evalkit.store._liveness import effective_status
     from evalkit.store._location import is_lake, resolve_data_path
     from evalkit.store._merge import merge_stores
     from evalkit.store._migrate import schema_version
@@ -52,7 +46,6 @@ if TYPE_CHECKING:
     )
     from evalkit.store._verdicts import StoredVerdict
     from evalkit.store._writer import (
-        DEFAULT_LOCK_TIMEOUT,
         ExperimentRecord,
         RowBatch,
         ScorerRecord,
@@ -73,25 +66,12 @@ __getattr__, __dir__ = _exports(
             "write_agreement",
         ),
         "evalkit.store._arrow": ("ARROW_SCHEMAS",),
-        "evalkit.store._config_redaction": (
-            "REDACTED",
-            "redact",
-        ),
         "evalkit.store._connect": (
-            "DEFAULT_STORE",
             "connection",
-            "execute_interruptibly",
-            "interrupted_query",
             "open_connection",
         ),
         "evalkit.store._export": ("EXPORT_FORMATS",),
-        "evalkit.store._extensions": (
-            "ducklake_missing",
-            "has_extension",
-            "load_extensions",
-        ),
         "evalkit.store._lake": ("store_exists",),
-        "evalkit.store._liveness": ("effective_status",),
         "evalkit.store._location": (
             "is_lake",
             "resolve_data_path",
@@ -120,7 +100,6 @@ __getattr__, __dir__ = _exports(
         ),
         "evalkit.store._verdicts": ("StoredVerdict",),
         "evalkit.store._writer": (
-            "DEFAULT_LOCK_TIMEOUT",
             "ExperimentRecord",
             "RowBatch",
             "ScorerRecord",
@@ -131,10 +110,7 @@ __getattr__, __dir__ = _exports(
 
 __all__ = [
     "ARROW_SCHEMAS",
-    "DEFAULT_LOCK_TIMEOUT",
-    "DEFAULT_STORE",
     "EXPORT_FORMATS",
-    "REDACTED",
     "SEED_PRICES",
     "AgreementRow",
     "ExperimentRecord",
@@ -152,13 +128,7 @@ __all__ = [
     "StoredVerdict",
     "connection",
     "credentials_hint",
-    "ducklake_missing",
-    "effective_status",
-    "execute_interruptibly",
-    "has_extension",
-    "interrupted_query",
     "is_lake",
-    "load_extensions",
     "merge_stores",
     "open_connection",
     "read_agreement",
@@ -171,7 +141,6 @@ __all__ = [
     "read_run_counts",
     "read_shard_failures",
     "recovery_dir",
-    "redact",
     "resolve_data_path",
     "schema_version",
     "store_exists",

@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from evalkit import StoreError
+from evalkit._extensions import ducklake_missing
 from evalkit.run import run_evals
 from evalkit.store import copy_experiments, merge_finished_slices, prepare_store, recover
 from evalkit.store._internal import (
@@ -23,7 +24,6 @@ from evalkit.store._internal import (
     ScorerRecord,
     StoreWriter,
     connection,
-    ducklake_missing,
     merge_stores,
     recovery_dir,
 )
