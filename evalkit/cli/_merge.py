@@ -9,7 +9,7 @@ from evalkit.agreement import measure_merged
 from evalkit.cli._exit import EXIT_OK
 from evalkit.cli._format import one_line
 from evalkit.run import record_merged_verdict
-from evalkit.store._internal import merge_stores
+from evalkit.store import merge_stores
 
 
 def cmd_merge(args: argparse.Namespace) -> int:

@@ -24,8 +24,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from evalkit.errors import BaselineError, StoreError
-from evalkit.store import ListedExperiment, list_experiments, read_experiment, read_pin
-from evalkit.store._internal import connection, store_exists
+from evalkit.store import (
+    ListedExperiment,
+    list_experiments,
+    read_experiment,
+    read_pin,
+    store_exists,
+)
+from evalkit.store._internal import connection
 
 LATEST = "latest"
 """The newest passing run (or the pinned one): a failed night never becomes the bar."""

@@ -29,8 +29,7 @@ from evalkit.experiment_file._table import (
     resolve_path,
 )
 from evalkit.experiment_file._target import TargetSection
-from evalkit.store import store_location
-from evalkit.store._internal import is_lake, resolve_data_path
+from evalkit.store import is_lake, resolve_data_path, store_location
 
 _GLOB = frozenset("*?[")
 

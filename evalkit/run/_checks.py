@@ -18,8 +18,7 @@ from evalkit._ceilings import (
 from evalkit.dataset import Dataset
 from evalkit.errors import ConfigError, DatasetError
 from evalkit.scorer import Scorer, Step
-from evalkit.store import store_location
-from evalkit.store._internal import is_lake
+from evalkit.store import is_lake, store_location
 from evalkit.target import DatasetOutput, Target
 
 

@@ -18,11 +18,12 @@ from evalkit._lazy import exports as _exports
 
 if TYPE_CHECKING:
     from evalkit.store._copy import CopySummary, copy_experiments
-    from evalkit.store._export import export_experiment
-    from evalkit.store._lake import prepare_store
+    from evalkit.store._export import ExportFormat, export_experiment
+    from evalkit.store._lake import prepare_store, store_exists
     from evalkit.store._lake_merge import merge_finished_slices
-    from evalkit.store._location import StoreLocation, store_location
-    from evalkit.store._migrate import migrate
+    from evalkit.store._location import StoreLocation, is_lake, resolve_data_path, store_location
+    from evalkit.store._merge import merge_stores
+    from evalkit.store._migrate import migrate, schema_version
     from evalkit.store._pins import BaselinePin, pin_baseline, pin_history, read_pin, unpin_baseline
     from evalkit.store._read import (
         ExperimentRow,
@@ -32,7 +33,7 @@ if TYPE_CHECKING:
         read_item_scores,
     )
     from evalkit.store._read_only import read_only_connection, refuse_file_writes
-    from evalkit.store._recovery import recover
+    from evalkit.store._recovery import recover, recovery_dir
     from evalkit.store._schema import SCHEMA_VERSION
     from evalkit.store._stored import latest_resumable
     from evalkit.store._verdicts import GateRecord, GateRow, read_gates, record_verdict
@@ -44,14 +45,25 @@ __getattr__, __dir__ = _exports(
             "CopySummary",
             "copy_experiments",
         ),
-        "evalkit.store._export": ("export_experiment",),
-        "evalkit.store._lake": ("prepare_store",),
+        "evalkit.store._export": (
+            "ExportFormat",
+            "export_experiment",
+        ),
+        "evalkit.store._lake": (
+            "prepare_store",
+            "store_exists",
+        ),
         "evalkit.store._lake_merge": ("merge_finished_slices",),
         "evalkit.store._location": (
             "StoreLocation",
+            "is_lake",
+            "resolve_data_path",
             "store_location",
         ),
-        "evalkit.store._migrate": ("migrate",),
+        "evalkit.store._migrate": (
+            "migrate",
+            "schema_version",
+        ),
         "evalkit.store._pins": (
             "BaselinePin",
             "pin_baseline",
@@ -76,9 +88,13 @@ __getattr__, __dir__ = _exports(
             "read_only_connection",
             "refuse_file_writes",
         ),
-        "evalkit.store._recovery": ("recover",),
+        "evalkit.store._recovery": (
+            "recover",
+            "recovery_dir",
+        ),
         "evalkit.store._schema": ("SCHEMA_VERSION",),
         "evalkit.store._stored": ("latest_resumable",),
+        "evalkit.store._merge": ("merge_stores",),
     },
 )
 
@@ -87,15 +103,18 @@ __all__ = [
     "BaselinePin",
     "CopySummary",
     "ExperimentRow",
+    "ExportFormat",
     "GateRecord",
     "GateRow",
     "ListedExperiment",
     "StoreLocation",
     "copy_experiments",
     "export_experiment",
+    "is_lake",
     "latest_resumable",
     "list_experiments",
     "merge_finished_slices",
+    "merge_stores",
     "migrate",
     "pin_baseline",
     "pin_history",
@@ -107,7 +126,11 @@ __all__ = [
     "read_pin",
     "record_verdict",
     "recover",
+    "recovery_dir",
     "refuse_file_writes",
+    "resolve_data_path",
+    "schema_version",
+    "store_exists",
     "store_location",
     "unpin_baseline",
 ]

@@ -26,15 +26,8 @@ if TYPE_CHECKING:
         connection,
         open_connection,
     )
-    from evalkit.store._export import EXPORT_FORMATS
-    from evalkit.store._lake import store_exists
-    from evalkit.store._location import is_lake, resolve_data_path
-    from evalkit.store._merge import merge_stores
-    from evalkit.store._migrate import schema_version
     from evalkit.store._object_store import credentials_hint
-    from evalkit.store._prices import SEED_PRICES
     from evalkit.store._read import RunCounts, ScorerCounts, read_run_counts
-    from evalkit.store._recovery import recovery_dir
     from evalkit.store._shard_writer import ShardRecord, ShardWriter
     from evalkit.store._stored import (
         StoredExperiment,
@@ -70,22 +63,13 @@ __getattr__, __dir__ = _exports(
             "connection",
             "open_connection",
         ),
-        "evalkit.store._export": ("EXPORT_FORMATS",),
-        "evalkit.store._lake": ("store_exists",),
-        "evalkit.store._location": (
-            "is_lake",
-            "resolve_data_path",
-        ),
-        "evalkit.store._merge": ("merge_stores",),
-        "evalkit.store._migrate": ("schema_version",),
+        "evalkit.store._location": (),
         "evalkit.store._object_store": ("credentials_hint",),
-        "evalkit.store._prices": ("SEED_PRICES",),
         "evalkit.store._read": (
             "RunCounts",
             "ScorerCounts",
             "read_run_counts",
         ),
-        "evalkit.store._recovery": ("recovery_dir",),
         "evalkit.store._shard_writer": (
             "ShardRecord",
             "ShardWriter",
@@ -110,8 +94,6 @@ __getattr__, __dir__ = _exports(
 
 __all__ = [
     "ARROW_SCHEMAS",
-    "EXPORT_FORMATS",
-    "SEED_PRICES",
     "AgreementRow",
     "ExperimentRecord",
     "LabeledScores",
@@ -128,8 +110,6 @@ __all__ = [
     "StoredVerdict",
     "connection",
     "credentials_hint",
-    "is_lake",
-    "merge_stores",
     "open_connection",
     "read_agreement",
     "read_done_shards",
@@ -140,9 +120,5 @@ __all__ = [
     "read_repeats",
     "read_run_counts",
     "read_shard_failures",
-    "recovery_dir",
-    "resolve_data_path",
-    "schema_version",
-    "store_exists",
     "write_agreement",
 ]

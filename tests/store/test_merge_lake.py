@@ -12,7 +12,8 @@ import pytest
 from evalkit import StoreError
 from evalkit._extensions import ducklake_missing
 from evalkit.run import run_evals
-from evalkit.store._internal import connection, merge_stores
+from evalkit.store import merge_stores
+from evalkit.store._internal import connection
 from tests.store.test_merge import ROWS, exact, slices
 from tests.store.test_merge import data as data  # the fixture
 
