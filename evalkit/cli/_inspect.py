@@ -180,7 +180,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
     scores = read_paired_scores(store, baseline["id"], candidate["id"])
     # By the id each scorer is compared under: a candidate stored before the scorer id rule
     # has its prebuilt scorers' old ids (docs/pages/design/one-scorer-id-rule.md).
-    renamed = scorer_renames(store, baseline["id"], candidate["id"])[1]
+    with connection(store, read_only=True) as con:
+        renamed = scorer_renames(con, baseline["id"], candidate["id"])[1]
     directions = {renamed.get(k, k): v for k, v in directions_of(store, candidate["id"]).items()}
     comparison = compare_experiments(
         *scores,
