@@ -1,6 +1,7 @@
 """What evalkit reads off a Python callable: whether calling it gives a coroutine, and the
 name to record for it (the scorer's steps, the prebuilt judge steps, a function target and the
-run's recorded config all ask)."""
+run's recorded config all ask). In the root layer, below every package:
+docs/pages/design/public-and-internal-names.md."""
 
 from __future__ import annotations
 

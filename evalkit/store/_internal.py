@@ -1,7 +1,8 @@
-"""What evalkit's own packages use from the store: the run writes and resumes through it,
-the CLI, the viewer, agreement and comparison read through it. Not for users (the store's
-public names are those of `evalkit.store`, each in the API reference); these may change with
-any release. Why a package has two faces: docs/pages/design/public-and-internal-names.md.
+"""What is left of the store's seam, not sorted yet: the run's writer and resume readers, the
+agreement table's reads and writes, and the store's connection, which other packages import
+from here (each import is listed by name in tests/test_boundaries.py, a list that only
+shrinks). Not for users: the store's public names are those of `evalkit.store`, each in the API
+reference. Why, and what is left to decide: docs/pages/design/public-and-internal-names.md.
 """
 
 from __future__ import annotations
