@@ -6,7 +6,7 @@ DuckDB installs a known extension from its repository the first time a query nee
 the network, and a store connection would depend on it. Every connection evalkit opens has
 automatic installing and loading switched off; the extensions evalkit needs (``parquet``,
 ``json``, ``icu``) are built into the ``duckdb`` wheel, and the others come from the installed
-``duckdb-extension-*`` packages (``evalkit/store/_extensions.py``).
+``duckdb-extension-*`` packages (``evalkit/_extensions.py``).
 
 Installs of evalkit hold different DuckDB releases (the ``ducklake`` extra pins 1.5.5, a base
 install takes the newest), and a DuckDB cannot read a file in a newer release's storage

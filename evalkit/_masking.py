@@ -7,7 +7,7 @@ caller knows (the key a client sends), so a provider that echoes the key back do
 `looks_like_a_key` tells a pasted key from the *name* of an environment variable, for the
 places that take a name (``api_key_env``) and must refuse a key without echoing it.
 
-The store's config redaction (``evalkit/store/_config_redaction.py``) masks text with the same
+The store's config redaction (``evalkit/_redaction.py``) masks text with the same
 patterns.
 Why errors are masked where they are translated: docs/pages/design/masking-at-the-boundary.md.
 """

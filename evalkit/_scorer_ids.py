@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import difflib
 import json
-import os
 from collections.abc import Collection, Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -95,19 +94,13 @@ def _scorer_ids(con: duckdb.DuckDBPyConnection, experiment_id: str) -> dict[str,
 
 
 def scorer_renames(
-    store: duckdb.DuckDBPyConnection | str | os.PathLike[str], baseline: str, candidate: str
+    con: duckdb.DuckDBPyConnection, baseline: str, candidate: str
 ) -> tuple[dict[str, str], dict[str, str]]:
     """The renames of the baseline's and the candidate's stored scorer ids that pair an old
     id with its new spelling (stored id → the id it is compared under); empty when every id
-    pairs as it is, as it does between runs of the same evalkit."""
-    import duckdb
-
-    if not isinstance(store, duckdb.DuckDBPyConnection):
-        from evalkit.store._internal import connection
-
-        with connection(store, read_only=True) as con:
-            return scorer_renames(con, baseline, candidate)
-    return renames(_scorer_ids(store, baseline), _scorer_ids(store, candidate))
+    pairs as it is, as it does between runs of the same evalkit. ``con``: the store, opened by
+    the caller (this layer opens no store)."""
+    return renames(_scorer_ids(con, baseline), _scorer_ids(con, candidate))
 
 
 def renamed_ids(table: pa.Table, names: dict[str, str]) -> pa.Table:

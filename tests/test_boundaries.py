@@ -66,9 +66,8 @@ def _crossings(module: str, path: Path) -> list[str]:
         if not target.startswith("evalkit."):
             continue
         owner = _private_part(target)
-        # A private module of the root package (evalkit._json) is shared by every package; a
-        # package's _internal module is what it lends evalkit's other packages.
-        if owner is None or owner == "evalkit" or _within(owner, own) or _is_seam(target):
+        # A private module of the root package (evalkit._json) is shared by every package.
+        if owner is None or owner == "evalkit" or _within(owner, own):
             continue
         found.append(f"{path.name}:{line}: {target}")
     return sorted(found)
@@ -78,10 +77,61 @@ def _within(module: str, package: str) -> bool:
     return module == package or module.startswith(package + ".")
 
 
-#: The module through which a package lends evalkit's own packages what they share with it
-#: and no user calls (evalkit/store/_internal.py); docs/pages/design/public-and-internal-names.md.
+#: A package's module lending evalkit's other packages what no user calls: gone but for the
+#: store's, whose names are still to be sorted (STORE_SEAM_LEFT);
+#: docs/pages/design/public-and-internal-names.md.
 SEAM = "_internal"
 SEAMS = sorted(name for name in SOURCES if name.rsplit(".", 1)[-1] == SEAM)
+STORE_SEAM = "evalkit.store._internal"
+#: The imports of the store's seam not sorted yet (issue 32 item 4), by importing module: the
+#: run's writer and resume readers, the agreement table's reads and writes, and the store's
+#: connection. Each is a crossing the test tolerates by name; it fails on a new one and on a
+#: listed one that is gone, so the list only shrinks.
+STORE_SEAM_LEFT = {
+    "evalkit.agreement._record": {
+        "AgreementRow",
+        "LabeledScores",
+        "StoredAgreement",
+        "read_agreement",
+        "read_fresh_shares",
+        "read_labeled_scores",
+        "read_repeats",
+        "write_agreement",
+    },
+    "evalkit.cli._sql": {"connection", "credentials_hint"},
+    "evalkit.compare._baseline": {"connection"},
+    "evalkit.compare._diff": {"connection"},
+    "evalkit.compare._judge_runs": {"connection"},
+    "evalkit.compare._judges": {"connection", "read_agreement"},
+    "evalkit.compare._scorer_pairs": {"connection"},
+    "evalkit.compare._slices": {"connection"},
+    "evalkit.experiment_file._judge_run": {"connection"},
+    "evalkit.run._api": {"ShardWriter", "StoreWriter"},
+    "evalkit.run._config_changes": {"StoredExperiment"},
+    "evalkit.run._item": {"StoredOutput"},
+    "evalkit.run._local": {"StoreWriter"},
+    "evalkit.run._result": {"LabeledScores", "StoreWriter", "read_run_counts"},
+    "evalkit.run._resume_plan": {
+        "StoredExperiment",
+        "StoredOutput",
+        "read_done_shards",
+        "read_for_resume",
+        "read_outputs",
+    },
+    "evalkit.run._rows": {"ARROW_SCHEMAS"},
+    "evalkit.run._runner": {"StoreWriter"},
+    "evalkit.run._shard_retry": {
+        "StoredOutput",
+        "read_for_resume",
+        "read_outputs",
+        "read_shard_failures",
+    },
+    "evalkit.run._sharded": {"ShardRecord", "ShardWriter"},
+    "evalkit.run._spec": {"ExperimentRecord", "ScorerRecord"},
+    "evalkit.run._verdict_record": {"read_run_counts"},
+    "evalkit.view._queries": {"connection"},
+    "evalkit.view._reader": {"open_connection"},
+}
 #: The internal layer: the root package's private modules (evalkit/_json.py, evalkit/_sql.py),
 #: shared by every package (__main__.py aside, the command's entry).
 INTERNAL_LAYER = sorted(
@@ -93,14 +143,16 @@ INTERNAL_LAYER = sorted(
     # The console script's entry: above the CLI it starts, shared by nothing.
     and name != "evalkit._console"
 )
-#: Imports of the layer that still reach up into a package, to be turned around (a function
-#: of the layer taking a store path opens the store itself).
-LAYER_REACHES_UP = {"evalkit._scorer_ids": {"evalkit.store._internal"}}
 
 
-def _is_seam(module: str) -> bool:
-    package, _, last = module.rpartition(".")
-    return last == SEAM and package in PACKAGES and package != "evalkit"
+def _seam_names(path: Path) -> set[str]:
+    """The names ``path`` imports from the store's seam (`STORE_SEAM`)."""
+    return {
+        alias.name
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(node, ast.ImportFrom) and node.module == STORE_SEAM
+        for alias in node.names
+    }
 
 
 def test_the_crossing_check_sees_what_it_must(tmp_path: Path) -> None:
@@ -133,7 +185,27 @@ def test_the_crossing_check_sees_what_it_must(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("module", sorted(SOURCES))
 def test_no_module_imports_another_packages_private_module(module: str) -> None:
-    assert _crossings(module, SOURCES[module]) == []
+    """A package's ``_internal`` module is as private as any other: another package imports
+    none (the store's leftovers aside, by name)."""
+    path = SOURCES[module]
+    left = [c for c in _crossings(module, path) if not c.endswith(f": {STORE_SEAM}")]
+    assert left == []
+    if not _within(module, "evalkit.store"):
+        assert _seam_names(path) == STORE_SEAM_LEFT.get(module, set())
+
+
+def test_the_crossings_over_the_tree_are_the_store_leftovers_only() -> None:
+    """Counted over evalkit/ as a reviewer counts them: 99 imports of another package's
+    ``_internal`` module before (eight seams), the store's leftovers after."""
+    found = [c for module, path in SOURCES.items() for c in _crossings(module, path)]
+    assert len(found) == sum(
+        1
+        for module in STORE_SEAM_LEFT
+        for node in ast.walk(ast.parse(SOURCES[module].read_text(encoding="utf-8")))
+        if isinstance(node, ast.ImportFrom) and node.module == STORE_SEAM
+    )
+    assert all(c.endswith(f": {STORE_SEAM}") for c in found)
+    assert SEAMS == [STORE_SEAM], "a package lends through an _internal module again"
 
 
 def test_the_docs_hooks_use_public_names_only() -> None:
@@ -220,21 +292,21 @@ def test_lazy_export_maps_point_into_their_own_package_or_at_public_names() -> N
             assert owner is None or _within(owner, name), f"{name} re-exports from {module}"
 
 
-def test_the_crossing_check_lets_a_package_lend_through_its_internal_module(
+def test_the_crossing_check_sees_an_import_of_another_packages_internal_module(
     tmp_path: Path,
 ) -> None:
     code = (
-        "from evalkit.store._internal import StoreWriter\n"
-        "from evalkit.store._internals import x\n"
-        "from evalkit.store._writer import StoreWriter\n"
+        "from evalkit.judge._internal import OutputSpec\n"
+        "def f():\n    from evalkit.store._internal import connection\n"
         "from evalkit.judge.policy._internal import y\n"
+        "from evalkit._internal import z\nfrom evalkit.scorer._internal import w\n"
     )
-    assert _crossings("evalkit.run._x", _write(tmp_path, code)) == [
-        "x.py:2: evalkit.store._internals",
-        "x.py:3: evalkit.store._writer",
-    ]
-    assert _is_seam("evalkit.judge.policy._internal")
-    assert not _is_seam("evalkit._internal")  # the root's private modules are the layer below
+    assert _crossings("evalkit.scorer._prompt", _write(tmp_path, code)) == [
+        "x.py:1: evalkit.judge._internal",
+        "x.py:3: evalkit.store._internal",
+        "x.py:4: evalkit.judge.policy._internal",
+    ]  # the root's private modules are the layer below; the scorer's are its own
+    assert _seam_names(tmp_path / "x.py") == {"connection"}
 
 
 @pytest.mark.parametrize("seam", SEAMS)
@@ -269,9 +341,7 @@ def test_the_internal_layer_imports_no_package() -> None:
         f"{module}:{line}: {target}"
         for module in INTERNAL_LAYER
         for line, target in _imports(ast.parse(SOURCES[module].read_text(encoding="utf-8")))
-        if target.startswith("evalkit.")
-        and target not in allowed
-        and target not in LAYER_REACHES_UP.get(module, set())
+        if target.startswith("evalkit.") and target not in allowed
     ]
     assert found == []
 

@@ -151,7 +151,7 @@ def test_the_reference_check_sees_a_module_and_a_name() -> None:
 def test_the_reference_documents_every_exported_name(package: str) -> None:
     """A package's exported names are what users call, so each is in the API reference
     (under any of the paths it is exported by: `evalkit.Dataset` documents
-    `evalkit.dataset.Dataset`)."""
+    `evalkit.dataset.Dataset`); docs/pages/design/public-and-internal-names.md."""
     module = importlib.import_module(package)
     documented = _documented()
     missing = {

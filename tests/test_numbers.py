@@ -7,7 +7,7 @@ import math
 import pytest
 
 from evalkit._numbers import MINUS, shown_number
-from evalkit.report._internal import ReportData, console_table, html_report
+from evalkit.report import ReportData, console_table, html_report
 from evalkit.report._model import ScorerRow
 from evalkit.view._render import number, signed
 

@@ -29,10 +29,11 @@ from evalkit.agreement._stats import (
 
 FloatArray = npt.NDArray[np.float64]
 
-#: What the scorer is compared with when it has several label columns.
 CONSENSUS = "consensus"
-#: The people's agreement among themselves.
+"""What the scorer is compared with when it has several label columns
+(``scorer_agreement.compared_with``)."""
 RATERS = "raters"
+"""What ``scorer_agreement.compared_with`` says for the people's agreement among themselves."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -39,8 +39,8 @@ STABLE_ALPHA = 0.667
 #: Distinct scores up to which an unlabelled scorer's scale is taken as ordered levels.
 _MAX_LEVELS = 11
 
-#: What ``scorer_agreement.compared_with`` says for a judge compared with itself.
 REPEATS = "repeats"
+"""What ``scorer_agreement.compared_with`` says for a judge compared with itself."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -6,8 +6,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping
 
-from evalkit.agreement import Estimate, ScorerAgreement
-from evalkit.agreement._internal import RATERS, JudgeStability
+from evalkit.agreement import RATERS, Estimate, JudgeStability, ScorerAgreement
 from evalkit.cli._format import one_line, text_table
 
 

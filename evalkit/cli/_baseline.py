@@ -42,8 +42,8 @@ def add_baseline_commands(commands: Any, add_store: Callable[..., None]) -> None
 
 def cmd_pin(args: argparse.Namespace) -> int:
     """Pin a complete, full run (a failed night too: that is the point) as the bar."""
+    from evalkit._defaults import DEFAULT_STORE
     from evalkit.compare import pin_run  # not at import: `evalkit --help` stays light
-    from evalkit.store._internal import DEFAULT_STORE
 
     pin = pin_run(args.store or DEFAULT_STORE, args.run, by=args.by, note=args.note)
     print(
@@ -55,8 +55,8 @@ def cmd_pin(args: argparse.Namespace) -> int:
 
 def cmd_unpin(args: argparse.Namespace) -> int:
     """End the pin of a name: "latest" is the newest passing run again."""
+    from evalkit._defaults import DEFAULT_STORE
     from evalkit.store import unpin_baseline
-    from evalkit.store._internal import DEFAULT_STORE
 
     store = args.store or DEFAULT_STORE
     unpin = unpin_baseline(store, args.name, by=args.by, note=args.note)
@@ -67,10 +67,9 @@ def cmd_unpin(args: argparse.Namespace) -> int:
 
 def cmd_show_baseline(args: argparse.Namespace) -> int:
     """The pin in force, the history of pins, and what "latest" takes now."""
-    from evalkit.compare import baseline_candidates
-    from evalkit.compare._internal import LATEST
+    from evalkit._defaults import DEFAULT_STORE
+    from evalkit.compare import LATEST, baseline_candidates
     from evalkit.store import pin_history, read_pin
-    from evalkit.store._internal import DEFAULT_STORE
 
     store = args.store or DEFAULT_STORE
     pin = read_pin(store, args.name)

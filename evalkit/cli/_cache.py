@@ -17,8 +17,8 @@ if TYPE_CHECKING:
 
 
 def _cache(args: argparse.Namespace) -> JudgeCache:
+    from evalkit._defaults import DEFAULT_STORE
     from evalkit.judge import JudgeCache, default_cache_path  # not at import: `evalkit --help`
-    from evalkit.store._internal import DEFAULT_STORE
 
     path = args.cache or default_cache_path(args.store or DEFAULT_STORE)
     return JudgeCache(path)

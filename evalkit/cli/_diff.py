@@ -50,7 +50,10 @@ def _slice(text: str | None) -> tuple[str | None, str | None]:
 
 def cmd_diff(args: argparse.Namespace) -> int:
     """Print the changed pairs of two stored runs; always exits 0 (a listing, not a gate)."""
+    from evalkit._defaults import DEFAULT_STORE
     from evalkit.compare import (
+        LATEST,
+        LATEST_COMPLETE,
         Baseline,
         baseline_for,
         changes_by_slice,
@@ -59,9 +62,7 @@ def cmd_diff(args: argparse.Namespace) -> int:
         find_experiment,
         scorer_directions,
     )
-    from evalkit.compare._internal import LATEST, LATEST_COMPLETE
     from evalkit.experiment_file import RegressionSection
-    from evalkit.store._internal import DEFAULT_STORE
 
     store = args.store or DEFAULT_STORE
     check_allowed("--limit", args.limit, ROWS)
@@ -186,7 +187,7 @@ def _disagreements(
     lists), per labelled scorer (only ``scorer`` if given), with the baseline's score of the
     item (None where it has none); none when the candidate has no labels."""
     from evalkit.agreement import agreement_from_store
-    from evalkit.report._internal import agreement_views
+    from evalkit.report import agreement_views
     from evalkit.store import read_item_scores
 
     measured, _ = agreement_from_store(store, candidate, scorer=scorer)

@@ -6,11 +6,12 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from typing import get_args
 
 from evalkit.cli._exit import EXIT_OK
 from evalkit.cli._format import one_line
 from evalkit.errors import StoreError
-from evalkit.store._internal import EXPORT_FORMATS
+from evalkit.store import ExportFormat
 
 
 def add_export_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -25,7 +26,7 @@ def add_export_command(commands: argparse._SubParsersAction[argparse.ArgumentPar
     )
     export.add_argument("ref", help="an experiment id (or prefix), a run name, or latest")
     export.add_argument("--store", metavar="PATH", help="the DuckDB score store (evalkit.duckdb)")
-    export.add_argument("--format", choices=tuple(EXPORT_FORMATS), default="parquet")
+    export.add_argument("--format", choices=get_args(ExportFormat), default="parquet")
     export.add_argument(
         "--output", metavar="PATH", help="the file to write (default: <run id>.<format>)"
     )
@@ -34,15 +35,15 @@ def add_export_command(commands: argparse._SubParsersAction[argparse.ArgumentPar
 
 def cmd_export(args: argparse.Namespace) -> int:
     """Resolve the run, write it, and say where and how many rows."""
+    from evalkit._defaults import DEFAULT_STORE
     from evalkit.compare import find_experiment  # not at import: `evalkit --help` stays light
     from evalkit.store import export_experiment
-    from evalkit.store._internal import DEFAULT_STORE
 
     store = args.store or DEFAULT_STORE
     run = find_experiment(store, args.ref)
     if run is None:
         raise StoreError(f"{store}: no finished run to export")
-    path = args.output or f"{run['id']}{EXPORT_FORMATS[args.format][0]}"
+    path = args.output or f"{run['id']}.{args.format}"
     try:
         rows = export_experiment(store, run["id"], path, format=args.format)
     except BrokenPipeError:

@@ -5,11 +5,15 @@ from __future__ import annotations
 import argparse
 
 from evalkit._ceilings import RUNS_LISTED, check_allowed, check_resamples_ceiling
+from evalkit._counts import items_done
+from evalkit._defaults import DEFAULT_STORE
 from evalkit.cli._exit import EXIT_FAILED_GATE, EXIT_OK
 from evalkit.cli._format import json_text, one_line, text_table
 from evalkit.cli._judges import judges_section
 from evalkit.cli._slices import slices_table
 from evalkit.compare import (
+    LATEST,
+    LATEST_COMPLETE,
     Comparison,
     baseline_for,
     compare_experiments,
@@ -20,13 +24,10 @@ from evalkit.compare import (
     scorer_directions,
     stored_slices,
 )
-from evalkit.compare._internal import LATEST, LATEST_COMPLETE
 from evalkit.errors import BaselineError, ConfigError, StoreError
-from evalkit.report._internal import items_done
 from evalkit.scorers import list_scorers
 from evalkit.store import list_experiments as stored_experiments
 from evalkit.store import read_gates, read_pin, read_scorer_summary
-from evalkit.store._internal import DEFAULT_STORE
 
 
 def cmd_experiments(args: argparse.Namespace) -> int:

@@ -279,7 +279,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         except KeyboardInterrupt:
             return _interrupted()
         except RuntimeError as exc:
-            from evalkit.store._internal import interrupted_query
+            from evalkit._interruptible import interrupted_query
 
             if not interrupted_query(exc):  # a Ctrl-C inside a DuckDB query (sql, a lookup)
                 raise

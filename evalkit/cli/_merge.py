@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import argparse
 
+from evalkit._defaults import DEFAULT_STORE
 from evalkit.cli._exit import EXIT_OK
 from evalkit.cli._format import one_line
 from evalkit.run import merge_shard_stores
-from evalkit.store._internal import DEFAULT_STORE
 
 
 def cmd_merge(args: argparse.Namespace) -> int:

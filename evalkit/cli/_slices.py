@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from evalkit.cli._format import one_line, text_table
-from evalkit.compare._internal import SliceComparison
+from evalkit.compare import SliceComparison
 
 
 def _signed(value: float | None) -> str:

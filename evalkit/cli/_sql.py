@@ -15,17 +15,14 @@ from typing import Any
 
 import duckdb
 
+from evalkit._defaults import DEFAULT_STORE
+from evalkit._interruptible import execute_interruptibly
 from evalkit._json import stored_string
 from evalkit.cli._exit import EXIT_OK
 from evalkit.cli._format import csv_chunks, json_chunks, text_table
 from evalkit.errors import StoreError
 from evalkit.store import read_only_connection, refuse_file_writes
-from evalkit.store._internal import (
-    DEFAULT_STORE,
-    connection,
-    credentials_hint,
-    execute_interruptibly,
-)
+from evalkit.store._internal import connection, credentials_hint
 
 _REFUSED = (
     "file system operations are disabled",

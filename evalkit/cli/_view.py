@@ -42,7 +42,7 @@ def add_view_command(commands: argparse._SubParsersAction[argparse.ArgumentParse
 
 def cmd_view(args: argparse.Namespace) -> int:
     """Serve until interrupted."""
-    from evalkit.store._internal import DEFAULT_STORE
+    from evalkit._defaults import DEFAULT_STORE
     from evalkit.view import serve
 
     serve(

@@ -22,29 +22,46 @@ agreement with each other and, side by side, each one's with the human labels.
 
 from __future__ import annotations
 
-from evalkit.compare._baseline import Baseline, baseline_candidates, choose_baseline
+from evalkit.compare._baseline import (
+    LATEST,
+    LATEST_COMPLETE,
+    Baseline,
+    baseline_candidates,
+    choose_baseline,
+)
 from evalkit.compare._compare import (
     Comparison,
     ComparisonVerdict,
+    Direction,
     ScorerComparison,
     compare_experiments,
 )
-from evalkit.compare._diff import DiffOrder, diff_items
+from evalkit.compare._diff import DiffOrder, ItemDiff, diff_items
 from evalkit.compare._judges import JudgeAgreement, JudgeComparison, JudgeSide, compare_judges
 from evalkit.compare._refs import baseline_for, find_experiment, pin_run
 from evalkit.compare._scorer_pairs import read_paired_scores, scorer_directions
-from evalkit.compare._slices import changes_by_slice, declared_slices, stored_slices
+from evalkit.compare._slices import (
+    SliceComparison,
+    changes_by_slice,
+    declared_slices,
+    stored_slices,
+)
 from evalkit.compare._stats import paired_bootstrap_ci, sign_flip_test
 
 __all__ = [
+    "LATEST",
+    "LATEST_COMPLETE",
     "Baseline",
     "Comparison",
     "ComparisonVerdict",
     "DiffOrder",
+    "Direction",
+    "ItemDiff",
     "JudgeAgreement",
     "JudgeComparison",
     "JudgeSide",
     "ScorerComparison",
+    "SliceComparison",
     "baseline_candidates",
     "baseline_for",
     "changes_by_slice",

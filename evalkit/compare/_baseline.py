@@ -24,13 +24,19 @@ from dataclasses import dataclass
 from typing import Any
 
 from evalkit.errors import BaselineError, StoreError
-from evalkit.store import ListedExperiment, list_experiments, read_experiment, read_pin
-from evalkit.store._internal import connection, store_exists
+from evalkit.store import (
+    ListedExperiment,
+    list_experiments,
+    read_experiment,
+    read_pin,
+    store_exists,
+)
+from evalkit.store._internal import connection
 
-#: The newest passing run (or the pinned one): a failed night never becomes the bar.
 LATEST = "latest"
-#: The newest complete, full run whatever its verdict (what "latest" meant before schema 8).
+"""The newest passing run (or the pinned one): a failed night never becomes the bar."""
 LATEST_COMPLETE = "latest-complete"
+"""The newest complete, full run whatever its verdict (what "latest" meant before schema 8)."""
 
 _FINISHED = ("completed", "completed_with_errors")
 

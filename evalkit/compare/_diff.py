@@ -347,7 +347,7 @@ def _truncated(con: duckdb.DuckDBPyConnection, rows: list[int]) -> set[int]:
     """The score rows among ``rows`` whose reason was cut at the judge's token limit: the
     generate_reason step's reply of that pair (its own execution, not a repeat's) was flagged
     ``truncated`` in ``judge_executions``."""
-    from evalkit.store._internal import schema_version
+    from evalkit.store import schema_version
 
     if not rows or schema_version(con) < _TRUNCATED_SINCE:
         return set()

@@ -20,12 +20,20 @@ import numpy as np
 import numpy.typing as npt
 
 from evalkit._scorer_ids import scorer_renames
-from evalkit.agreement import Agreement, Estimate, LabelKind, LabelSpec, agreement
-from evalkit.agreement._internal import CONSENSUS, parse_labels, resolve_kind
+from evalkit.agreement import (
+    CONSENSUS,
+    Agreement,
+    Estimate,
+    LabelKind,
+    LabelSpec,
+    agreement,
+    parse_labels,
+    resolve_kind,
+)
 from evalkit.compare._inputs import ScorerScores, scores_by_scorer
 from evalkit.compare._judge_runs import RunFacts, confounds, judge_differences, read_run
 from evalkit.compare._scorer_pairs import read_paired_scores
-from evalkit.store._internal import read_agreement
+from evalkit.store._internal import connection, read_agreement
 
 KindSource: TypeAlias = Literal["labels", "inferred"]
 """Where a judge comparison's kind came from: the runs' human labels, or the scores."""
@@ -185,7 +193,8 @@ def compare_judges(
     before, after = read_run(store, baseline), read_run(store, candidate)
     # Each run's stored ids under the id they are compared as (an old `llm-rubric` pairs
     # with a new `llm_rubric`: docs/pages/design/one-scorer-id-rule.md).
-    names = scorer_renames(store, baseline, candidate)
+    with connection(store, read_only=True) as con:
+        names = scorer_renames(con, baseline, candidate)
     ids = tuple(
         {names[i].get(s, s): s for s in run.metadata} for i, run in enumerate((before, after))
     )

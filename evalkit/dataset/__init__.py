@@ -14,11 +14,13 @@ from evalkit._lazy import declared_exports as _declared_exports
 
 # The exports, each written once here (evalkit._lazy.declared_exports reads them).
 if TYPE_CHECKING:
+    from evalkit.dataset._columns import ColumnMap as ColumnMap
     from evalkit.dataset._csv import CsvSource as CsvSource
     from evalkit.dataset._dataset import ArrowTabular as ArrowTabular
     from evalkit.dataset._dataset import DataFrameLike as DataFrameLike
     from evalkit.dataset._dataset import Dataset as Dataset
     from evalkit.dataset._dataset import DatasetLike as DatasetLike
+    from evalkit.dataset._dataset import ItemBatches as ItemBatches
     from evalkit.dataset._dataset import load_dataset as load_dataset
     from evalkit.dataset._duckdb_read import DuckDBSource as DuckDBSource
     from evalkit.dataset._hf import HFSource as HFSource
@@ -26,7 +28,10 @@ if TYPE_CHECKING:
     from evalkit.dataset._json_source import JsonSource as JsonSource
     from evalkit.dataset._open import open_source as open_source
     from evalkit.dataset._query import QuerySource as QuerySource
+    from evalkit.dataset._sources import ColumnBatch as ColumnBatch
+    from evalkit.dataset._sources import Duplicate as Duplicate
     from evalkit.dataset._sources import ParquetSource as ParquetSource
     from evalkit.dataset._sources import Source as Source
+    from evalkit.dataset._sources import arrow_to_python as arrow_to_python
 
 __getattr__, __dir__, __all__ = _declared_exports(globals())

@@ -15,9 +15,9 @@ from pathlib import Path
 import duckdb
 
 from evalkit._duckdb import connect_offline
+from evalkit._extensions import has_extension, load_extensions
 from evalkit.dataset._duckdb_read import DuckDBSource
 from evalkit.errors import DatasetError
-from evalkit.store._internal import has_extension, load_extensions
 
 
 class QuerySource(DuckDBSource):

@@ -19,11 +19,12 @@ import pyarrow.parquet as pq
 
 from evalkit.errors import DatasetError
 
-#: ``(origin, {column: python values}, row count)``: what a :class:`Source` yields.
 ColumnBatch = tuple[str, dict[str, list[Any]], int]
+"""``(origin, {column: python values}, row count)``: what a [`Source`][evalkit.dataset.Source]
+yields."""
 
-#: ``(origin, value)`` of the first null or repeated value of an id column.
 Duplicate = tuple[str, Any]
+"""``(origin, value)`` of the first null or repeated value of an id column."""
 
 
 class Source(Protocol):

@@ -16,23 +16,26 @@ from typing import Any
 
 import pyarrow as pa
 
+from evalkit._defaults import DEFAULT_LOCK_TIMEOUT
 from evalkit._json import loads_stored
 from evalkit.compare import (
+    LATEST,
+    LATEST_COMPLETE,
     Baseline,
     Comparison,
+    Direction,
+    SliceComparison,
     baseline_candidates,
     choose_baseline,
     compare_experiments,
     read_paired_scores,
     stored_slices,
 )
-from evalkit.compare._internal import LATEST, LATEST_COMPLETE, Direction, SliceComparison
 from evalkit.errors import BaselineError, ConfigError, StoreError
 from evalkit.experiment_file._regression import RegressionSection
-from evalkit.report._internal import PairView, ReportData, build_report
+from evalkit.report import PairView, ReportData, build_report
 from evalkit.run import ExperimentResult, record_run_verdict
 from evalkit.store import ListedExperiment
-from evalkit.store._internal import DEFAULT_LOCK_TIMEOUT
 
 #: Dropped pairs listed per scorer in a report; the rest are one ``evalkit diff`` away.
 REGRESSED_SHOWN = 20

@@ -40,8 +40,7 @@ from evalkit.experiment_file._judge_run import JudgedRun, judge_result
 from evalkit.experiment_file._load import load_experiment_file
 from evalkit.experiment_file._regression import RegressionSection
 from evalkit.run import RunInterrupted, RunOptions, VerdictNotKeptWarning, run_evals_sync
-from evalkit.store import latest_resumable, read_experiment, store_location
-from evalkit.store._internal import store_exists
+from evalkit.store import latest_resumable, read_experiment, store_exists, store_location
 
 #: ``run_evals``' defaults, for the options neither the call nor the file sets.
 _DEFAULTS = RunOptions()

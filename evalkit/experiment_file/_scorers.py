@@ -8,7 +8,7 @@ from typing import Any
 
 from pydantic import Field, field_validator, model_validator
 
-from evalkit.compare._internal import Direction
+from evalkit.compare import Direction
 from evalkit.experiment_file._judge import JudgeOverride
 from evalkit.experiment_file._table import (
     REFERENCE,

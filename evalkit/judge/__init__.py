@@ -27,9 +27,13 @@ from evalkit._lazy import declared_exports as _declared_exports
 
 # The exports, each written once here (evalkit._lazy.declared_exports reads them).
 if TYPE_CHECKING:
+    from evalkit.judge._ask import Asked as Asked
+    from evalkit.judge._ask import ask as ask
     from evalkit.judge._cache import JudgeCache as JudgeCache
+    from evalkit.judge._cache import WorkerCache as WorkerCache
     from evalkit.judge._cache import active_judge_cache as active_judge_cache
     from evalkit.judge._cache import default_cache_path as default_cache_path
+    from evalkit.judge._cache import store_entries as store_entries
     from evalkit.judge._cache import use_judge_cache as use_judge_cache
     from evalkit.judge._cache_db import JudgeCacheStats as JudgeCacheStats
     from evalkit.judge._judge import Judge as Judge
@@ -40,6 +44,10 @@ if TYPE_CHECKING:
     from evalkit.judge._records import JudgeExecution as JudgeExecution
     from evalkit.judge._records import JudgeUsage as JudgeUsage
     from evalkit.judge._records import StepJudgeRecord as StepJudgeRecord
+    from evalkit.judge._request import PreparedRequest as PreparedRequest
+    from evalkit.judge._structured import OutputSpec as OutputSpec
+    from evalkit.judge._structured import ScoreSpec as ScoreSpec
+    from evalkit.judge._structured import schema_spec as schema_spec
     from evalkit.judge.policy._ratelimit import RateLimiter as RateLimiter
     from evalkit.judge.policy._ratelimit import RateLimiterStats as RateLimiterStats
     from evalkit.judge.policy._registry import rate_limiter_stats as rate_limiter_stats

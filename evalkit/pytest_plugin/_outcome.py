@@ -15,16 +15,16 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 import pytest
 
+from evalkit._defaults import DEFAULT_LOCK_TIMEOUT
 from evalkit._visible import visible
 from evalkit.errors import EvalkitError, ExperimentFileError
 from evalkit.experiment_file import JudgedRun, judge_run, run_experiment_file
-from evalkit.report._internal import ItemView, PairView, console_failure_groups, console_table
+from evalkit.report import ItemView, PairView, console_failure_groups, console_table
 from evalkit.run import ExperimentResult, VerdictNotKeptWarning, run_evals_sync
 from evalkit.store import store_location
-from evalkit.store._internal import DEFAULT_LOCK_TIMEOUT
 
 if TYPE_CHECKING:  # evalkit.compare loads pandas: not when pytest starts
-    from evalkit.compare._internal import Direction
+    from evalkit.compare import Direction
 
 _TEXT = 60
 #: Items listed per scorer: the largest drops, or the lowest scores.

@@ -14,8 +14,7 @@ from evalkit.report._model import ItemView, PairView, ReportData, ScorerRow, fmt
 
 if TYPE_CHECKING:
     from evalkit.agreement import ScorerAgreement
-    from evalkit.compare import Comparison, ScorerComparison
-    from evalkit.compare._internal import SliceComparison
+    from evalkit.compare import Comparison, ScorerComparison, SliceComparison
     from evalkit.run import ExperimentResult
 
 

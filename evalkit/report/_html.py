@@ -20,11 +20,11 @@ from typing import Any
 import jinja2
 from markupsafe import Markup
 
+from evalkit._counts import items_done
 from evalkit._json import dumps
 from evalkit._numbers import MINUS, shown_number
 from evalkit._visible import visible
 from evalkit.report._charts import histogram_markup, histogram_svg
-from evalkit.report._counts import items_done
 from evalkit.report._groups import per_scorer
 from evalkit.report._model import ReportData, delta_text, mean_text
 

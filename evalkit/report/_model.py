@@ -10,7 +10,7 @@ from evalkit.report._agreement import AgreementView
 from evalkit.report._groups import FailureGroup
 
 if TYPE_CHECKING:
-    from evalkit.compare._internal import SliceComparison
+    from evalkit.compare import SliceComparison
 
 ReportVerdict = Literal["passed", "failed", "regressed"]
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import re
 
+from evalkit._counts import items_done
 from evalkit._visible import visible
 from evalkit.report._agreement import AgreementView
-from evalkit.report._counts import items_done
 from evalkit.report._groups import group_text, per_scorer
 from evalkit.report._model import ReportData, ScorerRow, delta_text, mean_text
 

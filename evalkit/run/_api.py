@@ -16,7 +16,7 @@ from typing import Any, ParamSpec, TypeVar
 
 import anyio
 
-from evalkit.agreement._internal import measure_merged
+from evalkit.agreement import measure_merged
 from evalkit.dataset import DatasetLike
 from evalkit.errors import ConfigError, StoreError
 from evalkit.run._checks import check_store_data_path

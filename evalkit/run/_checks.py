@@ -18,10 +18,8 @@ from evalkit._ceilings import (
 from evalkit.dataset import Dataset
 from evalkit.errors import ConfigError, DatasetError
 from evalkit.scorer import Scorer, Step
-from evalkit.store import store_location
-from evalkit.store._internal import is_lake
-from evalkit.target import Target
-from evalkit.target._internal import DatasetOutput
+from evalkit.store import is_lake, store_location
+from evalkit.target import DatasetOutput, Target
 
 
 def check_scorers(scorers: Any) -> tuple[Scorer, ...]:

@@ -8,12 +8,12 @@ import inspect
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from evalkit._callables import callable_name
 from evalkit._json import to_jsonable
+from evalkit._redaction import redact
 from evalkit.dataset import Dataset
 from evalkit.scorer import Scorer
-from evalkit.store._internal import redact
 from evalkit.target import Target
-from evalkit.target._internal import callable_name
 
 
 def evalkit_version() -> str:

@@ -25,11 +25,10 @@ from typing import Any
 import anyio
 import pyarrow as pa
 
-from evalkit.dataset import Dataset
-from evalkit.dataset._internal import ColumnMap, ItemBatches
+from evalkit.dataset import ColumnMap, Dataset, ItemBatches
 from evalkit.errors import ConfigError, EvalkitError
-from evalkit.judge import use_judge_cache
-from evalkit.judge._internal import WorkerCache, use_rate_share
+from evalkit.judge import WorkerCache, use_judge_cache
+from evalkit.judge.policy import use_rate_share
 from evalkit.run._feed import ItemFeed
 from evalkit.run._item import ItemEvaluator
 from evalkit.run._options import ExecutorName

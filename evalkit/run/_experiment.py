@@ -7,8 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from evalkit.agreement import ScorerAgreement
-from evalkit.agreement._internal import JudgeStability, agreement_reasons
+from evalkit.agreement import JudgeStability, ScorerAgreement, agreement_reasons
 from evalkit.errors import ConfigError
 from evalkit.run import _frame
 from evalkit.run._outcome import ItemResult, ScorerOutcome
@@ -25,7 +24,7 @@ if TYPE_CHECKING:
     import pandas as pd
     import pyarrow as pa
 
-    from evalkit.compare._internal import ItemDiff
+    from evalkit.compare import ItemDiff
 
 
 @dataclass(frozen=True, slots=True, repr=False)

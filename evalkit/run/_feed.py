@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import anyio
 
-from evalkit.dataset import Item
-from evalkit.dataset._internal import ItemBatches
+from evalkit.dataset import Item, ItemBatches
 from evalkit.run._resume_plan import ResumeBatches
 
 

@@ -16,11 +16,9 @@ from evalkit.errors import ScorerRunError, StoreError, TargetError
 from evalkit.judge import use_judge_cache
 from evalkit.run._checks import asks_judge, may_suspend
 from evalkit.run._outcome import ErrorInfo, ItemResult, OutputSource, Repeat, ScorerOutcome
-from evalkit.scorer import Scorer, ScorerRunResult, StepName
-from evalkit.scorer._internal import STEP_ORDER
+from evalkit.scorer import STEP_ORDER, Scorer, ScorerRunResult, StepName
 from evalkit.store._internal import StoredOutput
-from evalkit.target import Target
-from evalkit.target._internal import DatasetOutput
+from evalkit.target import DatasetOutput, Target
 
 
 class ItemEvaluator:

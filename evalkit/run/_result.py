@@ -13,12 +13,14 @@ from typing import Any, cast
 
 import anyio.to_thread
 
-from evalkit.agreement import LabelSpec, ScorerAgreement, measure_stored
-from evalkit.agreement._internal import (
+from evalkit.agreement import (
     JudgeStability,
+    LabelSpec,
+    ScorerAgreement,
     measure_labels,
     measure_stability,
     measure_stability_stored,
+    measure_stored,
 )
 from evalkit.run._experiment import ExperimentResult
 from evalkit.run._outcome import ItemResult

@@ -33,8 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from evalkit._proc import process_alive, this_host
-from evalkit.dataset import Dataset, Item
-from evalkit.dataset._internal import ItemBatches
+from evalkit.dataset import Dataset, Item, ItemBatches
 from evalkit.errors import ConfigError
 from evalkit.run._config_changes import check_changes, fingerprint_changes
 from evalkit.run._options import RunOptions

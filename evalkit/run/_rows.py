@@ -30,7 +30,7 @@ from evalkit._arrow_arrays import arrow_array
 from evalkit._json import json_text
 from evalkit.errors import StoreError
 from evalkit.run._outcome import Repeat
-from evalkit.scorer._internal import STEP_ORDER
+from evalkit.scorer import STEP_ORDER
 from evalkit.store._internal import ARROW_SCHEMAS
 
 if TYPE_CHECKING:

@@ -18,8 +18,7 @@ from typing import Any
 import anyio
 import anyio.to_thread
 
-from evalkit.judge import default_cache_path
-from evalkit.judge._internal import store_entries
+from evalkit.judge import default_cache_path, store_entries
 from evalkit.run._checks import asks_judge
 from evalkit.run._executors import ShardConfig, ShardResult, Stopped, execute
 from evalkit.run._interrupt import is_interrupt, on_all_scored

@@ -16,8 +16,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from evalkit.dataset import ParquetSource
-from evalkit.dataset._internal import ColumnBatch, Duplicate, arrow_to_python
+from evalkit.dataset import ColumnBatch, Duplicate, ParquetSource, arrow_to_python
 from evalkit.errors import ConfigError, DatasetError
 
 

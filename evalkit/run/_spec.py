@@ -22,8 +22,8 @@ from typing import Any
 import anyio.to_thread
 
 from evalkit._json import dumps
-from evalkit.agreement import LabelSpec
-from evalkit.agreement._internal import (
+from evalkit.agreement import (
+    LabelSpec,
     check_label_columns,
     config_of,
     parse_labels,
@@ -50,8 +50,7 @@ from evalkit.run._sharding import Sharding, check_sharding, plan_sharding
 from evalkit.run._thresholds import Threshold, parse_error_rates, parse_thresholds
 from evalkit.scorer import Scorer
 from evalkit.store._internal import ExperimentRecord, ScorerRecord
-from evalkit.target import Target
-from evalkit.target._internal import DatasetOutput, as_target
+from evalkit.target import DatasetOutput, Target, as_target
 
 
 def new_experiment_id() -> str:

@@ -16,12 +16,13 @@ import os
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, cast
 
+from evalkit._defaults import DEFAULT_LOCK_TIMEOUT
 from evalkit.errors import StoreError
 from evalkit.run._experiment import ExperimentResult
 from evalkit.run._summary import ExperimentStatus, summary_from_counts
 from evalkit.run._thresholds import parse_error_rates, parse_thresholds
-from evalkit.store import GateRecord, read_experiment, record_verdict
-from evalkit.store._internal import DEFAULT_LOCK_TIMEOUT, merge_stores, read_run_counts
+from evalkit.store import GateRecord, merge_stores, read_experiment, record_verdict
+from evalkit.store._internal import read_run_counts
 
 if TYPE_CHECKING:
     from evalkit.agreement import ScorerAgreement
@@ -193,7 +194,7 @@ def merge_shard_stores(
         StoreError: A source is unreadable, holds no shard slices (or only slices merged
             already), or a group misses slices (named) or has one twice.
     """
-    from evalkit.agreement._internal import measure_merged
+    from evalkit.agreement import measure_merged
 
     merged = merge_stores(sources, store)
     for experiment_id in merged:

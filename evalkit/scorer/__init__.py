@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from evalkit.scorer._limits import StepWatchdog as StepWatchdog
     from evalkit.scorer._prompt import OutputSchema as OutputSchema
     from evalkit.scorer._prompt import PromptStep as PromptStep
+    from evalkit.scorer._result import STEP_ORDER as STEP_ORDER
     from evalkit.scorer._result import ScorerRun as ScorerRun
     from evalkit.scorer._result import ScorerRunResult as ScorerRunResult
     from evalkit.scorer._result import StepName as StepName

@@ -17,7 +17,7 @@ from evalkit.scorer._steps import BoundStep, StepOwner, bind_callable
 from evalkit.scorer._trace import RunTrace
 
 if TYPE_CHECKING:
-    from evalkit.judge._internal import OutputSpec
+    from evalkit.judge import OutputSpec
 
 OutputSchema = type[pydantic.BaseModel] | Mapping[str, Any]
 """What a [`PromptStep`][evalkit.PromptStep] asks the judge to reply in: a pydantic model
@@ -118,7 +118,7 @@ def output_spec(
     ``output_schema``."""
     # Here, not with the module: every prebuilt scorer imports it, and a run of code scorers
     # needs neither jsonschema nor the judge's call stack (openai: 0.4 s; issue 31).
-    from evalkit.judge._internal import OutputSpec, ScoreSpec, schema_spec
+    from evalkit.judge import OutputSpec, ScoreSpec, schema_spec
 
     if score_range is not None and kind != "generate_score":
         raise ConfigError(
@@ -170,7 +170,7 @@ class _BoundPrompt:
         make_prompt: BoundStep,
         spec: OutputSpec,
     ) -> None:
-        from evalkit.judge._internal import PreparedRequest
+        from evalkit.judge import PreparedRequest
 
         self._kind: StepName = kind
         self._where = where
@@ -184,7 +184,7 @@ class _BoundPrompt:
     async def __call__(
         self, run: ScorerRun, results: StepResults, score: float | None, trace: RunTrace
     ) -> Any:
-        from evalkit.judge._internal import ask
+        from evalkit.judge import ask
 
         started = time.perf_counter()
         request = self._request

@@ -13,6 +13,7 @@ import inspect
 from collections.abc import Callable
 from typing import Any, Protocol, runtime_checkable
 
+from evalkit._callables import is_async_callable
 from evalkit.errors import ConfigError
 from evalkit.judge import Judge
 from evalkit.scorer._result import ScorerRun, StepName, StepResults
@@ -91,13 +92,6 @@ def bind_step(step: object, kind: StepName, owner: StepOwner) -> tuple[BoundStep
     raise ConfigError(
         f"Scorer {owner.name!r}: the {kind} step must be a function or a PromptStep, "
         f"not {type(step).__name__}"
-    )
-
-
-def is_async_callable(fn: object) -> bool:
-    """True for an ``async def`` function, a partial of one, or an object whose ``__call__`` is."""
-    return inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(
-        getattr(fn, "__call__", None)  # noqa: B004 - the bound __call__ of a callable object
     )
 
 

@@ -16,6 +16,7 @@ from typing import Any, ClassVar, Self
 
 from pydantic import BaseModel, model_validator
 
+from evalkit._callables import is_async_callable
 from evalkit.errors import ConfigError
 from evalkit.judge import Judge
 from evalkit.scorer import (
@@ -29,7 +30,6 @@ from evalkit.scorer import (
     StepResults,
     bind_callable,
 )
-from evalkit.scorer._internal import is_async_callable
 from evalkit.scorers._extraction import Extraction
 
 # How many items the step being asked sent; set by JudgeStep around the judge call only.

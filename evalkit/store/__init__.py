@@ -20,12 +20,18 @@ from evalkit._lazy import declared_exports as _declared_exports
 if TYPE_CHECKING:
     from evalkit.store._copy import CopySummary as CopySummary
     from evalkit.store._copy import copy_experiments as copy_experiments
+    from evalkit.store._export import ExportFormat as ExportFormat
     from evalkit.store._export import export_experiment as export_experiment
     from evalkit.store._lake import prepare_store as prepare_store
+    from evalkit.store._lake import store_exists as store_exists
     from evalkit.store._lake_merge import merge_finished_slices as merge_finished_slices
     from evalkit.store._location import StoreLocation as StoreLocation
+    from evalkit.store._location import is_lake as is_lake
+    from evalkit.store._location import resolve_data_path as resolve_data_path
     from evalkit.store._location import store_location as store_location
+    from evalkit.store._merge import merge_stores as merge_stores
     from evalkit.store._migrate import migrate as migrate
+    from evalkit.store._migrate import schema_version as schema_version
     from evalkit.store._pins import BaselinePin as BaselinePin
     from evalkit.store._pins import pin_baseline as pin_baseline
     from evalkit.store._pins import pin_history as pin_history
@@ -40,6 +46,7 @@ if TYPE_CHECKING:
     from evalkit.store._read_only import read_only_connection as read_only_connection
     from evalkit.store._read_only import refuse_file_writes as refuse_file_writes
     from evalkit.store._recovery import recover as recover
+    from evalkit.store._recovery import recovery_dir as recovery_dir
     from evalkit.store._schema import SCHEMA_VERSION as SCHEMA_VERSION
     from evalkit.store._stored import latest_resumable as latest_resumable
     from evalkit.store._verdicts import GateRecord as GateRecord

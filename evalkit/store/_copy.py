@@ -17,10 +17,10 @@ import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from evalkit._liveness import effective_status
 from evalkit._sql import quote_ident
 from evalkit.errors import StoreError
 from evalkit.store._connect import DEFAULT_BUSY_TIMEOUT, connection, retry_busy
-from evalkit.store._liveness import effective_status
 from evalkit.store._location import StoreLocation, store_location
 from evalkit.store._merge_write import base_tables
 from evalkit.store._migrate import migrate

@@ -12,8 +12,8 @@ import duckdb
 
 from evalkit._json import json_text
 from evalkit._proc import this_host
+from evalkit._redaction import redact
 from evalkit.store._batch_io import ExperimentRecord, ScorerRecord, naive_utc
-from evalkit.store._config_redaction import redact
 
 
 def insert_experiment(

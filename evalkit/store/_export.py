@@ -19,6 +19,8 @@ if TYPE_CHECKING:
     import duckdb
 
 ExportFormat = Literal["parquet", "csv", "jsonl"]
+"""The formats [`export_experiment`][evalkit.store.export_experiment] writes (the file's suffix
+is the format's name)."""
 
 #: The formats, with the suffix and DuckDB COPY options of each.
 EXPORT_FORMATS: dict[str, tuple[str, str]] = {

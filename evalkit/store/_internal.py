@@ -1,7 +1,8 @@
-"""What evalkit's own packages use from the store: the run writes and resumes through it,
-the CLI, the viewer, agreement and comparison read through it. Not for users (the store's
-public names are those of `evalkit.store`, each in the API reference); these may change with
-any release. Why a package has two faces: docs/pages/design/public-and-internal-names.md.
+"""What is left of the store's seam, not sorted yet: the run's writer and resume readers, the
+agreement table's reads and writes, and the store's connection, which other packages import
+from here (each import is listed by name in tests/test_boundaries.py, a list that only
+shrinks). Not for users: the store's public names are those of `evalkit.store`, each in the API
+reference. Why, and what is left to decide: docs/pages/design/public-and-internal-names.md.
 """
 
 from __future__ import annotations
@@ -22,25 +23,12 @@ if TYPE_CHECKING:
         write_agreement,
     )
     from evalkit.store._arrow import ARROW_SCHEMAS
-    from evalkit.store._config_redaction import REDACTED, redact
     from evalkit.store._connect import (
-        DEFAULT_STORE,
         connection,
-        execute_interruptibly,
-        interrupted_query,
         open_connection,
     )
-    from evalkit.store._export import EXPORT_FORMATS
-    from evalkit.store._extensions import ducklake_missing, has_extension, load_extensions
-    from evalkit.store._lake import store_exists
-    from evalkit.store._liveness import effective_status
-    from evalkit.store._location import is_lake, resolve_data_path
-    from evalkit.store._merge import merge_stores
-    from evalkit.store._migrate import schema_version
     from evalkit.store._object_store import credentials_hint
-    from evalkit.store._prices import SEED_PRICES
     from evalkit.store._read import RunCounts, ScorerCounts, read_run_counts
-    from evalkit.store._recovery import recovery_dir
     from evalkit.store._shard_writer import ShardRecord, ShardWriter
     from evalkit.store._stored import (
         StoredExperiment,
@@ -52,7 +40,6 @@ if TYPE_CHECKING:
     )
     from evalkit.store._verdicts import StoredVerdict
     from evalkit.store._writer import (
-        DEFAULT_LOCK_TIMEOUT,
         ExperimentRecord,
         RowBatch,
         ScorerRecord,
@@ -73,39 +60,17 @@ __getattr__, __dir__ = _exports(
             "write_agreement",
         ),
         "evalkit.store._arrow": ("ARROW_SCHEMAS",),
-        "evalkit.store._config_redaction": (
-            "REDACTED",
-            "redact",
-        ),
         "evalkit.store._connect": (
-            "DEFAULT_STORE",
             "connection",
-            "execute_interruptibly",
-            "interrupted_query",
             "open_connection",
         ),
-        "evalkit.store._export": ("EXPORT_FORMATS",),
-        "evalkit.store._extensions": (
-            "ducklake_missing",
-            "has_extension",
-            "load_extensions",
-        ),
-        "evalkit.store._lake": ("store_exists",),
-        "evalkit.store._liveness": ("effective_status",),
-        "evalkit.store._location": (
-            "is_lake",
-            "resolve_data_path",
-        ),
-        "evalkit.store._merge": ("merge_stores",),
-        "evalkit.store._migrate": ("schema_version",),
+        "evalkit.store._location": (),
         "evalkit.store._object_store": ("credentials_hint",),
-        "evalkit.store._prices": ("SEED_PRICES",),
         "evalkit.store._read": (
             "RunCounts",
             "ScorerCounts",
             "read_run_counts",
         ),
-        "evalkit.store._recovery": ("recovery_dir",),
         "evalkit.store._shard_writer": (
             "ShardRecord",
             "ShardWriter",
@@ -120,7 +85,6 @@ __getattr__, __dir__ = _exports(
         ),
         "evalkit.store._verdicts": ("StoredVerdict",),
         "evalkit.store._writer": (
-            "DEFAULT_LOCK_TIMEOUT",
             "ExperimentRecord",
             "RowBatch",
             "ScorerRecord",
@@ -131,11 +95,6 @@ __getattr__, __dir__ = _exports(
 
 __all__ = [
     "ARROW_SCHEMAS",
-    "DEFAULT_LOCK_TIMEOUT",
-    "DEFAULT_STORE",
-    "EXPORT_FORMATS",
-    "REDACTED",
-    "SEED_PRICES",
     "AgreementRow",
     "ExperimentRecord",
     "LabeledScores",
@@ -152,14 +111,6 @@ __all__ = [
     "StoredVerdict",
     "connection",
     "credentials_hint",
-    "ducklake_missing",
-    "effective_status",
-    "execute_interruptibly",
-    "has_extension",
-    "interrupted_query",
-    "is_lake",
-    "load_extensions",
-    "merge_stores",
     "open_connection",
     "read_agreement",
     "read_done_shards",
@@ -170,10 +121,5 @@ __all__ = [
     "read_repeats",
     "read_run_counts",
     "read_shard_failures",
-    "recovery_dir",
-    "redact",
-    "resolve_data_path",
-    "schema_version",
-    "store_exists",
     "write_agreement",
 ]

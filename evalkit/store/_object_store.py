@@ -22,9 +22,9 @@ from urllib.parse import urlsplit
 
 import duckdb
 
+from evalkit._extensions import load_extensions
 from evalkit._sql import sql_literal
 from evalkit.errors import StoreError
-from evalkit.store._extensions import load_extensions
 from evalkit.store._location import is_remote
 
 #: The schemes DuckDB's httpfs reads and writes, by the secret type that serves them.

@@ -12,9 +12,9 @@ import pyarrow.compute as pc
 
 from evalkit._arrow_arrays import arrow_array
 from evalkit._duckdb import connect_offline
+from evalkit._liveness import effective_status, with_effective_status
 from evalkit.errors import ConfigError, StoreError
 from evalkit.store._connect import DEFAULT_STORE, connection
-from evalkit.store._liveness import effective_status, with_effective_status
 from evalkit.store._migrate import migrate, schema_version
 
 _EXPERIMENT_COLUMNS = (

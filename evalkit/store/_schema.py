@@ -267,7 +267,7 @@ def _migrate_to_1(con: duckdb.DuckDBPyConnection) -> None:
 
 def _migrate_to_2(con: duckdb.DuckDBPyConnection) -> None:
     # Who is writing a running experiment, and when it last wrote: a ``running`` row whose
-    # process is gone is shown as ``interrupted`` (see evalkit.store._liveness).
+    # process is gone is shown as ``interrupted`` (see evalkit._liveness).
     con.execute("ALTER TABLE experiments ADD COLUMN writer_pid INTEGER")
     con.execute("ALTER TABLE experiments ADD COLUMN writer_host VARCHAR")
     con.execute("ALTER TABLE experiments ADD COLUMN heartbeat_at TIMESTAMP")

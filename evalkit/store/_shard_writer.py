@@ -20,8 +20,8 @@ import pyarrow as pa
 from evalkit import _stable_sql as stable_sql
 from evalkit._json import json_text
 from evalkit._proc import this_host
+from evalkit._redaction import redact
 from evalkit.store._batch_io import Transaction, insert_views, registered, writer_config
-from evalkit.store._config_redaction import redact
 from evalkit.store._connect import connection, retry_busy
 from evalkit.store._migrate import migrate
 from evalkit.store._replace import write_replacing

@@ -16,9 +16,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from evalkit._arrow_arrays import arrow_array
+from evalkit._liveness import effective_status, with_effective_status
 from evalkit.errors import StoreError
 from evalkit.store._connect import DEFAULT_STORE, connection
-from evalkit.store._liveness import effective_status, with_effective_status
 
 #: Statuses a plain ``--resume`` picks up by default.
 UNFINISHED = ("interrupted", "cancelled", "failed", "running")

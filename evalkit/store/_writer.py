@@ -24,6 +24,7 @@ import pyarrow as pa
 
 from evalkit._defaults import DEFAULT_LOCK_TIMEOUT
 from evalkit._json import json_text
+from evalkit._redaction import redact
 from evalkit.errors import StoreError
 from evalkit.store._batch_io import (
     ExperimentRecord,
@@ -37,7 +38,6 @@ from evalkit.store._batch_io import (
 )
 from evalkit.store._claim import ClaimState, claim, maybe_alive
 from evalkit.store._commit_lock import CatalogTurns
-from evalkit.store._config_redaction import redact
 from evalkit.store._connect import StoreLockedError, connection, retry_busy
 from evalkit.store._experiment_rows import add_missing_scorers, insert_experiment, record_outcome
 from evalkit.store._lake_errors import CatalogUnreachableError

@@ -13,9 +13,11 @@ from evalkit._lazy import declared_exports as _declared_exports
 
 # The exports, each written once here (evalkit._lazy.declared_exports reads them).
 if TYPE_CHECKING:
+    from evalkit.target._dataset_output import DatasetOutput as DatasetOutput
     from evalkit.target._function import FunctionTarget as FunctionTarget
     from evalkit.target._openai import OpenAITarget as OpenAITarget
     from evalkit.target._protocol import Target as Target
     from evalkit.target._resolve import TargetLike as TargetLike
+    from evalkit.target._resolve import as_target as as_target
 
 __getattr__, __dir__, __all__ = _declared_exports(globals())

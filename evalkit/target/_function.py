@@ -10,6 +10,7 @@ from typing import Any
 import anyio
 import anyio.to_thread
 
+from evalkit._callables import callable_name
 from evalkit.dataset import Item
 from evalkit.errors import ConfigError, TargetError
 
@@ -29,13 +30,6 @@ def _accepts_request_context(fn: Callable[..., Any]) -> bool:
         p.kind is p.VAR_KEYWORD or (p.name == "request_context" and p.kind is not p.POSITIONAL_ONLY)
         for p in parameters
     )
-
-
-def callable_name(fn: Callable[..., Any]) -> str:
-    """``module.qualname`` of a function, or its type's for other callables."""
-    target = fn if hasattr(fn, "__qualname__") else type(fn)
-    module = getattr(target, "__module__", None) or "?"
-    return f"{module}.{getattr(target, '__qualname__', repr(target))}"
 
 
 class FunctionTarget:

@@ -19,7 +19,7 @@ from multidict import MultiMapping
 
 from evalkit._json import json_pointer
 from evalkit._snapshot import in_one_transaction
-from evalkit.report._internal import error_pattern
+from evalkit.report import error_pattern
 from evalkit.view import _queries
 from evalkit.view._compare import labels
 from evalkit.view._queries import reading, rows

@@ -20,9 +20,11 @@ import duckdb
 from multidict import MultiMapping
 
 from evalkit import _stable_sql as stable_sql
+from evalkit._liveness import effective_status
 from evalkit.errors import StoreError
-from evalkit.report._internal import error_pattern
-from evalkit.store._internal import connection, effective_status, schema_version
+from evalkit.report import error_pattern
+from evalkit.store import schema_version
+from evalkit.store._internal import connection
 from evalkit.view._reader import LOCK_TIMEOUT, Reader
 
 #: Bins of a score distribution.

@@ -10,7 +10,7 @@ from typing import Any
 
 import duckdb
 
-from evalkit.store._internal import effective_status
+from evalkit._liveness import effective_status
 
 # Columns of ``experiments`` an older store (read, never migrated) lacks, and what stands in.
 _LATER_COLUMNS = {

@@ -10,9 +10,10 @@ from pathlib import Path
 
 from aiohttp import web
 
+from evalkit._defaults import DEFAULT_STORE
 from evalkit._duckdb import store_too_new
 from evalkit.errors import ConfigError, StoreError
-from evalkit.store._internal import DEFAULT_STORE, is_lake, store_exists
+from evalkit.store import is_lake, store_exists
 from evalkit.view._app import create_app, is_loopback
 from evalkit.view._port import DEFAULT_PORT
 

@@ -4,8 +4,15 @@ import math
 
 import pytest
 
-from evalkit.agreement import Agreement, Estimate, LabelSpec, ScorerAgreement
-from evalkit.agreement._internal import agreement_reasons, parse_labels, parse_min_agreement
+from evalkit.agreement import (
+    Agreement,
+    Estimate,
+    LabelSpec,
+    ScorerAgreement,
+    agreement_reasons,
+    parse_labels,
+    parse_min_agreement,
+)
 from evalkit.errors import ConfigError
 
 LABELS = parse_labels(

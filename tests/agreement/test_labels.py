@@ -4,8 +4,7 @@ import math
 
 import pytest
 
-from evalkit.agreement import LabelSpec
-from evalkit.agreement._internal import parse_labels, with_label_columns
+from evalkit.agreement import LabelSpec, parse_labels, with_label_columns
 from evalkit.errors import ConfigError, DatasetError
 
 IDS = ("rubric", "exact")

@@ -9,7 +9,7 @@ import krippendorff
 import numpy as np
 import pytest
 
-from evalkit.agreement._internal import noise_share, parse_labels
+from evalkit.agreement import noise_share, parse_labels
 from evalkit.agreement._stability import STABLE_ALPHA, stability
 
 

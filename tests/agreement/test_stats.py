@@ -20,8 +20,7 @@ from scipy import stats  # type: ignore[import-untyped]  # scipy ships no type s
 from sklearn.exceptions import UndefinedMetricWarning
 from sklearn.metrics import accuracy_score, cohen_kappa_score, confusion_matrix
 
-from evalkit.agreement import Agreement, Estimate, LabelKind, agreement
-from evalkit.agreement._internal import noise_share
+from evalkit.agreement import Agreement, Estimate, LabelKind, agreement, noise_share
 from evalkit.agreement._resample import (
     PairDraws,
     alpha_from_coincidences,
@@ -795,7 +794,7 @@ _EVERY_STATISTIC = """
 import json
 import numpy as np
 from evalkit.agreement import agreement
-from evalkit.agreement._internal import noise_share
+from evalkit.agreement import noise_share
 from evalkit.agreement._stats import inter_rater_alpha
 
 rng = np.random.default_rng(0)

@@ -26,8 +26,7 @@ import pandas as pd
 from evalkit import run_evals_sync
 from evalkit.compare import compare_experiments, stored_slices
 from evalkit.experiment_file._judge_run import explain_from_store
-from evalkit.report import write_reports
-from evalkit.report._internal import build_report
+from evalkit.report import build_report, write_reports
 from evalkit.scorers import get_scorer
 from evalkit.store import read_item_scores
 

@@ -16,7 +16,7 @@ import pytest
 
 from evalkit import create_scorer, run_evals_sync
 from evalkit.agreement import agreement_from_store
-from evalkit.report._internal import build_report, html_report, markdown_summary
+from evalkit.report import build_report, html_report, markdown_summary
 from evalkit.run import ExperimentResult
 from evalkit.store import read_experiment
 from tests.cli.conftest import run_cli

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from evalkit.store._internal import ducklake_missing
+from evalkit._extensions import ducklake_missing
 from tests.view.conftest import start_viewer, stop
 
 from .conftest import Cli, write_dataset, write_experiment

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from evalkit.store._internal import ducklake_missing, has_extension
+from evalkit._extensions import ducklake_missing, has_extension
 from tests.postgres import PostgresServer
 from tests.store.lake_secrets import create_secrets, quoted
 

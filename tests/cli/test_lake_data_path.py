@@ -20,9 +20,10 @@ from pathlib import Path
 
 import pytest
 
+from evalkit._extensions import ducklake_missing, has_extension
 from evalkit._proc import this_host
-from evalkit.store import prepare_store
-from evalkit.store._internal import connection, ducklake_missing, has_extension, recovery_dir
+from evalkit.store import prepare_store, recovery_dir
+from evalkit.store._internal import connection
 from tests.cli.conftest import Cli, write_dataset
 from tests.postgres import PostgresServer
 

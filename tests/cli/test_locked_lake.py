@@ -19,7 +19,9 @@ from pathlib import Path
 
 import pytest
 
-from evalkit.store._internal import connection, ducklake_missing, recovery_dir
+from evalkit._extensions import ducklake_missing
+from evalkit.store import recovery_dir
+from evalkit.store._internal import connection
 from tests.cli.conftest import Cli, write_dataset
 from tests.cli.test_locked_store import APP, ROWS, _wait_for
 

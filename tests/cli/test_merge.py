@@ -10,10 +10,10 @@ import duckdb
 import pytest
 
 from evalkit import Judge, PromptStep, create_scorer
+from evalkit._extensions import ducklake_missing
 from evalkit.cli import main
 from evalkit.run import run_evals
 from evalkit.store import list_experiments
-from evalkit.store._internal import ducklake_missing
 from evalkit.testing import FakeOpenAIServer
 from tests.store.test_merge import LABELS, ROWS, exact, figures, ids, slices
 from tests.store.test_merge import data as data  # the fixture

@@ -8,10 +8,10 @@ from typing import Any, cast
 
 import pytest
 
+from evalkit._extensions import ducklake_missing
 from evalkit.cli import main
 from evalkit.run import run_evals
 from evalkit.store import list_experiments, read_gates
-from evalkit.store._internal import ducklake_missing
 from tests.store.test_merge import LABELS, exact, ids
 from tests.store.test_merge import data as data  # the fixture
 

@@ -20,8 +20,9 @@ from typing import Any
 import duckdb
 import pytest
 
-from evalkit.store import prepare_store
-from evalkit.store._internal import connection, ducklake_missing, has_extension, recovery_dir
+from evalkit._extensions import ducklake_missing, has_extension
+from evalkit.store import prepare_store, recovery_dir
+from evalkit.store._internal import connection
 from tests.cli.conftest import start_cli, write_dataset
 from tests.postgres import PostgresServer
 

@@ -10,8 +10,7 @@ from typing import Any
 import duckdb
 
 from evalkit import create_scorer, run_evals
-from evalkit.compare import baseline_candidates, choose_baseline
-from evalkit.compare._internal import LATEST, LATEST_COMPLETE
+from evalkit.compare import LATEST, LATEST_COMPLETE, baseline_candidates, choose_baseline
 from evalkit.experiment_file import judge_run
 from evalkit.run import ExperimentResult
 from evalkit.store import pin_baseline, read_gates, read_pin, record_verdict

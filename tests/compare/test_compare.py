@@ -9,7 +9,7 @@ import pyarrow as pa
 import pytest
 
 from evalkit import ConfigError, DatasetError, compare_experiments
-from evalkit.compare._internal import Direction
+from evalkit.compare import Direction
 
 
 def frame(rows: list[tuple[str, str, float | None, str]]) -> pd.DataFrame:

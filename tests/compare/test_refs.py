@@ -8,8 +8,7 @@ from pathlib import Path
 import pytest
 
 from evalkit import create_scorer, run_evals
-from evalkit.compare import baseline_candidates, find_experiment, pin_run
-from evalkit.compare._internal import LATEST
+from evalkit.compare import LATEST, baseline_candidates, find_experiment, pin_run
 from evalkit.errors import BaselineError, StoreError
 from evalkit.run import ExperimentResult
 from evalkit.store import read_pin

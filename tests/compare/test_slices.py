@@ -7,9 +7,8 @@ import pandas as pd
 import pyarrow as pa
 import pytest
 
-from evalkit.compare import compare_experiments, declared_slices
-from evalkit.compare._internal import Direction, compare_slices
-from evalkit.compare._slices import holm
+from evalkit.compare import Direction, compare_experiments, declared_slices
+from evalkit.compare._slices import compare_slices, holm
 from evalkit.errors import ConfigError
 from evalkit.run._spec import check_slices
 

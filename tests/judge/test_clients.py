@@ -6,8 +6,8 @@ from openai import AsyncOpenAI
 
 from evalkit import ConfigError
 from evalkit.judge import shared_openai_client
-from evalkit.judge._internal import openai_client_for
 from evalkit.judge.policy._registry import shared_limiter
+from evalkit.judge.transport import openai_client_for
 from evalkit.judge.transport._clients import aclose_shared_clients
 
 

@@ -14,7 +14,7 @@ import pytest
 
 from evalkit import Judge, run_evals
 from evalkit.errors import ConfigError
-from evalkit.judge._internal import PreparedRequest, ScoreSpec, ask
+from evalkit.judge import PreparedRequest, ScoreSpec, ask
 from evalkit.scorers import llm_rubric
 from evalkit.testing import (
     PROFILES,

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from evalkit import Judge
-from evalkit.judge._internal import OutputSpec, PreparedRequest, ask
+from evalkit.judge import OutputSpec, PreparedRequest, ask
 from evalkit.testing import FakeOpenAIServer, Fault, Rule
 
 UNSUPPORTED_MAX_TOKENS = (

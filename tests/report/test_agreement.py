@@ -13,7 +13,7 @@ import pytest
 from sklearn.metrics import confusion_matrix
 
 from evalkit import create_scorer, run_evals_sync
-from evalkit.report._internal import build_report, html_report, markdown_summary
+from evalkit.report import build_report, html_report, markdown_summary
 from evalkit.run import ExperimentResult
 
 HOSTILE = "<script>alert('x')</script>"

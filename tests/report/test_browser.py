@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from sklearn.metrics import confusion_matrix
 
-from evalkit.report._internal import build_report, html_report
+from evalkit.report import build_report, html_report
 from tests.report.test_agreement import HOSTILE, LEVELS, N, _first, _judge, labelled_run
 
 

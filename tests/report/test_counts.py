@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from evalkit.report._internal import (
+from evalkit.report import (
     ReportData,
     console_table,
     html_report,

@@ -7,9 +7,9 @@ import re
 import xml.etree.ElementTree as ET
 from dataclasses import replace
 
-from evalkit.compare._internal import SliceComparison
+from evalkit.compare import SliceComparison
+from evalkit.report import PairView, html_report, junit_xml, markdown_summary
 from evalkit.report._html import histogram_svg, word_diff
-from evalkit.report._internal import PairView, html_report, junit_xml, markdown_summary
 from tests.report.test_render import EXACT, make_report
 
 HOSTILE = "<script>alert(1)</script>\u202e\x1b[2J <img src=x onerror=alert(2)>"

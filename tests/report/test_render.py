@@ -10,9 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from evalkit.report import FailureGroup
-from evalkit.report._html import histogram_svg
-from evalkit.report._internal import (
+from evalkit.report import (
+    FailureGroup,
     ItemView,
     ReportData,
     console_failure_groups,
@@ -21,6 +20,7 @@ from evalkit.report._internal import (
     junit_xml,
     markdown_summary,
 )
+from evalkit.report._html import histogram_svg
 from evalkit.report._model import ScorerRow
 
 EXACT = ScorerRow(

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from evalkit._visible import visible, visible_json
-from evalkit.report._internal import (
+from evalkit.report import (
     ItemView,
     console_table,
     html_report,

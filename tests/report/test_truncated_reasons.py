@@ -9,7 +9,7 @@ from pathlib import Path
 from evalkit import Judge
 from evalkit.experiment_file import judge_run
 from evalkit.pytest_plugin import EvalOutcome
-from evalkit.report._internal import html_report, markdown_summary
+from evalkit.report import html_report, markdown_summary
 from evalkit.testing import FakeOpenAIServer
 from tests.truncated import CUT_REPLY, two_nights
 

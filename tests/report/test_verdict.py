@@ -15,8 +15,8 @@ import pytest
 
 from evalkit import create_scorer, run_evals
 from evalkit.compare import compare_experiments
+from evalkit.report import console_table, html_report, junit_xml, markdown_summary
 from evalkit.report._build import build_report
-from evalkit.report._internal import console_table, html_report, junit_xml, markdown_summary
 from evalkit.report._model import ReportData
 from evalkit.scorers import get_scorer
 

@@ -25,8 +25,7 @@ import pytest
 
 from evalkit import Judge, PromptStep, create_scorer, run_evals
 from evalkit.errors import StoreError
-from evalkit.store import recover
-from evalkit.store._internal import recovery_dir
+from evalkit.store import recover, recovery_dir
 from evalkit.testing import FakeOpenAIServer, Fault, Rule
 from tests.conftest import KEY_ENV
 

@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from evalkit import run_evals, run_evals_sync
+from evalkit._defaults import DEFAULT_LOCK_TIMEOUT, DEFAULT_STORE
 from evalkit.cli import build_parser
 from evalkit.experiment_file import (
     ExperimentConfig,
@@ -25,7 +26,6 @@ from evalkit.experiment_file import (
     ScorerEntry,
 )
 from evalkit.run import RunOptions
-from evalkit.store._internal import DEFAULT_LOCK_TIMEOUT, DEFAULT_STORE
 
 FIELDS = {field.name: field for field in dataclasses.fields(RunOptions)}
 DEFAULTS = RunOptions()

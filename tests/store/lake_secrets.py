@@ -8,7 +8,7 @@ from pathlib import Path
 import duckdb
 
 from evalkit._duckdb import OFFLINE
-from evalkit.store._extensions import load_extensions
+from evalkit._extensions import load_extensions
 
 
 def secret_directory(home: Path) -> Path:

@@ -16,17 +16,17 @@ from typing import Any
 import pytest
 
 from evalkit import StoreError
+from evalkit._extensions import ducklake_missing
 from evalkit.run import run_evals
-from evalkit.store import copy_experiments, merge_finished_slices, prepare_store, recover
-from evalkit.store._internal import (
-    ExperimentRecord,
-    ScorerRecord,
-    StoreWriter,
-    connection,
-    ducklake_missing,
+from evalkit.store import (
+    copy_experiments,
+    merge_finished_slices,
     merge_stores,
+    prepare_store,
+    recover,
     recovery_dir,
 )
+from evalkit.store._internal import ExperimentRecord, ScorerRecord, StoreWriter, connection
 from tests.benchmarks.bench_ducklake import prebuilt_batches
 from tests.benchmarks.bench_store import SCORERS
 from tests.store.test_merge import LABELS, exact, slices

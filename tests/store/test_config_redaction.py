@@ -4,8 +4,7 @@ from typing import Any
 
 import pytest
 
-from evalkit.store._config_redaction import is_secret_key
-from evalkit.store._internal import REDACTED, redact
+from evalkit._redaction import REDACTED, is_secret_key, redact
 
 
 @pytest.mark.parametrize(

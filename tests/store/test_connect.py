@@ -13,8 +13,8 @@ import duckdb
 import pytest
 
 from evalkit import StoreError
+from evalkit._interruptible import execute_interruptibly, interrupted_query
 from evalkit.store._connect import WRITE_ROW_GROUP_SIZE, connection, open_connection
-from evalkit.store._internal import execute_interruptibly, interrupted_query
 
 from .conftest import held_by_another_process
 
@@ -110,7 +110,7 @@ _SLOW = "SELECT count(*) FROM range(100000000000) t(x) WHERE x % 7 = 3"
 # background job it inherits SIGINT ignored.
 _CTRL_C_INSIDE_A_QUERY = f"""
 import os, signal, threading, time, duckdb
-from evalkit.store._internal import execute_interruptibly
+from evalkit._interruptible import execute_interruptibly
 signal.signal(signal.SIGINT, signal.default_int_handler)
 threading.Timer(0.3, os.kill, [os.getpid(), signal.SIGINT]).start()
 start = time.monotonic()

@@ -9,8 +9,9 @@ from typing import Any
 import pytest
 
 from evalkit import StoreError, run_evals
+from evalkit._extensions import ducklake_missing
 from evalkit.store import copy_experiments
-from evalkit.store._internal import connection, ducklake_missing
+from evalkit.store._internal import connection
 from tests.store.lake_writer import rows, scorers
 
 pytestmark = pytest.mark.skipif(

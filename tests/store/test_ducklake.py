@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from evalkit import ConfigError, StoreError, run_evals
+from evalkit._extensions import ducklake_missing
 from evalkit.store import (
     SCHEMA_VERSION,
     latest_resumable,
@@ -23,7 +24,7 @@ from evalkit.store import (
     read_item_scores,
     store_location,
 )
-from evalkit.store._internal import connection, ducklake_missing
+from evalkit.store._internal import connection
 from tests.store.lake_writer import rows, scorers
 
 pytestmark = pytest.mark.skipif(

@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 from evalkit import StoreError, run_evals
-from evalkit.store._internal import connection, ducklake_missing, has_extension
+from evalkit._extensions import ducklake_missing, has_extension
+from evalkit.store._internal import connection
 from tests.cli.conftest import run_cli, write_dataset, write_experiment
 from tests.postgres import PostgresServer
 from tests.store.lake_writer import rows, scorers

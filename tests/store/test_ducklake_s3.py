@@ -11,8 +11,9 @@ from pathlib import Path
 import pytest
 
 from evalkit import StoreError, run_evals
+from evalkit._extensions import ducklake_missing
 from evalkit.store import prepare_store, read_item_scores
-from evalkit.store._internal import connection, ducklake_missing
+from evalkit.store._internal import connection
 from tests.benchmarks.bench_ducklake import begin, finish, prebuilt_batches
 from tests.s3 import S3Server
 from tests.store.lake_writer import rows, scorers
@@ -102,7 +103,7 @@ async def test_another_process_reads_the_lake_with_a_persistent_duckdb_secret(
     )
     made = subprocess.run(
         [sys.executable, "-c", "import duckdb, sys\n"
-         "from evalkit.store._extensions import load_extensions\n"
+         "from evalkit._extensions import load_extensions\n"
          "con = duckdb.connect(); load_extensions(con, 'httpfs'); con.execute(sys.argv[1])",
          secret],
         cwd=ROOT, env=env, capture_output=True, text=True, timeout=120,

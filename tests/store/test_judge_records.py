@@ -13,8 +13,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from evalkit import Judge, PromptStep, create_scorer, run_evals
-from evalkit.store import SCHEMA_VERSION, migrate
-from evalkit.store._internal import merge_stores, schema_version
+from evalkit.store import SCHEMA_VERSION, merge_stores, migrate, schema_version
 from evalkit.testing import FakeOpenAIServer, Fault, Rule
 
 

@@ -14,8 +14,8 @@ import pytest
 
 from evalkit import Scorer, create_scorer
 from evalkit.run import run_evals
-from evalkit.store import read_gates
-from evalkit.store._internal import merge_stores, read_agreement
+from evalkit.store import merge_stores, read_gates
+from evalkit.store._internal import read_agreement
 
 ROWS = 120
 

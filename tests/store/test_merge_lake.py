@@ -10,8 +10,10 @@ from typing import Any
 import pytest
 
 from evalkit import StoreError
+from evalkit._extensions import ducklake_missing
 from evalkit.run import run_evals
-from evalkit.store._internal import connection, ducklake_missing, merge_stores
+from evalkit.store import merge_stores
+from evalkit.store._internal import connection
 from tests.store.test_merge import ROWS, exact, slices
 from tests.store.test_merge import data as data  # the fixture
 

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from evalkit import run_evals_sync
+from evalkit._extensions import ducklake_missing
 from evalkit.store import prepare_store, read_only_connection
-from evalkit.store._internal import ducklake_missing
 from tests.store.lake_writer import rows, scorers
 
 pytestmark = pytest.mark.skipif(

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from evalkit import run_evals
+from evalkit._extensions import ducklake_missing
 from evalkit.errors import ConfigError
 from evalkit.store import (
     GateRecord,
@@ -21,7 +22,7 @@ from evalkit.store import (
     record_verdict,
     unpin_baseline,
 )
-from evalkit.store._internal import StoredVerdict, connection, ducklake_missing
+from evalkit.store._internal import StoredVerdict, connection
 from tests.store.lake_writer import rows, scorers
 from tests.store.test_ducklake import writer
 

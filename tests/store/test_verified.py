@@ -13,9 +13,8 @@ from pathlib import Path
 import pytest
 
 from evalkit import StoreError
-from evalkit.store._extensions import extension_file
-from evalkit.store._internal import ducklake_missing
-from evalkit.store._verified import verdicts_file, verify_extension
+from evalkit._extensions import ducklake_missing, extension_file
+from evalkit._verified_extensions import verdicts_file, verify_extension
 
 pytestmark = pytest.mark.skipif(
     ducklake_missing() is not None, reason=f"DuckLake not installed: {ducklake_missing()}"

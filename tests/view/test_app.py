@@ -305,8 +305,7 @@ def _nights(store: Path, *outputs: tuple[str, int | None]) -> list[str]:
 
 def _latest_of(store: Path, run: dict[str, Any]) -> dict[str, Any] | None:
     """What evalkit.compare chooses for ``run`` with ``latest`` (the viewer mirrors it)."""
-    from evalkit.compare import baseline_candidates, choose_baseline
-    from evalkit.compare._internal import LATEST
+    from evalkit.compare import LATEST, baseline_candidates, choose_baseline
     from evalkit.experiment_file import RegressionSection
 
     options = baseline_candidates(store, LATEST, name=run["name"], exclude=run["id"])

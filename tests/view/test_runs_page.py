@@ -91,8 +91,7 @@ def _chosen(many_runs: ManyRuns, run: dict[str, Any], options: dict[str, list[An
     """The run ``evalkit.compare`` chooses with ``latest`` for ``run`` among the runs started
     before it (the viewer mirrors it: a baseline is an earlier night); ``options`` keeps each
     name's candidates (``baseline_candidates`` opens the store)."""
-    from evalkit.compare import baseline_candidates, choose_baseline
-    from evalkit.compare._internal import LATEST
+    from evalkit.compare import LATEST, baseline_candidates, choose_baseline
     from evalkit.experiment_file import RegressionSection
 
     if run["name"] not in options:

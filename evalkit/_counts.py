@@ -1,4 +1,4 @@
-"""How many items a run covers, as reports and listings show it."""
+"""How many items a run covers, as the reports, the CLI's listings and the viewer show it."""
 
 from __future__ import annotations
 

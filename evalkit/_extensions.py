@@ -22,8 +22,8 @@ from pathlib import Path
 import duckdb
 
 from evalkit._sql import sql_literal
+from evalkit._verified_extensions import extension_cache, verify_extension
 from evalkit.errors import StoreError
-from evalkit.store._verified import extension_cache, verify_extension
 
 #: DuckDB's extension name -> (PyPI package's import name, the file's name in it).
 _PACKAGES = {
