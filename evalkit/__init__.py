@@ -75,6 +75,9 @@ if TYPE_CHECKING:
     from evalkit.target import OpenAITarget as OpenAITarget
     from evalkit.target import Target as Target
 
-__getattr__, __dir__, __all__ = _declared_exports(globals())
+# Type checkers read the imports above (a star import sees them too); the runtime derives
+# the lazy map and __all__ from them.
+if not TYPE_CHECKING:
+    __getattr__, __dir__, __all__ = _declared_exports(globals())
 
 __version__ = "0.1.0"

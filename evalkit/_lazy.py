@@ -12,13 +12,15 @@ the redundant-alias form that marks a re-export for type checkers (``from m impo
 Name``); `declared_exports` reads those imports from the package's source at import time and
 derives the lazy map and ``__all__`` from them, so mypy, IDEs and the runtime see the same names
 (docs/pages/design/one-declaration-per-export.md). `exports` takes a map written out: the
-scorers' families table, which their lookup by name also reads, and the ``_internal`` modules.
+scorers' families table, which their lookup by name also reads, and the store's ``_internal``
+module.
 Written by hand rather than with a library: docs/pages/design/hand-written-pieces.md.
 """
 
 from __future__ import annotations
 
 import _ast  # `ast` itself costs 1.4 ms to import; compile() and the node classes are here
+import contextlib
 import importlib
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -79,12 +81,19 @@ def declared_exports(
 def _declared(package: str, path: str, loader: Any) -> dict[str, tuple[str, ...]]:
     """For each module, the names the source at ``path`` imports from it as ``NAME as NAME``
     under ``if TYPE_CHECKING:``."""
-    try:
-        if not path.endswith(".py"):
-            raise OSError("no source (only compiled modules installed?)")
-        source = loader.get_data(path)  # the loader's: a package imported from a zip has no file
-    except OSError as exc:
-        raise ImportError(f"{package}: cannot read its exports from {path}: {exc}") from exc
+    # The loader's source: a package imported from a zip has no file, and a bundler that keeps
+    # sources (PyInstaller's "pyz+py") may name a compiled file as __file__.
+    source: str | bytes | None = None
+    with contextlib.suppress(AttributeError, ImportError, OSError):  # pytest's loader has none
+        source = loader.get_source(package)
+    if source is None and path.endswith(".py"):
+        with contextlib.suppress(OSError):
+            source = loader.get_data(path)
+    if source is None:
+        raise ImportError(
+            f"{package}: cannot read its exports from {path}: no source; evalkit needs its .py"
+            " files installed (an install or bundle with compiled modules only cannot import it)"
+        )
     tree = compile(source, path, "exec", _ast.PyCF_ONLY_AST)
     found: dict[str, list[str]] = {}
     for block in tree.body if isinstance(tree, _ast.Module) else ():
@@ -113,7 +122,11 @@ def with_old_names(
             return getattr_(name)
         import warnings
 
-        warnings.warn(f"{package}.{name} is now {new}", DeprecationWarning, stacklevel=2)
+        # A name that is no longer exported lives on in a private module: not a place to send
+        # users to.
+        private = any(part.startswith("_") for part in new.split("."))
+        moved = "is no longer exported and will be removed" if private else f"is now {new}"
+        warnings.warn(f"{package}.{name} {moved}", DeprecationWarning, stacklevel=2)
         module, _, attribute = new.rpartition(".")
         return getattr(importlib.import_module(module), attribute)
 

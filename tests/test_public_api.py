@@ -27,17 +27,17 @@ LAZY_PACKAGES = [
 
 
 def test_all_is_sorted_and_unique() -> None:
-    assert evalkit.__all__ == sorted(set(evalkit.__all__))
+    assert vars(evalkit)["__all__"] == sorted(set(vars(evalkit)["__all__"]))
 
 
 def test_every_exported_name_exists_and_is_documented() -> None:
-    for name in evalkit.__all__:
+    for name in vars(evalkit)["__all__"]:
         obj = getattr(evalkit, name)
         assert obj.__doc__, f"evalkit.{name} has no docstring"
 
 
 def test_public_classes_and_functions_are_all_exported() -> None:
-    for name in evalkit.__all__:  # the package imports its names lazily: load them all
+    for name in vars(evalkit)["__all__"]:  # the package imports its names lazily: load them all
         getattr(evalkit, name)
     public = {
         name
@@ -46,11 +46,11 @@ def test_public_classes_and_functions_are_all_exported() -> None:
         and getattr(obj, "__module__", "").startswith("evalkit")
         and callable(obj)
     }
-    assert public == set(evalkit.__all__)
+    assert public == set(vars(evalkit)["__all__"])
 
 
 def test_every_error_is_an_evalkit_error() -> None:
-    for name in evalkit.__all__:
+    for name in vars(evalkit)["__all__"]:
         obj = getattr(evalkit, name)
         if isinstance(obj, type) and issubclass(obj, BaseException):
             assert issubclass(obj, evalkit.EvalkitError)
@@ -196,3 +196,62 @@ def test_a_relative_export_import_is_refused(
     with pytest.raises(ImportError, match=r"__init__.py:4: write the export's import absolute"):
         importlib.import_module("relative_pkg")
     sys.modules.pop("relative_pkg", None)
+
+
+def test_a_package_installed_without_its_sources_is_refused_clearly(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The exports are read from the source: an install or bundle of compiled modules only
+    (PyInstaller's default) cannot import evalkit, and says why rather than exporting
+    nothing."""
+    import compileall
+
+    package = tmp_path / "compiled_pkg"
+    package.mkdir()
+    for name, text in DECLARED.items():
+        (package / name).write_text(text.replace("declared_pkg", "compiled_pkg"), "utf-8")
+    assert compileall.compile_dir(package, quiet=1, legacy=True)  # .pyc beside each module
+    for source in package.glob("*.py"):
+        source.unlink()
+    monkeypatch.syspath_prepend(str(tmp_path))
+    try:
+        with pytest.raises(ImportError, match=r"compiled_pkg: .*needs its \.py files"):
+            importlib.import_module("compiled_pkg")
+    finally:
+        sys.modules.pop("compiled_pkg", None)
+        importlib.invalidate_caches()
+
+
+STAR_IMPORTS = """
+import evalkit.report
+from evalkit import *
+from evalkit.report import *
+from evalkit.store import *
+
+reveal_type(run_evals)
+reveal_type(FailureGroup)
+reveal_type(read_item_scores)
+evalkit.report.nope
+"""
+
+
+@pytest.mark.long(seconds=12)
+def test_a_type_checker_sees_the_exports_of_a_star_import(tmp_path: Path) -> None:
+    """The exports' one declaration is for type checkers too: ``from evalkit import *``
+    gives mypy every exported name, and a name no package exports is an error (the runtime's
+    ``__getattr__`` is hidden from it)."""
+    snippet = tmp_path / "snippet.py"
+    snippet.write_text(STAR_IMPORTS, encoding="utf-8")
+    done = subprocess.run(
+        [sys.executable, "-m", "mypy", "--no-incremental", "--follow-imports=silent",
+         "--cache-dir", str(tmp_path / "cache"), "--no-error-summary", str(snippet)],
+        capture_output=True, text=True, timeout=600, check=False,
+    )  # fmt: skip
+    errors = [line for line in done.stdout.splitlines() if ": error:" in line]
+    assert len(errors) == 1, done.stdout
+    assert errors[0].split(":")[1] == "10"
+    assert 'has no attribute "nope"' in errors[0]
+    revealed = [line for line in done.stdout.splitlines() if "Revealed type" in line]
+    assert len(revealed) == 3, done.stdout
+    assert all('Revealed type is "Any"' not in line for line in revealed), done.stdout
+    assert "FailureGroup" in revealed[1], done.stdout

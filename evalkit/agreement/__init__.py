@@ -51,4 +51,7 @@ if TYPE_CHECKING:
     from evalkit.agreement._stats import Estimate as Estimate
     from evalkit.agreement._stats import agreement as agreement
 
-__getattr__, __dir__, __all__ = _declared_exports(globals())
+# Type checkers read the imports above (a star import sees them too); the runtime derives
+# the lazy map and __all__ from them.
+if not TYPE_CHECKING:
+    __getattr__, __dir__, __all__ = _declared_exports(globals())

@@ -274,7 +274,13 @@ def noise_shares(
     Returns:
         Per scorer both repeated and compared, its share; None where the interval says
             nothing (fewer than 2 pairs, no width).
+
+    Raises:
+        TypeError: Only one of ``store`` and ``baseline_id`` was given (the baseline's noise
+            would silently be taken as the run's).
     """
+    if (store is None) != (baseline_id is None):
+        raise TypeError("noise_shares: give both store and baseline_id, or neither")
     baseline = {}
     if store is not None and baseline_id is not None and stability:
         baseline = {r["scorer_id"]: r["value"] for r in read_agreement(store, baseline_id)

@@ -25,14 +25,17 @@ if TYPE_CHECKING:
     from evalkit.cli._main import main as main
 
 # Lazy: a command that does not run an experiment file never imports the run's stack.
-_getattr, __dir__, __all__ = _declared_exports(globals())
+# Type checkers read the imports above (a star import sees them too; the old names are the
+# runtime's only).
+if not TYPE_CHECKING:
+    _getattr, __dir__, __all__ = _declared_exports(globals())
 
-#: Names that moved to `evalkit.experiment_file`, still found here for code written before.
-__getattr__ = _with_old_names(
-    __name__,
-    _getattr,
-    {
-        name: f"evalkit.experiment_file.{name}"
-        for name in ("JudgedRun", "judge_run", "run_experiment_file")
-    },
-)
+    #: Names that moved to `evalkit.experiment_file`, still found here for code written before.
+    __getattr__ = _with_old_names(
+        __name__,
+        _getattr,
+        {
+            name: f"evalkit.experiment_file.{name}"
+            for name in ("JudgedRun", "judge_run", "run_experiment_file")
+        },
+    )

@@ -105,8 +105,12 @@ def report_run(args: argparse.Namespace, run: JudgedRun, report_dir: Path) -> in
         from evalkit.agreement import noise_shares
         from evalkit.cli._agreement import agreement_table, stability_table
     if result.stability:
-        baseline_id = baseline["id"] if baseline is not None else None
-        shares = noise_shares(result.stability, comparison, store=store, baseline_id=baseline_id)
+        if baseline is None:
+            shares = noise_shares(result.stability, comparison)
+        else:
+            shares = noise_shares(
+                result.stability, comparison, store=store, baseline_id=baseline["id"]
+            )
     if args.json:
         verdict = report.to_dict()
         verdict["scorers"] = [

@@ -34,4 +34,7 @@ if TYPE_CHECKING:
     from evalkit.dataset._sources import Source as Source
     from evalkit.dataset._sources import arrow_to_python as arrow_to_python
 
-__getattr__, __dir__, __all__ = _declared_exports(globals())
+# Type checkers read the imports above (a star import sees them too); the runtime derives
+# the lazy map and __all__ from them.
+if not TYPE_CHECKING:
+    __getattr__, __dir__, __all__ = _declared_exports(globals())

@@ -46,25 +46,28 @@ if TYPE_CHECKING:
     from evalkit.experiment_file._target import TargetSection as TargetSection
 
 # Lazy: loading a file does not import the run's stack (``run_experiment_file`` does).
-_getattr, __dir__, __all__ = _declared_exports(globals())
+# Type checkers read the imports above (a star import sees them too; the old names are the
+# runtime's only).
+if not TYPE_CHECKING:
+    _getattr, __dir__, __all__ = _declared_exports(globals())
 
-#: Names still found here for code written before: the sections' names before they were told
-#: apart from what they build, and the file's plumbing, no longer exported (issue 32: only
-#: ExperimentFile and its check use them).
-__getattr__ = _with_old_names(
-    __name__,
-    _getattr,
-    {
-        old: f"evalkit.experiment_file.{new}"
-        for old, new in [
-            ("OpenAITarget", "OpenAITargetSection"),
-            ("PythonTarget", "PythonTargetSection"),
-            ("Target", "TargetSection"),
-            ("Threshold", "ThresholdEntry"),
-            ("KeyLocator", "_locate.KeyLocator"),
-            ("KeyPath", "_locate.KeyPath"),
-            ("format_key", "_parts.format_key"),
-            ("import_reference", "_imports.import_reference"),
-        ]
-    },
-)
+    #: Names still found here for code written before: the sections' names before they were told
+    #: apart from what they build, and the file's plumbing, no longer exported (issue 32: only
+    #: ExperimentFile and its check use them).
+    __getattr__ = _with_old_names(
+        __name__,
+        _getattr,
+        {
+            old: f"evalkit.experiment_file.{new}"
+            for old, new in [
+                ("OpenAITarget", "OpenAITargetSection"),
+                ("PythonTarget", "PythonTargetSection"),
+                ("Target", "TargetSection"),
+                ("Threshold", "ThresholdEntry"),
+                ("KeyLocator", "_locate.KeyLocator"),
+                ("KeyPath", "_locate.KeyPath"),
+                ("format_key", "_parts.format_key"),
+                ("import_reference", "_imports.import_reference"),
+            ]
+        },
+    )

@@ -30,4 +30,7 @@ if TYPE_CHECKING:
     from evalkit.report._text import markdown_summary as markdown_summary
 
 # Lazy: the HTML report (jinja2, numpy) is only needed once a run has finished.
-__getattr__, __dir__, __all__ = _declared_exports(globals())
+# Type checkers read the imports above (a star import sees them too); the runtime derives
+# the lazy map and __all__ from them.
+if not TYPE_CHECKING:
+    __getattr__, __dir__, __all__ = _declared_exports(globals())

@@ -26,4 +26,7 @@ if TYPE_CHECKING:
     from evalkit.run._verdict_record import record_merged_verdict as record_merged_verdict
     from evalkit.run._verdict_record import record_run_verdict as record_run_verdict
 
-__getattr__, __dir__, __all__ = _declared_exports(globals())
+# Type checkers read the imports above (a star import sees them too); the runtime derives
+# the lazy map and __all__ from them.
+if not TYPE_CHECKING:
+    __getattr__, __dir__, __all__ = _declared_exports(globals())

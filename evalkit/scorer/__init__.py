@@ -31,4 +31,7 @@ if TYPE_CHECKING:
     from evalkit.scorer._steps import bind_callable as bind_callable
     from evalkit.scorer._trace import RunTrace as RunTrace
 
-__getattr__, __dir__, __all__ = _declared_exports(globals())
+# Type checkers read the imports above (a star import sees them too); the runtime derives
+# the lazy map and __all__ from them.
+if not TYPE_CHECKING:
+    __getattr__, __dir__, __all__ = _declared_exports(globals())

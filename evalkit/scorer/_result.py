@@ -12,8 +12,8 @@ from evalkit.judge import StepJudgeRecord
 
 StepName = errors.StepName
 
-#: The order steps always run in, whatever order they were added in.
 STEP_ORDER: tuple[StepName, ...] = ("preprocess", "analyze", "generate_score", "generate_reason")
+"""The order steps always run in, whatever order they were added in."""
 
 
 @dataclass(frozen=True, slots=True, weakref_slot=True)

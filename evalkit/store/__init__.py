@@ -54,4 +54,7 @@ if TYPE_CHECKING:
     from evalkit.store._verdicts import read_gates as read_gates
     from evalkit.store._verdicts import record_verdict as record_verdict
 
-__getattr__, __dir__, __all__ = _declared_exports(globals())
+# Type checkers read the imports above (a star import sees them too); the runtime derives
+# the lazy map and __all__ from them.
+if not TYPE_CHECKING:
+    __getattr__, __dir__, __all__ = _declared_exports(globals())

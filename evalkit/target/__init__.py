@@ -20,4 +20,7 @@ if TYPE_CHECKING:
     from evalkit.target._resolve import TargetLike as TargetLike
     from evalkit.target._resolve import as_target as as_target
 
-__getattr__, __dir__, __all__ = _declared_exports(globals())
+# Type checkers read the imports above (a star import sees them too); the runtime derives
+# the lazy map and __all__ from them.
+if not TYPE_CHECKING:
+    __getattr__, __dir__, __all__ = _declared_exports(globals())

@@ -20,4 +20,7 @@ if TYPE_CHECKING:
     from evalkit.view._serve import serve as serve
 
 # Lazy: ``evalkit view --help`` reads DEFAULT_PORT without importing aiohttp, DuckDB or pandas.
-__getattr__, __dir__, __all__ = _declared_exports(globals())
+# Type checkers read the imports above (a star import sees them too); the runtime derives
+# the lazy map and __all__ from them.
+if not TYPE_CHECKING:
+    __getattr__, __dir__, __all__ = _declared_exports(globals())

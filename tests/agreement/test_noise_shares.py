@@ -59,3 +59,14 @@ def test_a_repeated_baselines_own_noise_is_read_from_the_store(tmp_path: Path) -
     assert shares == {"judge": pytest.approx(expected)}
     # Not the share a baseline without repeats gives (as noisy as the run).
     assert shares != noise_shares({"judge": judge}, comparison)
+
+
+def test_half_of_the_baseline_is_refused() -> None:
+    """A store without the baseline's id (or the reverse) would silently take the baseline's
+    judge noise to be the run's."""
+    judge = _noisy("judge")
+    comparison = [Interval("judge", 40, -0.2, 0.1)]
+    with pytest.raises(TypeError, match="both store and baseline_id"):
+        noise_shares({"judge": judge}, comparison, store="evalkit.duckdb")
+    with pytest.raises(TypeError, match="both store and baseline_id"):
+        noise_shares({"judge": judge}, comparison, baseline_id="abc123")

@@ -98,7 +98,8 @@ params = {{ rubric = "The answer is a single number." }}
 
     # The command, as printed, finishes the run in place. Ten items at a time: the file's one
     # at a time made the slow judge's 0.3 s an item about 9 s of waiting (the items in flight
-    # are no part of what a resume checks).
+    # are no part of what a resume checks). So the printed command is not run word for word:
+    # a fault of the resume that showed only at the file's concurrency of 1 would pass here.
     words = shlex.split(said[0].removeprefix("evalkit: resume it with: "))
     assert words[0] == "evalkit"
     resumed = cli(*words[1:], "--no-progress", "--concurrency", "10", env_extra=ENV)

@@ -29,4 +29,7 @@ if TYPE_CHECKING:
     from evalkit.judge.policy._registry import shared_rate_limiter as shared_rate_limiter
     from evalkit.judge.policy._registry import use_rate_share as use_rate_share
 
-__getattr__, __dir__, __all__ = _declared_exports(globals())
+# Type checkers read the imports above (a star import sees them too); the runtime derives
+# the lazy map and __all__ from them.
+if not TYPE_CHECKING:
+    __getattr__, __dir__, __all__ = _declared_exports(globals())

@@ -26,4 +26,7 @@ if TYPE_CHECKING:
     from evalkit.judge.transport._clients import openai_client_for as openai_client_for
     from evalkit.judge.transport._clients import shared_openai_client as shared_openai_client
 
-__getattr__, __dir__, __all__ = _declared_exports(globals())
+# Type checkers read the imports above (a star import sees them too); the runtime derives
+# the lazy map and __all__ from them.
+if not TYPE_CHECKING:
+    __getattr__, __dir__, __all__ = _declared_exports(globals())
