@@ -1,8 +1,8 @@
-"""What is left of the store's seam, not sorted yet: the run's writer and resume readers, the
-agreement table's reads and writes, and the store's connection, which other packages import
-from here (each import is listed by name in tests/test_boundaries.py, a list that only
-shrinks). Not for users: the store's public names are those of `evalkit.store`, each in the API
-reference. Why, and what is left to decide: docs/pages/design/public-and-internal-names.md.
+"""What is left of the store's seam, not sorted yet: the run's writer and resume readers and
+the agreement table's reads and writes, which other packages import from here (each import is
+listed by name in tests/test_boundaries.py, a list that only shrinks). Not for users: the
+store's public names are those of `evalkit.store`, each in the API reference. Why, and what is
+left to decide: docs/pages/design/public-and-internal-names.md.
 """
 
 from __future__ import annotations
@@ -23,11 +23,6 @@ if TYPE_CHECKING:
         write_agreement,
     )
     from evalkit.store._arrow import ARROW_SCHEMAS
-    from evalkit.store._connect import (
-        connection,
-        open_connection,
-    )
-    from evalkit.store._object_store import credentials_hint
     from evalkit.store._read import RunCounts, ScorerCounts, read_run_counts
     from evalkit.store._shard_writer import ShardRecord, ShardWriter
     from evalkit.store._stored import (
@@ -60,12 +55,7 @@ __getattr__, __dir__ = _exports(
             "write_agreement",
         ),
         "evalkit.store._arrow": ("ARROW_SCHEMAS",),
-        "evalkit.store._connect": (
-            "connection",
-            "open_connection",
-        ),
         "evalkit.store._location": (),
-        "evalkit.store._object_store": ("credentials_hint",),
         "evalkit.store._read": (
             "RunCounts",
             "ScorerCounts",
@@ -109,9 +99,6 @@ __all__ = [
     "StoredExperiment",
     "StoredOutput",
     "StoredVerdict",
-    "connection",
-    "credentials_hint",
-    "open_connection",
     "read_agreement",
     "read_done_shards",
     "read_for_resume",
