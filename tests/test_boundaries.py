@@ -84,26 +84,14 @@ SEAM = "_internal"
 SEAMS = sorted(name for name in SOURCES if name.rsplit(".", 1)[-1] == SEAM)
 STORE_SEAM = "evalkit.store._internal"
 #: The imports of the store's seam not sorted yet (issue 32 item 4), by importing module: the
-#: run's writer and resume readers, and the agreement table's reads and writes. Each is a
-#: crossing the test tolerates by name; it fails on a new one and on a listed one that is gone,
-#: so the list only shrinks.
+#: run's writer and resume readers. Each is a crossing the test tolerates by name; it fails on
+#: a new one and on a listed one that is gone, so the list only shrinks.
 STORE_SEAM_LEFT = {
-    "evalkit.agreement._record": {
-        "AgreementRow",
-        "LabeledScores",
-        "StoredAgreement",
-        "read_agreement",
-        "read_fresh_shares",
-        "read_labeled_scores",
-        "read_repeats",
-        "write_agreement",
-    },
-    "evalkit.compare._judges": {"read_agreement"},
     "evalkit.run._api": {"ShardWriter", "StoreWriter"},
     "evalkit.run._config_changes": {"StoredExperiment"},
     "evalkit.run._item": {"StoredOutput"},
     "evalkit.run._local": {"StoreWriter"},
-    "evalkit.run._result": {"LabeledScores", "StoreWriter", "read_run_counts"},
+    "evalkit.run._result": {"StoreWriter", "read_run_counts"},
     "evalkit.run._resume_plan": {
         "StoredExperiment",
         "StoredOutput",

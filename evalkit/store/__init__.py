@@ -19,6 +19,7 @@ from evalkit._lazy import declared_exports as _declared_exports
 # The exports, each written once here (evalkit._lazy.declared_exports reads them).
 if TYPE_CHECKING:
     from evalkit.store._connect import connection as connection
+    from evalkit.store._connect import retry_busy as retry_busy
     from evalkit.store._copy import CopySummary as CopySummary
     from evalkit.store._copy import copy_experiments as copy_experiments
     from evalkit.store._export import ExportFormat as ExportFormat

@@ -67,17 +67,26 @@ _BUSY_MAX_S = 1.0
 
 
 def retry_busy(
-    action: Callable[[], _T], *, timeout: float, where: object = "", outage: bool = False
+    action: Callable[[], _T], *, timeout: float = DEFAULT_BUSY_TIMEOUT, outage: bool = False
 ) -> _T:
-    """Run ``action`` (a whole transaction), again while it fails with `StoreBusyError`
-    (and, with ``outage``, with `CatalogUnreachableError`: a lake's catalog lost).
+    """Run ``action`` (one whole transaction on a store: it opens the store with
+    [`connection`][evalkit.store.connection], writes and commits), again while it fails
+    because a DuckLake store was busy: its commit lost to another writer's, or its catalog was
+    busy (the [`StoreError`][evalkit.errors.StoreError] that `connection` raises then is a
+    ``StoreBusyError``). Returns what ``action`` returns.
 
     Waits grow from 50 ms to 1 s with jitter, so writers that collided do not collide again.
     A store file never raises it: there the lock is waited for when the file is opened.
 
+    Args:
+        action: The transaction, run from its start each time.
+        timeout: Seconds to keep trying.
+        outage: Also run it again while the lake's catalog is out of reach
+            (``CatalogUnreachableError``).
+
     Raises:
-        StoreBusyError: The store stayed busy for ``timeout`` s.
-        CatalogUnreachableError: With ``outage``, the catalog stayed out of reach that long.
+        StoreError: The store stayed busy (or, with ``outage``, out of reach) for ``timeout``
+            seconds, or ``action`` failed otherwise.
     """
     deadline = time.monotonic() + timeout
     wait = _BUSY_FIRST_S
