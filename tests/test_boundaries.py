@@ -84,33 +84,14 @@ SEAM = "_internal"
 SEAMS = sorted(name for name in SOURCES if name.rsplit(".", 1)[-1] == SEAM)
 STORE_SEAM = "evalkit.store._internal"
 #: The imports of the store's seam not sorted yet (issue 32 item 4), by importing module: the
-#: run's writer and resume readers, the agreement table's reads and writes, and the store's
-#: connection. Each is a crossing the test tolerates by name; it fails on a new one and on a
-#: listed one that is gone, so the list only shrinks.
+#: run's writer and resume readers. Each is a crossing the test tolerates by name; it fails on
+#: a new one and on a listed one that is gone, so the list only shrinks.
 STORE_SEAM_LEFT = {
-    "evalkit.agreement._record": {
-        "AgreementRow",
-        "LabeledScores",
-        "StoredAgreement",
-        "read_agreement",
-        "read_fresh_shares",
-        "read_labeled_scores",
-        "read_repeats",
-        "write_agreement",
-    },
-    "evalkit.cli._sql": {"connection", "credentials_hint"},
-    "evalkit.compare._baseline": {"connection"},
-    "evalkit.compare._diff": {"connection"},
-    "evalkit.compare._judge_runs": {"connection"},
-    "evalkit.compare._judges": {"connection", "read_agreement"},
-    "evalkit.compare._scorer_pairs": {"connection"},
-    "evalkit.compare._slices": {"connection"},
-    "evalkit.experiment_file._judge_run": {"connection"},
     "evalkit.run._api": {"ShardWriter", "StoreWriter"},
     "evalkit.run._config_changes": {"StoredExperiment"},
     "evalkit.run._item": {"StoredOutput"},
     "evalkit.run._local": {"StoreWriter"},
-    "evalkit.run._result": {"LabeledScores", "StoreWriter", "read_run_counts"},
+    "evalkit.run._result": {"StoreWriter", "read_run_counts"},
     "evalkit.run._resume_plan": {
         "StoredExperiment",
         "StoredOutput",
@@ -129,8 +110,6 @@ STORE_SEAM_LEFT = {
     "evalkit.run._sharded": {"ShardRecord", "ShardWriter"},
     "evalkit.run._spec": {"ExperimentRecord", "ScorerRecord"},
     "evalkit.run._verdict_record": {"read_run_counts"},
-    "evalkit.view._queries": {"connection"},
-    "evalkit.view._reader": {"open_connection"},
 }
 #: The internal layer: the root package's private modules (evalkit/_json.py, evalkit/_sql.py),
 #: shared by every package (__main__.py aside, the command's entry).

@@ -50,6 +50,9 @@ if TYPE_CHECKING:
     from evalkit.agreement._stats import Agreement as Agreement
     from evalkit.agreement._stats import Estimate as Estimate
     from evalkit.agreement._stats import agreement as agreement
+    from evalkit.agreement._table import LabeledScores as LabeledScores
+    from evalkit.agreement._table import StoredAgreement as StoredAgreement
+    from evalkit.agreement._table import read_agreement as read_agreement
 
 # Type checkers read the imports above (a star import sees them too); the runtime derives
 # the lazy map and __all__ from them.

@@ -18,7 +18,7 @@ from evalkit.agreement._labels import LabelSpec, parse_labels
 from evalkit.agreement._measure import CONSENSUS, RATERS, ScorerAgreement, measure
 from evalkit.agreement._stability import REPEATS, JudgeStability, noise_share, stability_of
 from evalkit.agreement._stats import Agreement, Estimate
-from evalkit.store._internal import (
+from evalkit.agreement._table import (
     AgreementRow,
     LabeledScores,
     StoredAgreement,

@@ -20,33 +20,7 @@ from evalkit._interruptible import execute_interruptibly
 from evalkit._json import stored_string
 from evalkit.cli._exit import EXIT_OK
 from evalkit.cli._format import csv_chunks, json_chunks, text_table
-from evalkit.errors import StoreError
-from evalkit.store import read_only_connection, refuse_file_writes
-from evalkit.store._internal import connection, credentials_hint
-
-_REFUSED = (
-    "file system operations are disabled",
-    "external",  # "Loading external extensions is disabled", "Cannot enable external access"
-    "configuration has been locked",
-    "secrets are disabled",
-    "read-only mode",
-    "attached in read-only",
-    "read only",
-    "readonly database",  # DuckLake's maintenance on a lake attached read-only
-)
-
-
-def _query_failed(
-    con: duckdb.DuckDBPyConnection, store: str, exc: duckdb.Error, *, write: bool
-) -> StoreError:
-    message = f"{store}: query failed: {exc}{credentials_hint(con, exc)}"
-    if not write and any(hint in str(exc) for hint in _REFUSED):
-        message += (
-            "\n(evalkit sql is read-only: it reads the store's own tables and views only,"
-            " see `evalkit sql --help`; --write lifts every limit)"
-        )
-    return StoreError(message)
-
+from evalkit.store import connection, query_failed, read_only_connection, refuse_file_writes
 
 #: Rows fetched from DuckDB at a time for ``--format csv`` and ``json``, which stream: a result
 #: of any size prints in flat memory (the table needs every row to size its columns).
@@ -89,7 +63,7 @@ def cmd_sql(args: argparse.Namespace) -> int:
                 con.execute("SET enable_progress_bar = false")
             cursor = execute_interruptibly(con, args.query)
         except duckdb.Error as exc:
-            raise _query_failed(con, store, exc, write=args.write) from exc
+            raise query_failed(con, store, exc, read_only=not args.write) from exc
         columns = [d[0] for d in cursor.description] if cursor.description else []
         types = [str(d[1]) for d in cursor.description] if cursor.description else []
         if args.format in ("csv", "json"):
@@ -100,7 +74,7 @@ def cmd_sql(args: argparse.Namespace) -> int:
                     sys.stdout.write(chunk)
             except duckdb.Error as exc:  # a row past the first batch failed (a cast, ...)
                 sys.stdout.flush()
-                raise _query_failed(con, store, exc, write=args.write) from exc
+                raise query_failed(con, store, exc, read_only=not args.write) from exc
             if args.format == "json":
                 sys.stdout.write("\n")
             return EXIT_OK

@@ -26,12 +26,12 @@ from typing import Any
 from evalkit.errors import BaselineError, StoreError
 from evalkit.store import (
     ListedExperiment,
+    connection,
     list_experiments,
     read_experiment,
     read_pin,
     store_exists,
 )
-from evalkit.store._internal import connection
 
 LATEST = "latest"
 """The newest passing run (or the pinned one): a failed night never becomes the bar."""

@@ -158,7 +158,7 @@ def diff_items(
     _check(order, offset, limit, slice_key, slice_value)
     if isinstance(store, duckdb.DuckDBPyConnection):
         return _diff(store, baseline, candidate, locals())
-    from evalkit.store._internal import connection
+    from evalkit.store import connection
 
     with connection(store, read_only=True) as con:
         return _diff(con, baseline, candidate, locals())

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from evalkit.errors import StoreError
-from evalkit.store._internal import connection
+from evalkit.store import connection
 
 #: The judge settings that change what the judge answers; the others (endpoint, key, timeouts,
 #: retries, rate limits, cache, batch mode) change how it is asked, not what it says.

@@ -28,12 +28,13 @@ from evalkit.agreement import (
     LabelSpec,
     agreement,
     parse_labels,
+    read_agreement,
     resolve_kind,
 )
 from evalkit.compare._inputs import ScorerScores, scores_by_scorer
 from evalkit.compare._judge_runs import RunFacts, confounds, judge_differences, read_run
 from evalkit.compare._scorer_pairs import read_paired_scores
-from evalkit.store._internal import connection, read_agreement
+from evalkit.store import connection
 
 KindSource: TypeAlias = Literal["labels", "inferred"]
 """Where a judge comparison's kind came from: the runs' human labels, or the scores."""

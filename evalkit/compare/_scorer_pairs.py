@@ -30,8 +30,7 @@ def read_paired_scores(
     Raises:
         StoreError: No experiment has one of the ids.
     """
-    from evalkit.store import read_item_scores
-    from evalkit.store._internal import connection
+    from evalkit.store import connection, read_item_scores
 
     with connection(store, read_only=True) as con:  # one open for the five reads
         before, after = read_item_scores(con, baseline), read_item_scores(con, candidate)
@@ -58,7 +57,7 @@ def scorer_directions(
     Raises:
         StoreError: The store cannot be opened.
     """
-    from evalkit.store._internal import connection
+    from evalkit.store import connection
 
     with connection(store, read_only=True) as con:
         rows = con.execute(

@@ -258,7 +258,7 @@ def slice_values(
     if not keys:
         return {}
     if not isinstance(store, duckdb.DuckDBPyConnection):
-        from evalkit.store._internal import connection
+        from evalkit.store import connection
 
         with connection(store, read_only=True) as con:
             return slice_values(con, experiment_id, keys)
@@ -328,7 +328,7 @@ def changes_by_slice(
     from evalkit._json import json_pointer as _pointer
 
     if not isinstance(store, duckdb.DuckDBPyConnection):
-        from evalkit.store._internal import connection
+        from evalkit.store import connection
 
         with connection(store, read_only=True) as con:
             return changes_by_slice(con, baseline, candidate, key, scorer=scorer)

@@ -143,7 +143,7 @@ def explain_from_store(
     (``changed``: its worse and better counts) has no dropped pair whatever its direction, and
     is not searched: the search's table imports pandas (0.3 s, issue 31)."""
     from evalkit.compare import diff_items
-    from evalkit.store._internal import connection
+    from evalkit.store import connection
 
     items: dict[str, list[PairView]] = {}
     totals: dict[str, int] = {}

@@ -15,6 +15,7 @@ import anyio.to_thread
 
 from evalkit.agreement import (
     JudgeStability,
+    LabeledScores,
     LabelSpec,
     ScorerAgreement,
     measure_labels,
@@ -26,7 +27,7 @@ from evalkit.run._experiment import ExperimentResult
 from evalkit.run._outcome import ItemResult
 from evalkit.run._spec import RunSpec
 from evalkit.run._summary import ExperimentStatus, RunSummary, summary_from_counts
-from evalkit.store._internal import LabeledScores, StoreWriter, read_run_counts
+from evalkit.store._internal import StoreWriter, read_run_counts
 
 
 @dataclass(frozen=True, slots=True)

@@ -18,6 +18,8 @@ from evalkit._lazy import declared_exports as _declared_exports
 
 # The exports, each written once here (evalkit._lazy.declared_exports reads them).
 if TYPE_CHECKING:
+    from evalkit.store._connect import connection as connection
+    from evalkit.store._connect import retry_busy as retry_busy
     from evalkit.store._copy import CopySummary as CopySummary
     from evalkit.store._copy import copy_experiments as copy_experiments
     from evalkit.store._export import ExportFormat as ExportFormat
@@ -43,6 +45,7 @@ if TYPE_CHECKING:
     from evalkit.store._read import read_experiment as read_experiment
     from evalkit.store._read import read_item_scores as read_item_scores
     from evalkit.store._read import read_scorer_summary as read_scorer_summary
+    from evalkit.store._read_only import query_failed as query_failed
     from evalkit.store._read_only import read_only_connection as read_only_connection
     from evalkit.store._read_only import refuse_file_writes as refuse_file_writes
     from evalkit.store._recovery import recover as recover

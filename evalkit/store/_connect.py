@@ -67,17 +67,26 @@ _BUSY_MAX_S = 1.0
 
 
 def retry_busy(
-    action: Callable[[], _T], *, timeout: float, where: object = "", outage: bool = False
+    action: Callable[[], _T], *, timeout: float = DEFAULT_BUSY_TIMEOUT, outage: bool = False
 ) -> _T:
-    """Run ``action`` (a whole transaction), again while it fails with `StoreBusyError`
-    (and, with ``outage``, with `CatalogUnreachableError`: a lake's catalog lost).
+    """Run ``action`` (one whole transaction on a store: it opens the store with
+    [`connection`][evalkit.store.connection], writes and commits), again while it fails
+    because a DuckLake store was busy: its commit lost to another writer's, or its catalog was
+    busy (the [`StoreError`][evalkit.errors.StoreError] that `connection` raises then is a
+    ``StoreBusyError``). Returns what ``action`` returns.
 
     Waits grow from 50 ms to 1 s with jitter, so writers that collided do not collide again.
     A store file never raises it: there the lock is waited for when the file is opened.
 
+    Args:
+        action: The transaction, run from its start each time.
+        timeout: Seconds to keep trying.
+        outage: Also run it again while the lake's catalog is out of reach
+            (``CatalogUnreachableError``).
+
     Raises:
-        StoreBusyError: The store stayed busy for ``timeout`` s.
-        CatalogUnreachableError: With ``outage``, the catalog stayed out of reach that long.
+        StoreError: The store stayed busy (or, with ``outage``, out of reach) for ``timeout``
+            seconds, or ``action`` failed otherwise.
     """
     deadline = time.monotonic() + timeout
     wait = _BUSY_FIRST_S
@@ -253,8 +262,43 @@ def connection(
     private: bool = False,
     pinned: bool = False,
 ) -> Iterator[duckdb.DuckDBPyConnection]:
-    """`open_connection` as a context manager; DuckDB errors become
-    [`StoreError`][evalkit.errors.StoreError]."""
+    """A DuckDB connection to the score store at ``path``, opened as evalkit opens it, and
+    closed on leaving the block: for reading (or writing) the store with SQL from Python.
+
+    ```python
+    from evalkit.store import connection
+
+    with connection("evalkit.duckdb", read_only=True) as con:
+        rows = con.execute("SELECT scorer_id, avg(score) FROM scores GROUP BY ALL").fetchall()
+    ```
+
+    A lock held by another process (a run's flush) is waited for, up to ``lock_timeout``
+    seconds, instead of failing at once: DuckDB lets one process write a file, or several
+    read it, never both, so keep the block short while a run writes the store. A DuckLake
+    store (``ducklake:…``, see [`store_location`][evalkit.store.store_location]) is attached
+    with its catalog, data path and credentials as a run attaches it. DuckDB errors raised in
+    the block become [`StoreError`][evalkit.errors.StoreError] naming the store (a lake's
+    object store refusing its files says where their credentials come from). To run a user's
+    query that must not write anything, use
+    [`read_only_connection`][evalkit.store.read_only_connection].
+
+    Args:
+        path: The store: a ``.duckdb`` file or a ``ducklake:…`` string.
+        read_only: Open it for reading only (several processes may read a file at once; a
+            missing file is an error instead of a new store).
+        lock_timeout: Seconds to wait for another process's lock.
+        config: DuckDB settings for the database this call opens (``duckdb.connect``'s
+            ``config``); a file this process already has open is shared as it is.
+        row_group_size: Rows per row group of what this connection writes.
+        private: A DuckLake store gets a database of its own instead of the one the
+            process's connections to it share.
+        pinned: With ``read_only``, a DuckLake store is read at the snapshot that was newest
+            when it was opened, not at each query's newest.
+
+    Raises:
+        StoreError: The store cannot be opened, stayed locked for ``lock_timeout`` seconds,
+            is not an evalkit store, or a query in the block failed.
+    """
     con = open_connection(
         path,
         read_only=read_only,

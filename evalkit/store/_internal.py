@@ -1,8 +1,8 @@
-"""What is left of the store's seam, not sorted yet: the run's writer and resume readers, the
-agreement table's reads and writes, and the store's connection, which other packages import
-from here (each import is listed by name in tests/test_boundaries.py, a list that only
-shrinks). Not for users: the store's public names are those of `evalkit.store`, each in the API
-reference. Why, and what is left to decide: docs/pages/design/public-and-internal-names.md.
+"""What is left of the store's seam, not sorted yet: the run's writer and resume readers,
+which the run imports from here (each import is listed by name in tests/test_boundaries.py, a
+list that only shrinks). Not for users: the store's public names are those of `evalkit.store`,
+each in the API reference. Why, and what is left to decide:
+docs/pages/design/public-and-internal-names.md.
 """
 
 from __future__ import annotations
@@ -12,22 +12,7 @@ from typing import TYPE_CHECKING
 from evalkit._lazy import exports as _exports
 
 if TYPE_CHECKING:
-    from evalkit.store._agreement import (
-        AgreementRow,
-        LabeledScores,
-        StoredAgreement,
-        read_agreement,
-        read_fresh_shares,
-        read_labeled_scores,
-        read_repeats,
-        write_agreement,
-    )
     from evalkit.store._arrow import ARROW_SCHEMAS
-    from evalkit.store._connect import (
-        connection,
-        open_connection,
-    )
-    from evalkit.store._object_store import credentials_hint
     from evalkit.store._read import RunCounts, ScorerCounts, read_run_counts
     from evalkit.store._shard_writer import ShardRecord, ShardWriter
     from evalkit.store._stored import (
@@ -49,23 +34,8 @@ if TYPE_CHECKING:
 __getattr__, __dir__ = _exports(
     globals(),
     {
-        "evalkit.store._agreement": (
-            "AgreementRow",
-            "LabeledScores",
-            "StoredAgreement",
-            "read_agreement",
-            "read_fresh_shares",
-            "read_labeled_scores",
-            "read_repeats",
-            "write_agreement",
-        ),
         "evalkit.store._arrow": ("ARROW_SCHEMAS",),
-        "evalkit.store._connect": (
-            "connection",
-            "open_connection",
-        ),
         "evalkit.store._location": (),
-        "evalkit.store._object_store": ("credentials_hint",),
         "evalkit.store._read": (
             "RunCounts",
             "ScorerCounts",
@@ -95,9 +65,7 @@ __getattr__, __dir__ = _exports(
 
 __all__ = [
     "ARROW_SCHEMAS",
-    "AgreementRow",
     "ExperimentRecord",
-    "LabeledScores",
     "RowBatch",
     "RunCounts",
     "ScorerCounts",
@@ -105,21 +73,12 @@ __all__ = [
     "ShardRecord",
     "ShardWriter",
     "StoreWriter",
-    "StoredAgreement",
     "StoredExperiment",
     "StoredOutput",
     "StoredVerdict",
-    "connection",
-    "credentials_hint",
-    "open_connection",
-    "read_agreement",
     "read_done_shards",
     "read_for_resume",
-    "read_fresh_shares",
-    "read_labeled_scores",
     "read_outputs",
-    "read_repeats",
     "read_run_counts",
     "read_shard_failures",
-    "write_agreement",
 ]

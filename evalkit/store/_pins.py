@@ -83,7 +83,7 @@ def _add(store: str, row: BaselinePin, lock_timeout: float) -> None:
                      row.created_at],
                 )  # fmt: skip
 
-    retry_busy(write, timeout=lock_timeout, where=store)
+    retry_busy(write, timeout=lock_timeout)
 
 
 def pin_baseline(

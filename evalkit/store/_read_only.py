@@ -23,6 +23,7 @@ from evalkit.errors import StoreError
 from evalkit.store._connect import connection
 from evalkit.store._lake import in_lake
 from evalkit.store._location import StoreLocation
+from evalkit.store._object_store import credentials_hint
 
 # Order matters: the store is attached first (with external access off, DuckDB may refuse to
 # open a file), lock_configuration comes last, and after it nothing can be changed back.
@@ -51,6 +52,18 @@ _READ_ONLY_HINT = (
 )
 
 _FILES_VARIABLE = "evalkit_lake_files"
+
+#: What DuckDB says when a read-only connection's limits refuse a statement.
+_REFUSED = (
+    "file system operations are disabled",
+    "external",  # "Loading external extensions is disabled", "Cannot enable external access"
+    "configuration has been locked",
+    "secrets are disabled",
+    "read-only mode",
+    "attached in read-only",
+    "read only",
+    "readonly database",  # DuckLake's maintenance on a lake attached read-only
+)
 
 
 @contextmanager
@@ -130,3 +143,19 @@ def refuse_file_writes(con: duckdb.DuckDBPyConnection, store: str, query: str) -
         )
     if kinds & _OPENS_FILES:
         raise StoreError(f"{store}: query refused: ATTACH opens other databases{_READ_ONLY_HINT}")
+
+
+def query_failed(
+    con: duckdb.DuckDBPyConnection, store: str, exc: duckdb.Error, *, read_only: bool = True
+) -> StoreError:
+    """The error to raise for a query on ``con`` (a connection to ``store``) that failed with
+    ``exc``: ``"<store>: query failed: <DuckDB's message>"``, with what it means when a DuckLake
+    store's object store refused the data files or was not reached (where the files are, where
+    their credentials come from) and, with ``read_only`` (a
+    [`read_only_connection`][evalkit.store.read_only_connection]), when the read-only limits
+    refused the query. What ``evalkit sql`` prints for a failed query.
+    """
+    message = f"{store}: query failed: {exc}{credentials_hint(con, exc)}"
+    if read_only and any(hint in str(exc) for hint in _REFUSED):
+        message += _READ_ONLY_HINT
+    return StoreError(message)

@@ -105,7 +105,7 @@ def record_verdict(
                 _replace(con, experiment_id, rows, [verdict, baseline_id, baseline_reason])
 
     # Other runs may be writing a DuckLake store: a lost commit runs again.
-    retry_busy(write, timeout=lock_timeout, where=where)
+    retry_busy(write, timeout=lock_timeout)
 
 
 def _replace(

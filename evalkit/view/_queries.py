@@ -23,8 +23,7 @@ from evalkit import _stable_sql as stable_sql
 from evalkit._liveness import effective_status
 from evalkit.errors import StoreError
 from evalkit.report import error_pattern
-from evalkit.store import schema_version
-from evalkit.store._internal import connection
+from evalkit.store import connection, schema_version
 from evalkit.view._reader import LOCK_TIMEOUT, Reader
 
 #: Bins of a score distribution.

@@ -19,12 +19,12 @@ import os
 import threading
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 
 import duckdb
 
 from evalkit._sql import quote_ident
-from evalkit.store._internal import open_connection
+from evalkit.store import connection
 
 #: Seconds the store stays open without a request.
 IDLE = 0.5
@@ -47,6 +47,8 @@ class Reader:
         self._hold = hold
         self._state = threading.Condition()
         self._con: duckdb.DuckDBPyConnection | None = None
+        # Closes ``_con``: the store's connection is held across requests, not one block.
+        self._open = ExitStack()
         self._catalog: str | None = None
         self._opened = 0.0
         self._last = 0.0
@@ -79,7 +81,9 @@ class Reader:
                 pause = self._closed_at + GAP - time.monotonic()
                 if pause > 0:
                     time.sleep(pause)
-                self._con = open_connection(self.store, read_only=True, lock_timeout=LOCK_TIMEOUT)
+                self._con = self._open.enter_context(
+                    connection(self.store, read_only=True, lock_timeout=LOCK_TIMEOUT)
+                )
                 self._catalog = self._con.execute("SELECT current_database()").fetchall()[0][0]
                 self._opened = time.monotonic()
             self._users += 1
@@ -110,6 +114,6 @@ class Reader:
 
     def _close(self) -> None:
         assert self._con is not None
-        self._con.close()
+        self._open.close()
         self._con = None
         self._closed_at = time.monotonic()

@@ -13,7 +13,7 @@ from evalkit import create_scorer, run_evals_sync
 from evalkit.agreement import noise_shares
 from evalkit.agreement._record import stability_rows
 from evalkit.agreement._stability import JudgeStability, noise_share, stability
-from evalkit.store._agreement import write_agreement
+from evalkit.agreement._table import write_agreement
 
 
 @dataclass(frozen=True)

@@ -113,7 +113,7 @@ def measure(mode: str, dataset: Path, store: Path | None) -> dict[str, Any]:
     import anyio
 
     from evalkit import run_evals
-    from evalkit.store._internal import connection
+    from evalkit.store import connection
 
     scorers = build_scorers()
     keep = mode == "store"

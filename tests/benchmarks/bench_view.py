@@ -32,7 +32,7 @@ from urllib.parse import urlencode
 from aiohttp.test_utils import TestClient, TestServer
 
 from evalkit.store import migrate
-from evalkit.store._internal import open_connection
+from evalkit.store._connect import open_connection
 from evalkit.view import create_app
 
 TARGET_MS = 300.0

@@ -19,8 +19,7 @@ from pathlib import Path
 import pytest
 
 from evalkit._extensions import ducklake_missing, has_extension
-from evalkit.store import prepare_store, recovery_dir
-from evalkit.store._internal import connection
+from evalkit.store import connection, prepare_store, recovery_dir
 from tests.cli.conftest import Cli, start_cli, write_dataset
 from tests.postgres import PostgresServer
 

@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 from sklearn.metrics import cohen_kappa_score
 
+from evalkit.agreement import StoredAgreement, read_agreement
 from evalkit.cli import main
-from evalkit.store._internal import StoredAgreement, read_agreement
 from evalkit.testing import FakeOpenAIServer
 from tests.compare.judge_runs import ROWS, SCORER, both, judged_run, key, write_data
 

@@ -22,8 +22,7 @@ import pytest
 
 from evalkit._extensions import ducklake_missing, has_extension
 from evalkit._proc import this_host
-from evalkit.store import prepare_store, recovery_dir
-from evalkit.store._internal import connection
+from evalkit.store import connection, prepare_store, recovery_dir
 from tests.cli.conftest import Cli, write_dataset
 from tests.postgres import PostgresServer
 

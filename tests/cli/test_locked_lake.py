@@ -20,8 +20,7 @@ from pathlib import Path
 import pytest
 
 from evalkit._extensions import ducklake_missing
-from evalkit.store import recovery_dir
-from evalkit.store._internal import connection
+from evalkit.store import connection, recovery_dir
 from tests.cli.conftest import Cli, write_dataset
 from tests.cli.test_locked_store import APP, ROWS, _wait_for
 

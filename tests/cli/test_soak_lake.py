@@ -21,8 +21,7 @@ import duckdb
 import pytest
 
 from evalkit._extensions import ducklake_missing, has_extension
-from evalkit.store import prepare_store, recovery_dir
-from evalkit.store._internal import connection
+from evalkit.store import connection, prepare_store, recovery_dir
 from tests.cli.conftest import start_cli, write_dataset
 from tests.postgres import PostgresServer
 

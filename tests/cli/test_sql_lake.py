@@ -13,8 +13,7 @@ import pytest
 
 from evalkit import run_evals_sync
 from evalkit._extensions import ducklake_missing, has_extension
-from evalkit.store import prepare_store
-from evalkit.store._internal import connection
+from evalkit.store import connection, prepare_store
 from tests.cli.conftest import Cli
 from tests.postgres import PostgresServer
 from tests.s3 import S3Server

@@ -11,8 +11,8 @@ from scipy import stats  # type: ignore[import-untyped]  # scipy ships no type s
 from sklearn.metrics import cohen_kappa_score
 
 from evalkit import create_scorer, run_evals
+from evalkit.agreement import read_agreement
 from evalkit.compare import JudgeComparison, compare_judges
-from evalkit.store._internal import read_agreement
 from evalkit.testing import FakeOpenAIServer
 from tests.compare.judge_runs import (
     ROWS,

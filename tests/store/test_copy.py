@@ -10,8 +10,7 @@ import pytest
 
 from evalkit import StoreError, run_evals
 from evalkit._extensions import ducklake_missing
-from evalkit.store import copy_experiments
-from evalkit.store._internal import connection
+from evalkit.store import connection, copy_experiments
 from tests.store.lake_writer import rows, scorers
 
 pytestmark = pytest.mark.skipif(

@@ -18,13 +18,13 @@ from evalkit import ConfigError, StoreError, run_evals
 from evalkit._extensions import ducklake_missing
 from evalkit.store import (
     SCHEMA_VERSION,
+    connection,
     latest_resumable,
     list_experiments,
     read_experiment,
     read_item_scores,
     store_location,
 )
-from evalkit.store._internal import connection
 from tests.store.lake_writer import rows, scorers
 
 pytestmark = pytest.mark.skipif(

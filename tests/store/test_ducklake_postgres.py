@@ -13,7 +13,7 @@ import pytest
 
 from evalkit import StoreError, run_evals
 from evalkit._extensions import ducklake_missing, has_extension
-from evalkit.store._internal import connection
+from evalkit.store import connection
 from tests.cli.conftest import run_cli, write_dataset, write_experiment
 from tests.postgres import PostgresServer
 from tests.store.lake_writer import rows, scorers

@@ -12,8 +12,7 @@ import pytest
 
 from evalkit import StoreError, run_evals
 from evalkit._extensions import ducklake_missing
-from evalkit.store import prepare_store, read_item_scores
-from evalkit.store._internal import connection
+from evalkit.store import connection, prepare_store, read_item_scores
 from tests.benchmarks.bench_ducklake import begin, finish, prebuilt_batches
 from tests.s3 import S3Server
 from tests.store.lake_writer import rows, scorers

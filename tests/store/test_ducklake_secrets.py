@@ -11,8 +11,7 @@ import pytest
 
 from evalkit import ConfigError, run_evals
 from evalkit._extensions import ducklake_missing, has_extension
-from evalkit.store import list_experiments, store_location
-from evalkit.store._internal import connection
+from evalkit.store import connection, list_experiments, store_location
 from tests.store.lake_secrets import create_secrets, quoted, secret_directory
 from tests.store.lake_writer import rows, scorers
 

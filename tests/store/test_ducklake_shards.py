@@ -11,8 +11,7 @@ import pytest
 
 from evalkit._extensions import ducklake_missing
 from evalkit.run import run_evals
-from evalkit.store import merge_finished_slices
-from evalkit.store._internal import connection
+from evalkit.store import connection, merge_finished_slices
 from tests.store.test_merge import LABELS, ROWS, exact, figures
 from tests.store.test_merge import data as data  # the fixture
 

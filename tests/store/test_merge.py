@@ -13,9 +13,9 @@ import pyarrow.parquet as pq
 import pytest
 
 from evalkit import Scorer, create_scorer
+from evalkit.agreement import read_agreement
 from evalkit.run import run_evals
 from evalkit.store import merge_stores, read_gates
-from evalkit.store._internal import read_agreement
 
 ROWS = 120
 

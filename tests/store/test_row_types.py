@@ -9,6 +9,7 @@ import datetime as dt
 from pathlib import Path
 
 from evalkit import create_scorer, run_evals
+from evalkit.agreement import StoredAgreement, read_agreement
 from evalkit.store import (
     ExperimentRow,
     GateRow,
@@ -17,13 +18,7 @@ from evalkit.store import (
     read_experiment,
     read_gates,
 )
-from evalkit.store._internal import (
-    RunCounts,
-    ScorerCounts,
-    StoredAgreement,
-    read_agreement,
-    read_run_counts,
-)
+from evalkit.store._internal import RunCounts, ScorerCounts, read_run_counts
 
 ROWS = [
     {"input": f"q{i}", "groundTruth": "a", "output": "a" if i % 3 else "b",

@@ -9,7 +9,7 @@ import pytest
 
 from evalkit import StoreError, create_scorer, run_evals
 from evalkit.store import SCHEMA_VERSION, migrate, schema_version
-from evalkit.store._internal import open_connection
+from evalkit.store._connect import open_connection
 from evalkit.store._prices import SEED_PRICES
 
 from .conftest import held_by_another_process

@@ -14,7 +14,7 @@ import pytest
 from evalkit._duckdb import STORAGE_VERSION, connect_offline
 from evalkit.errors import StoreError
 from evalkit.store import list_experiments
-from evalkit.store._internal import open_connection
+from evalkit.store._connect import open_connection
 from evalkit.store._migrate import migrate
 from tests.store.test_schema import STORE_V7
 

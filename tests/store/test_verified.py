@@ -67,7 +67,7 @@ def test_opening_a_lake_keeps_the_verdict_on_each_extension_file_it_loads(
 ) -> None:
     store = f"ducklake:sqlite:{tmp_path / 'catalog.sqlite'}"
     code = (
-        "import sys\nfrom evalkit.store._internal import connection\n"
+        "import sys\nfrom evalkit.store import connection\n"
         "with connection(sys.argv[1]) as con: con.execute('SELECT 1').fetchall()"
     )
     env = {**os.environ, "XDG_CACHE_HOME": str(cache)}

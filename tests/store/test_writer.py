@@ -155,7 +155,7 @@ async def test_flushes_write_whole_items(store: Path, flush_interval: float) -> 
 
 _READER = """
 import json, sys
-from evalkit.store._internal import open_connection
+from evalkit.store._connect import open_connection
 con = open_connection(sys.argv[1], read_only=True, lock_timeout=20)
 print(json.dumps(con.execute(
     "SELECT status, succeeded_count, (SELECT count(*) FROM scores) FROM experiments"

@@ -16,11 +16,10 @@ from evalkit.view._reader import Reader
 
 WRITER = """
 import sys, time
-from evalkit.store._internal import open_connection
+from evalkit.store import connection
 started = time.monotonic()
-con = open_connection(sys.argv[1], lock_timeout=60)
-con.execute("INSERT INTO schema_version VALUES (99, now()::TIMESTAMP)")
-con.close()
+with connection(sys.argv[1], lock_timeout=60) as con:
+    con.execute("INSERT INTO schema_version VALUES (99, now()::TIMESTAMP)")
 print(f"{time.monotonic() - started:.3f}")
 """
 

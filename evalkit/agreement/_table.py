@@ -1,8 +1,9 @@
 """The agreement of scorers with human labels in the store: what it is computed from, and
-where it is kept (``scorer_agreement``, and the ``agreement_summary`` view over it).
+where it is kept (``scorer_agreement``, and the ``agreement_summary`` view over it), read and
+written through the store's public names (the table's DDL is the store's schema).
 
 The labels are item metadata (``experiment_items.metadata``); the scores are the successful
-scores of the item's last pass. The statistics themselves are evalkit.agreement's.
+scores of the item's last pass.
 """
 
 from __future__ import annotations
@@ -14,8 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypedDict, cast
 
-from evalkit.store._connect import DEFAULT_BUSY_TIMEOUT, connection, retry_busy
-from evalkit.store._migrate import migrate, schema_version
+from evalkit.store import connection, migrate, retry_busy, schema_version
 
 
 @dataclass(frozen=True, slots=True)
@@ -136,13 +136,14 @@ def write_agreement(
             con.execute("COMMIT")
 
     # Two runs of a DuckLake store may replace their rows at once: a lost commit runs again.
-    retry_busy(write, timeout=DEFAULT_BUSY_TIMEOUT)
+    retry_busy(write)
 
 
 class StoredAgreement(TypedDict):
-    """One ``scorer_agreement`` row as `read_agreement` returns
-    it: the fields of `AgreementRow`, with ``levels`` and
-    ``confusion`` decoded from their JSON text."""
+    """One row of the store's ``scorer_agreement`` table as
+    [`read_agreement`][evalkit.agreement.read_agreement] returns it: one metric of one scorer
+    against one set of labels (``compared_with``: a label column, ``consensus``, ``raters`` or
+    ``repeats``), with ``levels`` and ``confusion`` decoded from their JSON text."""
 
     scorer_id: str
     compared_with: str
@@ -158,7 +159,10 @@ class StoredAgreement(TypedDict):
 
 
 def read_agreement(store: str | os.PathLike[str], experiment_id: str) -> list[StoredAgreement]:
-    """The experiment's agreement rows, by scorer, comparison and metric."""
+    """The agreement rows a run kept in ``store`` (its scorers against their labels, and its
+    judges against themselves across repeats), by scorer, comparison and metric; the table
+    the store schema page describes as ``scorer_agreement``. To have them as the run held
+    them, use [`agreement_from_store`][evalkit.agreement.agreement_from_store]."""
     with connection(store, read_only=True) as con:
         cursor = con.execute(
             "SELECT scorer_id, compared_with, kind, metric, value, ci_low, ci_high, n, missing,"
