@@ -12,6 +12,7 @@ from types import ModuleType
 import pytest
 
 import evalkit
+from tests.typecheck import mypy_output
 
 LAZY_PACKAGES = [
     "evalkit",
@@ -240,18 +241,12 @@ def test_a_type_checker_sees_the_exports_of_a_star_import(tmp_path: Path) -> Non
     """The exports' one declaration is for type checkers too: ``from evalkit import *``
     gives mypy every exported name, and a name no package exports is an error (the runtime's
     ``__getattr__`` is hidden from it)."""
-    snippet = tmp_path / "snippet.py"
-    snippet.write_text(STAR_IMPORTS, encoding="utf-8")
-    done = subprocess.run(
-        [sys.executable, "-m", "mypy", "--no-incremental", "--follow-imports=silent",
-         "--cache-dir", str(tmp_path / "cache"), "--no-error-summary", str(snippet)],
-        capture_output=True, text=True, timeout=600, check=False,
-    )  # fmt: skip
-    errors = [line for line in done.stdout.splitlines() if ": error:" in line]
-    assert len(errors) == 1, done.stdout
+    output = mypy_output(tmp_path, STAR_IMPORTS)
+    errors = [line for line in output if ": error:" in line]
+    assert len(errors) == 1, output
     assert errors[0].split(":")[1] == "10"
     assert 'has no attribute "nope"' in errors[0]
-    revealed = [line for line in done.stdout.splitlines() if "Revealed type" in line]
-    assert len(revealed) == 3, done.stdout
-    assert all('Revealed type is "Any"' not in line for line in revealed), done.stdout
-    assert "FailureGroup" in revealed[1], done.stdout
+    revealed = [line for line in output if "Revealed type" in line]
+    assert len(revealed) == 3, output
+    assert all('Revealed type is "Any"' not in line for line in revealed), output
+    assert "FailureGroup" in revealed[1], output

@@ -9,8 +9,6 @@ import argparse
 import dataclasses
 import inspect
 import re
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +24,7 @@ from evalkit.experiment_file import (
     ScorerEntry,
 )
 from evalkit.run import RunOptions
+from tests.typecheck import mypy_output
 
 FIELDS = {field.name: field for field in dataclasses.fields(RunOptions)}
 DEFAULTS = RunOptions()
@@ -140,14 +139,8 @@ run_evals_sync([{"input": "a", "output": "a"}], [], lock_timeout="long")
 @pytest.mark.long(seconds=12)
 def test_a_type_checker_refuses_a_wrong_keyword_of_run_evals_sync(tmp_path: Path) -> None:
     """``run_evals_sync`` took ``**options: Any``: a misspelt option was found at run time."""
-    snippet = tmp_path / "snippet.py"
-    snippet.write_text(BAD_KEYWORD, encoding="utf-8")
-    done = subprocess.run(
-        [sys.executable, "-m", "mypy", "--no-incremental", "--follow-imports=silent",
-         "--cache-dir", str(tmp_path / "cache"), "--no-error-summary", str(snippet)],
-        capture_output=True, text=True, timeout=600, check=False,
-    )  # fmt: skip
-    errors = [line for line in done.stdout.splitlines() if ": error:" in line]
-    assert [line.split(":")[1] for line in errors] == ["5", "6"], done.stdout
+    output = mypy_output(tmp_path, BAD_KEYWORD)
+    errors = [line for line in output if ": error:" in line]
+    assert [line.split(":")[1] for line in errors] == ["5", "6"], output
     assert '"concurrancy"' in errors[0]
     assert '"lock_timeout"' in errors[1]
