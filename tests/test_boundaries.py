@@ -77,40 +77,10 @@ def _within(module: str, package: str) -> bool:
     return module == package or module.startswith(package + ".")
 
 
-#: A package's module lending evalkit's other packages what no user calls: gone but for the
-#: store's, whose names are still to be sorted (STORE_SEAM_LEFT);
-#: docs/pages/design/public-and-internal-names.md.
+#: A package's module lending evalkit's other packages what no user calls: there is none any
+#: more; docs/pages/design/public-and-internal-names.md.
 SEAM = "_internal"
 SEAMS = sorted(name for name in SOURCES if name.rsplit(".", 1)[-1] == SEAM)
-STORE_SEAM = "evalkit.store._internal"
-#: The imports of the store's seam not sorted yet (issue 32 item 4), by importing module: the
-#: run's writer and resume readers. Each is a crossing the test tolerates by name; it fails on
-#: a new one and on a listed one that is gone, so the list only shrinks.
-STORE_SEAM_LEFT = {
-    "evalkit.run._api": {"ShardWriter", "StoreWriter"},
-    "evalkit.run._config_changes": {"StoredExperiment"},
-    "evalkit.run._item": {"StoredOutput"},
-    "evalkit.run._local": {"StoreWriter"},
-    "evalkit.run._result": {"StoreWriter", "read_run_counts"},
-    "evalkit.run._resume_plan": {
-        "StoredExperiment",
-        "StoredOutput",
-        "read_done_shards",
-        "read_for_resume",
-        "read_outputs",
-    },
-    "evalkit.run._rows": {"ARROW_SCHEMAS"},
-    "evalkit.run._runner": {"StoreWriter"},
-    "evalkit.run._shard_retry": {
-        "StoredOutput",
-        "read_for_resume",
-        "read_outputs",
-        "read_shard_failures",
-    },
-    "evalkit.run._sharded": {"ShardRecord", "ShardWriter"},
-    "evalkit.run._spec": {"ExperimentRecord", "ScorerRecord"},
-    "evalkit.run._verdict_record": {"read_run_counts"},
-}
 #: The internal layer: the root package's private modules (evalkit/_json.py, evalkit/_sql.py),
 #: shared by every package (__main__.py aside, the command's entry).
 INTERNAL_LAYER = sorted(
@@ -122,16 +92,6 @@ INTERNAL_LAYER = sorted(
     # The console script's entry: above the CLI it starts, shared by nothing.
     and name != "evalkit._console"
 )
-
-
-def _seam_names(path: Path) -> set[str]:
-    """The names ``path`` imports from the store's seam (`STORE_SEAM`)."""
-    return {
-        alias.name
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
-        if isinstance(node, ast.ImportFrom) and node.module == STORE_SEAM
-        for alias in node.names
-    }
 
 
 def test_the_crossing_check_sees_what_it_must(tmp_path: Path) -> None:
@@ -165,26 +125,16 @@ def test_the_crossing_check_sees_what_it_must(tmp_path: Path) -> None:
 @pytest.mark.parametrize("module", sorted(SOURCES))
 def test_no_module_imports_another_packages_private_module(module: str) -> None:
     """A package's ``_internal`` module is as private as any other: another package imports
-    none (the store's leftovers aside, by name)."""
-    path = SOURCES[module]
-    left = [c for c in _crossings(module, path) if not c.endswith(f": {STORE_SEAM}")]
-    assert left == []
-    if not _within(module, "evalkit.store"):
-        assert _seam_names(path) == STORE_SEAM_LEFT.get(module, set())
+    none."""
+    assert _crossings(module, SOURCES[module]) == []
 
 
-def test_the_crossings_over_the_tree_are_the_store_leftovers_only() -> None:
+def test_no_package_lends_through_an_internal_module() -> None:
     """Counted over evalkit/ as a reviewer counts them: 99 imports of another package's
-    ``_internal`` module before (eight seams), the store's leftovers after."""
+    ``_internal`` module before (eight seams), none after."""
     found = [c for module, path in SOURCES.items() for c in _crossings(module, path)]
-    assert len(found) == sum(
-        1
-        for module in STORE_SEAM_LEFT
-        for node in ast.walk(ast.parse(SOURCES[module].read_text(encoding="utf-8")))
-        if isinstance(node, ast.ImportFrom) and node.module == STORE_SEAM
-    )
-    assert all(c.endswith(f": {STORE_SEAM}") for c in found)
-    assert SEAMS == [STORE_SEAM], "a package lends through an _internal module again"
+    assert found == []
+    assert SEAMS == [], "a package lends through an _internal module again"
 
 
 def test_the_docs_hooks_use_public_names_only() -> None:
@@ -285,29 +235,6 @@ def test_the_crossing_check_sees_an_import_of_another_packages_internal_module(
         "x.py:3: evalkit.store._internal",
         "x.py:4: evalkit.judge.policy._internal",
     ]  # the root's private modules are the layer below; the scorer's are its own
-    assert _seam_names(tmp_path / "x.py") == {"connection"}
-
-
-@pytest.mark.parametrize("seam", SEAMS)
-def test_an_internal_module_only_lends_its_own_packages_names(seam: str) -> None:
-    """A package's _internal module defines nothing: it names what evalkit's other packages
-    may use of the package, each name living in the module that does the job; a name users
-    call is public instead, never both."""
-    tree = ast.parse(SOURCES[seam].read_text(encoding="utf-8"))
-    defined = [
-        node.name
-        for node in tree.body
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
-    ]
-    assert defined == [], f"{seam} defines {defined}: define them where their job is"
-    module = importlib.import_module(seam)
-    package = seam.rpartition(".")[0]
-    for name, home in module._LAZY_EXPORTS.items():
-        assert _within(home, package), f"{seam} lends {name} from {home}"
-    assert set(module._LAZY_EXPORTS) == set(module.__all__)
-    _load_all(module)
-    public = set(importlib.import_module(package).__all__)
-    assert public & set(module.__all__) == set(), f"{seam} lends names {package} exports"
 
 
 def test_the_internal_layer_imports_no_package() -> None:
@@ -546,7 +473,6 @@ def test_the_graph_sees_every_import_and_the_lazy_maps() -> None:
     store = _edges("evalkit.store", ast.parse(""))
     assert "evalkit.store._read" in store
     assert set(store.values()) == {0}
-    assert _edges("evalkit.store._internal", ast.parse(""))["evalkit.store._writer"] == 0
     assert _layer("evalkit.judge.policy._call") == "evalkit.judge"
     assert _layer("evalkit.judge") == "evalkit.judge"
     assert (_layer("evalkit.errors"), _layer("evalkit")) == ("evalkit.errors", "evalkit")

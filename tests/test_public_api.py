@@ -22,7 +22,6 @@ LAZY_PACKAGES = [
     "evalkit.run",
     "evalkit.scorer",
     "evalkit.store",
-    "evalkit.store._internal",
     "evalkit.target",
 ]
 

@@ -40,8 +40,7 @@ from evalkit.run._verdict_record import (
     verdict_not_kept,
 )
 from evalkit.scorer import Scorer
-from evalkit.store import merge_finished_slices, prepare_store
-from evalkit.store._internal import ShardWriter, StoreWriter
+from evalkit.store import ShardWriter, StoreWriter, merge_finished_slices, prepare_store
 from evalkit.target import TargetLike
 
 

@@ -27,7 +27,7 @@ from evalkit.run._experiment import ExperimentResult
 from evalkit.run._outcome import ItemResult
 from evalkit.run._spec import RunSpec
 from evalkit.run._summary import ExperimentStatus, RunSummary, summary_from_counts
-from evalkit.store._internal import StoreWriter, read_run_counts
+from evalkit.store import StoreWriter, read_run_counts
 
 
 @dataclass(frozen=True, slots=True)

@@ -28,7 +28,7 @@ from evalkit.run._sharding import Sharding
 from evalkit.run._shards import Shard
 from evalkit.run._spec import RunSpec
 from evalkit.run._summary import ExperimentStatus, SummaryBuilder, state_from_counts
-from evalkit.store._internal import ShardRecord, ShardWriter
+from evalkit.store import ShardRecord, ShardWriter
 
 
 async def drive_sharded(spec: RunSpec, sharding: Sharding, writer: ShardWriter | None) -> Driven:

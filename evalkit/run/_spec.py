@@ -49,7 +49,7 @@ from evalkit.run._shard_retry import ShardRetry, plan_shard_retry
 from evalkit.run._sharding import Sharding, check_sharding, plan_sharding
 from evalkit.run._thresholds import Threshold, parse_error_rates, parse_thresholds
 from evalkit.scorer import Scorer
-from evalkit.store._internal import ExperimentRecord, ScorerRecord
+from evalkit.store import ExperimentRecord, ScorerRecord
 from evalkit.target import DatasetOutput, Target, as_target
 
 

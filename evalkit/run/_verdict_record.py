@@ -21,8 +21,7 @@ from evalkit.errors import StoreError
 from evalkit.run._experiment import ExperimentResult
 from evalkit.run._summary import ExperimentStatus, summary_from_counts
 from evalkit.run._thresholds import parse_error_rates, parse_thresholds
-from evalkit.store import GateRecord, merge_stores, read_experiment, record_verdict
-from evalkit.store._internal import read_run_counts
+from evalkit.store import GateRecord, merge_stores, read_experiment, read_run_counts, record_verdict
 
 if TYPE_CHECKING:
     from evalkit.agreement import ScorerAgreement

@@ -18,6 +18,7 @@ from evalkit._lazy import declared_exports as _declared_exports
 
 # The exports, each written once here (evalkit._lazy.declared_exports reads them).
 if TYPE_CHECKING:
+    from evalkit.store._arrow import ARROW_SCHEMAS as ARROW_SCHEMAS
     from evalkit.store._connect import connection as connection
     from evalkit.store._connect import retry_busy as retry_busy
     from evalkit.store._copy import CopySummary as CopySummary
@@ -41,9 +42,12 @@ if TYPE_CHECKING:
     from evalkit.store._pins import unpin_baseline as unpin_baseline
     from evalkit.store._read import ExperimentRow as ExperimentRow
     from evalkit.store._read import ListedExperiment as ListedExperiment
+    from evalkit.store._read import RunCounts as RunCounts
+    from evalkit.store._read import ScorerCounts as ScorerCounts
     from evalkit.store._read import list_experiments as list_experiments
     from evalkit.store._read import read_experiment as read_experiment
     from evalkit.store._read import read_item_scores as read_item_scores
+    from evalkit.store._read import read_run_counts as read_run_counts
     from evalkit.store._read import read_scorer_summary as read_scorer_summary
     from evalkit.store._read_only import query_failed as query_failed
     from evalkit.store._read_only import read_only_connection as read_only_connection
@@ -51,11 +55,24 @@ if TYPE_CHECKING:
     from evalkit.store._recovery import recover as recover
     from evalkit.store._recovery import recovery_dir as recovery_dir
     from evalkit.store._schema import SCHEMA_VERSION as SCHEMA_VERSION
+    from evalkit.store._shard_writer import ShardRecord as ShardRecord
+    from evalkit.store._shard_writer import ShardWriter as ShardWriter
+    from evalkit.store._stored import StoredExperiment as StoredExperiment
+    from evalkit.store._stored import StoredOutput as StoredOutput
     from evalkit.store._stored import latest_resumable as latest_resumable
+    from evalkit.store._stored import read_done_shards as read_done_shards
+    from evalkit.store._stored import read_for_resume as read_for_resume
+    from evalkit.store._stored import read_outputs as read_outputs
+    from evalkit.store._stored import read_shard_failures as read_shard_failures
     from evalkit.store._verdicts import GateRecord as GateRecord
     from evalkit.store._verdicts import GateRow as GateRow
+    from evalkit.store._verdicts import StoredVerdict as StoredVerdict
     from evalkit.store._verdicts import read_gates as read_gates
     from evalkit.store._verdicts import record_verdict as record_verdict
+    from evalkit.store._writer import ExperimentRecord as ExperimentRecord
+    from evalkit.store._writer import RowBatch as RowBatch
+    from evalkit.store._writer import ScorerRecord as ScorerRecord
+    from evalkit.store._writer import StoreWriter as StoreWriter
 
 # Type checkers read the imports above (a star import sees them too); the runtime derives
 # the lazy map and __all__ from them.

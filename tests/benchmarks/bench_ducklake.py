@@ -46,12 +46,12 @@ import duckdb
 import pyarrow as pa
 
 from evalkit.run._rows import RowBuffer
-from evalkit.store import connection
-from evalkit.store._internal import (
+from evalkit.store import (
     ARROW_SCHEMAS,
     ExperimentRecord,
     ScorerRecord,
     StoreWriter,
+    connection,
 )
 from tests.benchmarks.bench_store import ITEMS_PER_WRITE, SCORERS, make_items, timed_writes
 from tests.postgres import PostgresServer, postgres_server

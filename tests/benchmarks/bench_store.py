@@ -24,8 +24,7 @@ from evalkit.dataset import Item
 from evalkit.run import ItemResult, ScorerOutcome
 from evalkit.run._rows import RowBuffer
 from evalkit.scorer import ScorerRunResult
-from evalkit.store import connection
-from evalkit.store._internal import ExperimentRecord, ScorerRecord, StoreWriter
+from evalkit.store import ExperimentRecord, ScorerRecord, StoreWriter, connection
 
 TARGET_ROWS_PER_S = 200_000
 TARGET_QUERY_MS = 500.0

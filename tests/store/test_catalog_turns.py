@@ -19,6 +19,9 @@ from evalkit import StoreError
 from evalkit._extensions import ducklake_missing
 from evalkit.run import run_evals
 from evalkit.store import (
+    ExperimentRecord,
+    ScorerRecord,
+    StoreWriter,
     connection,
     copy_experiments,
     merge_finished_slices,
@@ -27,7 +30,6 @@ from evalkit.store import (
     recover,
     recovery_dir,
 )
-from evalkit.store._internal import ExperimentRecord, ScorerRecord, StoreWriter
 from tests.benchmarks.bench_ducklake import prebuilt_batches
 from tests.benchmarks.bench_store import SCORERS
 from tests.store.test_merge import LABELS, exact, slices

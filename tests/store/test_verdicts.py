@@ -14,6 +14,7 @@ from evalkit._extensions import ducklake_missing
 from evalkit.errors import ConfigError
 from evalkit.store import (
     GateRecord,
+    StoredVerdict,
     connection,
     copy_experiments,
     pin_baseline,
@@ -23,7 +24,6 @@ from evalkit.store import (
     record_verdict,
     unpin_baseline,
 )
-from evalkit.store._internal import StoredVerdict
 from tests.store.lake_writer import rows, scorers
 from tests.store.test_ducklake import writer
 
