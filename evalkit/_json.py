@@ -130,6 +130,14 @@ def loads_stored(value: Any) -> Any:
         return value
 
 
+def stored_config(value: Any) -> dict[str, Any]:
+    """A run's stored ``config`` (the ``experiments.config`` column, or a row's ``config``) as a
+    dict: JSON text is decoded, a dict is kept; SQL NULL, text that is not JSON and JSON that
+    is not an object read as no config. The one reader of a stored run's config."""
+    decoded = loads_stored(value) if isinstance(value, str) else value
+    return decoded if isinstance(decoded, dict) else {}
+
+
 def stored_string(value: Any) -> Any:
     """A JSON column's value as a table shows it: a JSON string as its text, anything else
     (an object, a number, SQL NULL) as it is."""

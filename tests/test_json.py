@@ -15,7 +15,14 @@ import pyarrow as pa
 import pytest
 
 import evalkit._json
-from evalkit._json import dumps, is_pandas_missing, loads_stored, stored_string, to_jsonable
+from evalkit._json import (
+    dumps,
+    is_pandas_missing,
+    loads_stored,
+    stored_config,
+    stored_string,
+    to_jsonable,
+)
 
 json_module = evalkit._json.__file__
 
@@ -137,3 +144,23 @@ def test_stored_json_text_is_read_one_way(stored: Any, decoded: Any, string: Any
     # The one reader of stored JSON text for evalkit diff, evalkit sql and the viewer.
     assert loads_stored(stored) == decoded
     assert stored_string(stored) == string
+
+
+@pytest.mark.parametrize(
+    ("stored", "config"),
+    [
+        (
+            '{"slices": ["lang"], "shard": {"index": 0}}',
+            {"slices": ["lang"], "shard": {"index": 0}},
+        ),
+        ({"labels": {}}, {"labels": {}}),
+        ("", {}),
+        (None, {}),
+        ("not json", {}),
+        ("[1, 2]", {}),
+        ('"text"', {}),
+    ],
+)
+def test_a_runs_stored_config_is_read_one_way(stored: Any, config: dict[str, Any]) -> None:
+    # The agreement, compare, merge and resume readers all read a run's config through it.
+    assert stored_config(stored) == config

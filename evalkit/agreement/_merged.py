@@ -3,9 +3,9 @@ that wrote one DuckLake store): measured again over all its items."""
 
 from __future__ import annotations
 
-import json
 import os
 
+from evalkit._json import stored_config
 from evalkit.agreement._labels import parse_labels
 from evalkit.agreement._measure import ScorerAgreement
 from evalkit.agreement._record import measure_stability_stored, measure_stored
@@ -18,7 +18,7 @@ def measure_merged(store: str | os.PathLike[str], experiment_id: str) -> dict[st
     items only, so the store kept none of them. Returns the agreement with the labels (for
     the run's agreement gates; empty without labels, or for a run of one slice)."""
     run = read_experiment(store, experiment_id)
-    config = json.loads(run["config"] or "{}")
+    config = stored_config(run["config"])
     if len(config.get("merged_from") or ()) < 2 or run["status"] == "cancelled":
         return {}
     labels = parse_labels(config.get("labels"), None)

@@ -5,7 +5,6 @@ back as the run held it (`agreement_from_store`)."""
 
 from __future__ import annotations
 
-import json
 import math
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -14,6 +13,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from evalkit._json import stored_config
 from evalkit.agreement._labels import LabelSpec, parse_labels
 from evalkit.agreement._measure import CONSENSUS, RATERS, ScorerAgreement, measure
 from evalkit.agreement._stability import REPEATS, JudgeStability, noise_share, stability_of
@@ -150,12 +150,6 @@ def measure_stability_stored(
     return measured
 
 
-def _config(run: Mapping[str, Any]) -> dict[str, Any]:
-    config = run.get("config")
-    parsed = json.loads(config) if isinstance(config, str) else (config or {})
-    return parsed if isinstance(parsed, dict) else {}
-
-
 def agreement_from_store(
     store: str | os.PathLike[str], run: Mapping[str, Any], *, scorer: str | None = None
 ) -> tuple[dict[str, ScorerAgreement], dict[str, dict[str, float]]]:
@@ -180,7 +174,7 @@ def agreement_from_store(
             labels, or one cancelled before it was measured); and per scorer, its
             ``min_agreement`` gates (metric → the least value that passes).
     """
-    config = _config(run)
+    config = stored_config(run.get("config"))
     gates = {sid: {k: float(v) for k, v in bounds.items()}
              for sid, bounds in (config.get("min_agreement") or {}).items()}  # fmt: skip
     labels = {sid: spec for sid, spec in parse_labels(config.get("labels"), None).items()

@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from evalkit._json import stored_config
 from evalkit.errors import StoreError
 from evalkit.store import connection
 
@@ -78,7 +79,7 @@ def read_run(store: str | os.PathLike[str], experiment_id: str) -> RunFacts:
             " GROUP BY scorer_id",
             [experiment_id],
         ).fetchall()
-    config = json.loads(head[1]) if head[1] else {}
+    config = stored_config(head[1])
     scorers = {str(s.get("id")): s for s in config.get("scorers") or () if isinstance(s, dict)}
     return RunFacts(
         experiment_id,

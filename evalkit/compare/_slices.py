@@ -22,6 +22,7 @@ import numpy as np
 import numpy.typing as npt
 import pyarrow as pa
 
+from evalkit._json import stored_config
 from evalkit._scorer_ids import compared_id, renamed_sql, scorer_renames, stored_id
 from evalkit.compare._compare import (
     EMPTY_SCORES,
@@ -372,12 +373,5 @@ def declared_slices(run: Mapping[str, Any]) -> list[str]:
         run: The run's row with its config, as [`read_experiment`][evalkit.read_experiment]
             or [`find_experiment`][evalkit.compare.find_experiment] return it.
     """
-    import json
-
-    config = run.get("config")
-    try:
-        parsed = json.loads(config) if isinstance(config, str) else (config or {})
-    except ValueError:
-        return []
-    slices = parsed.get("slices") if isinstance(parsed, dict) else None
+    slices = stored_config(run.get("config")).get("slices")
     return [s for s in slices if isinstance(s, str)] if isinstance(slices, list) else []

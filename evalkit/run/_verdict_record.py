@@ -11,12 +11,12 @@ merged from several shard slices is judged on its own gates once merged
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, cast
 
 from evalkit._defaults import DEFAULT_LOCK_TIMEOUT
+from evalkit._json import stored_config
 from evalkit.errors import StoreError
 from evalkit.run._experiment import ExperimentResult
 from evalkit.run._summary import ExperimentStatus, summary_from_counts
@@ -144,7 +144,7 @@ def record_merged_verdict(
     A run of one slice keeps the slice's verdict (nothing is done).
     """
     run = read_experiment(store, experiment_id)
-    config = json.loads(run["config"] or "{}")
+    config = stored_config(run["config"])
     if len(config.get("merged_from") or ()) < 2:
         return
     scorer_ids = tuple(s["id"] for s in config.get("scorers") or ())

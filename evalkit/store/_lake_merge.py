@@ -10,10 +10,10 @@ is retried and finds the slices merged. See docs/pages/design/store-location.md.
 
 from __future__ import annotations
 
-import json
 import os
 from typing import Any
 
+from evalkit._json import stored_config
 from evalkit.store._commit_lock import CatalogTurns
 from evalkit.store._connect import DEFAULT_BUSY_TIMEOUT, connection, retry_busy
 from evalkit.store._location import StoreLocation, store_location
@@ -51,7 +51,7 @@ def _attempt(location: StoreLocation, experiment_id: str) -> str | None:
             shard = shards[run_id]
             if shard is None or (shard["group"], shard["count"]) != (group, count):
                 continue
-            if json.loads(config).get("merged_into"):
+            if stored_config(config).get("merged_into"):
                 return None  # merged already (by the job that finished last)
             if status in _FINISHED and shard["index"] not in chosen:
                 # The newest finished run of each slice (a slice may have been run again).
@@ -62,5 +62,5 @@ def _attempt(location: StoreLocation, experiment_id: str) -> str | None:
 
 
 def _shard(config: str | None) -> dict[str, Any] | None:
-    shard = json.loads(config).get("shard") if config else None
+    shard = stored_config(config).get("shard")
     return shard if isinstance(shard, dict) and "group" in shard else None

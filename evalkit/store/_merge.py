@@ -23,11 +23,11 @@ compute statistics.
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Sequence
 from typing import Any
 
+from evalkit._json import stored_config
 from evalkit.errors import StoreError
 from evalkit.store._commit_lock import CatalogTurns
 from evalkit.store._connect import DEFAULT_BUSY_TIMEOUT, connection, retry_busy
@@ -55,7 +55,7 @@ def _slices(location: StoreLocation, name: str, merged: _Merged) -> list[dict[st
     found: dict[tuple[str, int, int], dict[str, Any]] = {}
     pieces = []
     for experiment_id, status, text in rows:
-        config = json.loads(text) if text else {}
+        config = stored_config(text)
         shard = config.get("shard")
         if not isinstance(shard, dict):
             continue

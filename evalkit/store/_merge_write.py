@@ -15,6 +15,7 @@ from typing import Any
 
 import duckdb
 
+from evalkit._json import stored_config
 from evalkit._sql import quote_ident
 from evalkit.errors import StoreError
 from evalkit.store._connect import connection
@@ -165,7 +166,7 @@ def _insert_head(
     new_id: str,
 ) -> None:
     first = heads[0]
-    config = json.loads(first[3])
+    config = stored_config(first[3])
     config["shard"] = None
     config.pop("merged_into", None)
     config["merged_from"] = [f"{p['store']}:{p['id']}" for p in pieces]

@@ -16,6 +16,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from evalkit._arrow_arrays import arrow_array
+from evalkit._json import stored_config
 from evalkit._liveness import effective_status, with_effective_status
 from evalkit.errors import StoreError
 from evalkit.store._connect import DEFAULT_STORE, connection
@@ -110,7 +111,7 @@ def read_for_resume(
         id=ident,
         name=name,
         status=effective_status(status, pid, host),
-        config=json.loads(config) if config else {},
+        config=stored_config(config),
         dataset_fingerprint=fingerprint,
         total_items=int(total),
         scorer_metadata={sid: json.loads(meta) if meta else None for sid, meta in scorers},
