@@ -19,7 +19,6 @@ from evalkit.agreement._measure import CONSENSUS, RATERS, ScorerAgreement, measu
 from evalkit.agreement._stability import REPEATS, JudgeStability, noise_share, stability_of
 from evalkit.agreement._stats import Agreement, Estimate
 from evalkit.agreement._table import (
-    AgreementRow,
     LabeledScores,
     StoredAgreement,
     read_agreement,
@@ -64,10 +63,10 @@ def measure_stored(
     return measured
 
 
-def agreement_rows(measured: Mapping[str, ScorerAgreement]) -> list[AgreementRow]:
+def agreement_rows(measured: Mapping[str, ScorerAgreement]) -> list[StoredAgreement]:
     """The ``scorer_agreement`` rows of ``measured``: per scorer, the consensus's metrics, each
     label column's (several columns), and the raters' alpha."""
-    rows: list[AgreementRow] = []
+    rows: list[StoredAgreement] = []
     for scorer_id, m in measured.items():
         rows.extend(_rows(scorer_id, CONSENSUS, m.consensus))
         for column, found in m.columns.items():
@@ -75,21 +74,21 @@ def agreement_rows(measured: Mapping[str, ScorerAgreement]) -> list[AgreementRow
         if m.raters is not None:
             items = m.consensus.n + m.consensus.missing
             rows.append(
-                AgreementRow(scorer_id, RATERS, m.kind, "alpha", *_values(m.raters), n=items,
-                             missing=0)
+                _row(scorer_id, RATERS, m.kind, "alpha", _values(m.raters), n=items, missing=0)
             )  # fmt: skip
     return rows
 
 
-def _rows(scorer_id: str, compared_with: str, found: Agreement) -> list[AgreementRow]:
-    levels, confusion = found.levels or None, found.confusion or None
+def _rows(scorer_id: str, compared_with: str, found: Agreement) -> list[StoredAgreement]:
+    levels = [float(v) for v in found.levels] or None
+    confusion = [[int(c) for c in row] for row in found.confusion] or None
     return [
-        AgreementRow(
+        _row(
             scorer_id,
             compared_with,
             found.kind,
             metric,
-            *_values(estimate),
+            _values(estimate),
             n=found.n,
             missing=found.missing,
             levels=levels,
@@ -99,13 +98,32 @@ def _rows(scorer_id: str, compared_with: str, found: Agreement) -> list[Agreemen
     ]
 
 
+def _row(
+    scorer_id: str,
+    compared_with: str,
+    kind: str,
+    metric: str,
+    values: tuple[float | None, float | None, float | None],
+    *,
+    n: int,
+    missing: int,
+    levels: list[float] | None = None,
+    confusion: list[list[int]] | None = None,
+) -> StoredAgreement:
+    value, low, high = values
+    return StoredAgreement(
+        scorer_id=scorer_id, compared_with=compared_with, kind=kind, metric=metric, value=value,
+        ci_low=low, ci_high=high, n=n, missing=missing, levels=levels, confusion=confusion,
+    )  # fmt: skip
+
+
 def _values(e: Estimate) -> tuple[float | None, float | None, float | None]:
     return tuple(None if math.isnan(v) else v for v in (e.value, e.low, e.high))  # type: ignore[return-value]
 
 
-def stability_rows(measured: Mapping[str, JudgeStability]) -> list[AgreementRow]:
+def stability_rows(measured: Mapping[str, JudgeStability]) -> list[StoredAgreement]:
     """The ``scorer_agreement`` rows (``compared_with = 'repeats'``) of judges' stability."""
-    rows: list[AgreementRow] = []
+    rows: list[StoredAgreement] = []
     for scorer_id, s in measured.items():
         values: dict[str, tuple[float | None, float | None, float | None]] = {
             "alpha": _values(s.alpha),
@@ -116,7 +134,7 @@ def stability_rows(measured: Mapping[str, JudgeStability]) -> list[AgreementRow]
             "fresh_share": _values(Estimate(s.fresh_share, math.nan, math.nan)),
         }
         rows.extend(
-            AgreementRow(scorer_id, REPEATS, s.kind, metric, *v, n=s.pairs, missing=0)
+            _row(scorer_id, REPEATS, s.kind, metric, v, n=s.pairs, missing=0)
             for metric, v in values.items()
         )
     return rows

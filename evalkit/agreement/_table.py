@@ -78,9 +78,11 @@ def read_labeled_scores(
     )
 
 
-@dataclass(frozen=True, slots=True)
-class AgreementRow:
-    """One row of ``scorer_agreement``: one metric of one scorer against one set of labels."""
+class StoredAgreement(TypedDict):
+    """One row of the store's ``scorer_agreement`` table as
+    [`read_agreement`][evalkit.agreement.read_agreement] returns it: one metric of one scorer
+    against one set of labels (``compared_with``: a label column, ``consensus``, ``raters`` or
+    ``repeats``), with ``levels`` and ``confusion`` decoded from their JSON text."""
 
     scorer_id: str
     compared_with: str
@@ -91,14 +93,14 @@ class AgreementRow:
     ci_high: float | None
     n: int
     missing: int
-    levels: Sequence[float] | None = None
-    confusion: Sequence[Sequence[int]] | None = None
+    levels: list[float] | None
+    confusion: list[list[int]] | None
 
 
 def write_agreement(
     store: str | os.PathLike[str],
     experiment_id: str,
-    rows: Sequence[AgreementRow],
+    rows: Sequence[StoredAgreement],
     *,
     repeats: bool = False,
 ) -> None:
@@ -107,9 +109,10 @@ def write_agreement(
     ``compared_with = 'repeats'``)."""
     now = dt.datetime.now(dt.UTC).replace(tzinfo=None)
     values = [
-        (experiment_id, r.scorer_id, r.compared_with, r.kind, r.metric, r.value, r.ci_low,
-         r.ci_high, r.n, r.missing, None if r.levels is None else json.dumps(list(r.levels)),
-         None if r.confusion is None else json.dumps([list(row) for row in r.confusion]), now)
+        (experiment_id, r["scorer_id"], r["compared_with"], r["kind"], r["metric"], r["value"],
+         r["ci_low"], r["ci_high"], r["n"], r["missing"],
+         None if r["levels"] is None else json.dumps(r["levels"]),
+         None if r["confusion"] is None else json.dumps(r["confusion"]), now)
         for r in rows
     ]  # fmt: skip
 
@@ -137,25 +140,6 @@ def write_agreement(
 
     # Two runs of a DuckLake store may replace their rows at once: a lost commit runs again.
     retry_busy(write)
-
-
-class StoredAgreement(TypedDict):
-    """One row of the store's ``scorer_agreement`` table as
-    [`read_agreement`][evalkit.agreement.read_agreement] returns it: one metric of one scorer
-    against one set of labels (``compared_with``: a label column, ``consensus``, ``raters`` or
-    ``repeats``), with ``levels`` and ``confusion`` decoded from their JSON text."""
-
-    scorer_id: str
-    compared_with: str
-    kind: str
-    metric: str
-    value: float | None
-    ci_low: float | None
-    ci_high: float | None
-    n: int
-    missing: int
-    levels: list[float] | None
-    confusion: list[list[int]] | None
 
 
 def read_agreement(store: str | os.PathLike[str], experiment_id: str) -> list[StoredAgreement]:
