@@ -18,7 +18,6 @@ if TYPE_CHECKING:
     from evalkit.report._build import build_report as build_report
     from evalkit.report._files import write_reports as write_reports
     from evalkit.report._groups import FailureGroup as FailureGroup
-    from evalkit.report._groups import error_pattern as error_pattern
     from evalkit.report._groups import failure_groups as failure_groups
     from evalkit.report._html import html_report as html_report
     from evalkit.report._junit import junit_xml as junit_xml

@@ -30,7 +30,6 @@ if TYPE_CHECKING:
     from evalkit.store._lake_merge import merge_finished_slices as merge_finished_slices
     from evalkit.store._location import StoreLocation as StoreLocation
     from evalkit.store._location import is_lake as is_lake
-    from evalkit.store._location import resolve_data_path as resolve_data_path
     from evalkit.store._location import store_location as store_location
     from evalkit.store._merge import merge_stores as merge_stores
     from evalkit.store._migrate import migrate as migrate
