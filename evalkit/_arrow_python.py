@@ -1,4 +1,8 @@
-"""Arrow columns as Python values, for the dataset's sources and a sharded run's row groups."""
+"""Arrow columns as Python values, for the dataset's sources and a sharded run's row groups.
+
+Shared by the dataset and the run, no user's to call, so in the root layer:
+docs/pages/design/public-and-internal-names.md.
+"""
 
 from __future__ import annotations
 

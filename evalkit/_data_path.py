@@ -1,4 +1,8 @@
-"""A DuckLake store's data path: where its Parquet files go, a local folder or an object store."""
+"""A DuckLake store's data path: where its Parquet files go, a local folder or an object store.
+
+Shared by the store and the experiment file (which resolves it from the file's folder), so in
+the root layer: docs/pages/design/public-and-internal-names.md.
+"""
 
 from __future__ import annotations
 

@@ -1,6 +1,7 @@
 """A failure's message as a pattern: what varies from one failure to the next replaced by
-placeholders, so that failures with one cause group together (the report's failure groups,
-the viewer's failure filter, which matches a stored message against a group's pattern).
+placeholders, so that failures with one cause group together: the report's failure groups of
+a run in memory, and the viewer's of a stored run. Shared by the two, so in the root layer:
+docs/pages/design/public-and-internal-names.md.
 """
 
 from __future__ import annotations

@@ -15,7 +15,7 @@ from pydantic import Field, ValidationInfo, field_validator, model_validator
 
 from evalkit._ceilings import MAX_CONCURRENCY, MAX_REPEATS
 from evalkit._data_path import resolve_data_path
-from evalkit.agreement import parse_labels
+from evalkit.agreement._labels import parse_labels
 from evalkit.errors import ConfigError, StoreError
 from evalkit.experiment_file._columns import ColumnsSection
 from evalkit.experiment_file._judge import JudgeSection, UnsetBaseUrl, judge_settings

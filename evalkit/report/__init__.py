@@ -14,7 +14,6 @@ from evalkit._lazy import declared_exports as _declared_exports
 # The exports, each written once here (evalkit._lazy.declared_exports reads them).
 if TYPE_CHECKING:
     from evalkit.report._agreement import AgreementView as AgreementView
-    from evalkit.report._agreement import agreement_views as agreement_views
     from evalkit.report._build import build_report as build_report
     from evalkit.report._files import write_reports as write_reports
     from evalkit.report._groups import FailureGroup as FailureGroup
@@ -24,8 +23,6 @@ if TYPE_CHECKING:
     from evalkit.report._model import ItemView as ItemView
     from evalkit.report._model import PairView as PairView
     from evalkit.report._model import ReportData as ReportData
-    from evalkit.report._text import console_failure_groups as console_failure_groups
-    from evalkit.report._text import console_table as console_table
     from evalkit.report._text import markdown_summary as markdown_summary
 
 # Lazy: the HTML report (jinja2, numpy) is only needed once a run has finished.
