@@ -9,9 +9,9 @@ themselves. `disagreements` picks the pairs worth reading first. `stability`
 measures a judge against itself over repeated executions (`JudgeStability`), and
 `noise_share` how much of a regression interval its noise explains.
 
-The labels of a run (`LabelSpec`, `parse_labels`), its agreement gates
-(`parse_min_agreement`) and the measuring of a run's scorers (`ScorerAgreement`,
-`measure_stored`) build on these. Names are imported on first use (``evalkit._lazy``),
+A run's labels (`LabelSpec`, ``labels=``), its agreement gates (``min_agreement=``) and
+the measuring of a stored run's scorers (`ScorerAgreement`, `measure_stored`,
+`agreement_from_store`) build on these. Names are imported on first use (``evalkit._lazy``),
 so ``import evalkit.agreement`` does not load the store.
 """
 

@@ -1,6 +1,6 @@
 """Reports of one experiment: console table, Markdown summary, HTML page, JUnit XML, the
 failures grouped by error ([`failure_groups`][evalkit.report.failure_groups]) and the agreement of
-scorers with human labels (`agreement_views`). The CLI (``--report-dir``) and the pytest plugin
+scorers with human labels (`AgreementView`). The CLI (``--report-dir``) and the pytest plugin
 build them with the functions below, from a [`ReportData`][evalkit.report.ReportData] that
 [`build_report`][evalkit.report.build_report] makes of a run's result;
 [`write_reports`][evalkit.report.write_reports] writes a judged run's report files."""
