@@ -1,4 +1,5 @@
-"""The package boundaries: each package is used through its public names, and nothing cycles.
+"""The package boundaries: each package is used through its public names (or a private module
+`SHARED_PRIVATE` declares), and nothing cycles.
 
 Read from the source with ``ast``, so an import inside a function or under ``TYPE_CHECKING``
 counts as much as one at the top of a module. Why these rules: docs/pages/design/import-layers.md.
@@ -188,7 +189,7 @@ def test_the_crossing_check_sees_what_it_must(tmp_path: Path) -> None:
 @pytest.mark.parametrize("module", sorted(SOURCES))
 def test_no_module_imports_another_packages_private_module(module: str) -> None:
     """A package's ``_internal`` module is as private as any other: another package imports
-    none."""
+    none; another private module only as `SHARED_PRIVATE` allows."""
     assert _crossings(module, SOURCES[module]) == []
 
 
