@@ -79,6 +79,7 @@ SHARED_PRIVATE: dict[str, set[str]] = {
     "evalkit.store._verdicts": {"evalkit.run"},  # record_verdict, GateRecord
     "evalkit.store._connect": {"evalkit.agreement"},  # retry_busy: its table's writer retries
     "evalkit.store._read_only": {"evalkit.cli"},  # query_failed: evalkit sql's error
+    "evalkit.store._pins": {"evalkit.compare"},  # pin_baseline: pin_run checks, then pins
     # A run's labels and agreement gates are checked, kept and measured by the agreement
     # package's own code; the run, the experiment file and compare check them the same way:
     "evalkit.agreement._labels": {"evalkit.compare", "evalkit.experiment_file", "evalkit.run"},

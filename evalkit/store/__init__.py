@@ -30,7 +30,6 @@ if TYPE_CHECKING:
     from evalkit.store._migrate import migrate as migrate
     from evalkit.store._migrate import schema_version as schema_version
     from evalkit.store._pins import BaselinePin as BaselinePin
-    from evalkit.store._pins import pin_baseline as pin_baseline
     from evalkit.store._pins import pin_history as pin_history
     from evalkit.store._pins import read_pin as read_pin
     from evalkit.store._pins import unpin_baseline as unpin_baseline

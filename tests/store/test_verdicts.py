@@ -15,12 +15,12 @@ from evalkit.errors import ConfigError
 from evalkit.store import (
     connection,
     copy_experiments,
-    pin_baseline,
     pin_history,
     read_gates,
     read_pin,
     unpin_baseline,
 )
+from evalkit.store._pins import pin_baseline
 from evalkit.store._verdicts import GateRecord, StoredVerdict, record_verdict
 from tests.store.lake_writer import rows, scorers
 from tests.store.test_ducklake import writer
