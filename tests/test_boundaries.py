@@ -1,4 +1,5 @@
-"""The package boundaries: each package is used through its public names, and nothing cycles.
+"""The package boundaries: each package is used through its public names (or a private module
+`SHARED_PRIVATE` declares), and nothing cycles.
 
 Read from the source with ``ast``, so an import inside a function or under ``TYPE_CHECKING``
 counts as much as one at the top of a module. Why these rules: docs/pages/design/import-layers.md.
@@ -59,7 +60,51 @@ def _write(folder: Path, code: str) -> Path:
     return path
 
 
-def _crossings(module: str, path: Path) -> list[str]:
+#: The private modules another package may import, each with the packages that may and why:
+#: plumbing no user calls (so not exported) that cannot leave its owner and has no home in
+#: the root layer; docs/pages/design/public-and-internal-names.md. Checked both ways: an
+#: import of another package's private module not listed here fails, and so does an entry
+#: no import uses any more. Keep it to real dependencies.
+SHARED_PRIVATE: dict[str, set[str]] = {
+    # The run writes a run's rows through the store's writers (their locks, staging, recovery
+    # and DuckLake retries) and reads back what resuming and judging a run need:
+    "evalkit.store._writer": {"evalkit.run"},  # StoreWriter and its records
+    "evalkit.store._shard_writer": {"evalkit.run"},  # a shard job's writer
+    "evalkit.store._arrow": {"evalkit.run"},  # the Arrow schemas of the rows it builds
+    "evalkit.store._lake": {"evalkit.run"},  # prepare_store: a new lake's data path
+    "evalkit.store._lake_merge": {"evalkit.run"},  # a lake run's finished slices merged
+    "evalkit.store._merge": {"evalkit.run"},  # merge_stores, behind merge_shard_stores
+    "evalkit.store._read": {"evalkit.run"},  # read_run_counts: the counts a verdict needs
+    "evalkit.store._stored": {"evalkit.run"},  # the resume readers
+    "evalkit.store._verdicts": {"evalkit.run"},  # record_verdict, GateRecord
+    "evalkit.store._connect": {"evalkit.agreement"},  # retry_busy: its table's writer retries
+    "evalkit.store._read_only": {"evalkit.cli"},  # query_failed: evalkit sql's error
+    "evalkit.store._pins": {"evalkit.compare"},  # pin_baseline: pin_run checks, then pins
+    # A run's labels and agreement gates are checked, kept and measured by the agreement
+    # package's own code; the run, the experiment file and compare check them the same way:
+    "evalkit.agreement._labels": {"evalkit.compare", "evalkit.experiment_file", "evalkit.run"},
+    "evalkit.agreement._gate": {"evalkit.report", "evalkit.run"},  # the gates and reasons
+    "evalkit.agreement._record": {"evalkit.run"},  # a run's scorers measured as it runs
+    "evalkit.agreement._table": {"evalkit.run"},  # LabeledScores, what measure_labels reads
+    "evalkit.agreement._merged": {"evalkit.run"},  # a merged run measured again
+    "evalkit.agreement._measure": {"evalkit.compare"},  # resolve_kind, for compare_judges
+    # A sharded run's workers: the judge cache read-only and a share of each rate limit.
+    "evalkit.judge._cache": {"evalkit.run"},  # WorkerCache, store_entries
+    "evalkit.judge.policy._registry": {"evalkit.run"},  # use_rate_share
+    "evalkit.scorer._limits": {"evalkit.run"},  # StepWatchdog: the run times its steps
+    "evalkit.scorer._steps": {"evalkit.scorers"},  # bind_callable: the prebuilt steps' binding
+    # What the command line and the pytest plugin print, and the verdict they record:
+    "evalkit.report._text": {"evalkit.cli", "evalkit.pytest_plugin"},  # console_table, …
+    "evalkit.report._agreement": {"evalkit.cli"},  # agreement_views: evalkit compare --judges
+    "evalkit.run._verdict_record": {"evalkit.experiment_file"},  # record_run_verdict
+}
+
+
+def _crossings(
+    module: str, path: Path, shared: Mapping[str, set[str]] = SHARED_PRIVATE
+) -> list[str]:
+    """The imports in ``module`` of another package's private module that ``shared`` does
+    not allow."""
     own = _package_of(module)
     found = []
     for line, target in _imports(ast.parse(path.read_text(encoding="utf-8"))):
@@ -69,8 +114,28 @@ def _crossings(module: str, path: Path) -> list[str]:
         # A private module of the root package (evalkit._json) is shared by every package.
         if owner is None or owner == "evalkit" or _within(owner, own):
             continue
+        if own in shared.get(target, set()):
+            continue
         found.append(f"{path.name}:{line}: {target}")
     return sorted(found)
+
+
+def _shared_uses() -> dict[str, set[str]]:
+    """Each private module another package imports, with the packages that import it."""
+    uses: dict[str, set[str]] = {}
+    for module, path in SOURCES.items():
+        for crossing in _crossings(module, path, shared={}):
+            uses.setdefault(crossing.rsplit(": ", 1)[1], set()).add(_package_of(module))
+    return uses
+
+
+def _stale(shared: Mapping[str, set[str]], uses: Mapping[str, set[str]]) -> list[str]:
+    """The entries of ``shared`` (as ``module <- package``) that no import uses."""
+    return sorted(
+        f"{module} <- {package}"
+        for module, packages in shared.items()
+        for package in packages - uses.get(module, set())
+    )
 
 
 def _within(module: str, package: str) -> bool:
@@ -107,7 +172,7 @@ def test_the_crossing_check_sees_what_it_must(tmp_path: Path) -> None:
         "evalkit.store",
         "evalkit.store._writer",
     ]
-    assert _crossings("evalkit.run._x", _write(tmp_path, code)) == [
+    assert _crossings("evalkit.run._x", _write(tmp_path, code), shared={}) == [
         "x.py:1: evalkit.store._writer",
         "x.py:3: evalkit.dataset._item",
         "x.py:4: evalkit.judge._ask",
@@ -125,8 +190,34 @@ def test_the_crossing_check_sees_what_it_must(tmp_path: Path) -> None:
 @pytest.mark.parametrize("module", sorted(SOURCES))
 def test_no_module_imports_another_packages_private_module(module: str) -> None:
     """A package's ``_internal`` module is as private as any other: another package imports
-    none."""
+    none; another private module only as `SHARED_PRIVATE` allows."""
     assert _crossings(module, SOURCES[module]) == []
+
+
+def test_the_shared_private_rule_sees_a_stray_import_and_a_stale_entry(tmp_path: Path) -> None:
+    shared = {"evalkit.store._writer": {"evalkit.run", "evalkit.view"}}
+    code = "def f():\n    from evalkit.store._writer import StoreWriter\n"
+    assert _crossings("evalkit.run._x", _write(tmp_path, code), shared) == []
+    assert _crossings("evalkit.compare._x", _write(tmp_path, code), shared) == [
+        "x.py:2: evalkit.store._writer"
+    ]  # not a package the table lets import it
+    uses = {"evalkit.store._writer": {"evalkit.run"}}
+    assert _stale(shared, uses) == ["evalkit.store._writer <- evalkit.view"]
+    assert _stale(shared, {}) == [
+        "evalkit.store._writer <- evalkit.run",
+        "evalkit.store._writer <- evalkit.view",
+    ]
+
+
+def test_the_shared_private_table_lists_only_what_is_imported() -> None:
+    """Every entry of `SHARED_PRIVATE` is a private module of another package that each
+    package it names still imports: an entry no longer used goes."""
+    for module, packages in SHARED_PRIVATE.items():
+        assert module in SOURCES, f"{module}: no such module"
+        owner = _private_part(module)
+        assert owner not in (None, "evalkit"), f"{module} is not a package's private module"
+        assert not any(_within(owner, package) for package in packages), module
+    assert _stale(SHARED_PRIVATE, _shared_uses()) == []
 
 
 def test_no_package_lends_through_an_internal_module() -> None:

@@ -7,8 +7,9 @@ import math
 import pytest
 
 from evalkit._numbers import MINUS, shown_number
-from evalkit.report import ReportData, console_table, html_report
+from evalkit.report import ReportData, html_report
 from evalkit.report._model import ScorerRow
+from evalkit.report._text import console_table
 from evalkit.view._render import number, signed
 
 

@@ -9,9 +9,9 @@ themselves. `disagreements` picks the pairs worth reading first. `stability`
 measures a judge against itself over repeated executions (`JudgeStability`), and
 `noise_share` how much of a regression interval its noise explains.
 
-The labels of a run (`LabelSpec`, `parse_labels`), its agreement gates
-(`parse_min_agreement`) and the measuring of a run's scorers (`ScorerAgreement`,
-`measure_stored`) build on these. Names are imported on first use (``evalkit._lazy``),
+A run's labels (`LabelSpec`, ``labels=``), its agreement gates (``min_agreement=``) and
+the measuring of a stored run's scorers (`ScorerAgreement`, `measure_stored`,
+`agreement_from_store`) build on these. Names are imported on first use (``evalkit._lazy``),
 so ``import evalkit.agreement`` does not load the store.
 """
 
@@ -24,24 +24,13 @@ from evalkit._lazy import declared_exports as _declared_exports
 # The exports, each written once here (evalkit._lazy.declared_exports reads them).
 if TYPE_CHECKING:
     from evalkit.agreement._arguments import LabelKind as LabelKind
-    from evalkit.agreement._gate import agreement_reasons as agreement_reasons
-    from evalkit.agreement._gate import parse_min_agreement as parse_min_agreement
     from evalkit.agreement._labels import LabelSpec as LabelSpec
-    from evalkit.agreement._labels import check_label_columns as check_label_columns
-    from evalkit.agreement._labels import config_of as config_of
-    from evalkit.agreement._labels import parse_labels as parse_labels
-    from evalkit.agreement._labels import with_label_columns as with_label_columns
     from evalkit.agreement._measure import CONSENSUS as CONSENSUS
     from evalkit.agreement._measure import RATERS as RATERS
     from evalkit.agreement._measure import Disagreement as Disagreement
     from evalkit.agreement._measure import ScorerAgreement as ScorerAgreement
-    from evalkit.agreement._measure import resolve_kind as resolve_kind
-    from evalkit.agreement._merged import measure_merged as measure_merged
     from evalkit.agreement._record import PairedInterval as PairedInterval
     from evalkit.agreement._record import agreement_from_store as agreement_from_store
-    from evalkit.agreement._record import measure_labels as measure_labels
-    from evalkit.agreement._record import measure_stability as measure_stability
-    from evalkit.agreement._record import measure_stability_stored as measure_stability_stored
     from evalkit.agreement._record import measure_stored as measure_stored
     from evalkit.agreement._record import noise_shares as noise_shares
     from evalkit.agreement._stability import REPEATS as REPEATS
@@ -50,7 +39,6 @@ if TYPE_CHECKING:
     from evalkit.agreement._stats import Agreement as Agreement
     from evalkit.agreement._stats import Estimate as Estimate
     from evalkit.agreement._stats import agreement as agreement
-    from evalkit.agreement._table import LabeledScores as LabeledScores
     from evalkit.agreement._table import StoredAgreement as StoredAgreement
     from evalkit.agreement._table import read_agreement as read_agreement
 

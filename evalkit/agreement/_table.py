@@ -15,7 +15,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypedDict, cast
 
-from evalkit.store import connection, migrate, retry_busy, schema_version
+from evalkit.store import connection, migrate, schema_version
+from evalkit.store._connect import retry_busy
 
 
 @dataclass(frozen=True, slots=True)

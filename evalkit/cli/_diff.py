@@ -187,7 +187,7 @@ def _disagreements(
     lists), per labelled scorer (only ``scorer`` if given), with the baseline's score of the
     item (None where it has none); none when the candidate has no labels."""
     from evalkit.agreement import agreement_from_store
-    from evalkit.report import agreement_views
+    from evalkit.report._agreement import agreement_views
     from evalkit.store import read_item_scores
 
     measured, _ = agreement_from_store(store, candidate, scorer=scorer)

@@ -23,7 +23,8 @@ from evalkit.cli._format import json_text, one_line
 from evalkit.cli._slices import slices_table
 from evalkit.errors import ConfigError
 from evalkit.experiment_file import InterruptedRun, JudgedRun, run_experiment_file
-from evalkit.report import console_failure_groups, console_table, write_reports
+from evalkit.report import write_reports
+from evalkit.report._text import console_failure_groups, console_table
 
 
 def _sharding(args: argparse.Namespace) -> dict[str, Any]:

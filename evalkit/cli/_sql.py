@@ -20,7 +20,8 @@ from evalkit._interruptible import execute_interruptibly
 from evalkit._json import stored_string
 from evalkit.cli._exit import EXIT_OK
 from evalkit.cli._format import csv_chunks, json_chunks, text_table
-from evalkit.store import connection, query_failed, read_only_connection, refuse_file_writes
+from evalkit.store import connection, read_only_connection, refuse_file_writes
+from evalkit.store._read_only import query_failed
 
 #: Rows fetched from DuckDB at a time for ``--format csv`` and ``json``, which stream: a result
 #: of any size prints in flat memory (the table needs every row to size its columns).

@@ -27,10 +27,10 @@ from evalkit.agreement import (
     LabelKind,
     LabelSpec,
     agreement,
-    parse_labels,
     read_agreement,
-    resolve_kind,
 )
+from evalkit.agreement._labels import parse_labels
+from evalkit.agreement._measure import resolve_kind
 from evalkit.compare._inputs import ScorerScores, scores_by_scorer
 from evalkit.compare._judge_runs import RunFacts, confounds, judge_differences, read_run
 from evalkit.compare._scorer_pairs import read_paired_scores

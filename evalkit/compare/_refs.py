@@ -27,9 +27,9 @@ from evalkit.store import (
     ExperimentRow,
     ListedExperiment,
     list_experiments,
-    pin_baseline,
     read_experiment,
 )
+from evalkit.store._pins import pin_baseline
 
 #: Runs that finished (possibly with failed items).
 FINISHED = ("completed", "completed_with_errors")

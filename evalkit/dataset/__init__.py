@@ -32,7 +32,6 @@ if TYPE_CHECKING:
     from evalkit.dataset._sources import Duplicate as Duplicate
     from evalkit.dataset._sources import ParquetSource as ParquetSource
     from evalkit.dataset._sources import Source as Source
-    from evalkit.dataset._sources import arrow_to_python as arrow_to_python
 
 # Type checkers read the imports above (a star import sees them too); the runtime derives
 # the lazy map and __all__ from them.

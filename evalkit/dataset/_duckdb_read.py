@@ -19,8 +19,9 @@ from typing import Any
 import duckdb
 import pyarrow as pa
 
+from evalkit._arrow_python import arrow_to_python
 from evalkit._duckdb import connect_offline
-from evalkit.dataset._sources import ColumnBatch, Duplicate, arrow_to_python
+from evalkit.dataset._sources import ColumnBatch, Duplicate
 from evalkit.errors import DatasetError
 
 #: A cell (a CSV line, a JSON record) may be up to this large: a 10 MB answer reads.

@@ -16,7 +16,8 @@ from typing import Any
 
 import pyarrow as pa
 
-from evalkit.dataset._sources import ColumnBatch, Duplicate, arrow_to_python, first_duplicate
+from evalkit._arrow_python import arrow_to_python
+from evalkit.dataset._sources import ColumnBatch, Duplicate, first_duplicate
 from evalkit.errors import ConfigError, DatasetError
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from evalkit.agreement import parse_labels, with_label_columns
+from evalkit.agreement._labels import parse_labels, with_label_columns
 from evalkit.dataset import load_dataset, open_source
 from evalkit.errors import DatasetError
 from evalkit.experiment_file._load import ExperimentFile

@@ -34,7 +34,8 @@ from evalkit.compare import (
 from evalkit.errors import BaselineError, ConfigError, StoreError
 from evalkit.experiment_file._regression import RegressionSection
 from evalkit.report import PairView, ReportData, build_report
-from evalkit.run import ExperimentResult, record_run_verdict
+from evalkit.run import ExperimentResult
+from evalkit.run._verdict_record import record_run_verdict
 from evalkit.store import ListedExperiment
 
 #: Dropped pairs listed per scorer in a report; the rest are one ``evalkit diff`` away.

@@ -14,7 +14,8 @@ from typing import Annotated, Any, Literal
 from pydantic import Field, ValidationInfo, field_validator, model_validator
 
 from evalkit._ceilings import MAX_CONCURRENCY, MAX_REPEATS
-from evalkit.agreement import parse_labels
+from evalkit._data_path import resolve_data_path
+from evalkit.agreement._labels import parse_labels
 from evalkit.errors import ConfigError, StoreError
 from evalkit.experiment_file._columns import ColumnsSection
 from evalkit.experiment_file._judge import JudgeSection, UnsetBaseUrl, judge_settings
@@ -29,7 +30,7 @@ from evalkit.experiment_file._table import (
     resolve_path,
 )
 from evalkit.experiment_file._target import TargetSection
-from evalkit.store import is_lake, resolve_data_path, store_location
+from evalkit.store import is_lake, store_location
 
 _GLOB = frozenset("*?[")
 

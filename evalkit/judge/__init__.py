@@ -30,10 +30,8 @@ if TYPE_CHECKING:
     from evalkit.judge._ask import Asked as Asked
     from evalkit.judge._ask import ask as ask
     from evalkit.judge._cache import JudgeCache as JudgeCache
-    from evalkit.judge._cache import WorkerCache as WorkerCache
     from evalkit.judge._cache import active_judge_cache as active_judge_cache
     from evalkit.judge._cache import default_cache_path as default_cache_path
-    from evalkit.judge._cache import store_entries as store_entries
     from evalkit.judge._cache import use_judge_cache as use_judge_cache
     from evalkit.judge._cache_db import JudgeCacheStats as JudgeCacheStats
     from evalkit.judge._judge import Judge as Judge

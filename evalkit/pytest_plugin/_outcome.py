@@ -19,7 +19,8 @@ from evalkit._defaults import DEFAULT_LOCK_TIMEOUT
 from evalkit._visible import visible
 from evalkit.errors import EvalkitError, ExperimentFileError
 from evalkit.experiment_file import JudgedRun, judge_run, run_experiment_file
-from evalkit.report import ItemView, PairView, console_failure_groups, console_table
+from evalkit.report import ItemView, PairView
+from evalkit.report._text import console_failure_groups, console_table
 from evalkit.run import ExperimentResult, VerdictNotKeptWarning, run_evals_sync
 from evalkit.store import store_location
 

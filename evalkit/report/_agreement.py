@@ -188,7 +188,7 @@ def _cut(text: str | None) -> str | None:
 
 def agreement_view(m: ScorerAgreement, bounds: Mapping[str, float] | None = None) -> AgreementView:
     """What a report shows of ``m``, with the gates ``bounds`` (``{"kappa": 0.6}``)."""
-    from evalkit.agreement import agreement_reasons
+    from evalkit.agreement._gate import agreement_reasons
 
     bounds = bounds or {}
     # A consensus of labels with levels is one of them; of continuous labels, any number.

@@ -23,8 +23,6 @@ if TYPE_CHECKING:
     from evalkit.run._thresholds import Verdict as Verdict
     from evalkit.run._verdict_record import VerdictNotKeptWarning as VerdictNotKeptWarning
     from evalkit.run._verdict_record import merge_shard_stores as merge_shard_stores
-    from evalkit.run._verdict_record import record_merged_verdict as record_merged_verdict
-    from evalkit.run._verdict_record import record_run_verdict as record_run_verdict
 
 # Type checkers read the imports above (a star import sees them too); the runtime derives
 # the lazy map and __all__ from them.

@@ -16,7 +16,7 @@ from typing import Any, ParamSpec, TypeVar
 
 import anyio
 
-from evalkit.agreement import measure_merged
+from evalkit.agreement._merged import measure_merged
 from evalkit.dataset import DatasetLike
 from evalkit.errors import ConfigError, StoreError
 from evalkit.run._checks import check_store_data_path
@@ -40,7 +40,10 @@ from evalkit.run._verdict_record import (
     verdict_not_kept,
 )
 from evalkit.scorer import Scorer
-from evalkit.store import ShardWriter, StoreWriter, merge_finished_slices, prepare_store
+from evalkit.store._lake import prepare_store
+from evalkit.store._lake_merge import merge_finished_slices
+from evalkit.store._shard_writer import ShardWriter
+from evalkit.store._writer import StoreWriter
 from evalkit.target import TargetLike
 
 

@@ -20,7 +20,7 @@ from evalkit._json import to_jsonable
 from evalkit.dataset import Dataset
 from evalkit.errors import ConfigError
 from evalkit.scorer import Scorer
-from evalkit.store import StoredExperiment
+from evalkit.store._stored import StoredExperiment
 
 #: Config keys whose change makes earlier scores incomparable with new ones.
 _COMPARED = ("dataset", "target", "limit", "repeats")

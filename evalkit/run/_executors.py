@@ -27,8 +27,9 @@ import pyarrow as pa
 
 from evalkit.dataset import ColumnMap, Dataset, ItemBatches
 from evalkit.errors import ConfigError, EvalkitError
-from evalkit.judge import WorkerCache, use_judge_cache
-from evalkit.judge.policy import use_rate_share
+from evalkit.judge import use_judge_cache
+from evalkit.judge._cache import WorkerCache
+from evalkit.judge.policy._registry import use_rate_share
 from evalkit.run._feed import ItemFeed
 from evalkit.run._item import ItemEvaluator
 from evalkit.run._options import ExecutorName

@@ -7,7 +7,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from evalkit.agreement import JudgeStability, ScorerAgreement, agreement_reasons
+from evalkit.agreement import JudgeStability, ScorerAgreement
+from evalkit.agreement._gate import agreement_reasons
 from evalkit.errors import ConfigError
 from evalkit.run import _frame
 from evalkit.run._outcome import ItemResult, ScorerOutcome

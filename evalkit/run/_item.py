@@ -17,7 +17,7 @@ from evalkit.judge import use_judge_cache
 from evalkit.run._checks import asks_judge, may_suspend
 from evalkit.run._outcome import ErrorInfo, ItemResult, OutputSource, Repeat, ScorerOutcome
 from evalkit.scorer import STEP_ORDER, Scorer, ScorerRunResult, StepName
-from evalkit.store import StoredOutput
+from evalkit.store._stored import StoredOutput
 from evalkit.target import DatasetOutput, Target
 
 

@@ -23,7 +23,7 @@ from evalkit.run._resume_plan import ResumeBatches
 from evalkit.run._runner import Runner
 from evalkit.run._spec import RunSpec
 from evalkit.run._summary import SummaryBuilder
-from evalkit.store import StoreWriter
+from evalkit.store._writer import StoreWriter
 
 
 async def drive_local(spec: RunSpec, writer: StoreWriter | None) -> Driven:

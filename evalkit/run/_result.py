@@ -13,21 +13,15 @@ from typing import Any, cast
 
 import anyio.to_thread
 
-from evalkit.agreement import (
-    JudgeStability,
-    LabeledScores,
-    LabelSpec,
-    ScorerAgreement,
-    measure_labels,
-    measure_stability,
-    measure_stability_stored,
-    measure_stored,
-)
+from evalkit.agreement import JudgeStability, LabelSpec, ScorerAgreement, measure_stored
+from evalkit.agreement._record import measure_labels, measure_stability, measure_stability_stored
+from evalkit.agreement._table import LabeledScores
 from evalkit.run._experiment import ExperimentResult
 from evalkit.run._outcome import ItemResult
 from evalkit.run._spec import RunSpec
 from evalkit.run._summary import ExperimentStatus, RunSummary, summary_from_counts
-from evalkit.store import StoreWriter, read_run_counts
+from evalkit.store._read import read_run_counts
+from evalkit.store._writer import StoreWriter
 
 
 @dataclass(frozen=True, slots=True)

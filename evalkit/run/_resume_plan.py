@@ -39,13 +39,13 @@ from evalkit.run._config_changes import check_changes, fingerprint_changes
 from evalkit.run._options import RunOptions
 from evalkit.run._shards import Shard
 from evalkit.scorer import Scorer
-from evalkit.store import (
+from evalkit.store import recover
+from evalkit.store._stored import (
     StoredExperiment,
     StoredOutput,
     read_done_shards,
     read_for_resume,
     read_outputs,
-    recover,
 )
 
 

@@ -31,7 +31,7 @@ from evalkit._json import json_text
 from evalkit.errors import StoreError
 from evalkit.run._outcome import Repeat
 from evalkit.scorer import STEP_ORDER
-from evalkit.store import ARROW_SCHEMAS
+from evalkit.store._arrow import ARROW_SCHEMAS
 
 if TYPE_CHECKING:
     from evalkit.judge import JudgeExecution

@@ -33,8 +33,8 @@ from evalkit.run._outcome import ItemResult
 from evalkit.run._progress import Progress
 from evalkit.run._rows import RowBuffer
 from evalkit.run._summary import ExperimentStatus, SummaryBuilder
-from evalkit.scorer import StepWatchdog
-from evalkit.store import StoreWriter
+from evalkit.scorer._limits import StepWatchdog
+from evalkit.store._writer import StoreWriter
 
 #: Rows buffered before a write is due regardless of time. Each write has a fixed cost of
 #: about 100 ms (open, commit, checkpoint); DuckDB's memory during a commit grows with the

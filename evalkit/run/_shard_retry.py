@@ -20,7 +20,7 @@ from evalkit.dataset import Item
 from evalkit.errors import ConfigError
 from evalkit.run._resume_plan import ResumePlan, Resuming, check_shard_resume
 from evalkit.run._shards import Shard
-from evalkit.store import StoredOutput, read_for_resume, read_outputs, read_shard_failures
+from evalkit.store._stored import StoredOutput, read_for_resume, read_outputs, read_shard_failures
 
 
 @dataclass(frozen=True, slots=True)

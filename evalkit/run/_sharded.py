@@ -18,7 +18,8 @@ from typing import Any
 import anyio
 import anyio.to_thread
 
-from evalkit.judge import default_cache_path, store_entries
+from evalkit.judge import default_cache_path
+from evalkit.judge._cache import store_entries
 from evalkit.run._checks import asks_judge
 from evalkit.run._executors import ShardConfig, ShardResult, Stopped, execute
 from evalkit.run._interrupt import is_interrupt, on_all_scored
@@ -28,7 +29,7 @@ from evalkit.run._sharding import Sharding
 from evalkit.run._shards import Shard
 from evalkit.run._spec import RunSpec
 from evalkit.run._summary import ExperimentStatus, SummaryBuilder, state_from_counts
-from evalkit.store import ShardRecord, ShardWriter
+from evalkit.store._shard_writer import ShardRecord, ShardWriter
 
 
 async def drive_sharded(spec: RunSpec, sharding: Sharding, writer: ShardWriter | None) -> Driven:

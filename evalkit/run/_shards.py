@@ -16,7 +16,8 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from evalkit.dataset import ColumnBatch, Duplicate, ParquetSource, arrow_to_python
+from evalkit._arrow_python import arrow_to_python
+from evalkit.dataset import ColumnBatch, Duplicate, ParquetSource
 from evalkit.errors import ConfigError, DatasetError
 
 

@@ -22,12 +22,12 @@ from typing import Any
 import anyio.to_thread
 
 from evalkit._json import dumps
-from evalkit.agreement import (
-    LabelSpec,
+from evalkit.agreement import LabelSpec
+from evalkit.agreement._gate import parse_min_agreement
+from evalkit.agreement._labels import (
     check_label_columns,
     config_of,
     parse_labels,
-    parse_min_agreement,
     with_label_columns,
 )
 from evalkit.dataset import Dataset, DatasetLike, load_dataset
@@ -49,8 +49,28 @@ from evalkit.run._shard_retry import ShardRetry, plan_shard_retry
 from evalkit.run._sharding import Sharding, check_sharding, plan_sharding
 from evalkit.run._thresholds import Threshold, parse_error_rates, parse_thresholds
 from evalkit.scorer import Scorer
-from evalkit.store import ExperimentRecord, ScorerRecord
-from evalkit.target import DatasetOutput, Target, as_target
+from evalkit.store._writer import ExperimentRecord, ScorerRecord
+from evalkit.target import DatasetOutput, FunctionTarget, Target
+
+
+def as_target(target: object) -> Target:
+    """The target a run uses for ``target``.
+
+    Args:
+        target: None (the dataset's ``output`` column), an object implementing
+            [`Target`][evalkit.Target], or a plain callable (wrapped in
+            [`FunctionTarget`][evalkit.FunctionTarget]).
+
+    Raises:
+        ConfigError: ``target`` is none of these.
+    """
+    if target is None:
+        return DatasetOutput()
+    if isinstance(target, Target):
+        return target
+    if callable(target):
+        return FunctionTarget(target)
+    raise ConfigError(f"target must be None, a callable or a Target, not {type(target).__name__}")
 
 
 def new_experiment_id() -> str:

@@ -5,7 +5,7 @@ agreement); ``evalkit run``, ``judge_run`` and the pytest plugin record it again
 regression gate against the baseline, and which baseline and why. A cancelled or
 interrupted run has no verdict (NULL): its gates could not run on the whole dataset. A run
 merged from several shard slices is judged on its own gates once merged
-([`record_merged_verdict`][evalkit.run.record_merged_verdict]), from what its config recorded;
+(`record_merged_verdict`), from what its config recorded;
 [`merge_shard_stores`][evalkit.run.merge_shard_stores] merges and judges, as ``evalkit merge``.
 """
 
@@ -21,7 +21,10 @@ from evalkit.errors import StoreError
 from evalkit.run._experiment import ExperimentResult
 from evalkit.run._summary import ExperimentStatus, summary_from_counts
 from evalkit.run._thresholds import parse_error_rates, parse_thresholds
-from evalkit.store import GateRecord, merge_stores, read_experiment, read_run_counts, record_verdict
+from evalkit.store import read_experiment
+from evalkit.store._merge import merge_stores
+from evalkit.store._read import read_run_counts
+from evalkit.store._verdicts import GateRecord, record_verdict
 
 if TYPE_CHECKING:
     from evalkit.agreement import ScorerAgreement
@@ -37,7 +40,7 @@ def gate_records(
     comparison: Comparison | None = None,
     reasons: Mapping[str, Sequence[str]] | None = None,
 ) -> list[GateRecord]:
-    """One [`GateRecord`][evalkit.store.GateRecord] per scorer of ``result``: its own gates and,
+    """One `GateRecord` per scorer of ``result``: its own gates and,
     with ``comparison``, the regression gate (``reasons``: every scorer's reasons as the
     report gives them, regression included; default the run's own)."""
     compared = {c.scorer_id: c for c in comparison} if comparison is not None else {}
@@ -179,8 +182,10 @@ def merge_shard_stores(
 
     Every complete group of slices found in ``sources`` is merged into ``store`` (a DuckDB
     file or a DuckLake store, as each source may be), then judged over all its items
-    ([`record_merged_verdict`][evalkit.run.record_merged_verdict], with its agreement with
-    human labels measured again over all of them).
+    (`record_merged_verdict`, with its agreement with
+    human labels measured again over all of them). This is the merge to call from Python:
+    the store's own merges (of stores, and of a lake's finished slices) are evalkit's
+    internals, which leave a merged run unjudged.
 
     Args:
         sources: The shard jobs' stores.
@@ -193,7 +198,7 @@ def merge_shard_stores(
         StoreError: A source is unreadable, holds no shard slices (or only slices merged
             already), or a group misses slices (named) or has one twice.
     """
-    from evalkit.agreement import measure_merged
+    from evalkit.agreement._merged import measure_merged
 
     merged = merge_stores(sources, store)
     for experiment_id in merged:

@@ -16,7 +16,6 @@ from evalkit._lazy import declared_exports as _declared_exports
 if TYPE_CHECKING:
     from evalkit.scorer._create import create_scorer as create_scorer
     from evalkit.scorer._limits import StepTimeoutError as StepTimeoutError
-    from evalkit.scorer._limits import StepWatchdog as StepWatchdog
     from evalkit.scorer._prompt import OutputSchema as OutputSchema
     from evalkit.scorer._prompt import PromptStep as PromptStep
     from evalkit.scorer._result import STEP_ORDER as STEP_ORDER
@@ -28,7 +27,6 @@ if TYPE_CHECKING:
     from evalkit.scorer._steps import BoundStep as BoundStep
     from evalkit.scorer._steps import Step as Step
     from evalkit.scorer._steps import StepOwner as StepOwner
-    from evalkit.scorer._steps import bind_callable as bind_callable
     from evalkit.scorer._trace import RunTrace as RunTrace
 
 # Type checkers read the imports above (a star import sees them too); the runtime derives

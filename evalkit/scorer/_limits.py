@@ -4,7 +4,7 @@ A sync step runs inline on the event loop (a thread each would cost more than mo
 step that never returns would stall the whole run: nothing flushed, Ctrl-C ignored. A scorer run
 writes which run and which step it is in into the `StepClock` of its event loop (the step
 before it starts, nothing before anything is awaited); reading the time is left to a
-[`StepWatchdog`][evalkit.scorer.StepWatchdog] thread, which sees how long one step has been on the
+`StepWatchdog` thread, which sees how long one step has been on the
 clock. Past the limit it signals the loop's thread, whose handler checks the clock again (in that
 thread, so a step that has already finished is never hit) and raises `StepStopped` inside the step.
 The scorer records the pair as failed with [`StepTimeoutError`][evalkit.StepTimeoutError]; the run

@@ -28,8 +28,8 @@ from evalkit.scorer import (
     StepName,
     StepOwner,
     StepResults,
-    bind_callable,
 )
+from evalkit.scorer._steps import bind_callable
 from evalkit.scorers._extraction import Extraction
 
 # How many items the step being asked sent; set by JudgeStep around the judge call only.

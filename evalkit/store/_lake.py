@@ -20,13 +20,14 @@ from collections.abc import Mapping
 
 import duckdb
 
+from evalkit._data_path import is_remote, resolve_data_path
 from evalkit._duckdb import OFFLINE
 from evalkit._extensions import load_extensions
 from evalkit._sql import sql_literal
 from evalkit._verified_extensions import LAKE_SETTINGS
 from evalkit.errors import ConfigError, StoreError
 from evalkit.store._lake_errors import CatalogUnreachableError, busy, unreachable
-from evalkit.store._location import StoreLocation, is_remote, resolve_data_path, store_location
+from evalkit.store._location import StoreLocation, store_location
 from evalkit.store._object_store import lake_data_path, refresh_credentials, use_object_store
 
 #: The catalog name the lake is attached under.

@@ -35,12 +35,12 @@ import duckdb
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from evalkit._data_path import is_remote
 from evalkit._sql import quote_ident, sql_literal
 from evalkit._verified_extensions import LAKE_SETTINGS
 from evalkit.errors import StoreError
 from evalkit.store._batch_io import Transaction, insert_views, registered
 from evalkit.store._lake import LAKE_ALIAS
-from evalkit.store._location import is_remote
 from evalkit.store._object_store import refresh_credentials, use_object_store
 
 #: Rows from which a table of a flush is written before the commit rather than inserted in

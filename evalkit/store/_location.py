@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from evalkit._data_path import is_remote
 from evalkit.errors import ConfigError
 from evalkit.store._lake_secret import LakeSecret, is_secret_name, read_secret
 
@@ -39,7 +40,6 @@ _REFUSED_CATALOGS = ("mysql:", "quack:", "md:", "motherduck:")
 # libpq's keys that carry a secret (conninfo "key=value" pairs or a postgresql:// URI).
 _PG_SECRET = re.compile(r"(?:^|\s)(password|sslpassword)\s*=", re.IGNORECASE)
 _PG_URI_PASSWORD = re.compile(r"^postgres(?:ql)?://[^/@\s]*:[^/@\s]*@", re.IGNORECASE)
-_REMOTE = re.compile(r"^[a-z][a-z0-9+.-]*://", re.IGNORECASE)
 
 
 @dataclass(frozen=True, slots=True)
@@ -154,7 +154,7 @@ def store_location(
             text=f"{DUCKLAKE_PREFIX}postgres:{rest}", catalog=kind, file=None,
             target=f"{DUCKLAKE_PREFIX}postgres:{rest}",
         )  # fmt: skip
-    if _REMOTE.match(rest):
+    if is_remote(rest):
         raise ConfigError(
             f"store {text!r}: a {kind} catalog must be a local file, not a URL; keep the data"
             " on object storage with store_data_path (--store-data-path) instead"
@@ -199,27 +199,3 @@ def _refuse_password(conninfo: str) -> None:
             " environment (PGPASSWORD, or ~/.pgpass) or a DuckDB secret (CREATE SECRET"
             " (TYPE postgres, …)), and name only dbname, host, port and user in the store"
         )
-
-
-def resolve_data_path(
-    data_path: str | os.PathLike[str] | None, *, base: str | os.PathLike[str] | None = None
-) -> str | None:
-    """A DuckLake data path as DuckLake is given it: an object-store URL as is, a local folder
-    absolute (from ``base``, else the working directory) and ending in a separator, so every
-    process finds the same folder whatever its working directory."""
-    if data_path is None:
-        return None
-    text = os.fspath(data_path)
-    if not text.strip():
-        raise ConfigError("store_data_path: must not be empty")
-    if _REMOTE.match(text):
-        return text if text.endswith("/") else f"{text}/"
-    path = Path(text).expanduser()
-    if base is not None and not path.is_absolute():
-        path = Path(base) / path
-    return f"{path.absolute()}{os.sep}"
-
-
-def is_remote(data_path: str) -> bool:
-    """Whether a data path is an object-store or web URL (``s3://``, ``gs://``, ``https://``)."""
-    return bool(_REMOTE.match(data_path))

@@ -22,10 +22,10 @@ from urllib.parse import urlsplit
 
 import duckdb
 
+from evalkit._data_path import is_remote
 from evalkit._extensions import load_extensions
 from evalkit._sql import sql_literal
 from evalkit.errors import StoreError
-from evalkit.store._location import is_remote
 
 #: The schemes DuckDB's httpfs reads and writes, by the secret type that serves them.
 SCHEMES = {"s3": "s3", "s3a": "s3", "s3n": "s3", "gs": "gcs", "gcs": "gcs", "r2": "r2"}

@@ -18,7 +18,6 @@ if TYPE_CHECKING:
     from evalkit.target._openai import OpenAITarget as OpenAITarget
     from evalkit.target._protocol import Target as Target
     from evalkit.target._resolve import TargetLike as TargetLike
-    from evalkit.target._resolve import as_target as as_target
 
 # Type checkers read the imports above (a star import sees them too); the runtime derives
 # the lazy map and __all__ from them.

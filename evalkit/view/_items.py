@@ -17,9 +17,9 @@ from typing import Any
 import duckdb
 from multidict import MultiMapping
 
+from evalkit._error_pattern import error_pattern
 from evalkit._json import json_pointer
 from evalkit._snapshot import in_one_transaction
-from evalkit.report import error_pattern
 from evalkit.view import _queries
 from evalkit.view._compare import labels
 from evalkit.view._queries import reading, rows

@@ -20,9 +20,9 @@ import duckdb
 from multidict import MultiMapping
 
 from evalkit import _stable_sql as stable_sql
+from evalkit._error_pattern import error_pattern
 from evalkit._liveness import effective_status
 from evalkit.errors import StoreError
-from evalkit.report import error_pattern
 from evalkit.store import connection, schema_version
 from evalkit.view._reader import LOCK_TIMEOUT, Reader
 

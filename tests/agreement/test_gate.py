@@ -4,15 +4,9 @@ import math
 
 import pytest
 
-from evalkit.agreement import (
-    Agreement,
-    Estimate,
-    LabelSpec,
-    ScorerAgreement,
-    agreement_reasons,
-    parse_labels,
-    parse_min_agreement,
-)
+from evalkit.agreement import Agreement, Estimate, LabelSpec, ScorerAgreement
+from evalkit.agreement._gate import agreement_reasons, parse_min_agreement
+from evalkit.agreement._labels import parse_labels
 from evalkit.errors import ConfigError
 
 LABELS = parse_labels(

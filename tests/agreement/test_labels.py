@@ -4,7 +4,8 @@ import math
 
 import pytest
 
-from evalkit.agreement import LabelSpec, parse_labels, with_label_columns
+from evalkit.agreement import LabelSpec
+from evalkit.agreement._labels import parse_labels, with_label_columns
 from evalkit.errors import ConfigError, DatasetError
 
 IDS = ("rubric", "exact")

@@ -9,7 +9,8 @@ import krippendorff
 import numpy as np
 import pytest
 
-from evalkit.agreement import noise_share, parse_labels
+from evalkit.agreement import noise_share
+from evalkit.agreement._labels import parse_labels
 from evalkit.agreement._stability import STABLE_ALPHA, stability
 
 

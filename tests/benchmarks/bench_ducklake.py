@@ -46,13 +46,9 @@ import duckdb
 import pyarrow as pa
 
 from evalkit.run._rows import RowBuffer
-from evalkit.store import (
-    ARROW_SCHEMAS,
-    ExperimentRecord,
-    ScorerRecord,
-    StoreWriter,
-    connection,
-)
+from evalkit.store import connection
+from evalkit.store._arrow import ARROW_SCHEMAS
+from evalkit.store._writer import ExperimentRecord, ScorerRecord, StoreWriter
 from tests.benchmarks.bench_store import ITEMS_PER_WRITE, SCORERS, make_items, timed_writes
 from tests.postgres import PostgresServer, postgres_server
 
@@ -66,7 +62,7 @@ SUMMARY_FLUSH_ROWS = 100_000
 def lake_store(attach: str, data: Path) -> str:
     """The DuckLake store the benchmark writes, created with its data path: the one place
     the benchmark touches the DuckLake API. Returns the store as evalkit names it."""
-    from evalkit.store import prepare_store
+    from evalkit.store._lake import prepare_store
 
     return prepare_store(attach, data_path=data)
 

@@ -24,7 +24,8 @@ from evalkit.dataset import Item
 from evalkit.run import ItemResult, ScorerOutcome
 from evalkit.run._rows import RowBuffer
 from evalkit.scorer import ScorerRunResult
-from evalkit.store import ExperimentRecord, ScorerRecord, StoreWriter, connection
+from evalkit.store import connection
+from evalkit.store._writer import ExperimentRecord, ScorerRecord, StoreWriter
 
 TARGET_ROWS_PER_S = 200_000
 TARGET_QUERY_MS = 500.0

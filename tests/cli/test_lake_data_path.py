@@ -22,7 +22,9 @@ import pytest
 
 from evalkit._extensions import ducklake_missing, has_extension
 from evalkit._proc import this_host
-from evalkit.store import connection, prepare_store, recovery_dir
+from evalkit.store import connection
+from evalkit.store._lake import prepare_store
+from evalkit.store._recovery import recovery_dir
 from tests.cli.conftest import Cli, write_dataset
 from tests.postgres import PostgresServer
 

@@ -20,7 +20,8 @@ from pathlib import Path
 import pytest
 
 from evalkit._extensions import ducklake_missing
-from evalkit.store import connection, recovery_dir
+from evalkit.store import connection
+from evalkit.store._recovery import recovery_dir
 from tests.cli.conftest import Cli, write_dataset
 from tests.cli.test_locked_store import APP, ROWS, _wait_for
 

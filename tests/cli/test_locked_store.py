@@ -185,7 +185,8 @@ def test_rows_of_a_store_locked_past_the_timeout_are_kept_and_loaded_by_resume(
 
 
 def test_the_next_writer_loads_rows_left_in_the_recovery_folder(tmp_path: Path, cli: Cli) -> None:
-    from evalkit.store import recover, recovery_dir
+    from evalkit.store import recover
+    from evalkit.store._recovery import recovery_dir
 
     _setup(tmp_path)
     with _locked_run(tmp_path, "--lock-timeout", "0") as (run, _lines):

@@ -97,7 +97,8 @@ def test_two_simultaneous_resumes_of_one_run_only_one_runs(tmp_path: Path, cli: 
 CLAIMER = """
 import pathlib, sys, time
 from evalkit import ConfigError
-from evalkit.store import StoreWriter, read_for_resume
+from evalkit.store._stored import read_for_resume
+from evalkit.store._writer import StoreWriter
 
 store, me, other = sys.argv[1], pathlib.Path(sys.argv[2]), pathlib.Path(sys.argv[3])
 state = read_for_resume(store, "e1").claim_state
@@ -117,7 +118,7 @@ else:
 def test_of_two_resumes_that_both_read_the_run_as_resumable_one_claims_it(
     tmp_path: Path,
 ) -> None:
-    from evalkit.store import ExperimentRecord, StoreWriter
+    from evalkit.store._writer import ExperimentRecord, StoreWriter
 
     store = tmp_path / "evalkit.duckdb"
     record = ExperimentRecord(

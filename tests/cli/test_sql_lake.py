@@ -13,7 +13,8 @@ import pytest
 
 from evalkit import run_evals_sync
 from evalkit._extensions import ducklake_missing, has_extension
-from evalkit.store import connection, prepare_store
+from evalkit.store import connection
+from evalkit.store._lake import prepare_store
 from tests.cli.conftest import Cli
 from tests.postgres import PostgresServer
 from tests.s3 import S3Server

@@ -13,7 +13,9 @@ from evalkit import create_scorer, run_evals
 from evalkit.compare import LATEST, LATEST_COMPLETE, baseline_candidates, choose_baseline
 from evalkit.experiment_file import judge_run
 from evalkit.run import ExperimentResult
-from evalkit.store import pin_baseline, read_gates, read_pin, record_verdict
+from evalkit.store import read_gates, read_pin
+from evalkit.store._pins import pin_baseline
+from evalkit.store._verdicts import record_verdict
 
 ROWS = [{"id": f"r{i}", "input": f"q{i}", "output": "x", "groundTruth": "x"} for i in range(30)]
 

@@ -2,13 +2,8 @@ from __future__ import annotations
 
 import pytest
 
-from evalkit.report import (
-    ReportData,
-    console_table,
-    html_report,
-    junit_xml,
-    markdown_summary,
-)
+from evalkit.report import ReportData, html_report, junit_xml, markdown_summary
+from evalkit.report._text import console_table
 
 
 def report(status: str, *, succeeded: int, failed: int, total: int = 200) -> ReportData:

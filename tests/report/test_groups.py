@@ -7,7 +7,8 @@ from typing import Any
 import pytest
 
 from evalkit import create_scorer, run_evals
-from evalkit.report import FailureGroup, error_pattern, failure_groups
+from evalkit._error_pattern import error_pattern
+from evalkit.report import FailureGroup, failure_groups
 from evalkit.report._build import build_report
 
 

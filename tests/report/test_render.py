@@ -14,14 +14,13 @@ from evalkit.report import (
     FailureGroup,
     ItemView,
     ReportData,
-    console_failure_groups,
-    console_table,
     html_report,
     junit_xml,
     markdown_summary,
 )
 from evalkit.report._html import histogram_svg
 from evalkit.report._model import ScorerRow
+from evalkit.report._text import console_failure_groups, console_table
 
 EXACT = ScorerRow(
     "exact", 3, 0.75, 0.7, 0.8, 1, threshold=">= 0.8",

@@ -10,13 +10,8 @@ from pathlib import Path
 import pytest
 
 from evalkit._visible import visible, visible_json
-from evalkit.report import (
-    ItemView,
-    console_table,
-    html_report,
-    junit_xml,
-    markdown_summary,
-)
+from evalkit.report import ItemView, html_report, junit_xml, markdown_summary
+from evalkit.report._text import console_table
 from tests.report.test_render import EXACT, make_report
 
 HOSTILE = [

@@ -15,9 +15,10 @@ import pytest
 
 from evalkit import create_scorer, run_evals
 from evalkit.compare import compare_experiments
-from evalkit.report import console_table, html_report, junit_xml, markdown_summary
+from evalkit.report import html_report, junit_xml, markdown_summary
 from evalkit.report._build import build_report
 from evalkit.report._model import ReportData
+from evalkit.report._text import console_table
 from evalkit.scorers import get_scorer
 
 ROWS = [{"input": f"q{i}", "groundTruth": "yes", "output": "yes"} for i in range(40)]

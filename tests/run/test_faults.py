@@ -25,7 +25,8 @@ import pytest
 
 from evalkit import Judge, PromptStep, create_scorer, run_evals
 from evalkit.errors import StoreError
-from evalkit.store import recover, recovery_dir
+from evalkit.store import recover
+from evalkit.store._recovery import recovery_dir
 from evalkit.testing import FakeOpenAIServer, Fault, Rule
 from tests.conftest import KEY_ENV
 

@@ -9,7 +9,7 @@ from evalkit.errors import StoreError
 from evalkit.run import ItemResult, ScorerOutcome
 from evalkit.run._rows import RowBuffer
 from evalkit.scorer import ScorerRunResult
-from evalkit.store import ARROW_SCHEMAS as SCHEMAS
+from evalkit.store._arrow import ARROW_SCHEMAS as SCHEMAS
 
 
 def _result(n: int, scorers: dict[str, float | None]) -> ItemResult:

@@ -9,7 +9,7 @@ import json
 import sys
 
 from evalkit.run._rows import RowBuffer
-from evalkit.store import ExperimentRecord, ScorerRecord, StoreWriter
+from evalkit.store._writer import ExperimentRecord, ScorerRecord, StoreWriter
 from tests.benchmarks.bench_store import SCORERS, make_items
 
 _ITEMS = 200

@@ -18,18 +18,12 @@ import pytest
 from evalkit import StoreError
 from evalkit._extensions import ducklake_missing
 from evalkit.run import run_evals
-from evalkit.store import (
-    ExperimentRecord,
-    ScorerRecord,
-    StoreWriter,
-    connection,
-    copy_experiments,
-    merge_finished_slices,
-    merge_stores,
-    prepare_store,
-    recover,
-    recovery_dir,
-)
+from evalkit.store import connection, copy_experiments, recover
+from evalkit.store._lake import prepare_store
+from evalkit.store._lake_merge import merge_finished_slices
+from evalkit.store._merge import merge_stores
+from evalkit.store._recovery import recovery_dir
+from evalkit.store._writer import ExperimentRecord, ScorerRecord, StoreWriter
 from tests.benchmarks.bench_ducklake import prebuilt_batches
 from tests.benchmarks.bench_store import SCORERS
 from tests.store.test_merge import LABELS, exact, slices

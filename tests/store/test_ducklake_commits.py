@@ -12,8 +12,8 @@ import pytest
 
 from evalkit._extensions import ducklake_missing
 from evalkit.run._rows import RowBuffer
-from evalkit.store import ExperimentRecord, ScorerRecord, StoreWriter, connection
-from evalkit.store._writer import LAKE_PROGRESS_S
+from evalkit.store import connection
+from evalkit.store._writer import LAKE_PROGRESS_S, ExperimentRecord, ScorerRecord, StoreWriter
 from tests.benchmarks.bench_store import SCORERS, make_items
 
 pytestmark = pytest.mark.skipif(

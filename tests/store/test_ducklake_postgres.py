@@ -53,7 +53,7 @@ def test_writers_on_two_processes_share_a_postgres_catalog(
 ) -> None:
     lake = catalog(postgres)
     code = (
-        "import sys\nfrom evalkit.store import prepare_store\n"
+        "import sys\nfrom evalkit.store._lake import prepare_store\n"
         "prepare_store(sys.argv[1], data_path=sys.argv[2])"
     )
     subprocess.run([sys.executable, "-c", code, lake, str(tmp_path / "d")], cwd=ROOT, check=True)

@@ -12,7 +12,8 @@ import pytest
 
 from evalkit import StoreError, run_evals
 from evalkit._extensions import ducklake_missing
-from evalkit.store import connection, prepare_store, read_item_scores
+from evalkit.store import connection, read_item_scores
+from evalkit.store._lake import prepare_store
 from tests.benchmarks.bench_ducklake import begin, finish, prebuilt_batches
 from tests.s3 import S3Server
 from tests.store.lake_writer import rows, scorers

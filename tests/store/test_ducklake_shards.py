@@ -11,7 +11,8 @@ import pytest
 
 from evalkit._extensions import ducklake_missing
 from evalkit.run import run_evals
-from evalkit.store import connection, merge_finished_slices
+from evalkit.store import connection
+from evalkit.store._lake_merge import merge_finished_slices
 from tests.store.test_merge import LABELS, ROWS, exact, figures
 from tests.store.test_merge import data as data  # the fixture
 

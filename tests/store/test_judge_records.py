@@ -13,7 +13,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from evalkit import Judge, PromptStep, create_scorer, run_evals
-from evalkit.store import SCHEMA_VERSION, merge_stores, migrate, schema_version
+from evalkit.store import SCHEMA_VERSION, migrate, schema_version
+from evalkit.store._merge import merge_stores
 from evalkit.testing import FakeOpenAIServer, Fault, Rule
 
 

@@ -9,8 +9,9 @@ import duckdb
 import pytest
 
 from evalkit._extensions import ducklake_missing
-from evalkit.store import connection, prepare_store
+from evalkit.store import connection
 from evalkit.store._batch_io import Transaction
+from evalkit.store._lake import prepare_store
 from evalkit.store._lake_stage import append_to_lake, discard_files, read_layout
 from tests.benchmarks.bench_ducklake import begin, finish, prebuilt_batches
 

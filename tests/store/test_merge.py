@@ -15,7 +15,8 @@ import pytest
 from evalkit import Scorer, create_scorer
 from evalkit.agreement import read_agreement
 from evalkit.run import run_evals
-from evalkit.store import merge_stores, read_gates
+from evalkit.store import read_gates
+from evalkit.store._merge import merge_stores
 
 ROWS = 120
 

@@ -12,7 +12,8 @@ import pytest
 from evalkit import StoreError
 from evalkit._extensions import ducklake_missing
 from evalkit.run import run_evals
-from evalkit.store import connection, merge_stores
+from evalkit.store import connection
+from evalkit.store._merge import merge_stores
 from tests.store.test_merge import ROWS, exact, slices
 from tests.store.test_merge import data as data  # the fixture
 

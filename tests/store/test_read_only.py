@@ -9,7 +9,8 @@ import pytest
 
 from evalkit import run_evals_sync
 from evalkit._extensions import ducklake_missing
-from evalkit.store import prepare_store, read_only_connection
+from evalkit.store import read_only_connection
+from evalkit.store._lake import prepare_store
 from tests.store.lake_writer import rows, scorers
 
 pytestmark = pytest.mark.skipif(

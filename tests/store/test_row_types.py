@@ -14,13 +14,11 @@ from evalkit.store import (
     ExperimentRow,
     GateRow,
     ListedExperiment,
-    RunCounts,
-    ScorerCounts,
     list_experiments,
     read_experiment,
     read_gates,
-    read_run_counts,
 )
+from evalkit.store._read import RunCounts, ScorerCounts, read_run_counts
 
 ROWS = [
     {"input": f"q{i}", "groundTruth": "a", "output": "a" if i % 3 else "b",

@@ -137,7 +137,7 @@ def test_a_version_3_store_gains_shards_done_and_keeps_its_rows(
 
 
 def test_the_arrow_schemas_match_the_tables(store: Path) -> None:
-    from evalkit.store import ARROW_SCHEMAS
+    from evalkit.store._arrow import ARROW_SCHEMAS
 
     types = {"string": "VARCHAR", "double": "DOUBLE", "int64": "BIGINT", "int32": "INTEGER",
              "timestamp[us]": "TIMESTAMP", "bool": "BOOLEAN"}  # fmt: skip

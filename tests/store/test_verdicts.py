@@ -13,17 +13,15 @@ from evalkit import run_evals
 from evalkit._extensions import ducklake_missing
 from evalkit.errors import ConfigError
 from evalkit.store import (
-    GateRecord,
-    StoredVerdict,
     connection,
     copy_experiments,
-    pin_baseline,
     pin_history,
     read_gates,
     read_pin,
-    record_verdict,
     unpin_baseline,
 )
+from evalkit.store._pins import pin_baseline
+from evalkit.store._verdicts import GateRecord, StoredVerdict, record_verdict
 from tests.store.lake_writer import rows, scorers
 from tests.store.test_ducklake import writer
 

@@ -256,7 +256,7 @@ def test_two_processes_writing_one_store_take_turns(store: Path) -> None:
 
 def test_a_writer_gives_up_on_a_store_held_open_by_another_process(store: Path) -> None:
     from evalkit import StoreError
-    from evalkit.store import ExperimentRecord, StoreWriter
+    from evalkit.store._writer import ExperimentRecord, StoreWriter
 
     record = ExperimentRecord(
         "e1", "n", None, "<rows>", {}, None, 1, dt.datetime.now(dt.UTC), "test"
@@ -298,8 +298,8 @@ def test_a_flush_appends_small_row_groups(store: Path) -> None:
     # Each flush's checkpoint recompresses the partly filled last row group: the writer keeps
     # it small (WRITE_ROW_GROUP_SIZE) rather than DuckDB's 122,880 rows.
     from evalkit.run._rows import RowBuffer
-    from evalkit.store import ExperimentRecord, ScorerRecord, StoreWriter
     from evalkit.store._connect import WRITE_ROW_GROUP_SIZE
+    from evalkit.store._writer import ExperimentRecord, ScorerRecord, StoreWriter
 
     scorers = ("a", "b")
     writer = StoreWriter(store)
@@ -329,7 +329,7 @@ class _ItemsBatch:
     def tables(self) -> dict[str, Any]:
         import pyarrow as pa
 
-        from evalkit.store import ARROW_SCHEMAS
+        from evalkit.store._arrow import ARROW_SCHEMAS
 
         schema = ARROW_SCHEMAS["experiment_items"]
         row = {
@@ -342,7 +342,7 @@ class _ItemsBatch:
 
 def test_the_writer_takes_arrow_tables_from_any_batch(store: Path) -> None:
     from evalkit import StoreError
-    from evalkit.store import ExperimentRecord, StoreWriter
+    from evalkit.store._writer import ExperimentRecord, StoreWriter
 
     writer = StoreWriter(store)
     with pytest.raises(StoreError, match=r"write\(\) called before begin\(\)"):

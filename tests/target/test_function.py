@@ -7,7 +7,8 @@ import anyio
 import pytest
 
 from evalkit import ConfigError, FunctionTarget, Item, Target, TargetError
-from evalkit.target import DatasetOutput, as_target
+from evalkit.run._spec import as_target
+from evalkit.target import DatasetOutput
 
 ITEM = Item(id="i1", input="hello", ground_truth="HELLO", output="old", request_context={"u": 1})
 

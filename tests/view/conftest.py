@@ -17,7 +17,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from evalkit.store import GateRecord, record_verdict
+from evalkit.store._verdicts import GateRecord, record_verdict
 from evalkit.testing import server_process
 from tests.cli.conftest import run_cli
 

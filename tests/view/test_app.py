@@ -318,7 +318,7 @@ def _latest_of(store: Path, run: dict[str, Any]) -> dict[str, Any] | None:
 
 
 def test_a_run_without_a_stored_baseline_links_to_the_one_latest_chooses(tmp_path: Path) -> None:
-    from evalkit.store import pin_baseline
+    from evalkit.store._pins import pin_baseline
 
     path = tmp_path / "evalkit.duckdb"
     # Night 1 passes, night 2 fails, night 3 covers 2 of the 4 items (partial), night 4

@@ -27,7 +27,6 @@ if TYPE_CHECKING:
     from evalkit.judge.policy._ratelimit import RateLimiterStats as RateLimiterStats
     from evalkit.judge.policy._registry import rate_limiter_stats as rate_limiter_stats
     from evalkit.judge.policy._registry import shared_rate_limiter as shared_rate_limiter
-    from evalkit.judge.policy._registry import use_rate_share as use_rate_share
 
 # Type checkers read the imports above (a star import sees them too); the runtime derives
 # the lazy map and __all__ from them.
