@@ -46,10 +46,17 @@ def _private_part(module: str) -> str | None:
     return None
 
 
-def _imports(tree: ast.AST) -> Iterator[tuple[int, str]]:
+def _imports(tree: ast.AST, module: str = "") -> Iterator[tuple[int, str]]:
+    """The modules ``module``'s code imports: ``from a.b import c`` imports ``a.b``, and
+    ``a.b.c`` too when that is a module; a relative import is read from ``module``."""
     for node in ast.walk(tree):
-        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            yield node.lineno, node.module
+        if isinstance(node, ast.ImportFrom):
+            base = _absolute(module, node)
+            if base:
+                yield node.lineno, base
+            for alias in node.names:
+                if f"{base}.{alias.name}" in SOURCES:
+                    yield node.lineno, f"{base}.{alias.name}"
         elif isinstance(node, ast.Import):
             yield from ((node.lineno, alias.name) for alias in node.names)
 
@@ -91,6 +98,10 @@ SHARED_PRIVATE: dict[str, set[str]] = {
     # A sharded run's workers: the judge cache read-only and a share of each rate limit.
     "evalkit.judge._cache": {"evalkit.run"},  # WorkerCache, store_entries
     "evalkit.judge.policy._registry": {"evalkit.run"},  # use_rate_share
+    # OpenAITarget calls the model as a judge does: the shared client, then one completion
+    # under the judge's retries, rate limit and breaker (types no user handles).
+    "evalkit.judge.transport._clients": {"evalkit.target"},  # openai_client_for
+    "evalkit.judge.policy._call": {"evalkit.target"},  # chat_completion
     "evalkit.scorer._limits": {"evalkit.run"},  # StepWatchdog: the run times its steps
     "evalkit.scorer._steps": {"evalkit.scorers"},  # bind_callable: the prebuilt steps' binding
     # What the command line and the pytest plugin print, and the verdict they record:
@@ -106,13 +117,15 @@ def _crossings(
     """The imports in ``module`` of another package's private module that ``shared`` does
     not allow."""
     own = _package_of(module)
+    if own == "evalkit":  # a root module (evalkit.errors, the root's init, the docs hooks)
+        own = module
     found = []
-    for line, target in _imports(ast.parse(path.read_text(encoding="utf-8"))):
+    for line, target in _imports(ast.parse(path.read_text(encoding="utf-8")), module):
         if not target.startswith("evalkit."):
             continue
         owner = _private_part(target)
         # A private module of the root package (evalkit._json) is shared by every package.
-        if owner is None or owner == "evalkit" or _within(owner, own):
+        if owner is None or owner == "evalkit" or (own != "evalkit" and _within(owner, own)):
             continue
         if own in shared.get(target, set()):
             continue
@@ -185,6 +198,23 @@ def test_the_crossing_check_sees_what_it_must(tmp_path: Path) -> None:
     assert _crossings(
         "evalkit.scorers._x", _write(tmp_path, "from evalkit.scorer._a import b")
     ) == ["x.py:1: evalkit.scorer._a"]
+    # A private module imported by name from its package, or relatively (review of 9a462b2).
+    code = (
+        "from evalkit.store import _writer\nfrom evalkit.store import _writer as w\n"
+        "from ..store._writer import StoreWriter\nfrom ..report import _text\n"
+    )
+    assert _crossings("evalkit.view._x", _write(tmp_path, code), shared={}) == [
+        "x.py:1: evalkit.store._writer",
+        "x.py:2: evalkit.store._writer",
+        "x.py:3: evalkit.store._writer",
+        "x.py:4: evalkit.report._text",
+    ]
+    # A root module (the errors module, the root's init, the docs hooks) is no package's.
+    code = "def f():\n    from evalkit.scorer._steps import bind_callable\n"
+    for root_module in ("evalkit.errors", "evalkit", "docs.hooks"):
+        assert _crossings(root_module, _write(tmp_path, code), shared={}) == [
+            "x.py:2: evalkit.scorer._steps"
+        ]
 
 
 @pytest.mark.parametrize("module", sorted(SOURCES))
@@ -284,7 +314,7 @@ def _imports_of_the_cli(module: str, path: Path) -> list[str]:
     tree = ast.parse(path.read_text(encoding="utf-8"))
     return [
         f"{path.name}:{line}: {target}"
-        for line, target in _imports(tree)
+        for line, target in _imports(tree, module)
         if _within(target, "evalkit.cli")
     ]
 
@@ -337,7 +367,7 @@ def test_the_internal_layer_imports_no_package() -> None:
     found = [
         f"{module}:{line}: {target}"
         for module in INTERNAL_LAYER
-        for line, target in _imports(ast.parse(SOURCES[module].read_text(encoding="utf-8")))
+        for line, target in _imports(ast.parse(SOURCES[module].read_text(encoding="utf-8")), module)
         if target.startswith("evalkit.") and target not in allowed
     ]
     assert found == []

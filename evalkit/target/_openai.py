@@ -15,8 +15,8 @@ from typing import Any
 from evalkit.dataset import Item
 from evalkit.errors import ConfigError, JudgeError, TargetError
 from evalkit.judge import Judge, PreparedRequest
-from evalkit.judge.policy import chat_completion
-from evalkit.judge.transport import openai_client_for
+from evalkit.judge.policy._call import chat_completion
+from evalkit.judge.transport._clients import openai_client_for
 
 
 class _RowFields(Mapping[str, Any]):

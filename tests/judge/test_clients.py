@@ -7,8 +7,7 @@ from openai import AsyncOpenAI
 from evalkit import ConfigError
 from evalkit.judge import shared_openai_client
 from evalkit.judge.policy._registry import shared_limiter
-from evalkit.judge.transport import openai_client_for
-from evalkit.judge.transport._clients import aclose_shared_clients
+from evalkit.judge.transport._clients import aclose_shared_clients, openai_client_for
 
 
 async def test_one_client_per_base_url_and_key() -> None:

@@ -23,7 +23,6 @@ from evalkit._lazy import declared_exports as _declared_exports
 
 # The exports, each written once here (evalkit._lazy.declared_exports reads them).
 if TYPE_CHECKING:
-    from evalkit.judge.transport._clients import openai_client_for as openai_client_for
     from evalkit.judge.transport._clients import shared_openai_client as shared_openai_client
 
 # Type checkers read the imports above (a star import sees them too); the runtime derives
