@@ -27,6 +27,7 @@ from evalkit.agreement._table import (
     read_repeats,
     write_agreement,
 )
+from evalkit.store import read_experiment
 
 Read = Callable[[LabelSpec], LabeledScores]
 
@@ -48,17 +49,39 @@ def measure_labels(
 def measure_stored(
     store: str | os.PathLike[str],
     experiment_id: str,
-    labels: Mapping[str, LabelSpec],
+    labels: Mapping[str, Any] | None = None,
     *,
     source: str = "labels",
 ) -> dict[str, ScorerAgreement]:
     """Measure a stored run's scorers against their labels and keep the figures in the store
-    (replacing any it had: a resumed run is measured over all its passes again)."""
+    (replacing any it had: a resumed run is measured over all its passes again).
+
+    Args:
+        store: The store.
+        experiment_id: The run.
+        labels: Per scorer id, its labels as ``run_evals(labels=)`` takes them (a label
+            column, a list of columns, or a spec mapping) or a
+            [`LabelSpec`][evalkit.agreement.LabelSpec]; None: the labels the run was given
+            (its stored config).
+        source: The dataset, as a label's error names it.
+
+    Returns:
+        Per labelled scorer, its agreement with the labels.
+
+    Raises:
+        ConfigError: A label spec is malformed (the scorer and key named).
+    """
+    if labels is None:
+        labels = stored_config(read_experiment(store, experiment_id)["config"]).get("labels")
+    specs = {
+        sid: given if isinstance(given, LabelSpec) else parse_labels({sid: given}, None)[sid]
+        for sid, given in (labels or {}).items()
+    }
 
     def read(spec: LabelSpec) -> LabeledScores:
         return read_labeled_scores(store, experiment_id, spec.scorer_id, spec.columns)
 
-    measured = measure_labels(labels, read, source=source)
+    measured = measure_labels(specs, read, source=source)
     write_agreement(store, experiment_id, agreement_rows(measured))
     return measured
 
