@@ -181,9 +181,8 @@ def merge_shard_stores(
     each merged run on its own gates, as ``evalkit merge SOURCES... --store STORE`` does.
 
     Every complete group of slices found in ``sources`` is merged into ``store`` (a DuckDB
-    file or a DuckLake store, as each source may be), then judged over all its items
-    (`record_merged_verdict`, with its agreement with
-    human labels measured again over all of them). This is the merge to call from Python:
+    file or a DuckLake store, as each source may be), then judged over all its items (its
+    agreement with human labels measured again over all of them). This is the merge to call from Python:
     the store's own merges (of stores, and of a lake's finished slices) are evalkit's
     internals, which leave a merged run unjudged.
 

@@ -101,7 +101,7 @@ def shared_rate_limiter(
         name: How [`rate_limiter_stats`][evalkit.judge.rate_limiter_stats] names it, e.g.
             ``"gpt-4o-mini at api.openai.com"``.
 
-    Inside `use_rate_share` ``(workers)`` the limiter gets ``1/workers`` of each limit.
+    In a worker of a sharded run of ``N`` workers, the limiter gets ``1/N`` of each limit.
     """
     share = _SHARE.get()
     limiters = _STATE.get().rate_limiters
