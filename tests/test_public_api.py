@@ -84,7 +84,7 @@ def test_the_old_comparison_verdict_name_still_imports_with_a_warning() -> None:
     import evalkit.compare
 
     with pytest.warns(DeprecationWarning, match="renamed ComparisonVerdict"):
-        old = evalkit.compare.Verdict
+        old = evalkit.compare.Verdict  # type: ignore[attr-defined]  # deprecated, unexported
     # This one first: after the next, mypy takes old for the Literal alias, unlike any class.
     assert evalkit.Verdict is not old  # the run's gate verdict is another thing
     assert old is evalkit.compare.ComparisonVerdict

@@ -182,9 +182,9 @@ def merge_shard_stores(
 
     Every complete group of slices found in ``sources`` is merged into ``store`` (a DuckDB
     file or a DuckLake store, as each source may be), then judged over all its items (its
-    agreement with human labels measured again over all of them). This is the merge to call from Python:
-    the store's own merges (of stores, and of a lake's finished slices) are evalkit's
-    internals, which leave a merged run unjudged.
+    agreement with human labels measured again over all of them). This is the merge to call
+    from Python: the store's own merges (of stores, and of a lake's finished slices) are
+    evalkit's internals, which leave a merged run unjudged.
 
     Args:
         sources: The shard jobs' stores.

@@ -15,26 +15,27 @@ function of a ``Request`` returning a ``Response``.
 
 from __future__ import annotations
 
-from evalkit.testing._http import Request, Response
-from evalkit.testing._instances import instance_from_schema
-from evalkit.testing._process import server_process
-from evalkit.testing._profiles import PROFILES, ServerProfile
-from evalkit.testing._rules import Fault, RateLimitPolicy, Rule
-from evalkit.testing._rules_file import RulesFileError, load_rules
-from evalkit.testing._server import FakeOpenAIServer, ServerStats
+from typing import TYPE_CHECKING
 
-__all__ = [
-    "PROFILES",
-    "FakeOpenAIServer",
-    "Fault",
-    "RateLimitPolicy",
-    "Request",
-    "Response",
-    "Rule",
-    "RulesFileError",
-    "ServerProfile",
-    "ServerStats",
-    "instance_from_schema",
-    "load_rules",
-    "server_process",
-]
+from evalkit._lazy import declared_exports as _declared_exports
+
+# The exports, each written once here (evalkit._lazy.declared_exports reads them).
+if TYPE_CHECKING:
+    from evalkit.testing._http import Request as Request
+    from evalkit.testing._http import Response as Response
+    from evalkit.testing._instances import instance_from_schema as instance_from_schema
+    from evalkit.testing._process import server_process as server_process
+    from evalkit.testing._profiles import PROFILES as PROFILES
+    from evalkit.testing._profiles import ServerProfile as ServerProfile
+    from evalkit.testing._rules import Fault as Fault
+    from evalkit.testing._rules import RateLimitPolicy as RateLimitPolicy
+    from evalkit.testing._rules import Rule as Rule
+    from evalkit.testing._rules_file import RulesFileError as RulesFileError
+    from evalkit.testing._rules_file import load_rules as load_rules
+    from evalkit.testing._server import FakeOpenAIServer as FakeOpenAIServer
+    from evalkit.testing._server import ServerStats as ServerStats
+
+# Type checkers read the imports above (a star import sees them too); the runtime derives
+# the lazy map and __all__ from them.
+if not TYPE_CHECKING:
+    __getattr__, __dir__, __all__ = _declared_exports(globals())
