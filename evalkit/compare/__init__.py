@@ -41,6 +41,7 @@ if TYPE_CHECKING:
     from evalkit.compare._diff import DiffOrder as DiffOrder
     from evalkit.compare._diff import ItemDiff as ItemDiff
     from evalkit.compare._diff import diff_items as diff_items
+    from evalkit.compare._inputs import ScoreTable as ScoreTable
     from evalkit.compare._judges import JudgeAgreement as JudgeAgreement
     from evalkit.compare._judges import JudgeComparison as JudgeComparison
     from evalkit.compare._judges import JudgeSide as JudgeSide

@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from evalkit.judge._cache import active_judge_cache as active_judge_cache
     from evalkit.judge._cache import default_cache_path as default_cache_path
     from evalkit.judge._cache import use_judge_cache as use_judge_cache
+    from evalkit.judge._cache_db import CachedReply as CachedReply
     from evalkit.judge._cache_db import JudgeCacheStats as JudgeCacheStats
     from evalkit.judge._judge import Judge as Judge
     from evalkit.judge._preflight import preflight as preflight

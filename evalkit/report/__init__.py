@@ -14,6 +14,9 @@ from evalkit._lazy import declared_exports as _declared_exports
 # The exports, each written once here (evalkit._lazy.declared_exports reads them).
 if TYPE_CHECKING:
     from evalkit.report._agreement import AgreementView as AgreementView
+    from evalkit.report._agreement import DisagreementView as DisagreementView
+    from evalkit.report._agreement import HeatCell as HeatCell
+    from evalkit.report._agreement import MetricView as MetricView
     from evalkit.report._build import build_report as build_report
     from evalkit.report._files import write_reports as write_reports
     from evalkit.report._groups import FailureGroup as FailureGroup

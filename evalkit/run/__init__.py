@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from evalkit.run._options import RunOptions as RunOptions
     from evalkit.run._outcome import ErrorInfo as ErrorInfo
     from evalkit.run._outcome import ItemResult as ItemResult
+    from evalkit.run._outcome import Repeat as Repeat
     from evalkit.run._outcome import ScorerOutcome as ScorerOutcome
     from evalkit.run._summary import RunSummary as RunSummary
     from evalkit.run._summary import ScorerSummary as ScorerSummary

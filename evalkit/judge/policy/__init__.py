@@ -22,6 +22,7 @@ from evalkit._lazy import declared_exports as _declared_exports
 
 # The exports, each written once here (evalkit._lazy.declared_exports reads them).
 if TYPE_CHECKING:
+    from evalkit.judge.policy._policy import CallPolicy as CallPolicy
     from evalkit.judge.policy._ratelimit import RateLimiter as RateLimiter
     from evalkit.judge.policy._ratelimit import RateLimiterStats as RateLimiterStats
     from evalkit.judge.policy._registry import rate_limiter_stats as rate_limiter_stats
