@@ -1,11 +1,12 @@
 """Comparing two experiments: paired statistics and a regression verdict per scorer.
 
 [`compare_experiments`][evalkit.compare_experiments] pairs the items of a baseline and a candidate
-experiment by id and, per scorer, judges the mean difference with a paired bootstrap confidence
-interval and a paired sign-flip test. The two statistics are public too, for use on any paired
-differences. `diff_items` lists the paired items of two stored runs whose score changed, filtered
-and paginated in the store; `compare_slices` judges each slice (a metadata key's value) with a
-Holm correction over the slices, and `stored_slices` does so for two stored runs.
+experiment by id and, per scorer, judges the mean difference with a paired confidence interval
+([`paired_interval`][evalkit.compare.paired_interval]) and a paired sign-flip test. The
+statistics are public too, for use on any paired differences. `diff_items` lists the paired
+items of two stored runs whose score changed, filtered and paginated in the store;
+`compare_slices` judges each slice (a metadata key's value) with a Holm correction over the
+slices, and `stored_slices` does so for two stored runs.
 [`baseline_candidates`][evalkit.compare.baseline_candidates] and
 [`choose_baseline`][evalkit.compare.choose_baseline] pick the run a candidate is judged against
 (``"latest"``: the newest passing run, or the pinned one) and say why; `find_experiment`
@@ -46,7 +47,7 @@ from evalkit.compare._slices import (
     declared_slices,
     stored_slices,
 )
-from evalkit.compare._stats import paired_bootstrap_ci, sign_flip_test
+from evalkit.compare._stats import paired_bootstrap_ci, paired_interval, sign_flip_test
 
 __all__ = [
     "LATEST",
@@ -72,6 +73,7 @@ __all__ = [
     "diff_items",
     "find_experiment",
     "paired_bootstrap_ci",
+    "paired_interval",
     "pin_run",
     "read_paired_scores",
     "scorer_directions",
