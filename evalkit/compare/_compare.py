@@ -184,8 +184,10 @@ def compare_experiments(
     """Judge every scorer of ``candidate`` against ``baseline``, pairing items by id.
 
     For each scorer id found in either experiment, the items scored successfully in both are
-    paired; the mean of ``candidate - baseline`` gets a paired bootstrap confidence interval
-    and a paired sign-flip test. A change is significant only when both agree: the interval
+    paired; the mean of ``candidate - baseline`` gets a paired confidence interval
+    ([`paired_interval`][evalkit.compare.paired_interval]: Tango's for 0/1 scores, otherwise the
+    wider of the t and the studentized bootstrap intervals) and a paired sign-flip test (exact
+    for 0/1 scores). A change is significant only when both agree: the interval
     excludes zero and the p-value is below ``1 - confidence``. Items present in one experiment
     only and items whose run failed in either are counted, never silently dropped.
 
@@ -196,9 +198,10 @@ def compare_experiments(
             higher-is-better.
         max_drop: The change in mean, in score units, tolerated before a significant drop is
             a regression (and needed before a significant rise is an improvement).
-        confidence: The bootstrap interval's coverage; ``1 - confidence`` is also the level the
+        confidence: The interval's coverage; ``1 - confidence`` is also the level the
             sign-flip p-value must fall below.
-        resamples: Resamples for the interval and for the sign-flip test.
+        resamples: Resamples for the interval and for the sign-flip test (at least; more
+            are drawn for a sampled p-value within three Monte Carlo errors of the level).
         seed: Seeds the draws. Each scorer's draws derive from the seed and its id, so a
             scorer's result does not depend on which other scorers are compared.
 
@@ -324,10 +327,15 @@ def compare_scorer(
     # (docs/pages/design/per-scorer-seeds.md).
     streams = np.random.SeedSequence([seed, zlib.crc32(scorer_id.encode())]).spawn(2)
     # 0/1 scores get Tango's interval, which has width even when no pair changed
-    # (docs/pages/design/paired-intervals.md).
+    # (docs/pages/design/paired-intervals.md). So do scores between 0 and 1 of which no pair
+    # changed: each difference lies in [-1, 1], and Tango's interval for no change among n
+    # 0/1 pairs bounds how large a mean change n unchanged pairs can hide, where the t and
+    # bootstrap intervals of zero spread would be the point 0.
     binary = bool(np.all((b_scores == 0.0) | (b_scores == 1.0))) and bool(
         np.all((a_scores == 0.0) | (a_scores == 1.0))
     )
+    if not binary and fell_by == rose_by == 0 and scale == 1.0:
+        binary = bool(b_scores.min() >= 0.0 and b_scores.max() <= 1.0)
     ci_low, ci_high = paired_interval(
         differences, binary=binary, confidence=confidence, resamples=resamples, seed=streams[0]
     )

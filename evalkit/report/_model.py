@@ -33,7 +33,7 @@ class ScorerRow:
         threshold: The gate as text (``">= 0.8"``, ``"<= 0.1"``), or None.
         higher_is_better: The scorer's direction.
         delta: Candidate minus baseline mean over paired items (None without baseline).
-        delta_low: Lower bound of the paired bootstrap CI of ``delta``.
+        delta_low: Lower bound of the paired CI of ``delta``.
         delta_high: Upper bound of it.
         regressed: Whether the regression gate failed for this scorer.
         comparison_note: Counts of unpaired or failed items in the comparison, as text.

@@ -447,3 +447,19 @@ def test_sampled_p_value_reports_its_monte_carlo_error() -> None:
     bound = math.sqrt(result.p_value * (1 - result.p_value) / 2_000)
     assert 0.0 < result.p_value_error <= bound * (1 + 1e-9)
     assert result.to_dict()["p_value_error"] == result.p_value_error
+
+
+def test_no_change_over_25_items_of_a_continuous_0_1_scorer_is_not_certainty() -> None:
+    # token_f1 on a slice where nothing changed printed +0.000 [+0.000, +0.000].
+    scores = {"s": {f"i{k}": 0.3 + 0.02 * k for k in range(25)}}
+    result = compare_experiments(scores, scores)["s"]
+    assert result.ci_low == pytest.approx(-0.133, abs=0.001)
+    assert result.ci_high == pytest.approx(0.133, abs=0.001)
+    assert result.verdict == "unchanged"
+
+
+def test_no_change_on_scores_beyond_0_1_keeps_a_point_interval() -> None:
+    # No scale is declared for scores beyond 0..1: nothing bounds the change they could hide.
+    scores = {"s": {f"i{k}": 3.0 + k for k in range(25)}}
+    result = compare_experiments(scores, scores)["s"]
+    assert (result.ci_low, result.ci_high) == (0.0, 0.0)
