@@ -8,6 +8,7 @@ from scipy import stats  # type: ignore[import-untyped]  # scipy ships no type s
 
 from evalkit import ConfigError
 from evalkit.compare import paired_bootstrap_ci, paired_interval, sign_flip_test
+from evalkit.compare._stats import sign_flip
 
 
 @pytest.mark.parametrize(("value", "n"), [(-0.25, 1), (0.1, 50), (0.3, 5_000)])
@@ -224,3 +225,22 @@ def test_continuous_paired_interval_holds_the_student_t_interval(n: int) -> None
     assert low <= t_low + 1e-12
     assert high >= t_high - 1e-12
     assert low < high
+
+
+def test_a_sampled_p_value_near_the_level_is_drawn_again_until_the_verdict_is_clear() -> None:
+    # Continuous differences whose t statistic is 1.97 (p about 0.05): 1,000 resamples leave
+    # p within three Monte Carlo errors of 0.05, so more are drawn, up to the ceiling.
+    d = np.random.default_rng(5).normal(0.0, 1.0, 200)
+    d = d - d.mean() + 1.97 * d.std(ddof=1) / math.sqrt(200)
+    once = sign_flip(d, resamples=1_000, seed=1)
+    assert once.resamples == 1_000
+    assert once.error == pytest.approx(math.sqrt(once.p_value * (1 - once.p_value) / 1_000))
+    judged = sign_flip(d, resamples=1_000, seed=1, level=0.05)
+    assert judged.resamples == 1_000_000
+    assert judged.error < 0.0003
+    assert not judged.exact
+
+
+def test_binary_sign_flip_is_exact_and_draws_nothing() -> None:
+    test = sign_flip(np.r_[np.full(13, -1.0), np.full(4, 1.0)], level=0.05)
+    assert (test.exact, test.error, test.resamples) == (True, 0.0, 0)
