@@ -334,11 +334,18 @@ def compare_scorer(
     binary = bool(np.all((b_scores == 0.0) | (b_scores == 1.0))) and bool(
         np.all((a_scores == 0.0) | (a_scores == 1.0))
     )
-    if not binary and fell_by == rose_by == 0 and scale == 1.0:
-        binary = bool(b_scores.min() >= 0.0 and b_scores.max() <= 1.0)
+    unit = scale == 1.0 and bool(
+        min(b_scores.min(), a_scores.min()) >= 0.0 and max(b_scores.max(), a_scores.max()) <= 1.0
+    )
+    if not binary and fell_by == rose_by == 0 and unit:
+        binary = True
     ci_low, ci_high = paired_interval(
         differences, binary=binary, confidence=confidence, resamples=resamples, seed=streams[0]
     )
+    if unit:
+        # Scores between 0 and 1 change by at most 1 either way: a t interval over two or
+        # three items would otherwise reach far past it.
+        ci_low, ci_high = max(ci_low, -1.0), min(ci_high, 1.0)
     test = sign_flip(differences, resamples=resamples, seed=streams[1], level=1.0 - confidence)
     p_value = test.p_value
     difference = float(differences.mean())

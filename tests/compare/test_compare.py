@@ -463,3 +463,15 @@ def test_no_change_on_scores_beyond_0_1_keeps_a_point_interval() -> None:
     scores = {"s": {f"i{k}": 3.0 + k for k in range(25)}}
     result = compare_experiments(scores, scores)["s"]
     assert (result.ci_low, result.ci_high) == (0.0, 0.0)
+
+
+def test_interval_of_scores_between_0_and_1_stays_within_a_change_of_one() -> None:
+    # Two items, t(0.975, 1) = 12.7: the t interval of the mean change reached -4.9 to 5.3.
+    baseline = {"s": {"a": 0.05, "b": 0.9}}
+    candidate = {"s": {"a": 0.95, "b": 0.4}}
+    result = compare_experiments(baseline, candidate)["s"]
+    assert (result.ci_low, result.ci_high) == (-1.0, 1.0)
+    # Scores beyond 0..1 have no such bound.
+    wide = compare_experiments({"s": {"a": 0.0, "b": 9.0}}, {"s": {"a": 9.0, "b": 4.0}})["s"]
+    assert wide.ci_low is not None
+    assert wide.ci_low < -10.0
