@@ -108,7 +108,8 @@ def cmd_show(args: argparse.Namespace) -> int:
 
 
 def comparison_table(comparison: Comparison) -> str:
-    """A compare result as text: one line per scorer with Δ, its CI, p and the verdict."""
+    """A compare result as text: one line per scorer with Δ, its CI, p (with its Monte Carlo
+    standard error when sampled) and the verdict."""
     columns = ["scorer", "paired", "baseline", "candidate", "Δ", "CI low", "CI high", "p"]
     columns += ["unpaired/failed", "verdict"]
     rows = [
@@ -120,7 +121,10 @@ def comparison_table(comparison: Comparison) -> str:
             c.difference,
             c.ci_low,
             c.ci_high,
-            c.p_value,
+            # A sampled p-value with its Monte Carlo standard error; an exact one alone.
+            f"{c.p_value:.3g} ± {c.p_value_error:.1g}"
+            if c.p_value is not None and c.p_value_error
+            else c.p_value,
             f"{c.only_in_baseline + c.only_in_candidate}/{c.failed_in_either}",
             c.verdict,
         ]

@@ -1,11 +1,12 @@
 """Comparing two experiments: paired statistics and a regression verdict per scorer.
 
 [`compare_experiments`][evalkit.compare_experiments] pairs the items of a baseline and a candidate
-experiment by id and, per scorer, judges the mean difference with a paired bootstrap confidence
-interval and a paired sign-flip test. The two statistics are public too, for use on any paired
-differences. `diff_items` lists the paired items of two stored runs whose score changed, filtered
-and paginated in the store; `stored_slices` judges each slice (a metadata key's value) of two
-stored runs with a Holm correction over the slices.
+experiment by id and, per scorer, judges the mean difference with a paired confidence interval
+([`paired_interval`][evalkit.compare.paired_interval]) and a paired sign-flip test. The
+statistics are public too, for use on any paired differences. `diff_items` lists the paired
+items of two stored runs whose score changed, filtered and paginated in the store;
+`stored_slices` judges each slice (a metadata key's value) of two stored runs with a Holm
+correction over the slices.
 [`baseline_candidates`][evalkit.compare.baseline_candidates] and
 [`choose_baseline`][evalkit.compare.choose_baseline] pick the run a candidate is judged against
 (``"latest"``: the newest passing run, or the pinned one) and say why; `find_experiment`
@@ -56,6 +57,7 @@ if TYPE_CHECKING:
     from evalkit.compare._slices import declared_slices as declared_slices
     from evalkit.compare._slices import stored_slices as stored_slices
     from evalkit.compare._stats import paired_bootstrap_ci as paired_bootstrap_ci
+    from evalkit.compare._stats import paired_interval as paired_interval
     from evalkit.compare._stats import sign_flip_test as sign_flip_test
 
 # Type checkers read the imports above (a star import sees them too); the runtime derives

@@ -14,8 +14,8 @@ from evalkit.compare._inputs import ScorerScores, ScoreTable, scores_by_scorer
 from evalkit.compare._stats import (
     check_confidence,
     check_resamples,
-    paired_bootstrap_ci,
-    sign_flip_test,
+    paired_interval,
+    sign_flip,
 )
 from evalkit.errors import ConfigError
 
@@ -50,9 +50,12 @@ class ScorerComparison:
         baseline_mean: Mean baseline score over the paired items (None when ``n_paired`` is 0).
         candidate_mean: Mean candidate score over the paired items.
         difference: ``candidate_mean - baseline_mean``.
-        ci_low: Lower end of the paired bootstrap interval of ``difference``.
+        ci_low: Lower end of the paired interval of ``difference``
+            ([`paired_interval`][evalkit.compare.paired_interval]: Tango's score interval for
+            0/1 scores, otherwise the wider of the t and the studentized bootstrap intervals).
         ci_high: Upper end of that interval.
-        p_value: Two-sided paired sign-flip test of "no difference".
+        p_value: Two-sided paired sign-flip test of "no difference": exact (the binomial
+            McNemar test) for 0/1 scores at any n.
         only_in_baseline: Items this scorer ran on in the baseline only.
         only_in_candidate: Items this scorer ran on in the candidate only.
         failed_in_baseline: Items in both experiments whose baseline run failed.
@@ -70,6 +73,9 @@ class ScorerComparison:
             figure that cannot be shown never passes the gate. None otherwise.
         worse: Of the paired items, those whose score moved the worse way (by the direction).
         better: Of the paired items, those whose score moved the better way.
+        p_value_error: The Monte Carlo standard error of ``p_value`` when it was sampled
+            (more resamples are drawn while it is within three errors of the level); 0.0 when
+            it is exact; None without paired items.
     """
 
     scorer_id: str
@@ -92,6 +98,7 @@ class ScorerComparison:
     note: str | None = None
     worse: int = 0
     better: int = 0
+    p_value_error: float | None = None
 
     @property
     def improvement(self) -> float | None:
@@ -177,8 +184,10 @@ def compare_experiments(
     """Judge every scorer of ``candidate`` against ``baseline``, pairing items by id.
 
     For each scorer id found in either experiment, the items scored successfully in both are
-    paired; the mean of ``candidate - baseline`` gets a paired bootstrap confidence interval
-    and a paired sign-flip test. A change is significant only when both agree: the interval
+    paired; the mean of ``candidate - baseline`` gets a paired confidence interval
+    ([`paired_interval`][evalkit.compare.paired_interval]: Tango's for 0/1 scores, otherwise the
+    wider of the t and the studentized bootstrap intervals) and a paired sign-flip test (exact
+    for 0/1 scores). A change is significant only when both agree: the interval
     excludes zero and the p-value is below ``1 - confidence``. Items present in one experiment
     only and items whose run failed in either are counted, never silently dropped.
 
@@ -189,9 +198,10 @@ def compare_experiments(
             higher-is-better.
         max_drop: The change in mean, in score units, tolerated before a significant drop is
             a regression (and needed before a significant rise is an improvement).
-        confidence: The bootstrap interval's coverage; ``1 - confidence`` is also the level the
+        confidence: The interval's coverage; ``1 - confidence`` is also the level the
             sign-flip p-value must fall below.
-        resamples: Resamples for the interval and for the sign-flip test.
+        resamples: Resamples for the interval and for the sign-flip test (at least; more
+            are drawn for a sampled p-value within three Monte Carlo errors of the level).
         seed: Seeds the draws. Each scorer's draws derive from the seed and its id, so a
             scorer's result does not depend on which other scorers are compared.
 
@@ -316,14 +326,32 @@ def compare_scorer(
     # A stable per-scorer stream: crc32 is fixed across processes, unlike hash()
     # (docs/pages/design/per-scorer-seeds.md).
     streams = np.random.SeedSequence([seed, zlib.crc32(scorer_id.encode())]).spawn(2)
-    ci_low, ci_high = paired_bootstrap_ci(
-        differences, confidence=confidence, resamples=resamples, seed=streams[0]
+    # 0/1 scores get Tango's interval, which has width even when no pair changed
+    # (docs/pages/design/paired-intervals.md). So do scores between 0 and 1 of which no pair
+    # changed: each difference lies in [-1, 1], and Tango's interval for no change among n
+    # 0/1 pairs bounds how large a mean change n unchanged pairs can hide, where the t and
+    # bootstrap intervals of zero spread would be the point 0.
+    binary = bool(np.all((b_scores == 0.0) | (b_scores == 1.0))) and bool(
+        np.all((a_scores == 0.0) | (a_scores == 1.0))
     )
-    p_value = sign_flip_test(differences, resamples=resamples, seed=streams[1])
+    unit = scale == 1.0 and bool(
+        min(b_scores.min(), a_scores.min()) >= 0.0 and max(b_scores.max(), a_scores.max()) <= 1.0
+    )
+    if not binary and fell_by == rose_by == 0 and unit:
+        binary = True
+    ci_low, ci_high = paired_interval(
+        differences, binary=binary, confidence=confidence, resamples=resamples, seed=streams[0]
+    )
+    if unit:
+        # Scores between 0 and 1 change by at most 1 either way: a t interval over two or
+        # three items would otherwise reach far past it.
+        ci_low, ci_high = max(ci_low, -1.0), min(ci_high, 1.0)
+    test = sign_flip(differences, resamples=resamples, seed=streams[1], level=1.0 - confidence)
+    p_value = test.p_value
     difference = float(differences.mean())
     # The interval must exclude zero on the side the mean moved to, and the test must reject
-    # "no difference": with a handful of items the bootstrap interval collapses onto the few
-    # values seen (one item gives a single point), so the interval alone is not evidence.
+    # "no difference": with a handful of items an interval can collapse onto the few values
+    # seen (one item gives a single point), so the interval alone is not evidence.
     # Design: docs/pages/design/paired-statistics.md.
     rose, fell = ci_low > 0.0, ci_high < 0.0
     worse, better = (fell, rose) if direction == "higher" else (rose, fell)
@@ -361,5 +389,6 @@ def compare_scorer(
         max_drop=max_drop,
         confidence=confidence,
         note=note,
+        p_value_error=test.error,
         **counts,
     )

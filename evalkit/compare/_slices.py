@@ -56,7 +56,7 @@ class SliceComparison:
         baseline_mean: Mean baseline score over them.
         mean: Mean candidate score over them.
         delta: ``mean - baseline_mean``.
-        ci_low: Lower end of the paired bootstrap interval of ``delta``.
+        ci_low: Lower end of the paired interval of ``delta``.
         ci_high: Upper end of it.
         p_value: The paired sign-flip test's p-value, uncorrected.
         p_adjusted: ``p_value`` after Holm's correction over every slice and scorer.

@@ -19,7 +19,7 @@ class RegressionSection(Table):
             after the pin passes; none on the first night), ``"latest-complete"`` (the newest
             such run whatever its verdict), a run's name (its newest such run) or a run's id.
         max_drop: The drop in mean tolerated before a significant drop fails, in score units.
-        confidence: The coverage of the paired bootstrap interval.
+        confidence: The coverage of the paired interval.
         resamples: Bootstrap and sign-flip resamples.
         min_paired: The share of this run's items a baseline on another dataset must also
             hold (0 to 1) to be compared with; a baseline of the same dataset always pairs.

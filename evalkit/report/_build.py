@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import heapq
-import math
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from evalkit._tdist import t975
+from evalkit._intervals import mean_interval95
 from evalkit.report._agreement import agreement_views
 from evalkit.report._groups import failure_groups
 from evalkit.report._model import ItemView, PairView, ReportData, ScorerRow, fmt_signed
@@ -91,12 +90,9 @@ def build_report(
     rows = []
     for scorer_id in result.scorer_ids:
         s = result.summary.scorers[scorer_id]
-        low = high = None
-        if s.mean is not None and s.stddev is not None and s.n > 1:
-            # Divided first, as the store's scorer_summary does: a spread near the float
-            # limit keeps a finite interval where its product with t would overflow.
-            half = s.stddev / math.sqrt(s.n) * t975(s.n - 1)
-            low, high = s.mean - half, s.mean + half
+        # The store's scorer_summary gives the same interval (evalkit/_intervals.py).
+        interval = mean_interval95(s.n, s.mean, s.stddev, s.min, s.max)
+        low, high = interval if interval is not None else (None, None)
         threshold = result.thresholds.get(scorer_id)
         gate = verdict.scorers[scorer_id]
         c = compared.get(scorer_id)

@@ -33,7 +33,7 @@ class ScorerRow:
         threshold: The gate as text (``">= 0.8"``, ``"<= 0.1"``), or None.
         higher_is_better: The scorer's direction.
         delta: Candidate minus baseline mean over paired items (None without baseline).
-        delta_low: Lower bound of the paired bootstrap CI of ``delta``.
+        delta_low: Lower bound of the paired CI of ``delta``.
         delta_high: Upper bound of it.
         regressed: Whether the regression gate failed for this scorer.
         comparison_note: Counts of unpaired or failed items in the comparison, as text.
@@ -247,9 +247,12 @@ def delta_text(s: ScorerRow, *, minus: str = "-") -> str:
 
 
 def mean_text(s: ScorerRow, *, minus: str = "-") -> str:
-    """``0.750 ± 0.031``: the mean with the half-width of its 95% CI."""
+    """``0.750 [0.702, 0.793]``: the mean with its 95% CI, whose ends are shown rather than a
+    half-width because the interval of 0..1 scores is not symmetric (9 of 10 is ``0.900
+    [0.544, 0.986]``; ``± 0.221`` would reach past 1)."""
     if s.mean is None:
         return "-"
     if s.ci_low is None or s.ci_high is None:
         return fmt(s.mean, minus=minus)
-    return f"{fmt(s.mean, minus=minus)} ± {fmt((s.ci_high - s.ci_low) / 2, minus=minus)}"
+    low, high = fmt(s.ci_low, minus=minus), fmt(s.ci_high, minus=minus)
+    return f"{fmt(s.mean, minus=minus)} [{low}, {high}]"

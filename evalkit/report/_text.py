@@ -10,7 +10,7 @@ from evalkit.report._agreement import AgreementView
 from evalkit.report._groups import group_text, per_scorer
 from evalkit.report._model import ReportData, ScorerRow, delta_text, mean_text
 
-_HEADERS = ("scorer", "scored", "failed", "not run", "mean ± CI", "threshold",
+_HEADERS = ("scorer", "scored", "failed", "not run", "mean [CI]", "threshold",
             "Δ vs baseline [CI]", "verdict")  # fmt: skip
 
 

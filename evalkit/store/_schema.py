@@ -13,6 +13,7 @@ from collections.abc import Callable
 
 import duckdb
 
+from evalkit._intervals import SQL_MACROS
 from evalkit.store._lake import in_lake, lake_ddl, partition_by_experiment
 from evalkit.store._prices import PRICES_AS_OF, SEED_PRICES
 
@@ -587,6 +588,25 @@ def _migrate_to_9(con: duckdb.DuckDBPyConnection) -> None:
     con.execute(SCORER_SUMMARY_V9)
 
 
+# Version 10: the interval of ``scorer_summary`` was Student's t for every scorer, which left
+# the scale of 0/1 and 0..1 scores (9 of 10 passing gave [0.674, 1.126], 5 of 5 gave [1, 1]).
+# Scores all between 0 and 1 now get Wilson's score interval with Student's multiplier and an
+# effective n (evalkit/_intervals.py, whose Python twin the reports use); other scores keep
+# the t interval. Same columns, new values.
+SCORER_SUMMARY_V10 = SCORER_SUMMARY_V9.replace(
+    """    s.mean - s.stddev / sqrt(s.n) * evalkit_t975(s.n - 1) AS ci95_low,
+    s.mean + s.stddev / sqrt(s.n) * evalkit_t975(s.n - 1) AS ci95_high,""",
+    """    evalkit_ci95_low(s.n, s.mean, s.stddev, s.min, s.max) AS ci95_low,
+    evalkit_ci95_high(s.n, s.mean, s.stddev, s.min, s.max) AS ci95_high,""",
+)
+
+
+def _migrate_to_10(con: duckdb.DuckDBPyConnection) -> None:
+    # Macros and a view only, like version 9: the same for a DuckDB file and a DuckLake store.
+    con.execute(SQL_MACROS)
+    con.execute(SCORER_SUMMARY_V10)
+
+
 #: Migrations in order: ``MIGRATIONS[i]`` brings a store from version i to i + 1.
 MIGRATIONS: tuple[Callable[[duckdb.DuckDBPyConnection], None], ...] = (
     _migrate_to_1,
@@ -598,6 +618,7 @@ MIGRATIONS: tuple[Callable[[duckdb.DuckDBPyConnection], None], ...] = (
     _migrate_to_7,
     _migrate_to_8,
     _migrate_to_9,
+    _migrate_to_10,
 )
 
 #: The schema version this evalkit writes.

@@ -21,6 +21,7 @@ from multidict import MultiMapping
 
 from evalkit import _stable_sql as stable_sql
 from evalkit._error_pattern import error_pattern
+from evalkit._intervals import mean_interval95
 from evalkit._liveness import effective_status
 from evalkit.errors import StoreError
 from evalkit.store import connection, schema_version
@@ -215,8 +216,6 @@ def _scorer_stats(con: duckdb.DuckDBPyConnection, eid: str) -> list[dict[str, An
         SELECT es.scorer_id, es.scorer_name, es.description, es.threshold_min,
                es.threshold_max, coalesce(es.higher_is_better, true) AS higher_is_better,
                coalesce(s.n, 0) AS n, coalesce(e.errors, 0) AS errors, s.mean, s.stddev,
-               s.mean - s.stddev / sqrt(s.n) * evalkit_t975(s.n - 1) AS ci95_low,
-               s.mean + s.stddev / sqrt(s.n) * evalkit_t975(s.n - 1) AS ci95_high,
                s.min, s.max, s.bins
         FROM experiment_scorers es
         LEFT JOIN s USING (scorer_id) LEFT JOIN e USING (scorer_id)
@@ -226,6 +225,12 @@ def _scorer_stats(con: duckdb.DuckDBPyConnection, eid: str) -> list[dict[str, An
     )
     for scorer in found:
         scorer["pass_rate"] = None
+        # The interval of the store's scorer_summary and the reports, computed here so that
+        # a store read without migrating shows it too (evalkit/_intervals.py).
+        interval = mean_interval95(
+            scorer["n"], scorer["mean"], scorer["stddev"], scorer["min"], scorer["max"]
+        )
+        scorer["ci95_low"], scorer["ci95_high"] = interval or (None, None)
         bins = scorer.pop("bins") or {}
         if not scorer["n"]:
             scorer["histogram"] = None

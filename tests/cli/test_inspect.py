@@ -3,7 +3,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from evalkit import list_scorers
+import numpy as np
+
+from evalkit import compare_experiments, list_scorers
+from evalkit.cli._inspect import comparison_table
 from tests.cli.conftest import Cli, write_dataset, write_experiment
 
 
@@ -87,3 +90,23 @@ def test_scorers_lists_prebuilt_names(cli: Cli) -> None:
     assert {"exact_match", "contains", "regex_match", "answer_relevancy", "llm_rubric"} <= names
     listed = json.loads(cli("scorers", "--json").stdout)
     assert {"name", "description", "higher_is_better"} <= set(listed[0])
+
+
+def test_compare_table_shows_a_sampled_p_value_with_its_monte_carlo_error() -> None:
+    rng = np.random.default_rng(4)
+    before = rng.uniform(0.0, 1.0, 200)
+    after = np.clip(before + rng.normal(-0.02, 0.1, 200), 0.0, 1.0)
+    ids = [f"i{k}" for k in range(200)]
+    comparison = compare_experiments(
+        {"s": dict(zip(ids, before.tolist(), strict=True))},
+        {"s": dict(zip(ids, after.tolist(), strict=True))},
+        resamples=2_000,
+    )
+    (line,) = [row for row in comparison_table(comparison).splitlines() if row.startswith("s ")]
+    c = comparison["s"]
+    assert c.p_value is not None
+    assert c.p_value_error is not None
+    assert f"{c.p_value:.3g} ± {c.p_value_error:.1g}" in line
+    # 0/1 scores: the exact test, printed without an error.
+    exact = compare_experiments({"s": {"a": 1.0, "b": 1.0}}, {"s": {"a": 0.0, "b": 1.0}})
+    assert "±" not in comparison_table(exact)

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import json
+import math
 from typing import Any, cast
 
 import numpy as np
@@ -190,22 +191,28 @@ def test_a_significant_drop_within_max_drop_is_unchanged() -> None:
 
 
 def test_a_large_drop_on_few_items_is_not_significant() -> None:
-    # 2 of 6 items got worse: a mean drop of 0.33, but the interval reaches zero.
+    # 2 of 6 items got worse: a mean drop of 0.33, but the interval reaches past zero (Tango's
+    # interval for 0/1 scores; the percentile bootstrap's ended exactly at 0.0).
     baseline = {"s": {str(i): 1.0 for i in range(6)}}
     candidate = {"s": {str(i): (0.0 if i < 2 else 1.0) for i in range(6)}}
     result = compare_experiments(baseline, candidate, max_drop=0.02)["s"]
-    assert result.ci_high == 0.0
+    assert result.ci_low is not None
+    assert result.ci_high is not None
+    assert result.ci_low < -0.33 < 0.0 < result.ci_high
     assert result.verdict == "unchanged"
 
 
 @pytest.mark.parametrize(("n", "p_value"), [(1, 1.0), (3, 0.25), (5, 0.0625)])
 def test_every_item_dropping_on_too_few_items_is_unchanged(n: int, p_value: float) -> None:
-    # Every item went 1 -> 0: the bootstrap interval collapses to the single point -1, which
-    # excludes zero, but 2 / 2**n sign assignments are as extreme, so nothing is significant.
+    # Every item went 1 -> 0: Tango's interval starts at -1 and has width (a bootstrap
+    # collapsed onto the single point -1), but 2 / 2**n sign assignments are as extreme, so
+    # nothing is significant.
     baseline = {"s": {str(i): 1.0 for i in range(n)}}
     candidate = {"s": {str(i): 0.0 for i in range(n)}}
     result = compare_experiments(baseline, candidate)["s"]
-    assert (result.ci_low, result.ci_high) == (-1.0, -1.0)
+    assert result.ci_low == -1.0
+    assert result.ci_high is not None
+    assert result.ci_high > -1.0
     assert result.p_value == pytest.approx(p_value)
     assert result.verdict == "unchanged"
     assert compare_experiments(candidate, baseline)["s"].verdict == "unchanged"
@@ -225,8 +232,9 @@ def test_a_stricter_confidence_needs_a_smaller_p_value() -> None:
     baseline = {"s": {str(i): 1.0 for i in range(6)}}
     candidate = {"s": {str(i): 0.0 for i in range(6)}}
     result = compare_experiments(baseline, candidate, confidence=0.99)["s"]
+    assert result.p_value == pytest.approx(2 / 64)
     assert result.ci_high is not None
-    assert result.ci_high < 0
+    assert result.ci_high > 0  # at 99% the interval reaches zero too
     assert result.verdict == "unchanged"
 
 
@@ -397,3 +405,73 @@ def test_a_difference_beyond_the_float_range_fails_with_the_reason() -> None:
     assert result.note is not None
     assert "beyond the float range" in result.note
     assert json.loads(json.dumps(result.to_dict()))["note"] == result.note
+
+
+def test_borderline_binary_drop_is_regressed_at_every_seed() -> None:
+    # 300 items, 13 went 1 -> 0 and 4 went 0 -> 1: the exact McNemar p is 0.049. The sampled
+    # sign-flip test called it regressed or not depending on the seed.
+    baseline = {"s": {f"i{k}": 1.0 if k < 13 or k >= 200 else 0.0 for k in range(300)}}
+    candidate = {"s": {f"i{k}": 0.0 if k < 13 else (1.0 if k < 17 or k >= 200 else 0.0)
+                       for k in range(300)}}  # fmt: skip
+    results = [compare_experiments(baseline, candidate, seed=seed)["s"] for seed in range(25)]
+    assert {(r.worse, r.better) for r in results} == {(13, 4)}
+    assert {r.verdict for r in results} == {"regressed"}
+    for r in results:
+        assert r.p_value == pytest.approx(0.049041748046875, rel=1e-12)
+        assert r.p_value_error == 0.0
+
+
+def test_no_change_over_25_binary_items_is_not_shown_as_certainty() -> None:
+    # The percentile bootstrap printed +0.000 [+0.000, +0.000]: no pair changed, so every
+    # resample was 0. Tango's interval says how large a change 25 items could hide.
+    scores = {"s": {f"i{k}": float(k % 3 == 0) for k in range(25)}}
+    result = compare_experiments(scores, scores)["s"]
+    assert result.difference == 0.0
+    assert result.ci_low is not None
+    assert result.ci_high is not None
+    assert result.ci_low == pytest.approx(-0.133, abs=0.001)
+    assert result.ci_high == pytest.approx(0.133, abs=0.001)
+    assert result.verdict == "unchanged"
+
+
+def test_sampled_p_value_reports_its_monte_carlo_error() -> None:
+    rng = np.random.default_rng(4)
+    before = rng.uniform(0.0, 1.0, 200)
+    after = np.clip(before + rng.normal(-0.02, 0.1, 200), 0.0, 1.0)
+    baseline = {"s": {f"i{k}": float(v) for k, v in enumerate(before)}}
+    candidate = {"s": {f"i{k}": float(v) for k, v in enumerate(after)}}
+    result = compare_experiments(baseline, candidate, resamples=2_000)["s"]
+    assert result.p_value is not None
+    assert result.p_value_error is not None
+    # sqrt(p (1 - p) / resamples), with at least the 2,000 resamples asked for.
+    bound = math.sqrt(result.p_value * (1 - result.p_value) / 2_000)
+    assert 0.0 < result.p_value_error <= bound * (1 + 1e-9)
+    assert result.to_dict()["p_value_error"] == result.p_value_error
+
+
+def test_no_change_over_25_items_of_a_continuous_0_1_scorer_is_not_certainty() -> None:
+    # token_f1 on a slice where nothing changed printed +0.000 [+0.000, +0.000].
+    scores = {"s": {f"i{k}": 0.3 + 0.02 * k for k in range(25)}}
+    result = compare_experiments(scores, scores)["s"]
+    assert result.ci_low == pytest.approx(-0.133, abs=0.001)
+    assert result.ci_high == pytest.approx(0.133, abs=0.001)
+    assert result.verdict == "unchanged"
+
+
+def test_no_change_on_scores_beyond_0_1_keeps_a_point_interval() -> None:
+    # No scale is declared for scores beyond 0..1: nothing bounds the change they could hide.
+    scores = {"s": {f"i{k}": 3.0 + k for k in range(25)}}
+    result = compare_experiments(scores, scores)["s"]
+    assert (result.ci_low, result.ci_high) == (0.0, 0.0)
+
+
+def test_interval_of_scores_between_0_and_1_stays_within_a_change_of_one() -> None:
+    # Two items, t(0.975, 1) = 12.7: the t interval of the mean change reached -4.9 to 5.3.
+    baseline = {"s": {"a": 0.05, "b": 0.9}}
+    candidate = {"s": {"a": 0.95, "b": 0.4}}
+    result = compare_experiments(baseline, candidate)["s"]
+    assert (result.ci_low, result.ci_high) == (-1.0, 1.0)
+    # Scores beyond 0..1 have no such bound.
+    wide = compare_experiments({"s": {"a": 0.0, "b": 9.0}}, {"s": {"a": 9.0, "b": 4.0}})["s"]
+    assert wide.ci_low is not None
+    assert wide.ci_low < -10.0

@@ -7,7 +7,8 @@ import pytest
 from scipy import stats  # type: ignore[import-untyped]  # scipy ships no type stubs
 
 from evalkit import ConfigError
-from evalkit.compare import paired_bootstrap_ci, sign_flip_test
+from evalkit.compare import paired_bootstrap_ci, paired_interval, sign_flip_test
+from evalkit.compare._stats import sign_flip
 
 
 @pytest.mark.parametrize(("value", "n"), [(-0.25, 1), (0.1, 50), (0.3, 5_000)])
@@ -91,7 +92,8 @@ def test_p_value_of_constant_differences_is_two_over_two_to_the_n(n: int, expect
 
 
 def test_monte_carlo_p_value_never_reaches_zero() -> None:
-    p = sign_flip_test(np.full(200, -0.1), resamples=999)
+    # Two magnitudes, so the test samples (one magnitude is the exact binomial test).
+    p = sign_flip_test(np.r_[np.full(100, -0.1), np.full(100, -0.2)], resamples=999)
     assert p == pytest.approx(1 / 1_000)
 
 
@@ -144,3 +146,101 @@ def test_invalid_resamples_is_a_config_error(resamples: int) -> None:
 def test_invalid_differences_are_a_config_error(d: list[float], match: str) -> None:
     with pytest.raises(ConfigError, match=match):
         paired_bootstrap_ci(d)
+
+
+@pytest.mark.parametrize(
+    ("down", "up"),
+    [(13, 4), (4, 13), (1, 0), (7, 7), (60, 40), (480, 520), (4_900, 5_100), (4_850, 5_150),
+     (4_000, 6_000), (2, 9_998)],
+)  # fmt: skip
+def test_one_magnitude_p_value_is_the_exact_binomial_test_at_any_n(down: int, up: int) -> None:
+    # 0/1 scores: each changed pair is -1 or +1, and the sign-flip test is McNemar's exact test,
+    # computed exactly at any number of changed pairs (it sampled past 16 before).
+    d = np.r_[np.full(down, -1.0), np.full(up, 1.0), np.zeros(300)]
+    expected = stats.binomtest(up, down + up, 0.5).pvalue
+    assert sign_flip_test(d, resamples=1_000, seed=1) == pytest.approx(
+        expected, rel=1e-9, abs=1e-300
+    )
+    # The magnitude does not matter, only that there is one.
+    assert sign_flip_test(0.25 * d, seed=2) == pytest.approx(expected, rel=1e-9, abs=1e-300)
+
+
+def test_borderline_drop_on_300_items_has_one_p_value_at_every_seed() -> None:
+    # 13 down, 4 up of 300: exact p = 0.049. Sampled, 32% of seeds gave p >= 0.05.
+    d = np.r_[np.full(13, -1.0), np.full(4, 1.0), np.zeros(283)]
+    p_values = {sign_flip_test(d, seed=seed) for seed in range(40)}
+    assert len(p_values) == 1
+    assert p_values.pop() == pytest.approx(0.049041748046875, rel=1e-12)
+
+
+def test_tango_interval_matches_the_published_examples() -> None:
+    # Fagerland, Lydersen & Laake (2017), Statistical Analysis of Contingency Tables, ch. 8:
+    # Bentur et al. (n12 = 1, n21 = 7 of 21) gives -0.5173 to -0.0260 by Tango's score interval.
+    d = np.r_[np.full(7, -1.0), np.full(1, 1.0), np.zeros(13)]
+    low, high = paired_interval(d, binary=True)
+    assert (round(low, 4), round(high, 4)) == (-0.5172, -0.0260)
+
+
+@pytest.mark.parametrize("n", [10, 30, 100])
+@pytest.mark.parametrize(("p_down", "p_up"), [(0.1, 0.1), (0.15, 0.05), (0.02, 0.08)])
+def test_binary_paired_interval_covers_at_least_93_percent_exactly(
+    n: int, p_down: float, p_up: float
+) -> None:
+    # Coverage summed exactly over every (down, up) table's multinomial probability.
+    truth = p_up - p_down
+    coverage = 0.0
+    log_n = math.lgamma(n + 1)
+    for down in range(n + 1):
+        for up in range(n + 1 - down):
+            same = n - down - up
+            log_p = (log_n - math.lgamma(down + 1) - math.lgamma(up + 1) - math.lgamma(same + 1)
+                     + down * math.log(p_down) + up * math.log(p_up)
+                     + same * math.log(1 - p_down - p_up))  # fmt: skip
+            if log_p < -40:
+                continue
+            d = np.r_[np.full(down, -1.0), np.full(up, 1.0), np.zeros(same)]
+            low, high = paired_interval(d, binary=True)
+            if low <= truth <= high:
+                coverage += math.exp(log_p)
+    assert coverage >= 0.93
+
+
+def test_no_change_on_25_binary_items_is_not_an_interval_of_certainty() -> None:
+    low, high = paired_interval(np.zeros(25), binary=True)
+    assert (round(low, 3), round(high, 3)) == (-0.133, 0.133)
+
+
+def test_binary_interval_refuses_differences_other_than_minus_one_zero_one() -> None:
+    with pytest.raises(ConfigError, match="-1, 0 or \\+1"):
+        paired_interval([0.5, 0.0], binary=True)
+
+
+@pytest.mark.parametrize("n", [10, 30])
+def test_continuous_paired_interval_holds_the_student_t_interval(n: int) -> None:
+    # Skewed differences at small n: the percentile bootstrap was narrower than the t interval
+    # and covered 0.87 at n = 10; the interval is never narrower than the t interval.
+    d = np.random.default_rng(n).beta(0.5, 3, size=n) - 0.1
+    t_low, t_high = stats.t.interval(0.95, n - 1, loc=d.mean(), scale=stats.sem(d))
+    low, high = paired_interval(d, seed=3)
+    assert low <= t_low + 1e-12
+    assert high >= t_high - 1e-12
+    assert low < high
+
+
+def test_a_sampled_p_value_near_the_level_is_drawn_again_until_the_verdict_is_clear() -> None:
+    # Continuous differences whose t statistic is 1.97 (p about 0.05): 1,000 resamples leave
+    # p within three Monte Carlo errors of 0.05, so more are drawn, up to the ceiling.
+    d = np.random.default_rng(5).normal(0.0, 1.0, 200)
+    d = d - d.mean() + 1.97 * d.std(ddof=1) / math.sqrt(200)
+    once = sign_flip(d, resamples=1_000, seed=1)
+    assert once.resamples == 1_000
+    assert once.error == pytest.approx(math.sqrt(once.p_value * (1 - once.p_value) / 1_000))
+    judged = sign_flip(d, resamples=1_000, seed=1, level=0.05)
+    assert judged.resamples == 1_000_000
+    assert judged.error < 0.0003
+    assert not judged.exact
+
+
+def test_binary_sign_flip_is_exact_and_draws_nothing() -> None:
+    test = sign_flip(np.r_[np.full(13, -1.0), np.full(4, 1.0)], level=0.05)
+    assert (test.exact, test.error, test.resamples) == (True, 0.0, 0)

@@ -10,10 +10,12 @@ from pathlib import Path
 
 import pytest
 
+from evalkit import create_scorer, run_evals
 from evalkit.report import (
     FailureGroup,
     ItemView,
     ReportData,
+    build_report,
     html_report,
     junit_xml,
     markdown_summary,
@@ -21,6 +23,7 @@ from evalkit.report import (
 from evalkit.report._html import histogram_svg
 from evalkit.report._model import ScorerRow
 from evalkit.report._text import console_failure_groups, console_table
+from evalkit.store import read_scorer_summary
 
 EXACT = ScorerRow(
     "exact", 3, 0.75, 0.7, 0.8, 1, threshold=">= 0.8",
@@ -70,7 +73,7 @@ def test_console_table_shows_decimals_delta_and_verdicts() -> None:
     lines = text.splitlines()
     assert lines[0] == ("nightly (exp-1): completed_with_errors, 4 items, 0 failed, baseline exp-0")
     exact_line = next(line for line in lines if line.startswith("exact"))
-    assert "0.750 ± 0.050" in exact_line
+    assert "0.750 [0.700, 0.800]" in exact_line
     assert exact_line.rstrip().endswith("failed")
     f1_line = next(line for line in lines if line.startswith("f1"))
     assert "-0.100 [-0.150, -0.050]" in f1_line
@@ -88,7 +91,7 @@ def test_huge_means_are_shown_in_exponent_form() -> None:
         "huge", 6, 6.5e306, 1e306, 1.2e307, 0, delta=-3e306, delta_low=-4e306, delta_high=-2e306
     )
     line = next(line for line in console_table(make_report(huge)).splitlines() if "huge" in line)
-    assert "6.500e+306 ± 5.500e+306" in line
+    assert "6.500e+306 [1.000e+306, 1.200e+307]" in line
     assert "-3.000e+306 [-4.000e+306, -2.000e+306]" in line
     assert len(line) < 150
 
@@ -103,7 +106,7 @@ def test_html_escapes_user_content() -> None:
 
 def test_markdown_lists_scorers_and_failures() -> None:
     md = markdown_summary(make_report(EXACT, F1))
-    assert "| exact | 3 | 1 | 0 | 0.750 ± 0.050 | >= 0.8 | - | failed |" in md
+    assert "| exact | 3 | 1 | 0 | 0.750 \\[0.700, 0.800\\] | >= 0.8 | - | failed |" in md
     assert "## Failures (1)" in md
     assert "<script>" not in md
 
@@ -186,7 +189,7 @@ def test_markdown_failure_lines_escape_scorer_ids_and_errors() -> None:
 def test_markdown_table_cells_and_notes_escape_scorer_ids() -> None:
     row = replace(EXACT, scorer_id="a|b_c", comparison_note="only 3 paired | see *notes*")
     md = markdown_summary(make_report(row))
-    assert "| a\\|b\\_c | 3 | 1 | 0 | 0.750 ± 0.050 | >= 0.8 | - | failed |" in md
+    assert "| a\\|b\\_c | 3 | 1 | 0 | 0.750 \\[0.700, 0.800\\] | >= 0.8 | - | failed |" in md
     assert "- a\\|b\\_c: only 3 paired \\| see \\*notes\\*" in md
 
 
@@ -303,3 +306,22 @@ def test_a_cache_folder_that_cannot_be_used_only_costs_the_compile(tmp_path: Pat
                           text=True, check=False)  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert int(done.stdout) > 0
+
+
+async def test_report_interval_of_a_0_1_scorer_stays_in_the_scale(tmp_path: Path) -> None:
+    # 9 of 10 passing: Student t gave 0.900 ± 0.226, reaching 1.126; the report and the store
+    # now show Wilson's interval, the same in both.
+    passed = [1.0] * 9 + [0.0]
+    result = await run_evals(
+        [{"input": str(i), "output": "x"} for i in range(10)],
+        [create_scorer("Pass", id="pass").generate_score(lambda run: passed[int(run.input)])],
+        store=tmp_path / "s.duckdb",
+        progress=False,
+    )
+    (row,) = build_report(result).scorers
+    assert row.ci_low is not None
+    assert row.ci_high is not None
+    assert (round(row.ci_low, 3), round(row.ci_high, 3)) == (0.544, 0.986)
+    (stored,) = read_scorer_summary(tmp_path / "s.duckdb", [result.experiment_id])
+    assert (stored["ci95_low"], stored["ci95_high"]) == pytest.approx((row.ci_low, row.ci_high))
+    assert "0.900 [0.544, 0.986]" in console_table(build_report(result))

@@ -151,7 +151,7 @@ def test_a_version_6_store_gains_the_judge_record_columns(store: Path) -> None:
     _a_version_6_store(store)
     with duckdb.connect(str(store)) as con:
         assert migrate(con, where=str(store)) == 6
-        assert schema_version(con) == SCHEMA_VERSION == 9
+        assert schema_version(con) == SCHEMA_VERSION == 10
     rows = rows_of(
         store,
         "SELECT item_id, truncated, queue_ms, request_ms, attempts FROM judge_executions"

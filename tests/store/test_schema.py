@@ -3,11 +3,13 @@ from __future__ import annotations
 import gzip
 import shutil
 from pathlib import Path
+from typing import Any, cast
 
 import duckdb
 import pytest
 
 from evalkit import StoreError, create_scorer, run_evals
+from evalkit._intervals import mean_interval95
 from evalkit.store import SCHEMA_VERSION, migrate, schema_version
 from evalkit.store._connect import open_connection
 from evalkit.store._prices import SEED_PRICES
@@ -44,7 +46,7 @@ async def test_new_store_has_schema_views_and_seeded_prices(store: Path) -> None
                 "SELECT view_name FROM duckdb_views() WHERE NOT internal"
             ).fetchall()
         }
-        assert schema_version(con) == SCHEMA_VERSION == 9
+        assert schema_version(con) == SCHEMA_VERSION == 10
         prices = con.execute("SELECT count(*) FROM model_prices").fetchone()
     assert tables == TABLES
     assert {"scorer_summary", "judge_usage", "agreement_summary", "pair_spread",
@@ -106,7 +108,7 @@ def test_a_version_1_store_gains_the_writer_columns(store: Path) -> None:
             " failed_count, started_at) VALUES ('old', 'n', 'completed', 1, 1, 0, now())"
         )
         assert migrate(con, where=str(store)) == 1
-        assert schema_version(con) == SCHEMA_VERSION == 9
+        assert schema_version(con) == SCHEMA_VERSION == 10
         row = con.execute(
             "SELECT id, status, writer_pid, writer_host, heartbeat_at FROM experiments"
         ).fetchall()
@@ -131,7 +133,7 @@ def test_a_version_3_store_gains_shards_done_and_keeps_its_rows(
             MIGRATIONS[3](con)
             con.execute(_SHARD_ROW)
         assert migrate(con, where=str(store)) == 3
-        assert schema_version(con) == SCHEMA_VERSION == 9
+        assert schema_version(con) == SCHEMA_VERSION == 10
         rows = con.execute("SELECT experiment_id, shard_index, rows FROM shards_done").fetchall()
     assert rows == ([("old", 0, 5)] if ran_sharded else [])
 
@@ -208,7 +210,7 @@ def test_a_store_written_at_version_7_migrates_in_place_with_nothing_lost(tmp_pa
     con = open_connection(store)
     try:
         assert migrate(con, where=str(store)) == 7
-        assert schema_version(con) == SCHEMA_VERSION == 9
+        assert schema_version(con) == SCHEMA_VERSION == 10
         after = _contents(con, columns)
         verdicts = con.execute(
             "SELECT count(*), count(verdict), count(baseline_id) FROM experiments"
@@ -218,11 +220,18 @@ def test_a_store_written_at_version_7_migrates_in_place_with_nothing_lost(tmp_pa
     finally:
         con.close()
     assert after == before
-    # Version 9's scorer_summary (stable for huge scores) gives everyday scores' figures.
+    # Version 9's scorer_summary (stable for huge scores) gives everyday scores' figures;
+    # version 10's interval is the shared one (Wilson's for scores between 0 and 1).
     assert len(summary_after) == len(summary_before) > 0
+    changed = 0
     for old, new in zip(summary_before, summary_after, strict=True):
         assert new[:2] == old[:2]
-        assert new[2:] == pytest.approx(old[2:], rel=1e-12, nan_ok=True)
+        assert new[2:6] + new[8:] == pytest.approx(old[2:6] + old[8:], rel=1e-12, nan_ok=True)
+        n, _, mean, stddev, low, high, least, _, most = cast("tuple[Any, ...]", new[2:11])
+        expected = mean_interval95(n, mean, stddev, least, most) or (None, None)
+        assert (low, high) == pytest.approx(expected, rel=1e-12, abs=1e-12)
+        changed += (low, high) != pytest.approx(old[6:8], rel=1e-12)
+    assert changed > 0
     # The runs were never judged in the store: NULL, not a guess.
     assert verdicts == [(4, 0, 0)]
     assert gates == [(0,)]

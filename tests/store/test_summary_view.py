@@ -11,7 +11,7 @@ import duckdb
 import pytest
 
 from evalkit import create_scorer, run_evals
-from evalkit._tdist import t975
+from evalkit._intervals import mean_interval95
 from evalkit.store import read_scorer_summary
 
 BIG = 1e308
@@ -49,11 +49,13 @@ async def test_the_views_figures_are_the_runs_own(tmp_path: Path, name: str) -> 
     assert own.stddev is not None
     assert math.isfinite(stddev)
     assert stddev == pytest.approx(own.stddev, rel=1e-12)
-    # The interval as the reports compute it from the run's own figures (half-width first).
-    half = own.stddev / math.sqrt(own.n) * t975(own.n - 1)
+    # The interval as the reports compute it from the run's own figures.
+    interval = mean_interval95(own.n, own.mean, own.stddev, own.min, own.max)
+    assert interval is not None
+    half = (interval[1] - interval[0]) / 2
     assert (low, high) == (
-        pytest.approx(own.mean - half, rel=1e-12, abs=half * 1e-12),
-        pytest.approx(own.mean + half, rel=1e-12, abs=half * 1e-12),
+        pytest.approx(interval[0], rel=1e-12, abs=half * 1e-12),
+        pytest.approx(interval[1], rel=1e-12, abs=half * 1e-12),
     )
 
 

@@ -43,7 +43,12 @@ async def test_scorer_summary_hand_computed(store: Path) -> None:
 
     g = summary["graded"]
     stddev = math.sqrt(0.6875 / 3)  # squared deviations from 0.625 sum to 0.6875
-    half = 3.182 * stddev / 2  # Student t, 3 degrees of freedom, 95%
+    # Scores between 0 and 1: Wilson's score interval with t(0.975, 3) = 3.182 for z and the
+    # effective n = 4 * 0.625 * 0.375 / stddev^2 = 4.0909 (docs/pages/design/score-intervals.md).
+    t3, n_eff = 3.182, 4 * 0.625 * 0.375 / stddev**2
+    a = t3 * t3 / n_eff
+    centre = (0.625 + a / 2) / (1 + a)
+    half = t3 / (1 + a) * math.sqrt(0.625 * 0.375 / n_eff + t3 * t3 / (4 * n_eff * n_eff))
     assert (g["experiment_id"], g["experiment_name"], g["scorer_name"]) == (
         result.experiment_id,
         "views",
@@ -52,8 +57,8 @@ async def test_scorer_summary_hand_computed(store: Path) -> None:
     assert (g["n"], g["errors"]) == (4, 1)
     assert g["mean"] == pytest.approx(0.625)
     assert g["stddev"] == pytest.approx(stddev)
-    assert g["ci95_low"] == pytest.approx(0.625 - half)
-    assert g["ci95_high"] == pytest.approx(0.625 + half)
+    assert g["ci95_low"] == pytest.approx(centre - half)
+    assert g["ci95_high"] == pytest.approx(centre + half)
     assert (g["min"], g["median"], g["max"]) == (0.0, 0.75, 1.0)
     assert (g["threshold_min"], g["threshold_max"]) == (0.6, None)
     assert g["pass_rate"] == pytest.approx(0.5)  # 1.0 and 1.0 reach 0.6
@@ -67,7 +72,8 @@ async def test_scorer_summary_hand_computed(store: Path) -> None:
 
 
 async def test_confidence_interval_uses_student_t_beyond_the_table(store: Path) -> None:
-    values = [float(i % 2) for i in range(41)]  # 20 ones, 21 zeros
+    # 20 twos, 21 zeros: not between 0 and 1, so the interval is Student's t.
+    values = [2.0 * (i % 2) for i in range(41)]
     await run_evals(
         [{"input": str(i), "output": "x"} for i in range(41)],
         [create_scorer("Alt").generate_score(lambda run: values[int(run.input)])],
@@ -164,3 +170,26 @@ async def test_model_prices_are_editable(store: Path) -> None:
     (row,) = rows_of(store, "SELECT estimated_cost_usd FROM judge_usage")
     # 1000 input tokens of which 400 cached (priced as input without a cached price), 200 out
     assert row["estimated_cost_usd"] == pytest.approx((1000 * 1.0 + 200 * 2.0) / 1e6)
+
+
+@pytest.mark.parametrize(
+    ("scores", "low", "high"),
+    [
+        ([1.0] * 9 + [0.0], 0.544, 0.986),  # Student t gave [0.674, 1.126]
+        ([1.0] * 5, 0.394, 1.0),  # Student t gave [1, 1]
+        ([1.0] + [0.0] * 19, 0.008, 0.254),  # Student t gave [-0.055, 0.155]
+        ([0.0, 1.0], 0.003, 0.997),  # Student t gave [-5.85, 6.85]
+    ],
+)
+async def test_interval_of_0_1_scores_stays_in_the_scale_and_has_width(
+    store: Path, scores: list[float], low: float, high: float
+) -> None:
+    await run_evals(
+        [{"input": str(i), "output": "x"} for i in range(len(scores))],
+        [create_scorer("Pass").generate_score(lambda run: scores[int(run.input)])],
+        store=store,
+        progress=False,
+    )
+    (row,) = rows_of(store, "SELECT ci95_low, ci95_high FROM scorer_summary")
+    assert 0.0 <= row["ci95_low"] < row["ci95_high"] <= 1.0
+    assert (round(row["ci95_low"], 3), round(row["ci95_high"], 3)) == (low, high)
