@@ -33,6 +33,18 @@ ROOT = Path(__file__).resolve().parents[2]
 #: with human labels (scikit-learn, scipy, krippendorff) needs.
 HEAVY = ("aiohttp", "httpx2", "jsonschema", "krippendorff", "openai", "scipy", "sklearn")
 
+#: evalkit's modules (and the libraries) that only a judged or a sharded run uses.
+UNUSED_BY_A_LOCAL_CODE_RUN = {
+    "evalkit.judge._cache",
+    "evalkit.judge._cache_db",
+    "evalkit.judge._batch_db",
+    "evalkit.run._executors",
+    "evalkit.run._sharded",
+    "evalkit.run._worker",
+    "multiprocessing",
+    "concurrent.futures.process",
+}
+
 _IMPORTED = re.compile(r"^import time:\s+\d+ \|\s+\d+ \|( *)([\w.]+)\s*$", re.MULTILINE)
 
 
@@ -114,6 +126,9 @@ def test_the_quickstart_and_the_regression_demo_import_no_judge_or_labels_librar
         # The store's busy retry and commit lock are evalkit's own: tenacity and filelock would
         # add 17 and 30 ms to every run (docs/pages/design/hand-written-pieces.md, H1).
         assert sorted(_packages(imported).intersection({"filelock", "tenacity"})) == []
+        # Nor the judge cache (its DuckDB files and batch journal) or the process machinery
+        # of a sharded run: a run of code scorers in one process uses neither.
+        assert sorted(UNUSED_BY_A_LOCAL_CODE_RUN.intersection(imported)) == [], experiment
     assert len(list((tmp_path / "reports").glob("*.html"))) == 2
 
 
