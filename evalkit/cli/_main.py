@@ -41,7 +41,10 @@ def _later(module: str, name: str) -> Handler:
     def handler(args: argparse.Namespace) -> int:
         import importlib
 
+        from evalkit import _startup_gc
+
         command: Handler = getattr(importlib.import_module(f"evalkit.cli.{module}"), name)
+        _startup_gc.loaded()  # the command is loaded (docs/pages/design/startup-objects-frozen.md)
         return command(args)
 
     return handler

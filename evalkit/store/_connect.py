@@ -284,6 +284,11 @@ def connection(
     query that must not write anything, use
     [`read_only_connection`][evalkit.store.read_only_connection].
 
+    A store file is attached to an in-memory DuckDB database that the process keeps, and
+    detached when the block ends (its checkpoint written, its lock released): a block that
+    starts while that database is in use (another thread's, a nested block) gets a database
+    of its own, as does a file another process holds while the lock is waited for.
+
     Args:
         path: The store: a ``.duckdb`` file or a ``ducklake:…`` string.
         read_only: Open it for reading only (several processes may read a file at once; a

@@ -15,7 +15,9 @@ Speed itself is measured by tests/benchmarks/bench_start.py.
 
 from __future__ import annotations
 
+import gc
 import importlib.util
+import json
 import os
 import re
 import shutil
@@ -26,6 +28,7 @@ from pathlib import Path
 import duckdb
 
 from evalkit.scorers._families import FAMILY_OF
+from tests.cli.conftest import Cli, run_command, write_dataset
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -145,3 +148,56 @@ def test_help_imports_only_the_standard_library(tmp_path: Path) -> None:
     outside -= {*sys.stdlib_module_names, "evalkit"}
     # pickle tries Jython's org.python.core, which Python lists though it is not there
     assert sorted(name for name in outside if importlib.util.find_spec(name)) == []
+
+
+#: A scorer that notes the collector's state while the run scores.
+_GC_PROBE = """
+import gc, json
+from pathlib import Path
+
+from evalkit import create_scorer
+
+
+def _score(run):
+    Path("gc.json").write_text(json.dumps([gc.isenabled(), gc.get_freeze_count()]))
+    return 1.0
+
+
+scorer = create_scorer("Probe", id="probe").generate_score(_score)
+"""
+
+
+def _gc_probe_experiment(folder: Path) -> None:
+    write_dataset(folder / "data.parquet", rows=3)
+    (folder / "probe.py").write_text(_GC_PROBE, encoding="utf-8")
+    (folder / "probe.toml").write_text(
+        '[experiment]\nname = "probe"\ndataset = "data.parquet"\nstore = "evalkit.duckdb"\n\n'
+        '[[scorers]]\nuse = "probe:scorer"\n',
+        encoding="utf-8",
+    )
+
+
+def test_the_command_freezes_what_it_loaded_and_collects_while_it_runs(tmp_path: Path) -> None:
+    """The collector scanned the command's ~630 modules' objects while they loaded, a full
+    collection among them (docs/pages/design/startup-objects-frozen.md)."""
+    _gc_probe_experiment(tmp_path)
+    done = run_command(
+        [str(Path(sys.executable).with_name("evalkit")), "run", "probe.toml", "--no-progress"],
+        cwd=tmp_path,
+    )
+    assert done.code == 0, done.stderr
+    enabled, frozen = json.loads((tmp_path / "gc.json").read_text(encoding="utf-8"))
+    assert enabled is True
+    assert frozen > 10_000  # DuckDB's, pyarrow's, numpy's, pydantic's and evalkit's objects
+
+
+def test_the_command_line_called_in_process_leaves_the_collector_alone(
+    cli: Cli, tmp_path: Path
+) -> None:
+    _gc_probe_experiment(tmp_path)
+    before = gc.get_freeze_count()
+    done = cli("run", "probe.toml", "--no-progress")
+    assert done.code == 0, done.stderr
+    enabled, frozen = json.loads((tmp_path / "gc.json").read_text(encoding="utf-8"))
+    assert (enabled, frozen) == (True, before)
+    assert gc.isenabled()
