@@ -137,7 +137,7 @@ def test_the_settings_a_block_asks_for_hold_in_it_and_end_with_it(tmp_path: Path
     store = tmp_path / "evalkit.duckdb"
     asked = {"threads": "1", "memory_limit": "300MB", "allocator_flush_threshold": "8MB"}
     plain = duckdb.connect(":memory:")
-    with duckdb.connect(":memory:", config=asked) as own:
+    with duckdb.connect(":memory:", config=dict(asked)) as own:
         expected, defaults = _settings(own), _settings(plain)
     plain.close()
     assert expected != defaults
