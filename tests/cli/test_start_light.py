@@ -26,6 +26,7 @@ import sys
 from pathlib import Path
 
 import duckdb
+import pytest
 
 from evalkit.scorers._families import FAMILY_OF
 from tests.cli.conftest import Cli, run_command, write_dataset
@@ -201,3 +202,27 @@ def test_the_command_line_called_in_process_leaves_the_collector_alone(
     enabled, frozen = json.loads((tmp_path / "gc.json").read_text(encoding="utf-8"))
     assert (enabled, frozen) == (True, before)
     assert gc.isenabled()
+
+
+@pytest.mark.parametrize(
+    "args",
+    [("experiments", "--store", "missing.duckdb"), ("diff", "a", "b", "--store", "missing.duckdb")],
+    ids=["imported-when-it-runs", "imported-with-the-parser"],
+)
+def test_every_command_runs_with_the_collector_on(tmp_path: Path, args: tuple[str, ...]) -> None:
+    """The command pauses the collector while it loads: each command, whether its module is
+    imported when it runs (``run``, ``experiments``) or with the parser (``diff``, ``view``,
+    ``export``), turns it on again before it starts."""
+    probe = (
+        "import gc, json, sys\nfrom evalkit import _startup_gc\n_startup_gc.pause()\n"
+        "from evalkit.cli import main\ncode = main(sys.argv[1:])\n"
+        "print(json.dumps([code, gc.isenabled(), gc.get_freeze_count() > 0]))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe, *args],
+        cwd=tmp_path, capture_output=True, text=True, timeout=300, check=True,
+    )  # fmt: skip
+    code, enabled, frozen = json.loads(done.stdout.splitlines()[-1])
+    assert code == 2  # the command itself ran, and found no store
+    assert "no such score store" in done.stderr
+    assert (enabled, frozen) == (True, True)
