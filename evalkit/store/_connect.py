@@ -287,7 +287,9 @@ def connection(
     A store file is attached to an in-memory DuckDB database that the process keeps, and
     detached when the block ends (its checkpoint written, its lock released): a block that
     starts while that database is in use (another thread's, a nested block) gets a database
-    of its own, as does a file another process holds while the lock is waited for.
+    of its own, as does a file another process holds while the lock is waited for. A cursor
+    made in the block (``con.cursor()``) starts in that database's own catalog: ``USE`` the
+    store's, ``con.execute("SELECT current_database()")``, in it.
 
     Args:
         path: The store: a ``.duckdb`` file or a ``ducklake:…`` string.
