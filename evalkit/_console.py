@@ -9,6 +9,8 @@ import os
 import signal
 import sys
 
+from evalkit import _startup_gc as startup_gc
+
 _EXIT_INTERRUPTED = 130
 _interrupted = False
 
@@ -34,6 +36,9 @@ def main() -> int:
     """
     global _interrupted
     atexit.register(_exit_interrupted)
+    # No collection while the command loads; what it loaded is frozen once it has (the
+    # handler calls loaded(): docs/pages/design/startup-objects-frozen.md).
+    startup_gc.pause()
     try:
         from evalkit.cli import main as cli_main
 

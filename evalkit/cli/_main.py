@@ -8,6 +8,7 @@ import signal
 import sys
 from collections.abc import Callable, Sequence
 
+from evalkit import _startup_gc
 from evalkit.cli._exit import EXIT_INTERRUPTED, EXIT_USAGE
 from evalkit.errors import EvalkitError, ExperimentFileError
 
@@ -34,17 +35,25 @@ def _add_store(parser: argparse.ArgumentParser, help: str = "the score store") -
     )
 
 
-def _later(module: str, name: str) -> Handler:
+class _Later:
     """A handler imported when it runs: ``--help`` and usage errors then import neither the
     run's libraries (openai, pandas, DuckDB) nor the other commands'."""
 
-    def handler(args: argparse.Namespace) -> int:
+    def __init__(self, module: str, name: str) -> None:
+        self.module, self.name = module, name
+
+    def __call__(self, args: argparse.Namespace) -> int:
         import importlib
 
-        command: Handler = getattr(importlib.import_module(f"evalkit.cli.{module}"), name)
+        command: Handler = getattr(importlib.import_module(f"evalkit.cli.{self.module}"), self.name)
+        # The command is loaded (docs/pages/design/startup-objects-frozen.md).
+        _startup_gc.loaded()
         return command(args)
 
-    return handler
+
+def _later(module: str, name: str) -> Handler:
+    """A handler that imports the command's module when it runs (`_Later`)."""
+    return _Later(module, name)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -269,6 +278,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             # Inside the try: a Ctrl-C while the command line is still loading is exit 130 too.
             args = build_parser().parse_args(argv)
             handler: Handler = args.handler
+            if not isinstance(handler, _Later):
+                _startup_gc.loaded()  # a command whose module build_parser imported
             return handler(args)
         except ExperimentFileError as exc:
             print(str(exc), file=sys.stderr)

@@ -114,6 +114,7 @@ class Table(BaseModel):
         allow_inf_nan=False,
         validate_default=False,
         hide_input_in_errors=True,
+        defer_build=True,
     )
 
 

@@ -31,7 +31,6 @@ from evalkit.run._interrupt import (
 from evalkit.run._local import drive_local
 from evalkit.run._options import DEFAULTS, ExecutorName, ItemCallback, RunOptions
 from evalkit.run._result import build_result
-from evalkit.run._sharded import drive_sharded
 from evalkit.run._spec import prepare
 from evalkit.run._verdict_record import (
     VerdictNotKeptWarning,
@@ -233,6 +232,8 @@ async def run_evals(
         shard_writer = (
             None if spec.store is None else ShardWriter(spec.store, lock_timeout=lock_timeout)
         )
+        from evalkit.run._sharded import drive_sharded  # the process machinery, when sharded
+
         driven = await drive_sharded(spec, spec.sharding, shard_writer)
         writer = shard_writer
     if driven.stop is not None:

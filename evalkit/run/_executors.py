@@ -32,7 +32,7 @@ from evalkit.judge._cache import WorkerCache
 from evalkit.judge.policy._registry import use_rate_share
 from evalkit.run._feed import ItemFeed
 from evalkit.run._item import ItemEvaluator
-from evalkit.run._options import ExecutorName
+from evalkit.run._options import EXECUTORS, ExecutorName
 from evalkit.run._progress import Progress
 from evalkit.run._resume_plan import ResumeBatches
 from evalkit.run._rows import RowBuffer
@@ -43,8 +43,6 @@ from evalkit.run._summary import SummaryBuilder
 from evalkit.run._worker import start_worker
 from evalkit.scorer import Scorer
 from evalkit.target import Target
-
-EXECUTORS: tuple[ExecutorName, ...] = ("local", "process", "ray")
 
 #: Times a shard is run again after its worker died.
 MAX_RETRIES = 3

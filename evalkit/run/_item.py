@@ -13,7 +13,6 @@ import anyio
 from evalkit._json import json_text
 from evalkit.dataset import Item
 from evalkit.errors import ScorerRunError, StoreError, TargetError
-from evalkit.judge import use_judge_cache
 from evalkit.run._checks import asks_judge, may_suspend
 from evalkit.run._outcome import ErrorInfo, ItemResult, OutputSource, Repeat, ScorerOutcome
 from evalkit.scorer import STEP_ORDER, Scorer, ScorerRunResult, StepName
@@ -128,6 +127,8 @@ class ItemEvaluator:
     ) -> ScorerOutcome:
         """The pair's outcome (execution 0, through the judge cache) with its K - 1 repeats,
         all run at once."""
+        from evalkit.judge import use_judge_cache  # only a judged scorer is repeated
+
         runs: list[ScorerOutcome | None] = [None] * self.repeats
 
         async def execute(k: int) -> None:

@@ -5,14 +5,16 @@ One of the two drivers of docs/pages/design/one-run-pipeline.md.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import functools
 import os
+from collections.abc import AsyncIterator
+from typing import TYPE_CHECKING
 
 import anyio
 import anyio.to_thread
 
-from evalkit.judge import JudgeCache, default_cache_path, use_judge_cache
 from evalkit.run._checks import asks_judge
 from evalkit.run._feed import ItemFeed
 from evalkit.run._interrupt import is_interrupt, leading_error, on_all_scored
@@ -24,6 +26,9 @@ from evalkit.run._runner import Runner
 from evalkit.run._spec import RunSpec
 from evalkit.run._summary import SummaryBuilder
 from evalkit.store._writer import StoreWriter
+
+if TYPE_CHECKING:
+    from evalkit.judge import JudgeCache
 
 
 async def drive_local(spec: RunSpec, writer: StoreWriter | None) -> Driven:
@@ -86,7 +91,7 @@ async def drive_local(spec: RunSpec, writer: StoreWriter | None) -> Driven:
         opened.append(True)
 
     try:
-        async with use_judge_cache(_judge_cache(options.cache, spec.store) if judged else None):
+        async with _judge_cache_of(judged, options.cache, spec.store):
             if writer is not None:
                 await anyio.to_thread.run_sync(open_row)
             status = await runner.run()
@@ -108,9 +113,27 @@ async def drive_local(spec: RunSpec, writer: StoreWriter | None) -> Driven:
     return Driven(status, summary.build(), runner.sorted_items(), runner.feed.fingerprint)
 
 
+@contextlib.asynccontextmanager
+async def _judge_cache_of(
+    judged: bool, cache: bool | str | os.PathLike[str] | None, store: str | None
+) -> AsyncIterator[None]:
+    """The judge cache of a run that asks a judge, in use inside the block. Only a prompt step
+    reads the cache, so a run without one neither enters it nor imports it (its DuckDB files,
+    the batch journal: issue 31 item 6)."""
+    if not judged:
+        yield
+        return
+    from evalkit.judge import use_judge_cache
+
+    async with use_judge_cache(_judge_cache(cache, store)):
+        yield
+
+
 def _judge_cache(
     cache: bool | str | os.PathLike[str] | None, store: str | None
 ) -> JudgeCache | None:
+    from evalkit.judge import JudgeCache, default_cache_path
+
     if cache is False or (cache is None and store is None):
         return None
     if cache is None or cache is True:

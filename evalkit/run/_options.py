@@ -25,6 +25,8 @@ if TYPE_CHECKING:
 
 #: Where a run's shards run (``run_evals(executor=)``).
 ExecutorName = Literal["local", "process", "ray"]
+#: The executors, in the order the docs list them.
+EXECUTORS: tuple[ExecutorName, ...] = ("local", "process", "ray")
 #: ``run_evals(on_item_complete=)``: called (or awaited) with each finished item.
 ItemCallback = Callable[["ItemResult"], Any]
 

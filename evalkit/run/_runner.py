@@ -25,6 +25,7 @@ import anyio
 import anyio.lowlevel
 import anyio.to_thread
 
+from evalkit._startup_gc import froze_at_start
 from evalkit.run._feed import ItemFeed
 from evalkit.run._interrupt import is_interrupt, leading_error
 from evalkit.run._item import ItemEvaluator
@@ -94,8 +95,10 @@ class Runner:
         self._unfrozen = 0
         self._froze = False
         # A process that freezes objects itself (a pre-forking server) is left alone:
-        # gc.unfreeze() at the end would hand its objects back to the collector too.
-        self._may_freeze = keep_results and gc.get_freeze_count() == 0
+        # gc.unfreeze() at the end would hand its objects back to the collector too. The
+        # evalkit command's own freeze of what it loaded is not such a process: handing its
+        # modules back after a run changes nothing (docs/pages/design/startup-objects-frozen.md).
+        self._may_freeze = keep_results and (gc.get_freeze_count() == 0 or froze_at_start())
 
     async def run(self) -> ExperimentStatus:
         """Process every item; returns the final status or raises after recording it."""

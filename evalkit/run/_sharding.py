@@ -16,8 +16,7 @@ from pathlib import Path
 from evalkit._ceilings import check_workers_ceiling
 from evalkit.dataset import DatasetLike
 from evalkit.errors import ConfigError
-from evalkit.run._executors import EXECUTORS, pack
-from evalkit.run._options import ExecutorName
+from evalkit.run._options import EXECUTORS, ExecutorName
 from evalkit.run._shard_retry import ShardRetry
 from evalkit.run._shards import Shard, parse_shard_spec, plan_shards, select_shards
 from evalkit.scorer import Scorer
@@ -79,7 +78,13 @@ def plan_sharding(
 ) -> Sharding:
     """The shards of the dataset at ``source`` this run evaluates, and how they run."""
     shards = select_shards(plan_shards(source, limit=limit), piece)
-    payload = b"" if executor == "local" else pack(target, scorers)
+    if executor == "local":
+        payload = b""
+    else:
+        # The process machinery (multiprocessing, the worker) only for a run that uses it.
+        from evalkit.run._executors import pack
+
+        payload = pack(target, scorers)
     return Sharding(executor, workers, piece, shards, ray_address, payload)
 
 

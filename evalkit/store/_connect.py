@@ -26,6 +26,7 @@ from evalkit.store._lake import forget_shared, lake_error, open_lake
 from evalkit.store._lake_errors import CatalogUnreachableError, busy, unreachable, unwritable
 from evalkit.store._location import StoreLocation, store_location
 from evalkit.store._object_store import credentials_hint
+from evalkit.store._shared_db import FALLBACK_ALIAS, attach, detach
 
 _T = TypeVar("_T")
 
@@ -39,9 +40,6 @@ _T = TypeVar("_T")
 #: Every writing connection of evalkit uses it: a checkpoint by a connection with a larger size
 #: merges smaller row groups into its own size (see docs/pages/design/small-row-groups.md).
 WRITE_ROW_GROUP_SIZE = 32_768
-
-# The catalog name of a store whose file name would give the name of the in-memory database.
-_FALLBACK_ALIAS = "evalkit_store"
 
 _LOCK_POLL_S = 0.05
 
@@ -129,7 +127,7 @@ def _attach(
             con.execute(f"ATTACH {sql_literal(where)} {options}")
         except duckdb.BinderException:
             # A file named after the in-memory database itself (memory.duckdb).
-            con.execute(f"ATTACH {sql_literal(where)} AS {_FALLBACK_ALIAS} {options}")
+            con.execute(f"ATTACH {sql_literal(where)} AS {FALLBACK_ALIAS} {options}")
         rows = con.execute(
             "SELECT database_name FROM duckdb_databases()"
             " WHERE NOT internal AND database_name <> current_database()"
@@ -179,9 +177,7 @@ def open_connection(
     where = location.target
     # Nothing installed or loaded from the network behind evalkit's back (evalkit/_duckdb.py).
     config = {**OFFLINE, **(config or {})}
-    if read_only and not location.exists():
-        raise StoreError(f"{where}: no such score store")
-    _refuse_other_files(where)
+    _check_file(location, read_only=read_only)
     deadline = time.monotonic() + lock_timeout
     while True:
         try:
@@ -218,6 +214,12 @@ def open_connection(
                     f" process (waited {lock_timeout:g} s): {again}",
                     again,
                 )
+
+
+def _check_file(location: StoreLocation, *, read_only: bool) -> None:
+    if read_only and not location.exists():
+        raise StoreError(f"{location.target}: no such score store")
+    _refuse_other_files(location.target)
 
 
 def _refuse_other_files(where: str) -> None:
@@ -282,6 +284,13 @@ def connection(
     query that must not write anything, use
     [`read_only_connection`][evalkit.store.read_only_connection].
 
+    A store file is attached to an in-memory DuckDB database that the process keeps, and
+    detached when the block ends (its checkpoint written, its lock released): a block that
+    starts while that database is in use (another thread's, a nested block) gets a database
+    of its own, as does a file another process holds while the lock is waited for. A cursor
+    made in the block (``con.cursor()``) starts in that database's own catalog: ``USE`` the
+    store's, ``con.execute("SELECT current_database()")``, in it.
+
     Args:
         path: The store: a ``.duckdb`` file or a ``ducklake:…`` string.
         read_only: Open it for reading only (several processes may read a file at once; a
@@ -299,15 +308,24 @@ def connection(
         StoreError: The store cannot be opened, stayed locked for ``lock_timeout`` seconds,
             is not an evalkit store, or a query in the block failed.
     """
-    con = open_connection(
-        path,
+    location = store_location(path)
+    attached = None
+    if not location.is_lake:
+        # A file is attached to the process's database when it is free: creating a database
+        # of its own for each block was most of a small run's store time
+        # (docs/pages/design/one-database-per-process.md).
+        _check_file(location, read_only=read_only)
+        attached = attach(location.target, read_only=read_only, config=config,
+                          row_group_size=row_group_size)  # fmt: skip
+    con = attached.con if attached is not None else open_connection(
+        location,
         read_only=read_only,
         lock_timeout=lock_timeout,
         config=config,
         row_group_size=row_group_size,
         private=private,
         pinned=pinned,
-    )
+    )  # fmt: skip
     interrupted = False
     try:
         yield con
@@ -333,7 +351,10 @@ def connection(
         raise StoreError(f"{path}: {exc}{credentials_hint(con, exc)}") from exc
     finally:
         try:
-            con.close()
+            if attached is not None:
+                detach(attached)
+            else:
+                con.close()
         except _IN_USE:
             # A query stopped by Ctrl-C (execute_interruptibly) can leave the connection busy,
             # refusing close(): the process is on its way out and releases the file with it.

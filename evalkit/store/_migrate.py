@@ -55,11 +55,16 @@ def migrate(con: duckdb.DuckDBPyConnection, *, where: str, timeout: float = 300.
                     f"{where}: score store schema version {found} is newer than this"
                     f" evalkit's ({SCHEMA_VERSION}); upgrade evalkit to write to it"
                 )
-            if found < SCHEMA_VERSION:
-                MIGRATIONS[found](con)
+            # A new store takes every step in one transaction (each step committed, and the
+            # version read again, took twice as long: issue 31 item 6); a store with rows
+            # takes one step a transaction: DuckDB refuses to commit a transaction that
+            # altered a table and then changed its rows.
+            upto = SCHEMA_VERSION if found == 0 else min(found + 1, SCHEMA_VERSION)
+            for version in range(found, upto):
+                MIGRATIONS[version](con)
                 con.execute(
                     "INSERT INTO schema_version VALUES (?, ?)",
-                    [found + 1, dt.datetime.now(dt.UTC).replace(tzinfo=None)],
+                    [version + 1, dt.datetime.now(dt.UTC).replace(tzinfo=None)],
                 )
         except BaseException:
             con.execute("ROLLBACK")
@@ -72,5 +77,5 @@ def migrate(con: duckdb.DuckDBPyConnection, *, where: str, timeout: float = 300.
                 raise
             time.sleep(0.05 + 0.2 * random.random())
             continue
-        if found == SCHEMA_VERSION:
+        if upto == SCHEMA_VERSION:
             return first

@@ -15,7 +15,9 @@ Speed itself is measured by tests/benchmarks/bench_start.py.
 
 from __future__ import annotations
 
+import gc
 import importlib.util
+import json
 import os
 import re
 import shutil
@@ -24,14 +26,28 @@ import sys
 from pathlib import Path
 
 import duckdb
+import pytest
 
 from evalkit.scorers._families import FAMILY_OF
+from tests.cli.conftest import Cli, run_command, write_dataset
 
 ROOT = Path(__file__).resolve().parents[2]
 
 #: What only a judge (openai and its transports, jsonschema for its replies) or agreement
 #: with human labels (scikit-learn, scipy, krippendorff) needs.
 HEAVY = ("aiohttp", "httpx2", "jsonschema", "krippendorff", "openai", "scipy", "sklearn")
+
+#: evalkit's modules (and the libraries) that only a judged or a sharded run uses.
+UNUSED_BY_A_LOCAL_CODE_RUN = {
+    "evalkit.judge._cache",
+    "evalkit.judge._cache_db",
+    "evalkit.judge._batch_db",
+    "evalkit.run._executors",
+    "evalkit.run._sharded",
+    "evalkit.run._worker",
+    "multiprocessing",
+    "concurrent.futures.process",
+}
 
 _IMPORTED = re.compile(r"^import time:\s+\d+ \|\s+\d+ \|( *)([\w.]+)\s*$", re.MULTILINE)
 
@@ -114,6 +130,9 @@ def test_the_quickstart_and_the_regression_demo_import_no_judge_or_labels_librar
         # The store's busy retry and commit lock are evalkit's own: tenacity and filelock would
         # add 17 and 30 ms to every run (docs/pages/design/hand-written-pieces.md, H1).
         assert sorted(_packages(imported).intersection({"filelock", "tenacity"})) == []
+        # Nor the judge cache (its DuckDB files and batch journal) or the process machinery
+        # of a sharded run: a run of code scorers in one process uses neither.
+        assert sorted(UNUSED_BY_A_LOCAL_CODE_RUN.intersection(imported)) == [], experiment
     assert len(list((tmp_path / "reports").glob("*.html"))) == 2
 
 
@@ -130,3 +149,80 @@ def test_help_imports_only_the_standard_library(tmp_path: Path) -> None:
     outside -= {*sys.stdlib_module_names, "evalkit"}
     # pickle tries Jython's org.python.core, which Python lists though it is not there
     assert sorted(name for name in outside if importlib.util.find_spec(name)) == []
+
+
+#: A scorer that notes the collector's state while the run scores.
+_GC_PROBE = """
+import gc, json
+from pathlib import Path
+
+from evalkit import create_scorer
+
+
+def _score(run):
+    Path("gc.json").write_text(json.dumps([gc.isenabled(), gc.get_freeze_count()]))
+    return 1.0
+
+
+scorer = create_scorer("Probe", id="probe").generate_score(_score)
+"""
+
+
+def _gc_probe_experiment(folder: Path) -> None:
+    write_dataset(folder / "data.parquet", rows=3)
+    (folder / "probe.py").write_text(_GC_PROBE, encoding="utf-8")
+    (folder / "probe.toml").write_text(
+        '[experiment]\nname = "probe"\ndataset = "data.parquet"\nstore = "evalkit.duckdb"\n\n'
+        '[[scorers]]\nuse = "probe:scorer"\n',
+        encoding="utf-8",
+    )
+
+
+def test_the_command_freezes_what_it_loaded_and_collects_while_it_runs(tmp_path: Path) -> None:
+    """The collector scanned the command's ~630 modules' objects while they loaded, a full
+    collection among them (docs/pages/design/startup-objects-frozen.md)."""
+    _gc_probe_experiment(tmp_path)
+    done = run_command(
+        [str(Path(sys.executable).with_name("evalkit")), "run", "probe.toml", "--no-progress"],
+        cwd=tmp_path,
+    )
+    assert done.code == 0, done.stderr
+    enabled, frozen = json.loads((tmp_path / "gc.json").read_text(encoding="utf-8"))
+    assert enabled is True
+    assert frozen > 10_000  # DuckDB's, pyarrow's, numpy's, pydantic's and evalkit's objects
+
+
+def test_the_command_line_called_in_process_leaves_the_collector_alone(
+    cli: Cli, tmp_path: Path
+) -> None:
+    _gc_probe_experiment(tmp_path)
+    before = gc.get_freeze_count()
+    done = cli("run", "probe.toml", "--no-progress")
+    assert done.code == 0, done.stderr
+    enabled, frozen = json.loads((tmp_path / "gc.json").read_text(encoding="utf-8"))
+    assert (enabled, frozen) == (True, before)
+    assert gc.isenabled()
+
+
+@pytest.mark.parametrize(
+    "args",
+    [("experiments", "--store", "missing.duckdb"), ("diff", "a", "b", "--store", "missing.duckdb")],
+    ids=["imported-when-it-runs", "imported-with-the-parser"],
+)
+def test_every_command_runs_with_the_collector_on(tmp_path: Path, args: tuple[str, ...]) -> None:
+    """The command pauses the collector while it loads: each command, whether its module is
+    imported when it runs (``run``, ``experiments``) or with the parser (``diff``, ``view``,
+    ``export``), turns it on again before it starts."""
+    probe = (
+        "import gc, json, sys\nfrom evalkit import _startup_gc\n_startup_gc.pause()\n"
+        "from evalkit.cli import main\ncode = main(sys.argv[1:])\n"
+        "print(json.dumps([code, gc.isenabled(), gc.get_freeze_count() > 0]))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe, *args],
+        cwd=tmp_path, capture_output=True, text=True, timeout=300, check=True,
+    )  # fmt: skip
+    code, enabled, frozen = json.loads(done.stdout.splitlines()[-1])
+    assert code == 2  # the command itself ran, and found no store
+    assert "no such score store" in done.stderr
+    assert (enabled, frozen) == (True, True)
