@@ -299,8 +299,9 @@ def connection(
         config: DuckDB settings for the database this call opens (``duckdb.connect``'s
             ``config``); a file this process already has open is shared as it is.
         row_group_size: Rows per row group of what this connection writes.
-        private: A DuckLake store gets a database of its own instead of the one the
-            process's connections to it share.
+        private: The store gets a database of its own instead of the one the process's
+            connections share (a connection that changes the database's own settings, as
+            [`read_only_connection`][evalkit.store.read_only_connection] does).
         pinned: With ``read_only``, a DuckLake store is read at the snapshot that was newest
             when it was opened, not at each query's newest.
 
@@ -310,7 +311,7 @@ def connection(
     """
     location = store_location(path)
     attached = None
-    if not location.is_lake:
+    if not location.is_lake and not private:
         # A file is attached to the process's database when it is free: creating a database
         # of its own for each block was most of a small run's store time
         # (docs/pages/design/one-database-per-process.md).

@@ -12,7 +12,10 @@ flush, a block nested in another), whose settings cannot be changed on a running
 or whose file cannot be attached here (locked by another process, held by a user's
 ``duckdb.connect`` of this process) gets ``None``: `connection` then opens a database of its
 own as it always did, with its lock waits and its error messages. Settings a block asks for
-(the writer's thread count and memory limit) are set for the block and reset after it.
+(the writer's thread count and memory limit) are set for the block and set back to the values
+the database had after it; a database whose settings cannot be set back (a setting DuckDB
+takes only at start, such as ``enable_external_access``) is closed, and the next block makes
+a new one.
 
 A forked child never uses its parent's database (DuckDB's threads do not survive a fork): a
 database made in another process is left alone and a new one made; before a fork an idle
@@ -50,7 +53,7 @@ class Attached:
     Attributes:
         con: A connection of the process's database whose default catalog is the file.
         name: The file's catalog name.
-        settings: The settings set for the block, reset when it ends.
+        settings: The settings set for the block, set back when it ends.
         database: The process's database.
     """
 
@@ -98,6 +101,8 @@ def _attach(
     settings: list[str] = []
     try:
         for key, value in config.items():
+            if str(OFFLINE.get(key, "")).lower() == str(value).lower():
+                continue  # the database was made with it (the offline settings)
             con.execute(f"SET GLOBAL {quote_ident(key)} = {sql_literal(value)}")
             settings.append(key)
         options = "(READ_ONLY)" if read_only else f"(ROW_GROUP_SIZE {int(row_group_size)})"
@@ -115,14 +120,26 @@ def _attach(
         con.execute(f"USE {quote_ident(name)}")
     except duckdb.Error:
         con.close()
-        _reset(database, settings)
+        _set_back(database, settings)
         return None
     return Attached(con, name, tuple(settings), database)
 
 
-def _reset(database: duckdb.DuckDBPyConnection, settings: list[str] | tuple[str, ...]) -> None:
-    for key in settings:
-        database.execute(f"RESET GLOBAL {quote_ident(key)}")
+def _set_back(database: duckdb.DuckDBPyConnection, settings: list[str] | tuple[str, ...]) -> None:
+    """Give ``database`` back the settings it was made with (the offline ones, DuckDB's
+    defaults for the others); a database that refuses one is closed (the next block makes a
+    new one), never left changed."""
+    global _database
+    try:
+        for key in settings:
+            if key in OFFLINE:
+                database.execute(f"SET GLOBAL {quote_ident(key)} = {sql_literal(OFFLINE[key])}")
+            else:
+                database.execute(f"RESET GLOBAL {quote_ident(key)}")
+    except duckdb.Error:
+        if _database is database:
+            _database = None
+        database.close()
 
 
 def detach(attached: Attached) -> None:
@@ -138,12 +155,14 @@ def detach(attached: Attached) -> None:
     try:
         attached.con.close()
         database.execute(f"DETACH {quote_ident(attached.name)}")
-        _reset(database, attached.settings)
     except BaseException:
         _left.append(database)
         if _database is database:
             _database = None
+        _lock.release()
         raise
+    try:
+        _set_back(database, attached.settings)
     finally:
         _lock.release()
 

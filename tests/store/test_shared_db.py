@@ -149,3 +149,74 @@ def test_the_settings_a_block_asks_for_hold_in_it_and_end_with_it(tmp_path: Path
     with connection(store, read_only=True) as con:
         assert _settings(con) == defaults
         assert con.execute("SELECT count(*) FROM t").fetchall() == [(10,)]
+
+
+def _offline(con: duckdb.DuckDBPyConnection) -> list[tuple[str, str]]:
+    return con.execute(
+        "SELECT name, value FROM duckdb_settings() WHERE name IN"
+        " ('autoinstall_known_extensions', 'autoload_known_extensions')"
+        " ORDER BY name"
+    ).fetchall()
+
+
+def test_a_block_that_asks_for_other_settings_leaves_the_process_database_as_it_was(
+    tmp_path: Path,
+) -> None:
+    """Review of the shared database: RESET GLOBAL went back to DuckDB's defaults, not to the
+    database's own offline settings, so one block asking for them left every later block free
+    to install extensions from the network."""
+    store = tmp_path / "evalkit.duckdb"
+    with connection(store) as con:
+        before = _offline(con)
+    assert before == [("autoinstall_known_extensions", "false"),
+                      ("autoload_known_extensions", "false")]  # fmt: skip
+    with connection(store, config={"autoinstall_known_extensions": "false"}) as con:
+        assert _offline(con) == before
+    with connection(store) as con:
+        assert _offline(con) == before
+
+
+def test_a_setting_that_cannot_change_on_a_running_database_gets_a_database_of_its_own(
+    tmp_path: Path,
+) -> None:
+    """Review of the shared database: external access cannot be turned off on a running
+    database; the block failed with DuckDB's raw error and left the setting behind."""
+    store = tmp_path / "evalkit.duckdb"
+    with connection(store) as con:
+        con.execute("CREATE TABLE t AS SELECT 1 AS i")
+    with connection(store, read_only=True, config={"enable_external_access": "false"}) as con:
+        assert con.execute("SELECT count(*) FROM t").fetchall() == [(1,)]
+    probe = f"probe_{os.getpid()}"
+    with connection(store) as con:  # the process's database is shared again, unchanged
+        con.execute(f"CREATE TABLE memory.main.{probe} (i BIGINT)")
+        assert con.execute("SELECT current_setting('enable_external_access')").fetchall() == [
+            (True,)
+        ]
+    with connection(store) as con:
+        assert con.execute(_PROBE, [probe]).fetchall() == [(1,)]
+        con.execute(f"DROP TABLE memory.main.{probe}")
+
+
+def test_a_read_only_sql_connection_leaves_the_process_database_shared(tmp_path: Path) -> None:
+    """Review of the shared database: read_only_connection locked the process's database
+    down (no external access, configuration locked), so every later block of the process
+    opened a database of its own."""
+    from evalkit.store import read_only_connection
+
+    store = tmp_path / "evalkit.duckdb"
+    probe = f"probe_{os.getpid()}"
+    with connection(store) as con:
+        con.execute(f"CREATE TABLE memory.main.{probe} (i BIGINT)")
+    try:
+        with read_only_connection(store) as con:
+            assert con.execute("SELECT current_setting('lock_configuration')").fetchall() == [
+                (True,)
+            ]
+        with connection(store) as con:
+            assert con.execute(_PROBE, [probe]).fetchall() == [(1,)]
+            assert con.execute("SELECT current_setting('lock_configuration')").fetchall() == [
+                (False,)
+            ]
+    finally:
+        with connection(store) as con:
+            con.execute(f"DROP TABLE IF EXISTS memory.main.{probe}")
