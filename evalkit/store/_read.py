@@ -12,6 +12,7 @@ import pyarrow.compute as pc
 
 from evalkit._arrow_arrays import arrow_array
 from evalkit._duckdb import connect_offline
+from evalkit._intervals import mean_interval95
 from evalkit._liveness import effective_status, with_effective_status
 from evalkit.errors import ConfigError, StoreError
 from evalkit.store._connect import DEFAULT_STORE, connection
@@ -319,4 +320,10 @@ def read_scorer_summary(
             [experiment_ids],
         )
         columns = [d[0] for d in cursor.description]
-        return [dict(zip(columns, row, strict=True)) for row in cursor.fetchall()]
+        rows = [dict(zip(columns, row, strict=True)) for row in cursor.fetchall()]
+    # The interval computed again: a store of an older schema, read without being migrated,
+    # keeps its view's older formula (docs/pages/design/score-intervals.md).
+    for row in rows:
+        found = mean_interval95(row["n"], row["mean"], row["stddev"], row["min"], row["max"])
+        row["ci95_low"], row["ci95_high"] = found if found is not None else (None, None)
+    return rows

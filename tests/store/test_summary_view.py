@@ -78,3 +78,30 @@ async def test_read_scorer_summary_gives_the_views_rows_of_the_runs_asked(tmp_pa
     assert set(found[0]) >= {"ci95_low", "ci95_high", "pass_rate", "error_rate", "errors"}
     assert read_scorer_summary(store, []) == []
     assert read_scorer_summary(store, ["nope"]) == []
+
+
+async def test_read_scorer_summary_gives_todays_interval_for_a_store_not_migrated_yet(
+    tmp_path: Path,
+) -> None:
+    """Review of issue 34's intervals: a store of schema 9 read without being migrated (every
+    read is read-only) showed its view's Student t interval in ``evalkit show`` (9 of 10:
+    [0.674, 1.126]) while the reports and the viewer showed the interval of today."""
+    rows = [{"input": str(i), "output": "a"} for i in range(10)]
+    nine = create_scorer("Nine", id="nine").generate_score(lambda run: float(run.input != "0"))
+    store = tmp_path / "s.duckdb"
+    done = await run_evals(rows, [nine], store=store, progress=False)
+    with duckdb.connect(str(store)) as con:  # the view as an older schema computed it
+        (sql,) = con.execute(
+            "SELECT sql FROM duckdb_views() WHERE view_name = 'scorer_summary'"
+        ).fetchone() or ("",)
+        con.execute(sql.replace("VIEW scorer_summary", "VIEW today_summary", 1))
+        con.execute(
+            "CREATE OR REPLACE VIEW scorer_summary AS SELECT * REPLACE"
+            " (mean - stddev / sqrt(n) * 2.262 AS ci95_low, mean + stddev / sqrt(n) * 2.262"
+            " AS ci95_high) FROM today_summary"
+        )
+    (row,) = read_scorer_summary(store, [done.experiment_id])
+    expected = mean_interval95(10, 0.9, row["stddev"], 0.0, 1.0)
+    assert expected is not None
+    assert (row["ci95_low"], row["ci95_high"]) == pytest.approx(expected)
+    assert row["ci95_high"] <= 1.0
