@@ -8,8 +8,8 @@ deviation, min and max) with the same formula; ``SQL_MACROS`` is that formula fo
   interval for the proportion ``p = mean`` with Student's t(n - 1) in place of z and the
   effective number of items ``n_eff = max(n, n p (1 - p) / s^2)`` (n for 0/1 scores, where
   ``s^2`` is about ``p (1 - p)``; more for continuous scores, whose spread is smaller). It never
-  leaves [0, 1], has width at 5 of 5, and covered at least 0.93 in the coverage benchmark at
-  n = 10 to 300 for 0/1, bounded and skewed scores (docs/pages/design/score-intervals.md).
+  leaves [0, 1], has width at 5 of 5, and covers at least 0.93 at n = 10 to 300 for 0/1 and
+  bounded scores, 0.927 for skewed scores at n = 10 (docs/pages/design/score-intervals.md).
 - Other scores: Student's t interval. Scorers declare no range, so there is no scale to keep
   it inside.
 
