@@ -20,13 +20,12 @@ import duckdb
 
 from evalkit._defaults import DEFAULT_STORE as DEFAULT_STORE  # exported by evalkit.store
 from evalkit._duckdb import OFFLINE, store_too_new
-from evalkit._sql import quote_ident, sql_literal
 from evalkit.errors import StoreError
 from evalkit.store._lake import forget_shared, lake_error, open_lake
 from evalkit.store._lake_errors import CatalogUnreachableError, busy, unreachable, unwritable
 from evalkit.store._location import StoreLocation, store_location
 from evalkit.store._object_store import credentials_hint
-from evalkit.store._shared_db import FALLBACK_ALIAS, attach, detach
+from evalkit.store._shared_db import attach, attach_as_default, detach
 
 _T = TypeVar("_T")
 
@@ -121,18 +120,7 @@ def _attach(
     # attaches the file and makes it the default catalog, named as connect(path) names it.
     con = duckdb.connect(":memory:", config=dict(config))
     try:
-        options = f"(ROW_GROUP_SIZE {int(row_group_size)})"
-        try:
-            # A literal, not a parameter: DuckDB before 2.0 takes no parameters in ATTACH.
-            con.execute(f"ATTACH {sql_literal(where)} {options}")
-        except duckdb.BinderException:
-            # A file named after the in-memory database itself (memory.duckdb).
-            con.execute(f"ATTACH {sql_literal(where)} AS {FALLBACK_ALIAS} {options}")
-        rows = con.execute(
-            "SELECT database_name FROM duckdb_databases()"
-            " WHERE NOT internal AND database_name <> current_database()"
-        ).fetchall()
-        con.execute(f"USE {quote_ident(rows[0][0])}")
+        attach_as_default(con, where, f"(ROW_GROUP_SIZE {int(row_group_size)})")
     except BaseException:
         con.close()
         raise

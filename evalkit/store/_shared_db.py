@@ -106,23 +106,31 @@ def _attach(
             con.execute(f"SET GLOBAL {quote_ident(key)} = {sql_literal(value)}")
             settings.append(key)
         options = "(READ_ONLY)" if read_only else f"(ROW_GROUP_SIZE {int(row_group_size)})"
-        try:
-            # A literal, not a parameter: DuckDB before 2.0 takes no parameters in ATTACH.
-            con.execute(f"ATTACH {sql_literal(where)} {options}")
-        except duckdb.BinderException:
-            # A file named after the in-memory database itself (memory.duckdb).
-            con.execute(f"ATTACH {sql_literal(where)} AS {FALLBACK_ALIAS} {options}")
-        rows = con.execute(
-            "SELECT database_name FROM duckdb_databases()"
-            " WHERE NOT internal AND database_name <> current_database()"
-        ).fetchall()
-        name = rows[0][0]
-        con.execute(f"USE {quote_ident(name)}")
+        name = attach_as_default(con, where, options)
     except duckdb.Error:
         con.close()
         _set_back(database, settings)
         return None
     return Attached(con, name, tuple(settings), database)
+
+
+def attach_as_default(con: duckdb.DuckDBPyConnection, where: str, options: str) -> str:
+    """Attach the file ``where`` (with ATTACH's ``options``) to ``con``'s in-memory database
+    and make it ``con``'s default catalog, named as ``connect(path)`` names it; returns the
+    catalog's name."""
+    try:
+        # A literal, not a parameter: DuckDB before 2.0 takes no parameters in ATTACH.
+        con.execute(f"ATTACH {sql_literal(where)} {options}")
+    except duckdb.BinderException:
+        # A file named after the in-memory database itself (memory.duckdb).
+        con.execute(f"ATTACH {sql_literal(where)} AS {FALLBACK_ALIAS} {options}")
+    rows = con.execute(
+        "SELECT database_name FROM duckdb_databases()"
+        " WHERE NOT internal AND database_name <> current_database()"
+    ).fetchall()
+    name: str = rows[0][0]
+    con.execute(f"USE {quote_ident(name)}")
+    return name
 
 
 def _set_back(database: duckdb.DuckDBPyConnection, settings: list[str] | tuple[str, ...]) -> None:
