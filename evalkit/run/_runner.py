@@ -185,7 +185,8 @@ class Runner:
             if time.monotonic() - self._last_flush >= self.flush_interval:
                 await self._flush()
 
-    async def _flush(self) -> None:
+    async def _flush(self, *, keep: bool = False) -> None:
+        """Write the buffered rows (``keep``: hand them to the writer for its `finish`)."""
         writer = self.writer
         if writer is None:
             return
@@ -197,7 +198,7 @@ class Runner:
                 # Shielded: once taken from the buffer, a batch is written even if the run
                 # is being cancelled.
                 with anyio.CancelScope(shield=True):
-                    await anyio.to_thread.run_sync(writer.write, buffer)
+                    await anyio.to_thread.run_sync(writer.keep if keep else writer.write, buffer)
 
     async def _finish(self, status: ExperimentStatus) -> None:
         self.recorded = True
@@ -214,7 +215,9 @@ class Runner:
             )
 
         try:
-            await self._flush()
+            # The last batch is kept, not written: finish writes it with the run's outcome,
+            # one open of the store and one checkpoint instead of two.
+            await self._flush(keep=True)
         except BaseException as exc:
             # The last batch is not in the store: the run is never recorded as finished
             # well (it was recorded `completed` with none of its rows, issue 30).

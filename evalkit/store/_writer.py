@@ -16,6 +16,7 @@ import os
 import time
 from collections.abc import Mapping, Sequence
 from contextlib import ExitStack
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -194,27 +195,40 @@ class StoreWriter:
         write that fails otherwise (an I/O error, a file that cannot be opened) is kept the same
         way.
         """
+        self.keep(batch)
+        self._drain(final=False)
+
+    def keep(self, batch: RowBatch) -> None:
+        """Take a batch of finished items to be written by the next `write` or by `finish`,
+        without writing it now. The batch's tables are built here, on the caller's thread.
+
+        A run's last batch is kept so: `finish` writes it with the run's outcome in one
+        transaction, through one open of the store and one checkpoint instead of two
+        (docs/pages/design/one-database-per-process.md, "The last batch and the outcome").
+        """
         if self.experiment_id is None:
             raise StoreError(f"{self.path}: write() called before begin()")
         tables = batch.tables()
-        if not tables:
-            return
-        self._pending.batches.append(Kept(tables, batch.succeeded, batch.failed))
-        self._drain(final=False)
+        if tables:
+            self._pending.batches.append(Kept(tables, batch.succeeded, batch.failed))
 
-    def _drain(self, *, final: bool) -> None:
+    def _drain(self, *, final: bool, outcome: _Outcome | None = None) -> str | None:
         """Write the kept batches in order; with ``final``, wait for a locked store (up to
-        ``lock_timeout``) instead of leaving them for a later call."""
+        ``lock_timeout``) instead of leaving them for a later call. With ``outcome``, a store
+        file's last batch is written with it, in the same transaction: returns the status
+        recorded then (None when no batch carried it)."""
         pending = self._pending
+        recorded: str | None = None
         if self._spilled is not None:
             self._spill()
         while pending.batches:
             if not pending.due():
                 if not final:
-                    return
+                    return None
                 pending.wait()
+            last = outcome if len(pending.batches) == 1 and not self._lake else None
             try:
-                self._write_kept(pending.batches[0])
+                recorded = self._write_kept(pending.batches[0], last)
             except StoreError as exc:  # locked or not (an I/O error): kept, never dropped
                 self.retried_flushes += 1
                 pending.refused(exc)
@@ -225,6 +239,7 @@ class StoreWriter:
             pending.written()
         if self._lake and not final and time.monotonic() - self._progress_at >= LAKE_PROGRESS_S:
             self._write_progress()
+        return recorded
 
     def _write_progress(self) -> None:
         """A DuckLake writer's counts and heartbeat, in a small transaction of their own;
@@ -280,14 +295,14 @@ class StoreWriter:
             f" evalkit.store.recover({self.path!r}), or the next run writing this store)"
         )
 
-    def _write_kept(self, kept: Kept) -> None:
-        """One attempt at writing ``kept``; raises `StoreLockedError` at once when the
+    def _write_kept(self, kept: Kept, outcome: _Outcome | None = None) -> str | None:
+        """One attempt at writing ``kept`` (with a store file's ``outcome``: the status
+        recorded); raises `StoreLockedError` at once when the
         store is locked. A DuckLake commit that lost to another writer's (or found the catalog
         busy) is tried again at once, after a short jittered wait, for up to
         `LAKE_RETRY_S`, before the batch is kept."""
         if not self._lake:
-            self._write_once(kept)
-            return
+            return self._write_once(kept, outcome)
 
         def attempt() -> None:
             self.lost_commits += 1
@@ -295,10 +310,14 @@ class StoreWriter:
             self.lost_commits -= 1
 
         retry_busy(attempt, timeout=min(LAKE_RETRY_S, self.lock_timeout))
+        return None
 
-    def _write_once(self, kept: Kept) -> None:
+    def _write_once(self, kept: Kept, outcome: _Outcome | None = None) -> str | None:
+        """Write ``kept`` in one transaction; with ``outcome`` (a store file's last batch),
+        record the run's end in the same transaction, and return the status recorded."""
         experiment_id = self.experiment_id
         assert experiment_id is not None
+        recorded: str | None = None
         tables = kept.tables
         config = writer_config(sum(t.nbytes for t in tables.values()))
         with ExitStack() as stack:
@@ -309,7 +328,9 @@ class StoreWriter:
             if self.resuming:
                 with self._turns.transaction(con):
                     self.succeeded, self.failed = write_replacing(con, experiment_id, tables)
-                return
+                    if outcome is not None:
+                        recorded = self._record(con, outcome)
+                return recorded
             if self._layout is not None:  # a pure append: counts apart (_write_progress)
                 if kept.tried and _landed(con, experiment_id, tables):
                     # The COMMIT of an attempt that failed went through (the catalog was
@@ -322,20 +343,20 @@ class StoreWriter:
                     transaction = self._turns.transaction(con)
                     append_to_lake(con, self._layout, tables, transaction, kept.staged)
             else:
+                counts = (self.succeeded + kept.succeeded, self.failed + kept.failed)
                 with registered(con, tables) as views, self._turns.transaction(con):
                     insert_views(con, views)
-                    con.execute(
-                        "UPDATE experiments SET succeeded_count = ?, failed_count = ?,"
-                        " heartbeat_at = ? WHERE id = ?",
-                        [
-                            self.succeeded + kept.succeeded,
-                            self.failed + kept.failed,
-                            naive_utc(dt.datetime.now(dt.UTC)),
-                            experiment_id,
-                        ],
-                    )
+                    if outcome is not None:
+                        recorded = self._record(con, outcome, counts)
+                    else:
+                        con.execute(
+                            "UPDATE experiments SET succeeded_count = ?, failed_count = ?,"
+                            " heartbeat_at = ? WHERE id = ?",
+                            [*counts, naive_utc(dt.datetime.now(dt.UTC)), experiment_id],
+                        )
         self.succeeded += kept.succeeded
         self.failed += kept.failed
+        return recorded
 
     def finish(
         self, *, status: str, completed_at: dt.datetime, dataset_fingerprint: str | None
@@ -347,36 +368,57 @@ class StoreWriter:
         """
         if self.experiment_id is None:
             raise StoreError(f"{self.path}: finish() called before begin()")
-        self._drain(final=True)
+        outcome = _Outcome(status, completed_at, dataset_fingerprint)
+        recorded = self._drain(final=True, outcome=outcome)
+        if recorded is not None:  # with the last batch (a store file)
+            self.final_status = recorded
+            return
         # A lake's catalog lost now is waited for as a busy one: the rows are in, only the
         # run's status is left to record.
         self.final_status = retry_busy(
-            lambda: self._finish(status, completed_at, dataset_fingerprint),
-            timeout=self.lock_timeout,
-            outage=True,
+            lambda: self._finish(outcome), timeout=self.lock_timeout, outage=True
         )
 
-    def _finish(
-        self, status: str, completed_at: dt.datetime, dataset_fingerprint: str | None
-    ) -> str:
-        assert self.experiment_id is not None
+    def _finish(self, outcome: _Outcome) -> str:
         with (
             self._turns.turn(),
             connection(self.path, lock_timeout=self.lock_timeout) as con,
             Transaction(con),
         ):
-            if self.resuming:
-                self.succeeded, self.failed = recount_experiment(con, self.experiment_id)
-                status = final_status(con, self.experiment_id, status)
-            record_outcome(
-                con,
-                self.experiment_id,
-                status=status,
-                completed_at=completed_at,
-                dataset_fingerprint=dataset_fingerprint,
-                counts=(self.succeeded, self.failed),
-            )
+            return self._record(con, outcome)
+
+    def _record(
+        self,
+        con: duckdb.DuckDBPyConnection,
+        outcome: _Outcome,
+        counts: tuple[int, int] | None = None,
+    ) -> str:
+        """Record ``outcome`` in ``con``'s open transaction (``counts``: the succeeded and
+        failed items, default the writer's); the status recorded."""
+        assert self.experiment_id is not None
+        status = outcome.status
+        if self.resuming:
+            self.succeeded, self.failed = recount_experiment(con, self.experiment_id)
+            status = final_status(con, self.experiment_id, status)
+            counts = None
+        record_outcome(
+            con,
+            self.experiment_id,
+            status=status,
+            completed_at=outcome.completed_at,
+            dataset_fingerprint=outcome.dataset_fingerprint,
+            counts=counts or (self.succeeded, self.failed),
+        )
         return status
+
+
+@dataclass(frozen=True, slots=True)
+class _Outcome:
+    """How a run ended, as `StoreWriter.finish` records it."""
+
+    status: str
+    completed_at: dt.datetime
+    dataset_fingerprint: str | None
 
 
 def _landed(
