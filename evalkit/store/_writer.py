@@ -16,7 +16,7 @@ import os
 import time
 from collections.abc import Mapping, Sequence
 from contextlib import ExitStack
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -48,6 +48,7 @@ from evalkit.store._migrate import migrate
 from evalkit.store._pending import Kept, PendingWrites
 from evalkit.store._recovery import recover, recovery_dir, spill
 from evalkit.store._replace import final_status, recount_experiment, write_replacing
+from evalkit.store._verdicts import VerdictRecord, replace_verdict
 
 #: Seconds between a DuckLake writer's refreshes of its experiment's counts and heartbeat.
 #: Its data commits are pure appends, which DuckLake commits beside other writers' appends;
@@ -94,6 +95,8 @@ class StoreWriter:
         self.resuming = False
         #: The status :meth:`finish` recorded.
         self.final_status: str | None = None
+        #: Whether :meth:`finish` kept the run's verdict with its outcome.
+        self.verdict_kept = False
         self._pending = PendingWrites(self.path, lock_timeout)
         #: The recovery folder the kept batches were spilled to, once the store stayed locked.
         self._spilled: Path | None = None
@@ -230,6 +233,9 @@ class StoreWriter:
             try:
                 recorded = self._write_kept(pending.batches[0], last)
             except StoreError as exc:  # locked or not (an I/O error): kept, never dropped
+                if last is not None and _verdict_refused(last, exc):
+                    outcome = self._without_verdict(last)
+                    continue
                 self.retried_flushes += 1
                 pending.refused(exc)
                 if pending.expired():
@@ -359,25 +365,47 @@ class StoreWriter:
         return recorded
 
     def finish(
-        self, *, status: str, completed_at: dt.datetime, dataset_fingerprint: str | None
+        self,
+        *,
+        status: str,
+        completed_at: dt.datetime,
+        dataset_fingerprint: str | None,
+        verdict: VerdictRecord | None = None,
     ) -> None:
-        """Record the experiment's final status, end time and dataset fingerprint.
+        """Record the experiment's final status, end time and dataset fingerprint, with the
+        kept batches (the last one in the same transaction) and, given one, the run's
+        ``verdict`` (also in that transaction: the run never reads finished without it).
 
         A resumed experiment's counts and finished status are recomputed from the whole
         store (``failed`` / ``completed_with_errors`` / ``completed``), not from the last pass.
         """
         if self.experiment_id is None:
             raise StoreError(f"{self.path}: finish() called before begin()")
-        outcome = _Outcome(status, completed_at, dataset_fingerprint)
+        outcome = _Outcome(status, completed_at, dataset_fingerprint, verdict)
         recorded = self._drain(final=True, outcome=outcome)
         if recorded is not None:  # with the last batch (a store file)
             self.final_status = recorded
             return
         # A lake's catalog lost now is waited for as a busy one: the rows are in, only the
         # run's status is left to record.
-        self.final_status = retry_busy(
-            lambda: self._finish(outcome), timeout=self.lock_timeout, outage=True
-        )
+        try:
+            self.final_status = retry_busy(
+                lambda: self._finish(outcome), timeout=self.lock_timeout, outage=True
+            )
+        except StoreError as exc:
+            if not _verdict_refused(outcome, exc):
+                raise
+            bare = self._without_verdict(outcome)
+            self.final_status = retry_busy(
+                lambda: self._finish(bare), timeout=self.lock_timeout, outage=True
+            )
+
+    def _without_verdict(self, outcome: _Outcome) -> _Outcome:
+        """``outcome`` to be recorded again without the verdict the store refused: the
+        caller keeps the verdict apart (``run_evals`` warns when it cannot), the run is not
+        lost for it."""
+        self.verdict_kept = False
+        return replace(outcome, verdict=None)
 
     def _finish(self, outcome: _Outcome) -> str:
         with (
@@ -409,7 +437,16 @@ class StoreWriter:
             dataset_fingerprint=outcome.dataset_fingerprint,
             counts=counts or (self.succeeded, self.failed),
         )
+        if outcome.verdict is not None:
+            replace_verdict(con, self.experiment_id, outcome.verdict)
+            self.verdict_kept = True
         return status
+
+
+def _verdict_refused(outcome: _Outcome, exc: StoreError) -> bool:
+    """Whether a write carrying ``outcome``'s verdict may have failed for the verdict (its
+    gate rows held by another connection), not for a lock on the whole store."""
+    return outcome.verdict is not None and not isinstance(exc, StoreLockedError)
 
 
 @dataclass(frozen=True, slots=True)
@@ -419,6 +456,7 @@ class _Outcome:
     status: str
     completed_at: dt.datetime
     dataset_fingerprint: str | None
+    verdict: VerdictRecord | None = None
 
 
 def _landed(

@@ -365,27 +365,37 @@ def checkpoints(store: Path) -> int:
 
 
 @pytest.mark.parametrize("flush_interval", [2.0, 0.001])
-async def test_the_last_batch_is_written_with_the_outcome(
+async def test_the_last_batch_and_the_verdict_are_written_with_the_outcome(
     store: Path, flush_interval: float
 ) -> None:
-    """A run's last batch and its outcome share one open of the store and one checkpoint
-    (issue 31 item 6: a small run wrote them in two, each closed by a checkpoint, about
-    15-40 ms each on the 2-core machine). Its rows and its end are there as before."""
-    rows = [{"input": f"q{i}", "output": "a"} for i in range(40)]
-    scorer = create_scorer("One", id="one").generate_score(lambda run: 1.0)
-    result = await run_evals(
-        rows, [scorer], store=store, progress=False, flush_interval=flush_interval
+    """A run's last batch, its outcome and its verdict on its own gates share one open of
+    the store and one checkpoint (issue 31 item 6: a small run wrote them in three, each
+    closed by a checkpoint with its fsyncs, 15-40 ms each on the 2-core machine). Its rows,
+    its end and its verdict are there as before."""
+    rows = [{"input": f"q{i}", "output": "a" if i % 4 else "b"} for i in range(40)]
+    scorer = create_scorer("One", id="one").generate_score(
+        lambda run: 1.0 if run.output == "a" else 0.0
     )
-    assert query(store, "SELECT status, succeeded_count, failed_count FROM experiments") == [
-        ("completed", 40, 0)
+    result = await run_evals(
+        rows, [scorer], store=store, progress=False, flush_interval=flush_interval,
+        thresholds={"one": 0.9},
+    )  # fmt: skip
+    assert query(
+        store, "SELECT status, succeeded_count, failed_count, verdict FROM experiments"
+    ) == [("completed", 40, 0, "failed")]
+    assert query(store, "SELECT scorer_id, passed, mean, threshold_min FROM scorer_gates") == [
+        ("one", False, 0.75, 0.9)
     ]
     assert query(store, "SELECT count(*) FROM scores") == [(40,)]
     if flush_interval == 2.0:
-        # The new store with the run's row (begin), its rows with its outcome, its verdict.
-        assert checkpoints(store) == 3
-    # A later run into the same store: the same three blocks, one checkpoint each.
+        # The new store with the run's row (begin); its rows with its outcome and verdict.
+        assert checkpoints(store) == 2
+    # A later run into the same store: the same two blocks, one checkpoint each.
     before = checkpoints(store)
     again = await run_evals(rows, [scorer], store=store, progress=False)
     assert again.status == "completed"
     assert result.experiment_id != again.experiment_id
-    assert checkpoints(store) - before == 3
+    assert checkpoints(store) - before == 2
+    assert query(store, f"SELECT verdict FROM experiments WHERE id = '{again.experiment_id}'") == [
+        ("passed",)
+    ]
