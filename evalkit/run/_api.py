@@ -247,8 +247,9 @@ async def run_evals(
                     driven.stop.add_note(f"evalkit: the stopped run's result was lost: {exc}")
         raise driven.stop
     result = await build_result(spec, driven, writer)
-    if spec.store is not None:
-        # The run's own gates; ``evalkit run`` records it again with its regression gate.
+    if spec.store is not None and not (isinstance(writer, StoreWriter) and writer.verdict_kept):
+        # The run's own gates, unless its writer kept them with its outcome; ``evalkit run``
+        # records it again with its regression gate.
         record = functools.partial(record_run_verdict, result, lock_timeout=lock_timeout)
         try:
             await anyio.to_thread.run_sync(record)

@@ -9,7 +9,7 @@ import contextlib
 import datetime as dt
 import functools
 import os
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import TYPE_CHECKING
 
 import anyio
@@ -20,11 +20,13 @@ from evalkit.run._feed import ItemFeed
 from evalkit.run._interrupt import is_interrupt, leading_error, on_all_scored
 from evalkit.run._item import ItemEvaluator
 from evalkit.run._progress import Progress
-from evalkit.run._result import Driven
+from evalkit.run._result import Driven, judged_before_stored, result_of
 from evalkit.run._resume_plan import ResumeBatches
 from evalkit.run._runner import Runner
 from evalkit.run._spec import RunSpec
-from evalkit.run._summary import SummaryBuilder
+from evalkit.run._summary import ExperimentStatus, SummaryBuilder
+from evalkit.run._verdict_record import verdict_record
+from evalkit.store._verdicts import VerdictRecord
 from evalkit.store._writer import StoreWriter
 
 if TYPE_CHECKING:
@@ -72,6 +74,9 @@ async def drive_local(spec: RunSpec, writer: StoreWriter | None) -> Driven:
         on_item_complete=options.on_item_complete,
         flush_interval=options.flush_interval,
         all_scored=on_all_scored(),
+        verdict=_own_verdict(spec, summary, lambda: runner.feed.fingerprint)
+        if writer is not None and judged_before_stored(spec)
+        else None,
     )
     # Only runs that ask a judge open the cache, and before the experiment row is written:
     # a cache that cannot open leaves no row behind (the file is then opened for each read
@@ -111,6 +116,18 @@ async def drive_local(spec: RunSpec, writer: StoreWriter | None) -> Driven:
             raise  # nothing of the run was recorded: nothing to report
         return Driven("cancelled", summary.build(), runner.sorted_items(), None, stop=exc)
     return Driven(status, summary.build(), runner.sorted_items(), runner.feed.fingerprint)
+
+
+def _own_verdict(
+    spec: RunSpec, summary: SummaryBuilder, fingerprint: Callable[[], str | None]
+) -> Callable[[ExperimentStatus], VerdictRecord]:
+    """The run's verdict on its own gates as it ends, for its writer to keep with its outcome
+    (one write of the store fewer: docs/pages/design/one-database-per-process.md)."""
+
+    def judge(status: ExperimentStatus) -> VerdictRecord:
+        return verdict_record(result_of(spec, status, summary.build(), (), fingerprint()))
+
+    return judge
 
 
 @contextlib.asynccontextmanager

@@ -75,6 +75,30 @@ async def build_result(
         else:
             executions, fresh = _executions(driven.items)
             stability = measure_stability(executions, spec.labels, fresh)
+    return result_of(
+        spec, status, summary, driven.items, driven.dataset_fingerprint,
+        agreement=agreement, stability=stability,
+    )  # fmt: skip
+
+
+def judged_before_stored(spec: RunSpec) -> bool:
+    """Whether the run's verdict on its own gates needs nothing but what the run saw: no
+    labels (their agreement is measured on the stored rows), one execution per pair, not a
+    resume (its counts and status are recounted from the store)."""
+    return not spec.labels and spec.options.repeats == 1 and spec.plan is None
+
+
+def result_of(
+    spec: RunSpec,
+    status: ExperimentStatus,
+    summary: RunSummary,
+    items: tuple[ItemResult, ...],
+    dataset_fingerprint: str | None,
+    *,
+    agreement: dict[str, ScorerAgreement] | None = None,
+    stability: dict[str, JudgeStability] | None = None,
+) -> ExperimentResult:
+    """The [`ExperimentResult`][evalkit.ExperimentResult] of the run ``spec`` as it ended."""
     return ExperimentResult(
         experiment_id=spec.experiment_id,
         name=spec.name,
@@ -83,18 +107,18 @@ async def build_result(
         started_at=spec.started_at,
         completed_at=dt.datetime.now(dt.UTC),
         dataset=spec.dataset.source,
-        dataset_fingerprint=driven.dataset_fingerprint,
+        dataset_fingerprint=dataset_fingerprint,
         scorer_ids=spec.scorer_ids,
         summary=summary,
         thresholds=spec.thresholds,
-        items=driven.items,
+        items=items,
         config=spec.config,
         store=spec.store,
         results_kept=spec.keep_results,
         max_error_rates=spec.max_error_rates,
-        agreement=agreement,
+        agreement=agreement or {},
         min_agreement=spec.min_agreement,
-        stability=stability,
+        stability=stability or {},
     )
 
 

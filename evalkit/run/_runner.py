@@ -35,6 +35,7 @@ from evalkit.run._progress import Progress
 from evalkit.run._rows import RowBuffer
 from evalkit.run._summary import ExperimentStatus, SummaryBuilder
 from evalkit.scorer._limits import StepWatchdog
+from evalkit.store._verdicts import VerdictRecord
 from evalkit.store._writer import StoreWriter
 
 #: Rows buffered before a write is due regardless of time. Each write has a fixed cost of
@@ -69,6 +70,7 @@ class Runner:
         on_item_complete: ItemCallback | None,
         flush_interval: float,
         all_scored: Callable[[], None] = lambda: None,
+        verdict: Callable[[ExperimentStatus], VerdictRecord] | None = None,
     ) -> None:
         self.experiment_id = experiment_id
         self.feed = feed
@@ -83,6 +85,9 @@ class Runner:
         #: Called once every item is scored: a Ctrl-C (under run_evals_sync) then lets the
         #: run finish (docs/pages/design/ctrl-c-once.md). A shard's runner has none.
         self._all_scored = all_scored
+        #: The run's verdict on its own gates, for a run that ended on its own: the writer
+        #: keeps it with the outcome (None: ``run_evals`` records it once the result is built).
+        self._verdict = verdict
         self.keep_results = keep_results
         self.on_item_complete = on_item_complete
         self.flush_interval = flush_interval
@@ -135,7 +140,7 @@ class Runner:
                 raise
             raise error from None
         status = self.summary.status()
-        await self._finish(status)
+        await self._finish(status, judged=True)
         return status
 
     async def _worker(self) -> None:
@@ -185,7 +190,8 @@ class Runner:
             if time.monotonic() - self._last_flush >= self.flush_interval:
                 await self._flush()
 
-    async def _flush(self) -> None:
+    async def _flush(self, *, keep: bool = False) -> None:
+        """Write the buffered rows (``keep``: hand them to the writer for its `finish`)."""
         writer = self.writer
         if writer is None:
             return
@@ -197,16 +203,27 @@ class Runner:
                 # Shielded: once taken from the buffer, a batch is written even if the run
                 # is being cancelled.
                 with anyio.CancelScope(shield=True):
-                    await anyio.to_thread.run_sync(writer.write, buffer)
+                    await anyio.to_thread.run_sync(writer.keep if keep else writer.write, buffer)
 
-    async def _finish(self, status: ExperimentStatus) -> None:
+    async def _finish(self, status: ExperimentStatus, *, judged: bool = False) -> None:
+        """Record how the run ended (``judged``: it ended on its own, and its verdict is kept
+        with its outcome when the runner was given one)."""
         self.recorded = True
         self.progress.close()
         writer = self.writer
         if writer is None:
             return
+        verdict = self._verdict if judged else None
 
         def finish(status: ExperimentStatus) -> None:
+            writer.finish(
+                status=status,
+                completed_at=dt.datetime.now(dt.UTC),
+                dataset_fingerprint=self.feed.fingerprint,
+                verdict=verdict(status) if verdict is not None else None,
+            )
+
+        def finish_failed(status: ExperimentStatus) -> None:
             writer.finish(
                 status=status,
                 completed_at=dt.datetime.now(dt.UTC),
@@ -214,14 +231,16 @@ class Runner:
             )
 
         try:
-            await self._flush()
+            # The last batch is kept, not written: finish writes it with the run's outcome,
+            # one open of the store and one checkpoint instead of two.
+            await self._flush(keep=True)
         except BaseException as exc:
             # The last batch is not in the store: the run is never recorded as finished
             # well (it was recorded `completed` with none of its rows, issue 30).
             failed: ExperimentStatus = "cancelled" if status == "cancelled" else "failed"
             with anyio.CancelScope(shield=True):
                 try:
-                    await anyio.to_thread.run_sync(finish, failed)
+                    await anyio.to_thread.run_sync(finish_failed, failed)
                 except Exception as secondary:
                     exc.add_note(f"and recording the {failed} run failed too: {secondary}")
             raise

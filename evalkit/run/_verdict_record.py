@@ -24,7 +24,7 @@ from evalkit.run._thresholds import parse_error_rates, parse_thresholds
 from evalkit.store import read_experiment
 from evalkit.store._merge import merge_stores
 from evalkit.store._read import read_run_counts
-from evalkit.store._verdicts import GateRecord, record_verdict
+from evalkit.store._verdicts import GateRecord, VerdictRecord, record_verdict
 
 if TYPE_CHECKING:
     from evalkit.agreement import ScorerAgreement
@@ -96,21 +96,37 @@ def record_run_verdict(
     """
     if result.store is None:
         return
-    if result.status in UNJUDGED:
-        record_verdict(result.store, result.experiment_id, None, (), baseline_id=baseline_id,
-                       baseline_reason=baseline_reason, lock_timeout=lock_timeout)  # fmt: skip
-        return
-    gates = gate_records(result, comparison=comparison, reasons=reasons)
-    ok = all(g.passed for g in gates) if passed is None else passed
+    record = verdict_record(
+        result, comparison=comparison, reasons=reasons, passed=passed,
+        baseline_id=baseline_id, baseline_reason=baseline_reason,
+    )  # fmt: skip
     record_verdict(
         result.store,
         result.experiment_id,
-        "passed" if ok else "failed",
-        gates,
-        baseline_id=baseline_id,
-        baseline_reason=baseline_reason,
+        record.verdict,
+        record.gates,
+        baseline_id=record.baseline_id,
+        baseline_reason=record.baseline_reason,
         lock_timeout=lock_timeout,
     )
+
+
+def verdict_record(
+    result: ExperimentResult,
+    *,
+    comparison: Comparison | None = None,
+    reasons: Mapping[str, Sequence[str]] | None = None,
+    passed: bool | None = None,
+    baseline_id: str | None = None,
+    baseline_reason: str | None = None,
+) -> VerdictRecord:
+    """``result``'s verdict as the store keeps it (the arguments as `record_run_verdict`'s):
+    NULL with no gate rows for a run whose gates could not run."""
+    if result.status in UNJUDGED:
+        return VerdictRecord(None, (), baseline_id, baseline_reason)
+    gates = tuple(gate_records(result, comparison=comparison, reasons=reasons))
+    ok = all(g.passed for g in gates) if passed is None else passed
+    return VerdictRecord("passed" if ok else "failed", gates, baseline_id, baseline_reason)
 
 
 class VerdictNotKeptWarning(RuntimeWarning):

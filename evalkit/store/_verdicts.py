@@ -85,16 +85,7 @@ def record_verdict(
     Raises:
         ConfigError: ``verdict`` is none of the three.
     """
-    if verdict not in ("passed", "failed", None):
-        raise ConfigError(f"verdict must be 'passed', 'failed' or None, got {verdict!r}")
-    now = dt.datetime.now(dt.UTC).replace(tzinfo=None)
-    rows = [
-        (experiment_id, g.scorer_id, g.passed, json.dumps(list(g.reasons)), g.mean,
-         g.threshold_min, g.threshold_max, g.error_rate, g.max_error_rate,
-         baseline_id if g.regression is not None else None, g.baseline_mean, g.delta,
-         g.p_value, g.regression, now)
-        for g in gates
-    ]  # fmt: skip
+    record = VerdictRecord(verdict, tuple(gates), baseline_id, baseline_reason)
     where = str(store)
     turns = CatalogTurns(where, lock_timeout)
 
@@ -102,10 +93,46 @@ def record_verdict(
         with turns.turn(), connection(where, lock_timeout=lock_timeout) as con:
             migrate(con, where=where)
             with Transaction(con):
-                _replace(con, experiment_id, rows, [verdict, baseline_id, baseline_reason])
+                replace_verdict(con, experiment_id, record)
 
     # Other runs may be writing a DuckLake store: a lost commit runs again.
     retry_busy(write, timeout=lock_timeout)
+
+
+@dataclass(frozen=True, slots=True)
+class VerdictRecord:
+    """A run's verdict as the store keeps it (see `record_verdict` for each field).
+
+    Raises:
+        ConfigError: ``verdict`` is none of the three.
+    """
+
+    verdict: StoredVerdict | None
+    gates: tuple[GateRecord, ...] = ()
+    baseline_id: str | None = None
+    baseline_reason: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.verdict not in ("passed", "failed", None):
+            raise ConfigError(f"verdict must be 'passed', 'failed' or None, got {self.verdict!r}")
+
+
+def replace_verdict(
+    con: duckdb.DuckDBPyConnection, experiment_id: str, record: VerdictRecord
+) -> None:
+    """Replace the run's verdict and gate rows with ``record``, in ``con``'s open transaction
+    (a run's writer keeps its own verdict with its outcome so)."""
+    now = dt.datetime.now(dt.UTC).replace(tzinfo=None)
+    baseline_id = record.baseline_id
+    rows = [
+        (experiment_id, g.scorer_id, g.passed, json.dumps(list(g.reasons)), g.mean,
+         g.threshold_min, g.threshold_max, g.error_rate, g.max_error_rate,
+         baseline_id if g.regression is not None else None, g.baseline_mean, g.delta,
+         g.p_value, g.regression, now)
+        for g in record.gates
+    ]  # fmt: skip
+    head = [record.verdict, baseline_id, record.baseline_reason]
+    _replace(con, experiment_id, rows, head)
 
 
 def _replace(

@@ -16,6 +16,7 @@ import os
 import time
 from collections.abc import Mapping, Sequence
 from contextlib import ExitStack
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -47,6 +48,7 @@ from evalkit.store._migrate import migrate
 from evalkit.store._pending import Kept, PendingWrites
 from evalkit.store._recovery import recover, recovery_dir, spill
 from evalkit.store._replace import final_status, recount_experiment, write_replacing
+from evalkit.store._verdicts import VerdictRecord, replace_verdict
 
 #: Seconds between a DuckLake writer's refreshes of its experiment's counts and heartbeat.
 #: Its data commits are pure appends, which DuckLake commits beside other writers' appends;
@@ -93,6 +95,8 @@ class StoreWriter:
         self.resuming = False
         #: The status :meth:`finish` recorded.
         self.final_status: str | None = None
+        #: Whether :meth:`finish` kept the run's verdict with its outcome.
+        self.verdict_kept = False
         self._pending = PendingWrites(self.path, lock_timeout)
         #: The recovery folder the kept batches were spilled to, once the store stayed locked.
         self._spilled: Path | None = None
@@ -194,28 +198,44 @@ class StoreWriter:
         write that fails otherwise (an I/O error, a file that cannot be opened) is kept the same
         way.
         """
+        self.keep(batch)
+        self._drain(final=False)
+
+    def keep(self, batch: RowBatch) -> None:
+        """Take a batch of finished items to be written by the next `write` or by `finish`,
+        without writing it now. The batch's tables are built here, on the caller's thread.
+
+        A run's last batch is kept so: `finish` writes it with the run's outcome in one
+        transaction, through one open of the store and one checkpoint instead of two
+        (docs/pages/design/one-database-per-process.md, "The last batch and the outcome").
+        """
         if self.experiment_id is None:
             raise StoreError(f"{self.path}: write() called before begin()")
         tables = batch.tables()
-        if not tables:
-            return
-        self._pending.batches.append(Kept(tables, batch.succeeded, batch.failed))
-        self._drain(final=False)
+        if tables:
+            self._pending.batches.append(Kept(tables, batch.succeeded, batch.failed))
 
-    def _drain(self, *, final: bool) -> None:
+    def _drain(self, *, final: bool, outcome: _Outcome | None = None) -> str | None:
         """Write the kept batches in order; with ``final``, wait for a locked store (up to
-        ``lock_timeout``) instead of leaving them for a later call."""
+        ``lock_timeout``) instead of leaving them for a later call. With ``outcome``, a store
+        file's last batch is written with it, in the same transaction: returns the status
+        recorded then (None when no batch carried it)."""
         pending = self._pending
+        recorded: str | None = None
         if self._spilled is not None:
             self._spill()
         while pending.batches:
             if not pending.due():
                 if not final:
-                    return
+                    return None
                 pending.wait()
+            last = outcome if len(pending.batches) == 1 and not self._lake else None
             try:
-                self._write_kept(pending.batches[0])
+                recorded = self._write_kept(pending.batches[0], last)
             except StoreError as exc:  # locked or not (an I/O error): kept, never dropped
+                if last is not None and _verdict_refused(last, exc):
+                    outcome = self._without_verdict(last)
+                    continue
                 self.retried_flushes += 1
                 pending.refused(exc)
                 if pending.expired():
@@ -225,6 +245,7 @@ class StoreWriter:
             pending.written()
         if self._lake and not final and time.monotonic() - self._progress_at >= LAKE_PROGRESS_S:
             self._write_progress()
+        return recorded
 
     def _write_progress(self) -> None:
         """A DuckLake writer's counts and heartbeat, in a small transaction of their own;
@@ -280,14 +301,14 @@ class StoreWriter:
             f" evalkit.store.recover({self.path!r}), or the next run writing this store)"
         )
 
-    def _write_kept(self, kept: Kept) -> None:
-        """One attempt at writing ``kept``; raises `StoreLockedError` at once when the
+    def _write_kept(self, kept: Kept, outcome: _Outcome | None = None) -> str | None:
+        """One attempt at writing ``kept`` (with a store file's ``outcome``: the status
+        recorded); raises `StoreLockedError` at once when the
         store is locked. A DuckLake commit that lost to another writer's (or found the catalog
         busy) is tried again at once, after a short jittered wait, for up to
         `LAKE_RETRY_S`, before the batch is kept."""
         if not self._lake:
-            self._write_once(kept)
-            return
+            return self._write_once(kept, outcome)
 
         def attempt() -> None:
             self.lost_commits += 1
@@ -295,10 +316,14 @@ class StoreWriter:
             self.lost_commits -= 1
 
         retry_busy(attempt, timeout=min(LAKE_RETRY_S, self.lock_timeout))
+        return None
 
-    def _write_once(self, kept: Kept) -> None:
+    def _write_once(self, kept: Kept, outcome: _Outcome | None = None) -> str | None:
+        """Write ``kept`` in one transaction; with ``outcome`` (a store file's last batch),
+        record the run's end in the same transaction, and return the status recorded."""
         experiment_id = self.experiment_id
         assert experiment_id is not None
+        recorded: str | None = None
         tables = kept.tables
         config = writer_config(sum(t.nbytes for t in tables.values()))
         with ExitStack() as stack:
@@ -309,7 +334,9 @@ class StoreWriter:
             if self.resuming:
                 with self._turns.transaction(con):
                     self.succeeded, self.failed = write_replacing(con, experiment_id, tables)
-                return
+                    if outcome is not None:
+                        recorded = self._record(con, outcome)
+                return recorded
             if self._layout is not None:  # a pure append: counts apart (_write_progress)
                 if kept.tried and _landed(con, experiment_id, tables):
                     # The COMMIT of an attempt that failed went through (the catalog was
@@ -322,61 +349,114 @@ class StoreWriter:
                     transaction = self._turns.transaction(con)
                     append_to_lake(con, self._layout, tables, transaction, kept.staged)
             else:
+                counts = (self.succeeded + kept.succeeded, self.failed + kept.failed)
                 with registered(con, tables) as views, self._turns.transaction(con):
                     insert_views(con, views)
-                    con.execute(
-                        "UPDATE experiments SET succeeded_count = ?, failed_count = ?,"
-                        " heartbeat_at = ? WHERE id = ?",
-                        [
-                            self.succeeded + kept.succeeded,
-                            self.failed + kept.failed,
-                            naive_utc(dt.datetime.now(dt.UTC)),
-                            experiment_id,
-                        ],
-                    )
+                    if outcome is not None:
+                        recorded = self._record(con, outcome, counts)
+                    else:
+                        con.execute(
+                            "UPDATE experiments SET succeeded_count = ?, failed_count = ?,"
+                            " heartbeat_at = ? WHERE id = ?",
+                            [*counts, naive_utc(dt.datetime.now(dt.UTC)), experiment_id],
+                        )
         self.succeeded += kept.succeeded
         self.failed += kept.failed
+        return recorded
 
     def finish(
-        self, *, status: str, completed_at: dt.datetime, dataset_fingerprint: str | None
+        self,
+        *,
+        status: str,
+        completed_at: dt.datetime,
+        dataset_fingerprint: str | None,
+        verdict: VerdictRecord | None = None,
     ) -> None:
-        """Record the experiment's final status, end time and dataset fingerprint.
+        """Record the experiment's final status, end time and dataset fingerprint, with the
+        kept batches (the last one in the same transaction) and, given one, the run's
+        ``verdict`` (also in that transaction: the run never reads finished without it).
 
         A resumed experiment's counts and finished status are recomputed from the whole
         store (``failed`` / ``completed_with_errors`` / ``completed``), not from the last pass.
         """
         if self.experiment_id is None:
             raise StoreError(f"{self.path}: finish() called before begin()")
-        self._drain(final=True)
+        outcome = _Outcome(status, completed_at, dataset_fingerprint, verdict)
+        recorded = self._drain(final=True, outcome=outcome)
+        if recorded is not None:  # with the last batch (a store file)
+            self.final_status = recorded
+            return
         # A lake's catalog lost now is waited for as a busy one: the rows are in, only the
         # run's status is left to record.
-        self.final_status = retry_busy(
-            lambda: self._finish(status, completed_at, dataset_fingerprint),
-            timeout=self.lock_timeout,
-            outage=True,
-        )
+        try:
+            self.final_status = retry_busy(
+                lambda: self._finish(outcome), timeout=self.lock_timeout, outage=True
+            )
+        except StoreError as exc:
+            if not _verdict_refused(outcome, exc):
+                raise
+            bare = self._without_verdict(outcome)
+            self.final_status = retry_busy(
+                lambda: self._finish(bare), timeout=self.lock_timeout, outage=True
+            )
 
-    def _finish(
-        self, status: str, completed_at: dt.datetime, dataset_fingerprint: str | None
-    ) -> str:
-        assert self.experiment_id is not None
+    def _without_verdict(self, outcome: _Outcome) -> _Outcome:
+        """``outcome`` to be recorded again without the verdict the store refused: the
+        caller keeps the verdict apart (``run_evals`` warns when it cannot), the run is not
+        lost for it."""
+        self.verdict_kept = False
+        return replace(outcome, verdict=None)
+
+    def _finish(self, outcome: _Outcome) -> str:
         with (
             self._turns.turn(),
             connection(self.path, lock_timeout=self.lock_timeout) as con,
             Transaction(con),
         ):
-            if self.resuming:
-                self.succeeded, self.failed = recount_experiment(con, self.experiment_id)
-                status = final_status(con, self.experiment_id, status)
-            record_outcome(
-                con,
-                self.experiment_id,
-                status=status,
-                completed_at=completed_at,
-                dataset_fingerprint=dataset_fingerprint,
-                counts=(self.succeeded, self.failed),
-            )
+            return self._record(con, outcome)
+
+    def _record(
+        self,
+        con: duckdb.DuckDBPyConnection,
+        outcome: _Outcome,
+        counts: tuple[int, int] | None = None,
+    ) -> str:
+        """Record ``outcome`` in ``con``'s open transaction (``counts``: the succeeded and
+        failed items, default the writer's); the status recorded."""
+        assert self.experiment_id is not None
+        status = outcome.status
+        if self.resuming:
+            self.succeeded, self.failed = recount_experiment(con, self.experiment_id)
+            status = final_status(con, self.experiment_id, status)
+            counts = None
+        record_outcome(
+            con,
+            self.experiment_id,
+            status=status,
+            completed_at=outcome.completed_at,
+            dataset_fingerprint=outcome.dataset_fingerprint,
+            counts=counts or (self.succeeded, self.failed),
+        )
+        if outcome.verdict is not None:
+            replace_verdict(con, self.experiment_id, outcome.verdict)
+            self.verdict_kept = True
         return status
+
+
+def _verdict_refused(outcome: _Outcome, exc: StoreError) -> bool:
+    """Whether a write carrying ``outcome``'s verdict may have failed for the verdict (its
+    gate rows held by another connection), not for a lock on the whole store."""
+    return outcome.verdict is not None and not isinstance(exc, StoreLockedError)
+
+
+@dataclass(frozen=True, slots=True)
+class _Outcome:
+    """How a run ended, as `StoreWriter.finish` records it."""
+
+    status: str
+    completed_at: dt.datetime
+    dataset_fingerprint: str | None
+    verdict: VerdictRecord | None = None
 
 
 def _landed(
