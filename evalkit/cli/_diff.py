@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from evalkit._ceilings import ROWS, check_allowed
+from evalkit._defaults import DEFAULT_MIN_PAIRED
 from evalkit._json import stored_string
 from evalkit._scorer_ids import unknown_id
 from evalkit.cli._exit import EXIT_OK
@@ -62,7 +63,6 @@ def cmd_diff(args: argparse.Namespace) -> int:
         find_experiment,
         scorer_directions,
     )
-    from evalkit.experiment_file import RegressionSection
 
     store = args.store or DEFAULT_STORE
     check_allowed("--limit", args.limit, ROWS)
@@ -81,8 +81,7 @@ def cmd_diff(args: argparse.Namespace) -> int:
     if named is not None:
         chosen = Baseline(named, reason="named explicitly")
     else:
-        paired = RegressionSection().min_paired
-        chosen = baseline_for(store, args.baseline, None, candidate, min_paired=paired)
+        chosen = baseline_for(store, args.baseline, None, candidate, min_paired=DEFAULT_MIN_PAIRED)
     baseline = chosen.run
     assert baseline is not None
     if args.scorer is not None:

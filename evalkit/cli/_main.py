@@ -9,6 +9,12 @@ import sys
 from collections.abc import Callable, Sequence
 
 from evalkit import _startup_gc
+from evalkit._defaults import (
+    DEFAULT_CONFIDENCE,
+    DEFAULT_MAX_DROP,
+    DEFAULT_MIN_PAIRED,
+    DEFAULT_RESAMPLES,
+)
 from evalkit.cli._exit import EXIT_INTERRUPTED, EXIT_USAGE
 from evalkit.errors import EvalkitError, ExperimentFileError
 
@@ -184,13 +190,28 @@ def build_parser() -> argparse.ArgumentParser:
     compare.add_argument("baseline", help="the baseline run: id, prefix or name")
     compare.add_argument("candidate", help="the candidate run: id, prefix or name")
     _add_store(compare)
-    compare.add_argument("--max-drop", type=float, default=0.0, help="tolerated drop in mean")
-    compare.add_argument("--confidence", type=float, default=0.95, help="CI coverage (0.95)")
-    compare.add_argument("--resamples", type=int, default=10_000, help="bootstrap resamples")
+    compare.add_argument(
+        "--max-drop",
+        type=float,
+        default=DEFAULT_MAX_DROP,
+        help=f"tolerated drop in mean ({DEFAULT_MAX_DROP:g})",
+    )
+    compare.add_argument(
+        "--confidence",
+        type=float,
+        default=DEFAULT_CONFIDENCE,
+        help=f"CI coverage ({DEFAULT_CONFIDENCE:g})",
+    )
+    compare.add_argument(
+        "--resamples",
+        type=int,
+        default=DEFAULT_RESAMPLES,
+        help=f"bootstrap resamples ({DEFAULT_RESAMPLES:,})",
+    )
     compare.add_argument(
         "--min-paired",
         type=float,
-        default=0.9,
+        default=DEFAULT_MIN_PAIRED,
         metavar="SHARE",
         help="share of the candidate's items the baseline must hold unless both ran on the"
         " same dataset (0 to 1; 0.9)",

@@ -10,6 +10,12 @@ from typing import Any, Literal, TypeAlias
 
 import numpy as np
 
+from evalkit._defaults import (
+    DEFAULT_CONFIDENCE,
+    DEFAULT_MAX_DROP,
+    DEFAULT_RESAMPLES,
+    DEFAULT_SEED,
+)
 from evalkit.compare._inputs import ScorerScores, ScoreTable, scores_by_scorer
 from evalkit.compare._stats import (
     check_confidence,
@@ -176,10 +182,10 @@ def compare_experiments(
     /,
     *,
     directions: Mapping[str, Direction] | None = None,
-    max_drop: float = 0.0,
-    confidence: float = 0.95,
-    resamples: int = 10_000,
-    seed: int = 0,
+    max_drop: float = DEFAULT_MAX_DROP,
+    confidence: float = DEFAULT_CONFIDENCE,
+    resamples: int = DEFAULT_RESAMPLES,
+    seed: int = DEFAULT_SEED,
 ) -> Comparison:
     """Judge every scorer of ``candidate`` against ``baseline``, pairing items by id.
 

@@ -22,6 +22,7 @@ import numpy as np
 import numpy.typing as npt
 import pyarrow as pa
 
+from evalkit._defaults import DEFAULT_CONFIDENCE, DEFAULT_MAX_DROP, DEFAULT_RESAMPLES, DEFAULT_SEED
 from evalkit._json import stored_config
 from evalkit._scorer_ids import compared_id, renamed_sql, scorer_renames, stored_id
 from evalkit.compare._compare import (
@@ -102,10 +103,10 @@ def compare_slices(
     values: Mapping[str, Mapping[str, str | None]],
     *,
     directions: Mapping[str, Direction] | None = None,
-    max_drop: float = 0.0,
-    confidence: float = 0.95,
-    resamples: int = 10_000,
-    seed: int = 0,
+    max_drop: float = DEFAULT_MAX_DROP,
+    confidence: float = DEFAULT_CONFIDENCE,
+    resamples: int = DEFAULT_RESAMPLES,
+    seed: int = DEFAULT_SEED,
     overall: Comparison | None = None,
 ) -> tuple[SliceComparison, ...]:
     """Each slice and scorer compared, with Holm-corrected verdicts.
