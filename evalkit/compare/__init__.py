@@ -5,7 +5,7 @@ experiment by id and, per scorer, judges the mean difference with a paired confi
 ([`paired_interval`][evalkit.compare.paired_interval]) and a paired sign-flip test. The
 statistics are public too, for use on any paired differences. `diff_items` lists the paired
 items of two stored runs whose score changed, filtered and paginated in the store;
-`stored_slices` judges each slice (a metadata key's value) of two stored runs with a Holm
+`stored_slices` judges each slice (a metadata key's value) of two stored runs with a Tarone-Holm
 correction over the slices.
 [`baseline_candidates`][evalkit.compare.baseline_candidates] and
 [`choose_baseline`][evalkit.compare.choose_baseline] pick the run a candidate is judged against

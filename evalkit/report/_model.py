@@ -162,7 +162,7 @@ class ReportData:
     baseline: str | None = None
     baseline_note: str | None = None
     failure_groups: tuple[FailureGroup, ...] = ()
-    #: Per slice and scorer, the comparison with the baseline (Holm-corrected verdicts).
+    #: Per slice and scorer, the comparison with the baseline (Tarone-Holm corrected verdicts).
     slices: tuple[SliceComparison, ...] = ()
     #: Per scorer, the pairs that dropped most against the baseline (capped).
     regressed_items: dict[str, list[PairView]] = field(default_factory=dict)

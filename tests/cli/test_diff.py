@@ -54,7 +54,8 @@ def test_console_slices_table(demo: tuple[Path, Completed]) -> None:
     done = run_cli("run", "experiments/regression-demo.toml", "--no-progress", "--slices",
                    cwd=folder)  # fmt: skip
     assert done.code == 1, done.stderr
-    assert "p (Holm)" in done.stdout
+    # issue 34, item 5: the correction's name, and each slice's interval said unadjusted.
+    assert "Δ vs baseline [CI, unadjusted]  p (Tarone-Holm)" in done.stdout
     assert "slices that regressed: category=account, category=billing" in done.stdout
 
 
