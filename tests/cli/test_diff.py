@@ -87,10 +87,44 @@ def test_diff_json_and_filters(demo: tuple[Path, Completed]) -> None:
     assert all(p["delta"] > 0 for p in improved["pairs"])
 
 
+def test_diff_by_a_bare_slice_key_lists_each_value(demo: tuple[Path, Completed]) -> None:
+    # issue 34, item 5: --slice category exited 2 ("must be KEY=VALUE").
+    folder, _ = demo
+    done = run_cli("diff", "quickstart", "regression-demo", "--slice", "category",
+                   "--scorer", "exact", "--limit", "3", cwd=folder)  # fmt: skip
+    assert done.code == 0, done.stderr
+    lines = done.stdout.splitlines()
+    columns = ["category", "pairs", "dropped", "improved"]
+    header = next(i for i, x in enumerate(lines) if x.split() == columns)
+    table = {x.split()[0]: [int(n) for n in x.split()[1:]] for x in lines[header + 2 : header + 15]}
+    assert table["billing"][1:] == [13, 0]
+    assert table["account"][1:] == [9, 0]
+    assert sum(row[0] for row in table.values()) == 297  # every pair of exact, by value
+    assert "category" in lines[header + 15].split()  # the list has the key as a column
+    data = json.loads(run_cli("diff", "quickstart", "regression-demo", "--slice", "category",
+                              "--json", cwd=folder).stdout)  # fmt: skip
+    assert data["grouped_by"] == "category"
+    assert data["slice"] is None
+
+
+def test_diff_with_a_slice_filter_counts_the_slice(demo: tuple[Path, Completed]) -> None:
+    # issue 34, item 5: the header counted the whole run's changed pairs (31 for exact).
+    folder, _ = demo
+    done = run_cli("diff", "quickstart", "regression-demo", "--slice", "category=billing",
+                   "--scorer", "exact", "--limit", "2", cwd=folder)  # fmt: skip
+    assert done.code == 0, done.stderr
+    assert "13 pairs changed for exact in category=billing: 13 dropped, 0 improved" in done.stdout
+    data = json.loads(run_cli("diff", "quickstart", "regression-demo", "--slice",
+                              "category=billing", "--scorer", "exact", "--improved", "--json",
+                              cwd=folder).stdout)  # fmt: skip
+    assert (data["changed"], data["dropped"], data["improved"], data["total"]) == (13, 13, 0, 0)
+    assert data["slice"] == {"key": "category", "value": "billing"}
+
+
 @pytest.mark.parametrize(
     ("args", "needle"),
     [
-        (["--slice", "category"], "--slice must be KEY=VALUE"),
+        (["--slice", "=billing"], "--slice must be KEY or KEY=VALUE"),
         (["--limit", "-1"], "--limit must be an integer from 0 to 9,223,372,036,854,775,807"),
     ],
 )
