@@ -236,6 +236,32 @@ def build_parser() -> argparse.ArgumentParser:
     )
     compare.set_defaults(handler=_later("_inspect", "cmd_compare"))
 
+    plan = commands.add_parser(
+        "plan",
+        help="the drop a comparison of two stored runs can detect, and the items a smaller"
+        " drop needs",
+    )
+    plan.add_argument("baseline", help="the baseline run: id, prefix or name, or latest")
+    plan.add_argument("candidate", help="the candidate run: id, prefix or name")
+    _add_store(plan)
+    plan.add_argument(
+        "--drop",
+        type=float,
+        metavar="X",
+        help="also say how many paired items detecting a drop of X (score units) needs",
+    )
+    plan.add_argument(
+        "--power", type=float, default=0.8, help="the chance of detecting it (0 to 1; 0.8)"
+    )
+    plan.add_argument(
+        "--confidence",
+        type=float,
+        default=DEFAULT_CONFIDENCE,
+        help=f"the comparison's confidence ({DEFAULT_CONFIDENCE:g})",
+    )
+    plan.add_argument("--json", action="store_true", help="print JSON")
+    plan.set_defaults(handler=_later("_inspect", "cmd_plan"))
+
     add_diff_command(commands, _add_store)
     add_baseline_commands(commands, _add_store)
 

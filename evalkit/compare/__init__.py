@@ -15,7 +15,10 @@ baseline one designates for a candidate, and `pin_run` pins one;
 [`read_paired_scores`][evalkit.compare.read_paired_scores] reads two stored runs for
 `compare_experiments`, pairing a prebuilt scorer's old stored id with its new one, and
 `scorer_directions` which way each of its scorers is better; `declared_slices` gives the slice
-keys a stored run declared.
+keys a stored run declared. [`items_needed`][evalkit.compare.items_needed] says how many paired
+items a comparison like one already made needs to detect a given drop, and
+[`minimum_detectable_drop`][evalkit.compare.minimum_detectable_drop] the drop it detects at a
+given power.
 `compare_judges` compares the
 LLM judges of two stored runs that differ in judge model or prompt version: the two judges'
 agreement with each other and, side by side, each one's with the human labels.
@@ -47,6 +50,8 @@ if TYPE_CHECKING:
     from evalkit.compare._judges import JudgeComparison as JudgeComparison
     from evalkit.compare._judges import JudgeSide as JudgeSide
     from evalkit.compare._judges import compare_judges as compare_judges
+    from evalkit.compare._power import items_needed as items_needed
+    from evalkit.compare._power import minimum_detectable_drop as minimum_detectable_drop
     from evalkit.compare._refs import baseline_for as baseline_for
     from evalkit.compare._refs import find_experiment as find_experiment
     from evalkit.compare._refs import pin_run as pin_run

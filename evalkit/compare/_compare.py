@@ -17,6 +17,7 @@ from evalkit._defaults import (
     DEFAULT_SEED,
 )
 from evalkit.compare._inputs import ScorerScores, ScoreTable, scores_by_scorer
+from evalkit.compare._power import detectable_drop
 from evalkit.compare._stats import (
     check_confidence,
     check_resamples,
@@ -82,6 +83,19 @@ class ScorerComparison:
         p_value_error: The Monte Carlo standard error of ``p_value`` when it was sampled
             (more resamples are drawn while it is within three errors of the level); 0.0 when
             it is exact; None without paired items.
+        binary: Whether the differences were judged as 0/1 ones (Tango's interval, the exact
+            test): 0/1 scores, or scores between 0 and 1 of which no pair changed.
+        difference_sd: The standard deviation of the paired differences (None below two
+            pairs).
+        detectable_drop: The smallest true change of the mean, in score units, that this
+            comparison's test finds with 80% power, given ``n_paired`` and how often pairs
+            changed (0/1 scores) or how much they spread (others); None when no drop can be
+            found at this n, or when no pair of a score outside 0 to 1 changed (the spread
+            says nothing). [`items_needed`][evalkit.compare.items_needed] gives the items
+            a smaller drop needs.
+        power_note: A warning when ``max_drop`` is above 0 but below ``detectable_drop``
+            ("this dataset cannot detect drops under 0.041; add items or raise max_drop"):
+            drops between the two pass unnoticed more often than not. None otherwise.
     """
 
     scorer_id: str
@@ -105,6 +119,10 @@ class ScorerComparison:
     worse: int = 0
     better: int = 0
     p_value_error: float | None = None
+    binary: bool = False
+    difference_sd: float | None = None
+    detectable_drop: float | None = None
+    power_note: str | None = None
 
     @property
     def improvement(self) -> float | None:
@@ -381,6 +399,20 @@ def compare_scorer(
             " it cannot be judged, so the regression gate fails"
         )
     baseline_mean, candidate_mean, difference, ci_low, ci_high = figures
+    sd = float(differences.std(ddof=1)) * up if n > 1 else None
+    detectable = detectable_drop(
+        n, binary=binary, changed_share=(fell_by + rose_by) / n,
+        sd=float(differences.std(ddof=1)) if n > 1 else 0.0, confidence=confidence,
+    )  # fmt: skip
+    detectable = None if detectable is None else detectable * up
+    power_note = None
+    if max_drop > 0.0 and detectable is not None and max_drop < detectable:
+        power_note = (
+            f"this dataset cannot detect drops under {detectable:.3g} (80% power at"
+            f" {n} pairs); add items or raise max_drop"
+        )
+    elif max_drop > 0.0 and detectable is None and binary:
+        power_note = f"{n} pairs are too few to detect any drop; add items"
     return ScorerComparison(
         scorer_id=scorer_id,
         direction=direction,
@@ -396,5 +428,9 @@ def compare_scorer(
         confidence=confidence,
         note=note,
         p_value_error=test.error,
+        binary=binary,
+        difference_sd=sd,
+        detectable_drop=detectable,
+        power_note=power_note,
         **counts,
     )

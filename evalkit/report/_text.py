@@ -44,6 +44,8 @@ def console_table(report: ReportData) -> str:
     table = [head, *(line.rstrip() for line in lines)]
     if report.baseline_note:
         table.append(_one_line(report.baseline_note))
+    table += [f"{_one_line(s.scorer_id)}: {_one_line(s.power_note)}"
+              for s in report.scorers if s.power_note]  # fmt: skip
     return "\n".join([*table, _one_line(report.verdict_line)])
 
 

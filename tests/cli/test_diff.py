@@ -274,3 +274,49 @@ def test_diff_latest_without_a_passing_run_says_so(nights: tuple[Path, list[str]
     assert "no baseline: no earlier complete, full run of 'nightly-qa' that passed" in done.stderr
     assert ids[0] in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_plan_says_the_drop_the_demo_detects_and_the_items_a_smaller_one_needs(
+    demo: tuple[Path, Completed],
+) -> None:
+    # issue 34, item 6: no command answered "how many items do I need to detect a drop of X".
+    folder, _ = demo
+    done = run_cli("plan", "quickstart", "regression-demo", "--drop", "0.02", "--json",
+                   cwd=folder)  # fmt: skip
+    assert done.code == 0, done.stderr
+    plan = json.loads(done.stdout)
+    exact = next(s for s in plan["scorers"] if s["scorer_id"] == "exact")
+    assert exact["n_paired"] == 297
+    assert exact["binary"]
+    assert exact["changed_share"] == pytest.approx(31 / 297)
+    assert 0.04 < exact["detectable_drop"] < 0.07
+    assert exact["items_needed"] > 297 * (exact["detectable_drop"] / 0.02) ** 2 * 0.8
+    text = run_cli("plan", "quickstart", "regression-demo", "--drop", "0.02", cwd=folder)
+    assert "detectable (80% power)" in text.stdout
+    assert f"{exact['items_needed']:,}" in text.stdout
+    bad = run_cli("plan", "quickstart", "regression-demo", "--drop", "0", cwd=folder)
+    assert bad.code == 2
+    assert "--drop must be a number above 0" in bad.stderr
+
+
+def test_compare_warns_when_max_drop_is_below_the_detectable_drop(
+    demo: tuple[Path, Completed],
+) -> None:
+    # issue 34, item 6: the demo's max_drop of 0.02 is a promise its 297 items cannot keep.
+    folder, ran = demo
+    done = run_cli("compare", "quickstart", "regression-demo", "--max-drop", "0.02", "--json",
+                   cwd=folder)  # fmt: skip
+    exact = next(s for s in json.loads(done.stdout)["scorers"] if s["scorer_id"] == "exact")
+    assert exact["detectable_drop"] > 0.02
+    assert exact["power_note"].startswith(
+        f"this dataset cannot detect drops under {exact['detectable_drop']:.3g}"
+    )
+    text = run_cli("compare", "quickstart", "regression-demo", "--max-drop", "0.02", cwd=folder)
+    assert f"exact: {exact['power_note']}" in text.stdout
+    assert "detectable" in text.stdout.splitlines()[1]
+    # The run (max_drop = 0.02 in the demo file) says it in its JSON and its reports.
+    assert exact["power_note"] in ran.stdout
+    (markdown,) = (folder / "reports").glob("regression-demo-*.md")
+    assert (
+        f"exact: detects a drop of {exact['detectable_drop']:.3g} or more" in markdown.read_text()
+    )
