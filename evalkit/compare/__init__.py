@@ -50,8 +50,8 @@ if TYPE_CHECKING:
     from evalkit.compare._judges import JudgeComparison as JudgeComparison
     from evalkit.compare._judges import JudgeSide as JudgeSide
     from evalkit.compare._judges import compare_judges as compare_judges
-    from evalkit.compare._power import items_needed as items_needed
-    from evalkit.compare._power import minimum_detectable_drop as minimum_detectable_drop
+    from evalkit.compare._planning import items_needed as items_needed
+    from evalkit.compare._planning import minimum_detectable_drop as minimum_detectable_drop
     from evalkit.compare._refs import baseline_for as baseline_for
     from evalkit.compare._refs import find_experiment as find_experiment
     from evalkit.compare._refs import pin_run as pin_run

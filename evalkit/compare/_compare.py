@@ -194,6 +194,8 @@ class Comparison:
         }
 
 
+# Every figure a comparison shows anywhere (console, JSON, reports, viewer, pytest plugin) comes
+# from here, at the defaults of evalkit/_defaults.py (docs/pages/design/one-statistics-module.md).
 def compare_experiments(
     baseline: ScoreTable,
     candidate: ScoreTable,
@@ -400,6 +402,7 @@ def compare_scorer(
         )
     baseline_mean, candidate_mean, difference, ci_low, ci_high = figures
     sd = float(differences.std(ddof=1)) * up if n > 1 else None
+    # The drop this comparison finds with 80% power (docs/pages/design/detectable-drop.md).
     detectable = detectable_drop(
         n, binary=binary, changed_share=(fell_by + rose_by) / n,
         sd=float(differences.std(ddof=1)) if n > 1 else 0.0, confidence=confidence,

@@ -25,8 +25,9 @@ if TYPE_CHECKING:
 def _reading(
     store: str | os.PathLike[str] | duckdb.DuckDBPyConnection,
 ) -> Iterator[duckdb.DuckDBPyConnection]:
-    """A connection the caller holds (the viewer's read-only one) as it is, or the store
-    opened read-only for the block."""
+    """A connection the caller holds (the viewer's read-only one: the compare page computes
+    with the compare package, docs/pages/design/one-statistics-module.md) as it is, or the
+    store opened read-only for the block."""
     if isinstance(store, duckdb.DuckDBPyConnection):
         yield store
         return

@@ -8,7 +8,8 @@ detectable drop ``D`` the comparison reports (80% power at 95%, from the true ``
 then ``R`` simulated pairs of runs with a true drop of ``D`` judged by ``compare_experiments``
 (``max_drop = 0``): the share called ``regressed`` is the power actually reached (target 0.80;
 its standard error is about 0.02 at R = 400), and the median ``detectable_drop`` the simulated
-runs report (from their own observed figures) beside ``D``.
+runs report (from their own observed figures) beside ``D``. Design:
+docs/pages/design/detectable-drop.md.
 """
 
 from __future__ import annotations

@@ -15,7 +15,8 @@ comparison runs on 0/1 scores. Three corrections at a 5% family-wise level:
   tests whose smallest possible p-value (``2 / 2**changed``) could reach ``level / K`` count.
 
 Power is the share of the truly dropped slices found; FWER the share of runs with any
-unchanged slice rejected (A/A: every slice unchanged, nominal at most 0.05).
+unchanged slice rejected (A/A: every slice unchanged, nominal at most 0.05). Design:
+docs/pages/design/slice-correction.md.
 """
 
 from __future__ import annotations
