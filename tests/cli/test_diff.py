@@ -316,7 +316,7 @@ def test_compare_warns_when_max_drop_is_below_the_detectable_drop(
     assert "detectable" in text.stdout.splitlines()[1]
     # The run (max_drop = 0.02 in the demo file) says it in its JSON and its reports.
     assert exact["power_note"] in ran.stdout
-    (markdown,) = (folder / "reports").glob("regression-demo-*.md")
+    markdown = folder / "reports" / f"regression-demo-{json.loads(ran.stdout)['experiment_id']}.md"
     assert (
         f"exact: detects a drop of {exact['detectable_drop']:.3g} or more" in markdown.read_text()
     )
