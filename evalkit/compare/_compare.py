@@ -401,13 +401,13 @@ def compare_scorer(
             " it cannot be judged, so the regression gate fails"
         )
     baseline_mean, candidate_mean, difference, ci_low, ci_high = figures
-    sd = float(differences.std(ddof=1)) * up if n > 1 else None
+    spread = float(differences.std(ddof=1)) if n > 1 else 0.0
     # The drop this comparison finds with 80% power (docs/pages/design/detectable-drop.md).
-    detectable = detectable_drop(
-        n, binary=binary, changed_share=(fell_by + rose_by) / n,
-        sd=float(differences.std(ddof=1)) if n > 1 else 0.0, confidence=confidence,
-    )  # fmt: skip
-    detectable = None if detectable is None else detectable * up
+    detectable = detectable_drop(n, binary=binary, changed_share=(fell_by + rose_by) / n,
+                                 sd=spread, confidence=confidence)  # fmt: skip
+    # Scaled back; beyond the float range (differences of ±1e308 scores) neither is shown.
+    sd = _finite(spread * up) if n > 1 else None
+    detectable = None if detectable is None else _finite(detectable * up)
     power_note = None
     if max_drop > 0.0 and detectable is not None and max_drop < detectable:
         power_note = (
@@ -437,3 +437,7 @@ def compare_scorer(
         power_note=power_note,
         **counts,
     )
+
+
+def _finite(value: float) -> float | None:
+    return value if math.isfinite(value) else None

@@ -4,6 +4,7 @@ its warning, ``items_needed`` and ``minimum_detectable_drop``
 
 from __future__ import annotations
 
+import json
 import math
 
 import numpy as np
@@ -94,3 +95,12 @@ def test_unchanged_scores_outside_0_1_say_nothing() -> None:
 def test_bad_drops_and_powers_are_refused(drop: float, power: float) -> None:
     with pytest.raises(ConfigError):
         items_needed(_binary(100, 5, 5), drop, power=power)
+
+
+def test_scores_near_the_float_limit_give_finite_figures_or_none() -> None:
+    before = {"s": {f"i{i}": 1e308 if i % 2 else -1e308 for i in range(8)}}
+    after = {"s": {f"i{i}": -0.5e308 if i % 2 else 0.5e308 for i in range(8)}}
+    c = compare_experiments(before, after, max_drop=0.1)["s"]
+    for figure in (c.difference_sd, c.detectable_drop):
+        assert figure is None or math.isfinite(figure)
+    json.dumps(c.to_dict(), allow_nan=False)
