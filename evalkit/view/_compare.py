@@ -125,7 +125,7 @@ def _kept(where: str, *key: Any, compute: Any) -> Any:
 #: The figures of a scorer's row, None for a scorer no pair was scored by.
 _FIGURES = (
     *("baseline_mean", "candidate_mean", "delta", "ci_low", "ci_high", "p_value"),
-    *("worse", "better", "down", "up"),
+    *("worse", "better", "down", "up", "detectable"),
 )
 
 
@@ -162,6 +162,7 @@ def _summary(con: Any, where: str, base: str, cand: str) -> list[dict[str, Any]]
                     ci_high=c.ci_high,
                     p_value=c.p_value,
                     verdict=c.verdict,
+                    detectable=c.detectable_drop,
                     worse=c.worse,
                     better=c.better,
                     # Which way the pairs moved, whatever the direction (the grid's order).

@@ -471,10 +471,12 @@ def test_the_compare_page_shows_the_figures_of_evalkit_compare(viewer: str, stor
     names = {"n_paired": "n", "difference": "delta"}
     for scorer_id, row in shown.items():
         expected = printed[scorer_id]
-        for name in (*figures, "p_value", "verdict", "worse", "better"):
+        names["detectable_drop"] = "detectable"
+        for name in (*figures, "p_value", "verdict", "worse", "better", "detectable_drop"):
             assert row[names.get(name, name)] == expected[name], (scorer_id, name)
     assert shown["exact"]["verdict"] == "regressed"
     status, _, body = _get(f"{viewer}compare?{pair}")
     assert status == 200, body
     low, high = shown["exact"]["ci_low"], shown["exact"]["ci_high"]
     assert f"{low:+.3f} … {high:+.3f}".replace("-", "\u2212") in body
+    assert f'<td class="num">{shown["exact"]["detectable"]:.3f}</td>' in body
