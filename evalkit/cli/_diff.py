@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from evalkit._ceilings import ROWS, check_allowed
+from evalkit._defaults import DEFAULT_MIN_PAIRED
 from evalkit._json import stored_string
 from evalkit._scorer_ids import unknown_id
 from evalkit.cli._exit import EXIT_OK
@@ -29,7 +30,10 @@ def add_diff_command(commands: Any, add_store: Any) -> None:
     add_store(diff)
     diff.add_argument("--scorer", metavar="ID", help="only this scorer's pairs")
     diff.add_argument(
-        "--slice", metavar="KEY=VALUE", help="only items whose metadata KEY has this VALUE"
+        "--slice",
+        metavar="KEY[=VALUE]",
+        help="KEY=VALUE: only items whose metadata KEY has this VALUE (the counts too);"
+        " KEY: the changed pairs per value of KEY, and KEY as a column",
     )
     diff.add_argument("--search", metavar="TEXT", help="only items whose text contains TEXT")
     diff.add_argument("--limit", type=int, default=20, help="pairs to list (20; 0 for none)")
@@ -40,12 +44,15 @@ def add_diff_command(commands: Any, add_store: Any) -> None:
 
 
 def _slice(text: str | None) -> tuple[str | None, str | None]:
+    """``--slice``'s key and value: ``(key, None)`` for a bare key (group by it)."""
     if text is None:
         return None, None
     key, sep, value = text.partition("=")
-    if not sep or not key.strip():
-        raise ConfigError(f"--slice must be KEY=VALUE (a metadata key and its value), got {text!r}")
-    return key.strip(), value
+    if not key.strip():
+        raise ConfigError(
+            f"--slice must be KEY or KEY=VALUE (a metadata key, and a value of it), got {text!r}"
+        )
+    return key.strip(), value if sep else None
 
 
 def cmd_diff(args: argparse.Namespace) -> int:
@@ -62,7 +69,6 @@ def cmd_diff(args: argparse.Namespace) -> int:
         find_experiment,
         scorer_directions,
     )
-    from evalkit.experiment_file import RegressionSection
 
     store = args.store or DEFAULT_STORE
     check_allowed("--limit", args.limit, ROWS)
@@ -81,8 +87,7 @@ def cmd_diff(args: argparse.Namespace) -> int:
     if named is not None:
         chosen = Baseline(named, reason="named explicitly")
     else:
-        paired = RegressionSection().min_paired
-        chosen = baseline_for(store, args.baseline, None, candidate, min_paired=paired)
+        chosen = baseline_for(store, args.baseline, None, candidate, min_paired=DEFAULT_MIN_PAIRED)
     baseline = chosen.run
     assert baseline is not None
     if args.scorer is not None:
@@ -92,20 +97,23 @@ def cmd_diff(args: argparse.Namespace) -> int:
         ]
         if args.scorer not in known:
             raise unknown_id("--scorer", args.scorer, list(dict.fromkeys(known)))
-    slices = declared_slices(candidate)
+    # A bare --slice KEY groups by the key (first among the slices, and a column of the
+    # list); KEY=VALUE keeps the slice's items, and the summary counts only them.
+    group = key if value is None else None
+    key = None if group else key
+    slices = list(dict.fromkeys([*([group] if group else []), *declared_slices(candidate)]))
     diff = diff_items(
         store, baseline["id"], candidate["id"], scorer=args.scorer, slice_key=key,
         slice_value=value, improved=args.improved, search=args.search, offset=args.offset,
         limit=args.limit, slices=slices,
     )  # fmt: skip
-    # The summary line counts every changed pair of the scorer: the page's own counts when
-    # no other filter narrowed it, else one count-only query.
-    narrowed = key is not None or args.search is not None or args.improved
-    everything = (
-        diff_items(store, baseline["id"], candidate["id"], scorer=args.scorer, limit=0)
-        if narrowed
-        else diff
-    )
+    # The summary line counts every changed pair of the scorer (in the slice, with KEY=VALUE):
+    # the page's own counts when no other filter narrowed it, else one count-only query.
+    narrowed = args.search is not None or args.improved
+    everything = diff
+    if narrowed:
+        everything = diff_items(store, baseline["id"], candidate["id"], scorer=args.scorer,
+                                slice_key=key, slice_value=value, limit=0)  # fmt: skip
     dropped = everything.dropped
     by_slice = {
         k: changes_by_slice(store, baseline["id"], candidate["id"], k, scorer=args.scorer)
@@ -116,6 +124,8 @@ def cmd_diff(args: argparse.Namespace) -> int:
         print(json_text({
             "baseline": baseline["id"], "baseline_reason": chosen.reason,
             "candidate": candidate["id"], "total": diff.total,
+            "slice": None if key is None else {"key": key, "value": value},
+            "grouped_by": group,
             "changed": everything.total, "dropped": dropped,
             "improved": everything.improved,
             "only_in_baseline": diff.only_in_baseline,
@@ -131,12 +141,24 @@ def cmd_diff(args: argparse.Namespace) -> int:
         f" baseline: {one_line(chosen.reason)}"
     )
     scope = f" for {one_line(args.scorer)}" if args.scorer else ""
+    if key is not None:
+        scope += f" in {one_line(key)}={one_line(value or '')}"
+    whole = " (whole runs)" if key is not None else ""
     print(
         f"{everything.total} pairs changed{scope}: {dropped} dropped, "
-        f"{everything.improved} improved; items only in the baseline: "
+        f"{everything.improved} improved; items only in the baseline{whole}: "
         f"{diff.only_in_baseline}, only in the candidate: {diff.only_in_candidate}"
     )
+    if group is not None:
+        rows = [
+            [cell(row["value"]) or "(none)", int(row["pairs"]), int(row["dropped"]),
+             int(row["improved"])]
+            for row in by_slice[group].to_dict(orient="records")
+        ]  # fmt: skip
+        print(text_table([one_line(group), "pairs", "dropped", "improved"], rows))
     for k, frame in by_slice.items():
+        if k == group:
+            continue
         parts = [
             f"{cell(row['value']) or '(none)'} {int(row['dropped'])}"
             for row in frame.to_dict(orient="records")

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import argparse
+import math
+from typing import Any
 
 from evalkit._ceilings import RUNS_LISTED, check_allowed, check_resamples_ceiling
 from evalkit._counts import items_done
-from evalkit._defaults import DEFAULT_STORE
+from evalkit._defaults import DEFAULT_MIN_PAIRED, DEFAULT_STORE
 from evalkit.cli._exit import EXIT_FAILED_GATE, EXIT_OK
 from evalkit.cli._format import json_text, one_line, text_table
 from evalkit.cli._judges import judges_section
@@ -20,6 +22,8 @@ from evalkit.compare import (
     compare_judges,
     declared_slices,
     find_experiment,
+    items_needed,
+    minimum_detectable_drop,
     read_paired_scores,
     scorer_directions,
     stored_slices,
@@ -111,7 +115,7 @@ def comparison_table(comparison: Comparison) -> str:
     """A compare result as text: one line per scorer with Δ, its CI, p (with its Monte Carlo
     standard error when sampled) and the verdict."""
     columns = ["scorer", "paired", "baseline", "candidate", "Δ", "CI low", "CI high", "p"]
-    columns += ["unpaired/failed", "verdict"]
+    columns += ["unpaired/failed", "detectable", "verdict"]
     rows = [
         [
             c.scorer_id,
@@ -126,11 +130,28 @@ def comparison_table(comparison: Comparison) -> str:
             if c.p_value is not None and c.p_value_error
             else c.p_value,
             f"{c.only_in_baseline + c.only_in_candidate}/{c.failed_in_either}",
+            # The drop the comparison finds with 80% power (design/detectable-drop.md).
+            c.detectable_drop,
             c.verdict,
         ]
         for c in comparison
     ]
     return text_table(columns, rows)
+
+
+def _two_runs(args: argparse.Namespace, store: str, min_paired: float) -> tuple[Any, Any, Any]:
+    """The baseline, the candidate and why that baseline, as ``compare`` and ``plan`` take
+    them."""
+    # For "latest", the candidate first: its baseline is chosen as evalkit run chooses it.
+    named = None
+    if args.baseline not in (LATEST, LATEST_COMPLETE):
+        named = find_experiment(store, args.baseline)
+    candidate = find_experiment(store, args.candidate, exclude=named["id"] if named else None)
+    if candidate is None:
+        raise StoreError(f"{store}: no finished experiment to compare")
+    chosen = baseline_for(store, args.baseline, named, candidate, min_paired=min_paired)
+    assert chosen.run is not None
+    return chosen.run, candidate, chosen
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
@@ -146,16 +167,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     if args.resamples < 1:
         raise ConfigError(f"--resamples must be at least 1, got {args.resamples}")
     check_resamples_ceiling("--resamples", args.resamples)
-    # For "latest", the candidate first: its baseline is chosen as evalkit run chooses it.
-    named = None
-    if args.baseline not in (LATEST, LATEST_COMPLETE):
-        named = find_experiment(store, args.baseline)
-    candidate = find_experiment(store, args.candidate, exclude=named["id"] if named else None)
-    if candidate is None:
-        raise StoreError(f"{store}: no finished experiment to compare")
-    chosen = baseline_for(store, args.baseline, named, candidate, min_paired=args.min_paired)
-    baseline = chosen.run
-    assert baseline is not None
+    baseline, candidate, chosen = _two_runs(args, store, args.min_paired)
     scores = read_paired_scores(store, baseline["id"], candidate["id"])
     # By the id each scorer is compared under: a candidate stored before the scorer id rule
     # has its prebuilt scorers' old ids (docs/pages/design/one-scorer-id-rule.md).
@@ -204,6 +216,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
         for c in comparison:
             if c.note is not None:
                 print(f"{one_line(c.scorer_id)}: {c.note}")
+            if c.power_note is not None:
+                print(f"{one_line(c.scorer_id)}: {c.power_note}")
         if slices and (args.slices or args.slices_table):
             print(slices_table(slices))
         elif slices:
@@ -211,6 +225,61 @@ def cmd_compare(args: argparse.Namespace) -> int:
         if judges.scorers:
             print(judges_section(judges))
     return EXIT_FAILED_GATE if comparison.regressed else EXIT_OK
+
+
+def cmd_plan(args: argparse.Namespace) -> int:
+    """Per scorer of two stored runs, the drop their comparison detects with ``--power`` and,
+    with ``--drop``, the paired items detecting that drop needs
+    (docs/pages/design/detectable-drop.md)."""
+    store = args.store or DEFAULT_STORE
+    if not 0.0 < args.confidence < 1.0:
+        raise ConfigError(
+            f"--confidence must be between 0 and 1 (exclusive), got {args.confidence}"
+        )
+    if not 0.0 < args.power < 1.0:
+        raise ConfigError(f"--power must be between 0 and 1 (exclusive), got {args.power}")
+    if args.drop is not None and not (math.isfinite(args.drop) and args.drop > 0.0):
+        raise ConfigError(f"--drop must be a number above 0 (score units), got {args.drop}")
+    baseline, candidate, chosen = _two_runs(args, store, DEFAULT_MIN_PAIRED)
+    scores = read_paired_scores(store, baseline["id"], candidate["id"])
+    directions = scorer_directions(store, candidate["id"], paired_with=baseline["id"])
+    comparison = compare_experiments(*scores, directions=directions, confidence=args.confidence)
+    rows = []
+    for c in comparison:
+        if c.n_paired == 0:
+            continue
+        detectable = minimum_detectable_drop(c, power=args.power)
+        rows.append({
+            "scorer_id": c.scorer_id, "n_paired": c.n_paired, "binary": c.binary,
+            "changed_share": (c.worse + c.better) / c.n_paired,
+            "difference_sd": c.difference_sd, "detectable_drop": detectable,
+            "drop": args.drop,
+            "items_needed": None if args.drop is None else items_needed(c, args.drop,
+                                                                        power=args.power),
+        })  # fmt: skip
+    if args.json:
+        print(json_text({"baseline": baseline["id"], "baseline_reason": chosen.reason,
+                         "candidate": candidate["id"], "power": args.power,
+                         "confidence": args.confidence, "scorers": rows}))  # fmt: skip
+        return EXIT_OK
+    print(
+        f"baseline {one_line(baseline['name'])} ({one_line(baseline['id'])}) → "
+        f"candidate {one_line(candidate['name'])} ({one_line(candidate['id'])});"
+        f" baseline: {one_line(chosen.reason)}"
+    )
+    columns = ["scorer", "paired", "changed", "sd of Δ", f"detectable ({args.power:.0%} power)"]
+    if args.drop is not None:
+        columns.append(f"items for {args.drop:g}")
+    lines = [
+        [r["scorer_id"], r["n_paired"], f"{r['changed_share']:.1%}",
+         "-" if r["difference_sd"] is None else f"{r['difference_sd']:.3g}",
+         "-" if r["detectable_drop"] is None else f"{r['detectable_drop']:.3g}",
+         *([] if args.drop is None else
+           ["-" if r["items_needed"] is None else f"{r['items_needed']:,}"])]
+        for r in rows
+    ]  # fmt: skip
+    print(text_table(columns, lines))
+    return EXIT_OK
 
 
 def cmd_scorers(args: argparse.Namespace) -> int:

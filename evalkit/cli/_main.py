@@ -9,6 +9,12 @@ import sys
 from collections.abc import Callable, Sequence
 
 from evalkit import _startup_gc
+from evalkit._defaults import (
+    DEFAULT_CONFIDENCE,
+    DEFAULT_MAX_DROP,
+    DEFAULT_MIN_PAIRED,
+    DEFAULT_RESAMPLES,
+)
 from evalkit.cli._exit import EXIT_INTERRUPTED, EXIT_USAGE
 from evalkit.errors import EvalkitError, ExperimentFileError
 
@@ -184,13 +190,28 @@ def build_parser() -> argparse.ArgumentParser:
     compare.add_argument("baseline", help="the baseline run: id, prefix or name")
     compare.add_argument("candidate", help="the candidate run: id, prefix or name")
     _add_store(compare)
-    compare.add_argument("--max-drop", type=float, default=0.0, help="tolerated drop in mean")
-    compare.add_argument("--confidence", type=float, default=0.95, help="CI coverage (0.95)")
-    compare.add_argument("--resamples", type=int, default=10_000, help="bootstrap resamples")
+    compare.add_argument(
+        "--max-drop",
+        type=float,
+        default=DEFAULT_MAX_DROP,
+        help=f"tolerated drop in mean ({DEFAULT_MAX_DROP:g})",
+    )
+    compare.add_argument(
+        "--confidence",
+        type=float,
+        default=DEFAULT_CONFIDENCE,
+        help=f"CI coverage ({DEFAULT_CONFIDENCE:g})",
+    )
+    compare.add_argument(
+        "--resamples",
+        type=int,
+        default=DEFAULT_RESAMPLES,
+        help=f"bootstrap resamples ({DEFAULT_RESAMPLES:,})",
+    )
     compare.add_argument(
         "--min-paired",
         type=float,
-        default=0.9,
+        default=DEFAULT_MIN_PAIRED,
         metavar="SHARE",
         help="share of the candidate's items the baseline must hold unless both ran on the"
         " same dataset (0 to 1; 0.9)",
@@ -214,6 +235,32 @@ def build_parser() -> argparse.ArgumentParser:
         " version differ)",
     )
     compare.set_defaults(handler=_later("_inspect", "cmd_compare"))
+
+    plan = commands.add_parser(
+        "plan",
+        help="the drop a comparison of two stored runs can detect, and the items a smaller"
+        " drop needs",
+    )
+    plan.add_argument("baseline", help="the baseline run: id, prefix or name, or latest")
+    plan.add_argument("candidate", help="the candidate run: id, prefix or name")
+    _add_store(plan)
+    plan.add_argument(
+        "--drop",
+        type=float,
+        metavar="X",
+        help="also say how many paired items detecting a drop of X (score units) needs",
+    )
+    plan.add_argument(
+        "--power", type=float, default=0.8, help="the chance of detecting it (0 to 1; 0.8)"
+    )
+    plan.add_argument(
+        "--confidence",
+        type=float,
+        default=DEFAULT_CONFIDENCE,
+        help=f"the comparison's confidence ({DEFAULT_CONFIDENCE:g})",
+    )
+    plan.add_argument("--json", action="store_true", help="print JSON")
+    plan.set_defaults(handler=_later("_inspect", "cmd_plan"))
 
     add_diff_command(commands, _add_store)
     add_baseline_commands(commands, _add_store)

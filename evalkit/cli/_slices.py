@@ -14,7 +14,8 @@ def _signed(value: float | None) -> str:
 
 def slices_table(rows: Sequence[SliceComparison]) -> str:
     """One line per slice and scorer; ``FLAGGED`` marks a drop the total does not show."""
-    columns = ["slice", "scorer", "n", "mean", "Δ vs baseline [CI]", "p (Holm)", "verdict"]
+    columns = ["slice", "scorer", "n", "mean", "Δ vs baseline [CI, unadjusted]", "p (Tarone-Holm)",
+               "verdict"]  # fmt: skip
     lines = [
         [
             f"{one_line(r.key)}={one_line(r.value) if r.value is not None else '(none)'}",

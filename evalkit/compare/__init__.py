@@ -5,7 +5,7 @@ experiment by id and, per scorer, judges the mean difference with a paired confi
 ([`paired_interval`][evalkit.compare.paired_interval]) and a paired sign-flip test. The
 statistics are public too, for use on any paired differences. `diff_items` lists the paired
 items of two stored runs whose score changed, filtered and paginated in the store;
-`stored_slices` judges each slice (a metadata key's value) of two stored runs with a Holm
+`stored_slices` judges each slice (a metadata key's value) of two stored runs with a Tarone-Holm
 correction over the slices.
 [`baseline_candidates`][evalkit.compare.baseline_candidates] and
 [`choose_baseline`][evalkit.compare.choose_baseline] pick the run a candidate is judged against
@@ -15,7 +15,10 @@ baseline one designates for a candidate, and `pin_run` pins one;
 [`read_paired_scores`][evalkit.compare.read_paired_scores] reads two stored runs for
 `compare_experiments`, pairing a prebuilt scorer's old stored id with its new one, and
 `scorer_directions` which way each of its scorers is better; `declared_slices` gives the slice
-keys a stored run declared.
+keys a stored run declared. [`items_needed`][evalkit.compare.items_needed] says how many paired
+items a comparison like one already made needs to detect a given drop, and
+[`minimum_detectable_drop`][evalkit.compare.minimum_detectable_drop] the drop it detects at a
+given power.
 `compare_judges` compares the
 LLM judges of two stored runs that differ in judge model or prompt version: the two judges'
 agreement with each other and, side by side, each one's with the human labels.
@@ -47,6 +50,8 @@ if TYPE_CHECKING:
     from evalkit.compare._judges import JudgeComparison as JudgeComparison
     from evalkit.compare._judges import JudgeSide as JudgeSide
     from evalkit.compare._judges import compare_judges as compare_judges
+    from evalkit.compare._planning import items_needed as items_needed
+    from evalkit.compare._planning import minimum_detectable_drop as minimum_detectable_drop
     from evalkit.compare._refs import baseline_for as baseline_for
     from evalkit.compare._refs import find_experiment as find_experiment
     from evalkit.compare._refs import pin_run as pin_run

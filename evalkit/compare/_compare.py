@@ -10,7 +10,14 @@ from typing import Any, Literal, TypeAlias
 
 import numpy as np
 
+from evalkit._defaults import (
+    DEFAULT_CONFIDENCE,
+    DEFAULT_MAX_DROP,
+    DEFAULT_RESAMPLES,
+    DEFAULT_SEED,
+)
 from evalkit.compare._inputs import ScorerScores, ScoreTable, scores_by_scorer
+from evalkit.compare._power import detectable_drop
 from evalkit.compare._stats import (
     check_confidence,
     check_resamples,
@@ -76,6 +83,19 @@ class ScorerComparison:
         p_value_error: The Monte Carlo standard error of ``p_value`` when it was sampled
             (more resamples are drawn while it is within three errors of the level); 0.0 when
             it is exact; None without paired items.
+        binary: Whether the differences were judged as 0/1 ones (Tango's interval, the exact
+            test): 0/1 scores, or scores between 0 and 1 of which no pair changed.
+        difference_sd: The standard deviation of the paired differences (None below two
+            pairs).
+        detectable_drop: The smallest true change of the mean, in score units, that this
+            comparison's test finds with 80% power, given ``n_paired`` and how often pairs
+            changed (0/1 scores) or how much they spread (others); None when no drop can be
+            found at this n, or when no pair of a score outside 0 to 1 changed (the spread
+            says nothing). [`items_needed`][evalkit.compare.items_needed] gives the items
+            a smaller drop needs.
+        power_note: A warning when ``max_drop`` is above 0 but below ``detectable_drop``
+            ("this dataset cannot detect drops under 0.041; add items or raise max_drop"):
+            drops between the two pass unnoticed more often than not. None otherwise.
     """
 
     scorer_id: str
@@ -99,6 +119,10 @@ class ScorerComparison:
     worse: int = 0
     better: int = 0
     p_value_error: float | None = None
+    binary: bool = False
+    difference_sd: float | None = None
+    detectable_drop: float | None = None
+    power_note: str | None = None
 
     @property
     def improvement(self) -> float | None:
@@ -170,16 +194,18 @@ class Comparison:
         }
 
 
+# Every figure a comparison shows anywhere (console, JSON, reports, viewer, pytest plugin) comes
+# from here, at the defaults of evalkit/_defaults.py (docs/pages/design/one-statistics-module.md).
 def compare_experiments(
     baseline: ScoreTable,
     candidate: ScoreTable,
     /,
     *,
     directions: Mapping[str, Direction] | None = None,
-    max_drop: float = 0.0,
-    confidence: float = 0.95,
-    resamples: int = 10_000,
-    seed: int = 0,
+    max_drop: float = DEFAULT_MAX_DROP,
+    confidence: float = DEFAULT_CONFIDENCE,
+    resamples: int = DEFAULT_RESAMPLES,
+    seed: int = DEFAULT_SEED,
 ) -> Comparison:
     """Judge every scorer of ``candidate`` against ``baseline``, pairing items by id.
 
@@ -375,6 +401,21 @@ def compare_scorer(
             " it cannot be judged, so the regression gate fails"
         )
     baseline_mean, candidate_mean, difference, ci_low, ci_high = figures
+    spread = float(differences.std(ddof=1)) if n > 1 else 0.0
+    # The drop this comparison finds with 80% power (docs/pages/design/detectable-drop.md).
+    detectable = detectable_drop(n, binary=binary, changed_share=(fell_by + rose_by) / n,
+                                 sd=spread, confidence=confidence)  # fmt: skip
+    # Scaled back; beyond the float range (differences of ±1e308 scores) neither is shown.
+    sd = _finite(spread * up) if n > 1 else None
+    detectable = None if detectable is None else _finite(detectable * up)
+    power_note = None
+    if max_drop > 0.0 and detectable is not None and max_drop < detectable:
+        power_note = (
+            f"this dataset cannot detect drops under {detectable:.3g} (80% power at"
+            f" {n} pairs); add items or raise max_drop"
+        )
+    elif max_drop > 0.0 and detectable is None and binary:
+        power_note = f"{n} pairs are too few to detect any drop; add items"
     return ScorerComparison(
         scorer_id=scorer_id,
         direction=direction,
@@ -390,5 +431,13 @@ def compare_scorer(
         confidence=confidence,
         note=note,
         p_value_error=test.error,
+        binary=binary,
+        difference_sd=sd,
+        detectable_drop=detectable,
+        power_note=power_note,
         **counts,
     )
+
+
+def _finite(value: float) -> float | None:
+    return value if math.isfinite(value) else None

@@ -2,7 +2,9 @@
 
 `compare_slices` runs the paired comparison of [`compare_experiments`][evalkit.compare_experiments]
 on the items of each slice (``category = billing``), then corrects the slices' p-values for multiple
-comparisons with Holm's step-down method: with 30 slices and 3 scorers, 90 tests at 5% would
+comparisons with Holm's step-down method, counting only the tests that could reach the level
+(Tarone's refinement: a slice in which no pair changed does not count): with 30 slices and 3
+scorers, 90 tests at 5% would
 flag about four slices by chance alone; after the correction the chance that any slice is
 flagged wrongly stays at most 5%. A slice is ``regressed`` only when its own comparison says
 so *and* its corrected p-value is below ``1 - confidence``. It is ``flagged`` when it regressed
@@ -22,6 +24,7 @@ import numpy as np
 import numpy.typing as npt
 import pyarrow as pa
 
+from evalkit._defaults import DEFAULT_CONFIDENCE, DEFAULT_MAX_DROP, DEFAULT_RESAMPLES, DEFAULT_SEED
 from evalkit._json import stored_config
 from evalkit._scorer_ids import compared_id, renamed_sql, scorer_renames, stored_id
 from evalkit.compare._compare import (
@@ -56,10 +59,13 @@ class SliceComparison:
         baseline_mean: Mean baseline score over them.
         mean: Mean candidate score over them.
         delta: ``mean - baseline_mean``.
-        ci_low: Lower end of the paired interval of ``delta``.
+        ci_low: Lower end of the paired interval of ``delta``, unadjusted: each slice's own
+            interval at ``confidence``, not corrected for the number of slices.
         ci_high: Upper end of it.
         p_value: The paired sign-flip test's p-value, uncorrected.
-        p_adjusted: ``p_value`` after Holm's correction over every slice and scorer.
+        p_adjusted: ``p_value`` after the Tarone-Holm correction over every slice and scorer
+            that could reach the level (`tarone_holm`; a slice in which no pair changed
+            cannot): below ``1 - confidence`` exactly when the correction rejects.
         verdict: ``regressed``/``improved`` when the slice's own comparison says so and
             ``p_adjusted < 1 - confidence``; ``unchanged`` or ``not_comparable`` otherwise.
         flagged: Regressed while the scorer's verdict over the whole run was not.
@@ -96,19 +102,57 @@ def holm(p_values: Sequence[float]) -> list[float]:
     return adjusted
 
 
+def tarone_holm(
+    p_values: Sequence[float], least_p_values: Sequence[float], *, level: float
+) -> list[float]:
+    """Holm's step-down correction that counts only the tests able to reach ``level``: Tarone's
+    refinement for discrete tests (Hommel and Krummenauer, 1998).
+
+    At each step, of the tests not yet rejected, ``K`` is the least ``k`` such that at most
+    ``k`` of them could reach a p-value of ``level / k`` (``least_p_values``: the smallest
+    p-value each test can give, 1 for a slice in which no pair changed); the smallest p-value
+    left is rejected when ``K * p <= level``. A test that could never pass does not raise the
+    others' bar, and the family-wise error stays below ``level``
+    (docs/pages/design/slice-correction.md).
+
+    Returns:
+        Per test, the running maximum of ``K * p`` over the steps (capped at 1): below
+        ``level`` exactly when the procedure rejects the test at ``level``.
+    """
+    p = np.asarray(p_values, dtype=np.float64)
+    least = np.minimum(np.asarray(least_p_values, dtype=np.float64), p)
+    order = np.argsort(p, kind="stable")
+    adjusted = [0.0] * p.size
+    running = 0.0
+    for rank, index in enumerate(order):
+        left = np.sort(least[order[rank:]])
+        ks = np.arange(1, left.size + 1)
+        able = np.searchsorted(left, level / ks, side="right")
+        k = int(ks[np.argmax(able <= ks)])
+        running = max(running, min(1.0, k * float(p[index])))
+        adjusted[index] = running
+    return adjusted
+
+
+def least_p_value(changed: int) -> float:
+    """The smallest two-sided sign-flip p-value ``changed`` non-zero differences can give (all
+    moving one way): ``2 / 2**changed``, 1 when at most one pair changed."""
+    return 1.0 if changed <= 1 else min(1.0, 2.0 ** (1 - changed))
+
+
 def compare_slices(
     baseline: ScoreTable,
     candidate: ScoreTable,
     values: Mapping[str, Mapping[str, str | None]],
     *,
     directions: Mapping[str, Direction] | None = None,
-    max_drop: float = 0.0,
-    confidence: float = 0.95,
-    resamples: int = 10_000,
-    seed: int = 0,
+    max_drop: float = DEFAULT_MAX_DROP,
+    confidence: float = DEFAULT_CONFIDENCE,
+    resamples: int = DEFAULT_RESAMPLES,
+    seed: int = DEFAULT_SEED,
     overall: Comparison | None = None,
 ) -> tuple[SliceComparison, ...]:
-    """Each slice and scorer compared, with Holm-corrected verdicts.
+    """Each slice and scorer compared, with Tarone-Holm corrected verdicts.
 
     Args:
         baseline: The baseline's per-item scores (see `ScoreTable`; a DataFrame or Arrow
@@ -170,8 +214,15 @@ def compare_slices(
                 )  # fmt: skip
                 raw.append((key, value, comparison))
     tested = [i for i, (_, _, c) in enumerate(raw) if c.p_value is not None]
-    adjusted = dict(zip(tested, holm([raw[i][2].p_value or 0.0 for i in tested]), strict=True))
     alpha = 1.0 - confidence
+    # Tarone-Holm: a slice in which too few pairs changed to reach the level (none, one,
+    # or four at 5% over several tests) does not count in the correction.
+    corrected = tarone_holm(
+        [raw[i][2].p_value or 0.0 for i in tested],
+        [least_p_value(raw[i][2].worse + raw[i][2].better) for i in tested],
+        level=alpha,
+    )
+    adjusted = dict(zip(tested, corrected, strict=True))
     rows = []
     for i, (key, value, c) in enumerate(raw):
         p_adj = adjusted.get(i)
@@ -289,7 +340,7 @@ def stored_slices(
     scores: tuple[ScoreTable, ScoreTable] | None = None,
 ) -> tuple[SliceComparison, ...]:
     """Each slice of the candidate's ``keys`` compared with the baseline, both read from a store
-    (`compare_slices` on their stored scores and metadata, Holm-corrected).
+    (`compare_slices` on their stored scores and metadata, Tarone-Holm corrected).
 
     Args:
         store: The store holding both runs.

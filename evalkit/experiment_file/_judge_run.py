@@ -16,7 +16,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from evalkit._defaults import DEFAULT_LOCK_TIMEOUT
+from evalkit._defaults import DEFAULT_LOCK_TIMEOUT, DEFAULT_MAX_DROP
 from evalkit._json import loads_stored
 from evalkit.compare import (
     LATEST,
@@ -259,7 +259,7 @@ def judge_run(
     result: ExperimentResult,
     *,
     baseline: str | None = None,
-    max_drop: float = 0.0,
+    max_drop: float = DEFAULT_MAX_DROP,
     directions: Mapping[str, Direction] | None = None,
     lock_timeout: float = DEFAULT_LOCK_TIMEOUT,
 ) -> JudgedRun:

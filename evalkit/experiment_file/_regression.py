@@ -7,6 +7,12 @@ from typing import Annotated
 from pydantic import Field
 
 from evalkit._ceilings import MAX_RESAMPLES
+from evalkit._defaults import (
+    DEFAULT_CONFIDENCE,
+    DEFAULT_MAX_DROP,
+    DEFAULT_MIN_PAIRED,
+    DEFAULT_RESAMPLES,
+)
 from evalkit.experiment_file._table import Share, Table, Text
 
 
@@ -26,7 +32,7 @@ class RegressionSection(Table):
     """
 
     baseline: Text = "latest"
-    max_drop: Annotated[float, Field(ge=0.0)] = 0.0
-    confidence: Annotated[float, Field(gt=0.0, lt=1.0)] = 0.95
-    resamples: Annotated[int, Field(ge=1, le=MAX_RESAMPLES)] = 10_000
-    min_paired: Share = 0.9
+    max_drop: Annotated[float, Field(ge=0.0)] = DEFAULT_MAX_DROP
+    confidence: Annotated[float, Field(gt=0.0, lt=1.0)] = DEFAULT_CONFIDENCE
+    resamples: Annotated[int, Field(ge=1, le=MAX_RESAMPLES)] = DEFAULT_RESAMPLES
+    min_paired: Share = DEFAULT_MIN_PAIRED

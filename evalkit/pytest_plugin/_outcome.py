@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 import pytest
 
-from evalkit._defaults import DEFAULT_LOCK_TIMEOUT
+from evalkit._defaults import DEFAULT_LOCK_TIMEOUT, DEFAULT_MAX_DROP
 from evalkit._visible import visible
 from evalkit.errors import EvalkitError, ExperimentFileError
 from evalkit.experiment_file import JudgedRun, judge_run, run_experiment_file
@@ -222,7 +222,7 @@ def run_python(data: Any, scorers: Any, **options: Any) -> EvalOutcome:
     """Run ``run_evals`` with ``options`` and judge the run, against ``baseline`` if given."""
     __tracebackhide__ = True
     baseline = options.pop("baseline", None)
-    max_drop = options.pop("max_drop", 0.0)
+    max_drop = options.pop("max_drop", DEFAULT_MAX_DROP)
     options.setdefault("progress", False)
     try:
         with warnings.catch_warnings():

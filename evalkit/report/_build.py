@@ -18,13 +18,18 @@ if TYPE_CHECKING:
 
 
 def _comparison_note(c: ScorerComparison) -> str | None:
-    unpaired = c.only_in_baseline + c.only_in_candidate
-    if not unpaired and not c.failed_in_either:
-        return None
-    return (
-        f"{c.n_paired} items paired; {c.only_in_baseline} only in the baseline, "
-        f"{c.only_in_candidate} only in this run, {c.failed_in_either} failed in either"
-    )
+    parts = []
+    if c.only_in_baseline + c.only_in_candidate or c.failed_in_either:
+        parts.append(
+            f"{c.n_paired} items paired; {c.only_in_baseline} only in the baseline, "
+            f"{c.only_in_candidate} only in this run, {c.failed_in_either} failed in either"
+        )
+    if c.detectable_drop is not None:
+        # docs/pages/design/detectable-drop.md
+        parts.append(f"detects a drop of {c.detectable_drop:.3g} or more with 80% power")
+    if c.power_note is not None:
+        parts.append(c.power_note)
+    return "; ".join(parts) or None
 
 
 def _regression_reason(c: ScorerComparison) -> str:
@@ -113,6 +118,7 @@ def build_report(
                 delta_high=c.ci_high if c else None,
                 regressed=regressed,
                 comparison_note=_comparison_note(c) if c else None,
+                power_note=c.power_note if c else None,
                 reasons=gate.reasons + ((_regression_reason(c),) if c and regressed else ()),
             )
         )

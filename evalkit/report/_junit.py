@@ -42,7 +42,7 @@ def junit_xml(report: ReportData) -> str:
                    and x.verdict == "regressed"]  # fmt: skip
         if dropped:
             detail += "; slices that regressed: " + ", ".join(
-                visible(f"{x.key}={x.value} (Δ {x.delta:+.3f}, Holm p {x.p_adjusted:.3g}"
+                visible(f"{x.key}={x.value} (Δ {x.delta:+.3f}, Tarone-Holm p {x.p_adjusted:.3g}"
                         + (", hidden by the total)" if x.flagged else ")"))
                 for x in dropped
             )  # fmt: skip

@@ -36,7 +36,10 @@ class ScorerRow:
         delta_low: Lower bound of the paired CI of ``delta``.
         delta_high: Upper bound of it.
         regressed: Whether the regression gate failed for this scorer.
-        comparison_note: Counts of unpaired or failed items in the comparison, as text.
+        comparison_note: Counts of unpaired or failed items in the comparison, the drop it can
+            detect (`ScorerComparison.detectable_drop`) and its warning, as text.
+        power_note: The comparison's warning that ``max_drop`` is below the drop it can detect
+            (`ScorerComparison.power_note`), or None.
         reasons: One sentence per failed gate (no data, error rate, threshold, regression);
             empty when the scorer passed.
     """
@@ -56,6 +59,7 @@ class ScorerRow:
     regressed: bool = False
     comparison_note: str | None = None
     reasons: tuple[str, ...] = ()
+    power_note: str | None = None
 
     @property
     def verdict(self) -> ReportVerdict:
@@ -162,7 +166,7 @@ class ReportData:
     baseline: str | None = None
     baseline_note: str | None = None
     failure_groups: tuple[FailureGroup, ...] = ()
-    #: Per slice and scorer, the comparison with the baseline (Holm-corrected verdicts).
+    #: Per slice and scorer, the comparison with the baseline (Tarone-Holm corrected verdicts).
     slices: tuple[SliceComparison, ...] = ()
     #: Per scorer, the pairs that dropped most against the baseline (capped).
     regressed_items: dict[str, list[PairView]] = field(default_factory=dict)

@@ -44,6 +44,8 @@ def console_table(report: ReportData) -> str:
     table = [head, *(line.rstrip() for line in lines)]
     if report.baseline_note:
         table.append(_one_line(report.baseline_note))
+    table += [f"{_one_line(s.scorer_id)}: {_one_line(s.power_note)}"
+              for s in report.scorers if s.power_note]  # fmt: skip
     return "\n".join([*table, _one_line(report.verdict_line)])
 
 
@@ -164,15 +166,15 @@ def markdown_summary(report: ReportData) -> str:
 
 
 def _markdown_slices(report: ReportData) -> list[str]:
-    """The slices that regressed (Holm-corrected), one table row per slice and scorer."""
+    """The slices that regressed (Tarone-Holm corrected), one table row per slice and scorer."""
     regressed = report.regressed_slices
     out = ["", "## Slices", ""]
     out.append("Slices that regressed: " + (", ".join(_md_code(x) for x in regressed)
                                             if regressed else "none"))  # fmt: skip
     rows = [x for x in report.slices if x.verdict == "regressed"]
     if rows:
-        out += ["", "| slice | scorer | n | Δ [95% CI] | p (Holm) | hidden by the total |",
-                "|---|---|---|---|---|---|"]  # fmt: skip
+        out += ["", "| slice | scorer | n | Δ [95% CI, unadjusted] | p (Tarone-Holm) "
+                    "| hidden by the total |", "|---|---|---|---|---|---|"]  # fmt: skip
         out += [
             f"| {_md_escape(f'{x.key}={x.value}')} | {_md_escape(x.scorer_id)} | {x.n} | "
             f"{x.delta:+.3f} [{x.ci_low:+.3f}, {x.ci_high:+.3f}] | {x.p_adjusted:.3g} | "

@@ -167,7 +167,7 @@ async def run_evals(
         slices: Item metadata keys (``"category"``, or ``"a.b"`` for a nested key) whose
             values split the items into slices: the comparison with a baseline is then also
             made per slice and scorer (``evalkit run --slices``, the reports, ``--json``),
-            with a Holm correction over the slices. Recorded in the run's config.
+            with a Tarone-Holm correction over the slices. Recorded in the run's config.
         labels: Human labels, per scorer id: the dataset column holding a person's score of
             the pair on the scorer's scale (``{"rubric": "human_polite"}``), a list of columns
             (several people), or ``{"columns": [...], "levels": ["bad", "ok", "good"],

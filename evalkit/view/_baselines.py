@@ -11,14 +11,14 @@ from typing import Any
 
 import duckdb
 
-from evalkit.experiment_file import RegressionSection
+from evalkit._defaults import DEFAULT_MIN_PAIRED
 from evalkit.store import BaselinePin
 from evalkit.view._queries import has_table, rows
 from evalkit.view._run_rows import RunRows
 
 #: The share of a run's items a baseline on another dataset must hold: ``[regression]``'s
 #: default, as ``evalkit diff latest RUN`` takes it.
-MIN_PAIRED = RegressionSection().min_paired
+MIN_PAIRED = DEFAULT_MIN_PAIRED
 
 # Whether two runs pair, by (store, baseline, candidate, the candidate's status and counts):
 # a baseline is a complete run, whose items no longer change.

@@ -14,11 +14,17 @@ from typing import Any, cast
 
 from multidict import MultiMapping
 
-from evalkit import _stable_sql as stable_sql
-from evalkit._scorer_ids import renamed_sql, scorer_renames
-from evalkit.compare import DiffOrder, changes_by_slice, diff_items
+from evalkit._scorer_ids import scorer_renames
+from evalkit.compare import (
+    DiffOrder,
+    changes_by_slice,
+    compare_experiments,
+    diff_items,
+    read_paired_scores,
+    scorer_directions,
+)
 from evalkit.view import _queries
-from evalkit.view._queries import reading, rows
+from evalkit.view._queries import reading
 
 #: Rows of the grid per page.
 PAGE_SIZE = 50
@@ -91,34 +97,6 @@ def labels(metadata: str | None) -> list[tuple[str, str]]:
     return shown[:3]
 
 
-# Differences of scores near the float limit overflow: a pair of groups is scaled (as a whole)
-# when either run's scores reach 2**400 (evalkit/_stable_sql.py).
-_PAIRS_BIG = f"max(greatest(abs(b.score), abs(c.score))) >= {stable_sql.BIG}"
-_SCALED = f"c.score * {stable_sql.DOWN} - b.score * {stable_sql.DOWN}"
-
-# {b_id}, {c_id}, {es_id}: each run's scorer ids as compared, a prebuilt scorer's old stored
-# id paired with its new one (docs/pages/design/one-scorer-id-rule.md).
-_SUMMARY = f"""
-    WITH b AS (SELECT hash(item_id, {{b_id}}) AS h, item_id, {{b_id}} AS scorer_id, score
-               FROM scores WHERE experiment_id = ?),
-    c AS (SELECT hash(item_id, {{c_id}}) AS h, item_id, {{c_id}} AS scorer_id, score
-          FROM scores WHERE experiment_id = ?),
-    s AS (
-        SELECT b.scorer_id, count(*) AS n, {stable_sql.mean("b.score")} AS baseline_mean,
-               {stable_sql.mean("c.score")} AS candidate_mean,
-               {stable_sql.mean("c.score - b.score", _PAIRS_BIG, _SCALED)} AS delta,
-               {stable_sql.stddev("c.score - b.score", _PAIRS_BIG, _SCALED)} AS sd,
-               count(*) FILTER (WHERE c.score < b.score) AS down,
-               count(*) FILTER (WHERE c.score > b.score) AS up
-        FROM b JOIN c ON c.h = b.h
-        WHERE c.item_id = b.item_id AND c.scorer_id = b.scorer_id
-        GROUP BY b.scorer_id)
-    SELECT {{es_id}} AS scorer_id, coalesce(es.higher_is_better, true) AS higher_is_better,
-           s.* EXCLUDE (scorer_id), s.sd / sqrt(s.n) * evalkit_t975(s.n - 1) AS half_width
-    FROM experiment_scorers es LEFT JOIN s ON s.scorer_id = {{es_id}}
-    WHERE es.experiment_id = ? ORDER BY es.position
-"""
-
 # Summaries by (store file, its size and modification time, baseline, candidate): the
 # summary does not depend on the grid's filters or page, and a store file that has not
 # changed cannot hold other scores.
@@ -144,18 +122,55 @@ def _kept(where: str, *key: Any, compute: Any) -> Any:
     return found
 
 
+#: The figures of a scorer's row, None for a scorer no pair was scored by.
+_FIGURES = (
+    *("baseline_mean", "candidate_mean", "delta", "ci_low", "ci_high", "p_value"),
+    *("worse", "better", "down", "up", "detectable"),
+)
+
+
 def _summary(con: Any, where: str, base: str, cand: str) -> list[dict[str, Any]]:
-    """Per scorer of the candidate, over the pairs both runs scored: n, both means, the mean
-    change with a 95% t interval, and how many pairs went down or up."""
+    """Per scorer of the candidate, in its order: the figures `evalkit compare` prints, from
+    the same functions (`evalkit.compare.compare_experiments` at its defaults over
+    `evalkit.compare.read_paired_scores`), so the two screens cannot disagree
+    (docs/pages/design/one-statistics-module.md)."""
 
     def compute() -> list[dict[str, Any]]:
-        b_names, c_names = scorer_renames(con, base, cand)
-        b_id, b_params = renamed_sql(b_names)
-        c_id, c_params = renamed_sql(c_names)
-        es_id, es_params = renamed_sql(c_names, "es.scorer_id")
-        sql = _SUMMARY.replace("{b_id}", b_id).replace("{c_id}", c_id).replace("{es_id}", es_id)
-        params = [*b_params, *b_params, base, *c_params, *c_params, cand]
-        return rows(con, sql, [*params, *es_params, *es_params, cand])
+        scores = read_paired_scores(con, base, cand)
+        directions = scorer_directions(con, cand, paired_with=base)
+        judged = compare_experiments(*scores, directions=directions)
+        compared = {c.scorer_id: c for c in judged}
+        renamed = scorer_renames(con, base, cand)[1]
+        order = con.execute(
+            "SELECT scorer_id FROM experiment_scorers WHERE experiment_id = ? ORDER BY position",
+            [cand],
+        ).fetchall()
+        out = []
+        for (stored,) in order:
+            scorer_id = renamed.get(stored, stored)
+            c = compared.get(scorer_id)
+            higher = directions.get(scorer_id, "higher") == "higher"
+            row: dict[str, Any] = {"scorer_id": scorer_id, "higher_is_better": higher}
+            row.update(dict.fromkeys(_FIGURES), n=0, verdict="not_comparable")
+            if c is not None and c.n_paired:
+                row.update(
+                    n=c.n_paired,
+                    baseline_mean=c.baseline_mean,
+                    candidate_mean=c.candidate_mean,
+                    delta=c.difference,
+                    ci_low=c.ci_low,
+                    ci_high=c.ci_high,
+                    p_value=c.p_value,
+                    verdict=c.verdict,
+                    detectable=c.detectable_drop,
+                    worse=c.worse,
+                    better=c.better,
+                    # Which way the pairs moved, whatever the direction (the grid's order).
+                    down=c.worse if higher else c.better,
+                    up=c.better if higher else c.worse,
+                )
+            out.append(row)
+        return out
 
     return cast(list[dict[str, Any]], _kept(where, "summary", base, cand, compute=compute))
 

@@ -54,7 +54,8 @@ def test_console_slices_table(demo: tuple[Path, Completed]) -> None:
     done = run_cli("run", "experiments/regression-demo.toml", "--no-progress", "--slices",
                    cwd=folder)  # fmt: skip
     assert done.code == 1, done.stderr
-    assert "p (Holm)" in done.stdout
+    # issue 34, item 5: the correction's name, and each slice's interval said unadjusted.
+    assert "Δ vs baseline [CI, unadjusted]  p (Tarone-Holm)" in done.stdout
     assert "slices that regressed: category=account, category=billing" in done.stdout
 
 
@@ -86,10 +87,44 @@ def test_diff_json_and_filters(demo: tuple[Path, Completed]) -> None:
     assert all(p["delta"] > 0 for p in improved["pairs"])
 
 
+def test_diff_by_a_bare_slice_key_lists_each_value(demo: tuple[Path, Completed]) -> None:
+    # issue 34, item 5: --slice category exited 2 ("must be KEY=VALUE").
+    folder, _ = demo
+    done = run_cli("diff", "quickstart", "regression-demo", "--slice", "category",
+                   "--scorer", "exact", "--limit", "3", cwd=folder)  # fmt: skip
+    assert done.code == 0, done.stderr
+    lines = done.stdout.splitlines()
+    columns = ["category", "pairs", "dropped", "improved"]
+    header = next(i for i, x in enumerate(lines) if x.split() == columns)
+    table = {x.split()[0]: [int(n) for n in x.split()[1:]] for x in lines[header + 2 : header + 15]}
+    assert table["billing"][1:] == [13, 0]
+    assert table["account"][1:] == [9, 0]
+    assert sum(row[0] for row in table.values()) == 297  # every pair of exact, by value
+    assert "category" in lines[header + 15].split()  # the list has the key as a column
+    data = json.loads(run_cli("diff", "quickstart", "regression-demo", "--slice", "category",
+                              "--json", cwd=folder).stdout)  # fmt: skip
+    assert data["grouped_by"] == "category"
+    assert data["slice"] is None
+
+
+def test_diff_with_a_slice_filter_counts_the_slice(demo: tuple[Path, Completed]) -> None:
+    # issue 34, item 5: the header counted the whole run's changed pairs (31 for exact).
+    folder, _ = demo
+    done = run_cli("diff", "quickstart", "regression-demo", "--slice", "category=billing",
+                   "--scorer", "exact", "--limit", "2", cwd=folder)  # fmt: skip
+    assert done.code == 0, done.stderr
+    assert "13 pairs changed for exact in category=billing: 13 dropped, 0 improved" in done.stdout
+    data = json.loads(run_cli("diff", "quickstart", "regression-demo", "--slice",
+                              "category=billing", "--scorer", "exact", "--improved", "--json",
+                              cwd=folder).stdout)  # fmt: skip
+    assert (data["changed"], data["dropped"], data["improved"], data["total"]) == (13, 13, 0, 0)
+    assert data["slice"] == {"key": "category", "value": "billing"}
+
+
 @pytest.mark.parametrize(
     ("args", "needle"),
     [
-        (["--slice", "category"], "--slice must be KEY=VALUE"),
+        (["--slice", "=billing"], "--slice must be KEY or KEY=VALUE"),
         (["--limit", "-1"], "--limit must be an integer from 0 to 9,223,372,036,854,775,807"),
     ],
 )
@@ -239,3 +274,49 @@ def test_diff_latest_without_a_passing_run_says_so(nights: tuple[Path, list[str]
     assert "no baseline: no earlier complete, full run of 'nightly-qa' that passed" in done.stderr
     assert ids[0] in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_plan_says_the_drop_the_demo_detects_and_the_items_a_smaller_one_needs(
+    demo: tuple[Path, Completed],
+) -> None:
+    # issue 34, item 6: no command answered "how many items do I need to detect a drop of X".
+    folder, _ = demo
+    done = run_cli("plan", "quickstart", "regression-demo", "--drop", "0.02", "--json",
+                   cwd=folder)  # fmt: skip
+    assert done.code == 0, done.stderr
+    plan = json.loads(done.stdout)
+    exact = next(s for s in plan["scorers"] if s["scorer_id"] == "exact")
+    assert exact["n_paired"] == 297
+    assert exact["binary"]
+    assert exact["changed_share"] == pytest.approx(31 / 297)
+    assert 0.04 < exact["detectable_drop"] < 0.07
+    assert exact["items_needed"] > 297 * (exact["detectable_drop"] / 0.02) ** 2 * 0.8
+    text = run_cli("plan", "quickstart", "regression-demo", "--drop", "0.02", cwd=folder)
+    assert "detectable (80% power)" in text.stdout
+    assert f"{exact['items_needed']:,}" in text.stdout
+    bad = run_cli("plan", "quickstart", "regression-demo", "--drop", "0", cwd=folder)
+    assert bad.code == 2
+    assert "--drop must be a number above 0" in bad.stderr
+
+
+def test_compare_warns_when_max_drop_is_below_the_detectable_drop(
+    demo: tuple[Path, Completed],
+) -> None:
+    # issue 34, item 6: the demo's max_drop of 0.02 is a promise its 297 items cannot keep.
+    folder, ran = demo
+    done = run_cli("compare", "quickstart", "regression-demo", "--max-drop", "0.02", "--json",
+                   cwd=folder)  # fmt: skip
+    exact = next(s for s in json.loads(done.stdout)["scorers"] if s["scorer_id"] == "exact")
+    assert exact["detectable_drop"] > 0.02
+    assert exact["power_note"].startswith(
+        f"this dataset cannot detect drops under {exact['detectable_drop']:.3g}"
+    )
+    text = run_cli("compare", "quickstart", "regression-demo", "--max-drop", "0.02", cwd=folder)
+    assert f"exact: {exact['power_note']}" in text.stdout
+    assert "detectable" in text.stdout.splitlines()[1]
+    # The run (max_drop = 0.02 in the demo file) says it in its JSON and its reports.
+    assert exact["power_note"] in ran.stdout
+    markdown = folder / "reports" / f"regression-demo-{json.loads(ran.stdout)['experiment_id']}.md"
+    assert (
+        f"exact: detects a drop of {exact['detectable_drop']:.3g} or more" in markdown.read_text()
+    )

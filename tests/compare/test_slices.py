@@ -8,7 +8,7 @@ import pyarrow as pa
 import pytest
 
 from evalkit.compare import Direction, compare_experiments, declared_slices
-from evalkit.compare._slices import compare_slices, holm
+from evalkit.compare._slices import compare_slices, holm, least_p_value, tarone_holm
 from evalkit.errors import ConfigError
 from evalkit.run._spec import check_slices
 
@@ -149,3 +149,40 @@ def test_slices_reuse_an_arrow_table() -> None:
 def test_declared_slices_are_the_runs_configured_keys(config: object, keys: list[str]) -> None:
     assert declared_slices({"id": "x", "config": config}) == keys
     assert declared_slices({"id": "x"}) == []
+
+
+def test_tarone_holm_is_holm_when_every_test_can_reach_the_level() -> None:
+    p = [0.03, 0.01, 0.04, 0.02]
+    assert tarone_holm(p, [1e-9] * 4, level=0.05) == pytest.approx(holm(p))
+
+
+def test_tarone_holm_does_not_count_tests_that_cannot_reach_the_level() -> None:
+    # Ten tests, of which eight can give no p-value below 0.5: K is 2, not 10.
+    p = [0.004, 0.03, *[1.0] * 8]
+    least = [1e-6, 1e-6, *[0.5] * 8]
+    assert tarone_holm(p, least, level=0.05) == pytest.approx([0.008, 0.03, *[1.0] * 8])
+    assert holm(p)[0] == pytest.approx(0.04)
+
+
+@pytest.mark.parametrize("changed", [0, 1, 2, 5, 20])
+def test_the_least_p_value_is_the_sign_flip_tests_smallest(changed: int) -> None:
+    # All changed pairs moving one way: the two-sided exact test's p-value.
+    assert least_p_value(changed) == pytest.approx(min(1.0, 2 * 0.5**changed))
+
+
+def test_slices_in_which_no_pair_changed_do_not_cost_power() -> None:
+    # issue 34, item 5: one slice lost 9 of its 40 right answers (exact p = 0.0039); twenty
+    # slices of one scorer that no pair changed in counted in Holm's m (21 tests: 0.082),
+    # so the drop was "unchanged". They cannot reach the level, so they no longer count.
+    ids = [f"i{i}" for i in range(21 * 40)]
+    cats = {item: f"c{n // 40:02d}" for n, item in enumerate(ids)}
+    before = dict.fromkeys(ids, 1.0)
+    after = {item: 0.0 if cats[item] == "c00" and n < 9 else 1.0 for n, item in enumerate(ids)}
+    rows = compare_slices({"s": before}, {"s": after}, {"cat": cats}, resamples=200)
+    by = {r.value: r for r in rows}
+    assert by["c00"].p_value == pytest.approx(2 * 0.5**9)
+    assert by["c00"].p_adjusted == pytest.approx(2 * 0.5**9)
+    assert by["c00"].verdict == "regressed"
+    assert all(
+        r.verdict == "unchanged" and r.p_adjusted == 1.0 for v, r in by.items() if v != "c00"
+    )

@@ -48,6 +48,8 @@ def test_html_shows_dropped_pairs_side_by_side_with_a_word_diff() -> None:
     assert "<ins>" in page
     assert re.search(r"Slices that regressed: [^<]*category=billing", page)
     assert "hidden by the total" in page
+    # issue 34, item 5: a slice's interval is its own, not corrected for the slices.
+    assert "<th>Δ [95% CI, unadjusted]</th><th>p</th><th>p (Tarone-Holm)</th>" in page
     for bad in UNSAFE:
         assert bad not in page
 
@@ -57,9 +59,10 @@ def test_markdown_and_junit_name_the_regressed_slices() -> None:
     md = markdown_summary(report)  # type: ignore[arg-type]
     assert "## Slices" in md
     assert "`category=billing`" in md
+    assert "| Δ [95% CI, unadjusted] | p (Tarone-Holm) |" in md
     root = ET.fromstring(junit_xml(report))  # type: ignore[arg-type]
     text = ET.tostring(root, encoding="unicode")
-    assert "category=billing (Δ -0.700, Holm p 0.003, hidden by the total)" in text
+    assert "category=billing (Δ -0.700, Tarone-Holm p 0.003, hidden by the total)" in text
     for bad in ("\u202e", "\x1b"):
         assert bad not in md
         assert bad not in text

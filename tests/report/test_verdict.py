@@ -67,7 +67,10 @@ async def _report(case: str) -> tuple[ReportData, dict[str, str]]:
 
 def _console(report: ReportData) -> tuple[bool, dict[str, str]]:
     lines = console_table(report).splitlines()
-    verdicts = {line.split()[0]: line.split()[-1] for line in lines[3:-1] if line.strip()}
+    # One row per scorer after the head and the header; notes (a comparison's power note)
+    # may follow the rows before the verdict line.
+    rows = lines[3 : 3 + len(report.scorers)]
+    verdicts = {line.split()[0]: line.split()[-1] for line in rows if line.strip()}
     return lines[-1].startswith("PASSED"), verdicts
 
 

@@ -19,7 +19,7 @@ import pytest
 
 from evalkit import Judge, create_scorer, run_evals
 from evalkit.testing import FakeOpenAIServer
-from tests.cli.conftest import wait_for
+from tests.cli.conftest import run_cli, wait_for
 from tests.store.test_schema import STORE_V7
 from tests.truncated import CUT_REPLY, two_nights
 from tests.view.conftest import (
@@ -455,3 +455,28 @@ async def test_pages_of_scores_near_the_float_limit(tmp_path: Path) -> None:
         assert "nan" not in body.lower().replace("nanos", "")
     finally:
         stop(proc)
+
+
+def test_the_compare_page_shows_the_figures_of_evalkit_compare(viewer: str, store: Store) -> None:
+    # issue 34, item 4: the page computed a paired t interval of its own in SQL, where
+    # evalkit compare prints Tango's interval for these 0/1 scores, and showed no verdict.
+    pair = f"baseline={store.baseline}&candidate={store.candidate}"
+    shown = {row["scorer_id"]: row for row in _json(f"{viewer}api/compare?{pair}")["summary"]}
+    args = ("compare", store.baseline, store.candidate, "--store", str(store.path), "--json")
+    done = run_cli(*args, cwd=store.path.parent)
+    assert done.code == 1, done.stderr  # exact regressed
+    printed = {s["scorer_id"]: s for s in json.loads(done.stdout)["scorers"]}
+    assert set(shown) == set(printed)
+    figures = ("n_paired", "baseline_mean", "candidate_mean", "difference", "ci_low", "ci_high")
+    names = {"n_paired": "n", "difference": "delta"}
+    for scorer_id, row in shown.items():
+        expected = printed[scorer_id]
+        names["detectable_drop"] = "detectable"
+        for name in (*figures, "p_value", "verdict", "worse", "better", "detectable_drop"):
+            assert row[names.get(name, name)] == expected[name], (scorer_id, name)
+    assert shown["exact"]["verdict"] == "regressed"
+    status, _, body = _get(f"{viewer}compare?{pair}")
+    assert status == 200, body
+    low, high = shown["exact"]["ci_low"], shown["exact"]["ci_high"]
+    assert f"{low:+.3f} … {high:+.3f}".replace("-", "\u2212") in body
+    assert f'<td class="num">{shown["exact"]["detectable"]:.3f}</td>' in body
