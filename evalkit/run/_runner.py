@@ -216,11 +216,15 @@ class Runner:
         verdict = self._verdict if judged else None
 
         def finish(status: ExperimentStatus) -> None:
+            try:
+                kept = verdict(status) if verdict is not None else None
+            except Exception:
+                kept = None  # the end and the rows are written; run_evals records the verdict
             writer.finish(
                 status=status,
                 completed_at=dt.datetime.now(dt.UTC),
                 dataset_fingerprint=self.feed.fingerprint,
-                verdict=verdict(status) if verdict is not None else None,
+                verdict=kept,
             )
 
         def finish_failed(status: ExperimentStatus) -> None:
@@ -244,7 +248,11 @@ class Runner:
                 except Exception as secondary:
                     exc.add_note(f"and recording the {failed} run failed too: {secondary}")
             raise
-        await anyio.to_thread.run_sync(finish, status)
+        # Shielded as the flush is: the last batch was handed over to be written with the
+        # outcome, so a cancellation arriving now must not leave it unwritten. It ends the run
+        # as cancelled once the end is written.
+        with anyio.CancelScope(shield=True):
+            await anyio.to_thread.run_sync(finish, status)
 
     def sorted_items(self) -> tuple[ItemResult, ...]:
         """The kept results in dataset order."""

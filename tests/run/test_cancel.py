@@ -277,3 +277,28 @@ def test_a_ctrl_c_after_the_last_item_was_scored_lets_the_run_finish(store: Path
     assert out == ["completed", "5", "5"]
     assert "evalkit: Ctrl-C after every item was scored: the run is finished" in err
     assert query(store, "SELECT status, succeeded_count FROM experiments") == [("completed", 5)]
+
+
+async def test_a_cancellation_as_the_last_batch_is_handed_over_still_writes_it(
+    store: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Review of the one-write end of a run: the last batch is kept by the writer and written
+    with the run's end, and a cancellation arriving between the two (delivered at the end's
+    write, which was not shielded) left the run `running` with none of its 40 rows. The
+    cancellation is injected at that moment by wrapping the writer's hand-over."""
+    from evalkit.store._writer import StoreWriter
+
+    keep = StoreWriter.keep
+    scope = anyio.CancelScope()
+
+    def keep_then_cancel(self: StoreWriter, batch: Any) -> None:
+        keep(self, batch)
+        anyio.from_thread.run_sync(scope.cancel)
+
+    monkeypatch.setattr(StoreWriter, "keep", keep_then_cancel)
+    rows = [{"input": f"q{i}", "output": "a"} for i in range(40)]
+    scorer = create_scorer("One", id="one").generate_score(lambda run: 1.0)
+    with scope:
+        await run_evals(rows, [scorer], store=store, progress=False, flush_interval=1000)
+    assert query(store, "SELECT status, succeeded_count FROM experiments") == [("completed", 40)]
+    assert query(store, "SELECT count(*) FROM scores") == [(40,)]
