@@ -94,8 +94,10 @@ class ScorerComparison:
             says nothing). [`items_needed`][evalkit.compare.items_needed] gives the items
             a smaller drop needs.
         power_note: A warning when ``max_drop`` is above 0 but below ``detectable_drop``
-            ("this dataset cannot detect drops under 0.041; add items or raise max_drop"):
-            drops between the two pass unnoticed more often than not. None otherwise.
+            ("drops under 0.041 may be missed: this dataset finds them with less than 80%
+            power at 300 pairs; add items or raise max_drop"): drops between the two may
+            pass unnoticed (a larger one was found when the comparison regressed). None
+            otherwise.
     """
 
     scorer_id: str
@@ -409,12 +411,15 @@ def compare_scorer(
     sd = _finite(spread * up) if n > 1 else None
     detectable = None if detectable is None else _finite(detectable * up)
     power_note = None
-    if max_drop > 0.0 and detectable is not None and max_drop < detectable:
+    # Said of a regressed scorer too: this drop was found, smaller ones may not be.
+    if max_drop <= 0.0:
+        pass
+    elif detectable is not None and max_drop < detectable:
         power_note = (
-            f"this dataset cannot detect drops under {detectable:.3g} (80% power at"
-            f" {n} pairs); add items or raise max_drop"
+            f"drops under {detectable:.3g} may be missed: this dataset finds them with less"
+            f" than 80% power at {n} pairs; add items or raise max_drop"
         )
-    elif max_drop > 0.0 and detectable is None and binary:
+    elif detectable is None and binary:
         power_note = f"{n} pairs are too few to detect any drop; add items"
     return ScorerComparison(
         scorer_id=scorer_id,
