@@ -97,15 +97,20 @@ def labels(metadata: str | None) -> list[tuple[str, str]]:
     return shown[:3]
 
 
-# Summaries by (store file, its size and modification time, baseline, candidate): the
-# summary does not depend on the grid's filters or page, and a store file that has not
-# changed cannot hold other scores.
+# Summaries by (store, the baseline's row, the candidate's row): the summary does not depend
+# on the grid's filters or page, and two runs whose rows (status, counts, end) have not
+# changed hold the same scores, whatever else is written to the store; a lake is cached too.
 _SUMMARIES: OrderedDict[tuple[Any, ...], list[dict[str, Any]]] = OrderedDict()
 _KEPT = 16
 
 
+def _state(run: dict[str, Any]) -> tuple[tuple[str, str], ...]:
+    return tuple(sorted((key, repr(value)) for key, value in run.items()))
+
+
 def _kept(where: str, *key: Any, compute: Any) -> Any:
-    """``compute()``, kept while the store file keeps its size and modification time."""
+    """``compute()``, kept while the store file keeps its size and modification time (a
+    slice's counts: light, so a lake, which has no such file, computes them each time)."""
     try:
         stat = os.stat(where)
         full: tuple[Any, ...] | None = (where, stat.st_size, stat.st_mtime_ns, *key)
@@ -129,50 +134,61 @@ _FIGURES = (
 )
 
 
-def _summary(con: Any, where: str, base: str, cand: str) -> list[dict[str, Any]]:
+@dataclass(frozen=True, slots=True)
+class _Read:
+    """What the summary is computed from, read while the store is open."""
+
+    scores: tuple[Any, Any]
+    directions: dict[str, Any]
+    renamed: dict[str, str]
+    order: list[str]
+
+
+def _read(con: Any, base: str, cand: str) -> _Read:
+    scores = read_paired_scores(con, base, cand)
+    directions = scorer_directions(con, cand, paired_with=base)
+    renamed = scorer_renames(con, base, cand)[1]
+    order = con.execute(
+        "SELECT scorer_id FROM experiment_scorers WHERE experiment_id = ? ORDER BY position",
+        [cand],
+    ).fetchall()
+    return _Read(scores, directions, renamed, [stored for (stored,) in order])
+
+
+def _summary(read: _Read) -> list[dict[str, Any]]:
     """Per scorer of the candidate, in its order: the figures `evalkit compare` prints, from
     the same functions (`evalkit.compare.compare_experiments` at its defaults over
     `evalkit.compare.read_paired_scores`), so the two screens cannot disagree
-    (docs/pages/design/one-statistics-module.md)."""
-
-    def compute() -> list[dict[str, Any]]:
-        scores = read_paired_scores(con, base, cand)
-        directions = scorer_directions(con, cand, paired_with=base)
-        judged = compare_experiments(*scores, directions=directions)
-        compared = {c.scorer_id: c for c in judged}
-        renamed = scorer_renames(con, base, cand)[1]
-        order = con.execute(
-            "SELECT scorer_id FROM experiment_scorers WHERE experiment_id = ? ORDER BY position",
-            [cand],
-        ).fetchall()
-        out = []
-        for (stored,) in order:
-            scorer_id = renamed.get(stored, stored)
-            c = compared.get(scorer_id)
-            higher = directions.get(scorer_id, "higher") == "higher"
-            row: dict[str, Any] = {"scorer_id": scorer_id, "higher_is_better": higher}
-            row.update(dict.fromkeys(_FIGURES), n=0, verdict="not_comparable")
-            if c is not None and c.n_paired:
-                row.update(
-                    n=c.n_paired,
-                    baseline_mean=c.baseline_mean,
-                    candidate_mean=c.candidate_mean,
-                    delta=c.difference,
-                    ci_low=c.ci_low,
-                    ci_high=c.ci_high,
-                    p_value=c.p_value,
-                    verdict=c.verdict,
-                    detectable=c.detectable_drop,
-                    worse=c.worse,
-                    better=c.better,
-                    # Which way the pairs moved, whatever the direction (the grid's order).
-                    down=c.worse if higher else c.better,
-                    up=c.better if higher else c.worse,
-                )
-            out.append(row)
-        return out
-
-    return cast(list[dict[str, Any]], _kept(where, "summary", base, cand, compute=compute))
+    (docs/pages/design/one-statistics-module.md). Computed after the store is released: the
+    bootstrap of a large run takes seconds, and a writer waits for the viewer's reader."""
+    judged = compare_experiments(*read.scores, directions=read.directions)
+    compared = {c.scorer_id: c for c in judged}
+    out = []
+    for stored in read.order:
+        scorer_id = read.renamed.get(stored, stored)
+        c = compared.get(scorer_id)
+        higher = read.directions.get(scorer_id, "higher") == "higher"
+        row: dict[str, Any] = {"scorer_id": scorer_id, "higher_is_better": higher}
+        row.update(dict.fromkeys(_FIGURES), n=0, verdict="not_comparable")
+        if c is not None and c.n_paired:
+            row.update(
+                n=c.n_paired,
+                baseline_mean=c.baseline_mean,
+                candidate_mean=c.candidate_mean,
+                delta=c.difference,
+                ci_low=c.ci_low,
+                ci_high=c.ci_high,
+                p_value=c.p_value,
+                verdict=c.verdict,
+                detectable=c.detectable_drop,
+                worse=c.worse,
+                better=c.better,
+                # Which way the pairs moved, whatever the direction (the grid's order).
+                down=c.worse if higher else c.better,
+                up=c.better if higher else c.worse,
+            )
+        out.append(row)
+    return out
 
 
 #: Declared slice keys of the candidate shown on the page, at most.
@@ -236,7 +252,9 @@ def page(store: _queries.Source, p: Params) -> dict[str, Any]:
         base = _queries.find_run(con, p.baseline, where)
         cand = _queries.find_run(con, p.candidate, where)
         p = replace(p, baseline=base["id"], candidate=cand["id"])
-        summary = _summary(con, where, base["id"], cand["id"])
+        key = (where, _state(base), _state(cand))
+        summary = _SUMMARIES.get(key)
+        read = _read(con, base["id"], cand["id"]) if summary is None else None
         total, grid, diff = _grid(con, p, base["id"], cand["id"])
         last = max(math.ceil(total / PAGE_SIZE), 1)
         if p.page > last:  # past the last page: the last page is shown
@@ -244,6 +262,12 @@ def page(store: _queries.Source, p: Params) -> dict[str, Any]:
             total, grid, diff = _grid(con, p, base["id"], cand["id"])
         keys = _queries.metadata_keys(con, cand["id"])
         by_slice = _by_slice(con, where, base["id"], cand["id"], p.scorer)
+    if read is not None:
+        summary = _SUMMARIES[key] = _summary(read)
+        while len(_SUMMARIES) > _KEPT:
+            _SUMMARIES.popitem(last=False)
+    else:
+        _SUMMARIES.move_to_end(key)
     return {
         "by_slice": by_slice,
         "baseline": base,
