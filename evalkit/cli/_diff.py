@@ -119,6 +119,11 @@ def cmd_diff(args: argparse.Namespace) -> int:
         k: changes_by_slice(store, baseline["id"], candidate["id"], k, scorer=args.scorer)
         for k in slices
     }
+    if group is not None and all(row is None for row in by_slice[group]["value"]):
+        raise ConfigError(
+            f"--slice {group!r}: no paired item of the two runs has this metadata key"
+            " (give a key of the dataset's metadata, e.g. one the run declared in slices)"
+        )
     disagreeing = _disagreements(store, baseline["id"], candidate, scorer=args.scorer)
     if args.json:
         print(json_text({
@@ -164,7 +169,7 @@ def cmd_diff(args: argparse.Namespace) -> int:
             for row in frame.to_dict(orient="records")
             if row["dropped"]
         ]
-        print(f"dropped pairs by {one_line(k)}: " + (", ".join(parts) if parts else "none"))
+        print(f"dropped pairs by {one_line(k)}{whole}: " + (", ".join(parts) if parts else "none"))
     if args.limit != 0:
         _print_pairs(args, diff, slices)
     if disagreeing:

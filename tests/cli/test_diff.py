@@ -114,6 +114,10 @@ def test_diff_with_a_slice_filter_counts_the_slice(demo: tuple[Path, Completed])
                    "--scorer", "exact", "--limit", "2", cwd=folder)  # fmt: skip
     assert done.code == 0, done.stderr
     assert "13 pairs changed for exact in category=billing: 13 dropped, 0 improved" in done.stdout
+    # Counts of other slices are the whole runs', and say so (review of issue 34's diff).
+    by = [x for x in done.stdout.splitlines() if x.startswith("dropped pairs by")]
+    assert by
+    assert all(x.startswith("dropped pairs by category (whole runs): ") for x in by)
     data = json.loads(run_cli("diff", "quickstart", "regression-demo", "--slice",
                               "category=billing", "--scorer", "exact", "--improved", "--json",
                               cwd=folder).stdout)  # fmt: skip
@@ -125,6 +129,8 @@ def test_diff_with_a_slice_filter_counts_the_slice(demo: tuple[Path, Completed])
     ("args", "needle"),
     [
         (["--slice", "=billing"], "--slice must be KEY or KEY=VALUE"),
+        # A key no item has printed one "(none)" row of every pair (review of issue 34's diff).
+        (["--slice", "nosuchkey"], "--slice 'nosuchkey': no paired item of the two runs has"),
         (["--limit", "-1"], "--limit must be an integer from 0 to 9,223,372,036,854,775,807"),
     ],
 )
