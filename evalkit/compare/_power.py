@@ -27,7 +27,8 @@ POWER = 0.8
 def least_changed(confidence: float) -> int:
     """The fewest changed 0/1 pairs whose exact two-sided test can reach ``1 - confidence``
     (all moving one way: ``p = 2 / 2**k``): 6 at 95%."""
-    return max(1, math.ceil(math.log2(2.0 / (1.0 - confidence)) - 1e-12))
+    # The gate needs p < 1 - confidence strictly: 2**k > 2 / (1 - confidence).
+    return max(1, math.floor(math.log2(2.0 / (1.0 - confidence)) + 1e-12) + 1)
 
 
 def _binary_power(delta: float, n: int, changed_share: float, confidence: float) -> float:
@@ -152,12 +153,22 @@ def pairs_needed(
         return high
     if not sd > 0.0 or not math.isfinite(sd):
         return None
-    n = max(2, math.ceil(((z_level + z_power) * sd / drop) ** 2))
-    # Student's t at n - 1 degrees of freedom: a few more items than the normal figure.
-    for _ in range(20):
+
+    def reached(n: int) -> bool:
         found = detectable_drop(n, binary=False, changed_share=0.0, sd=sd,
                                 confidence=confidence, power=power)  # fmt: skip
-        if found is not None and found <= drop:
-            return n
-        n = max(n + 1, math.ceil(n * ((found or drop) / drop) ** 2))
-    return n
+        return found is not None and found <= drop * (1.0 + 1e-12)
+
+    # The normal figure as a start (Student's t at n - 1 degrees of freedom needs a few more
+    # items), then the least n that reaches the power, by doubling and bisection: a first
+    # version stepped up from the start and could overshoot by one.
+    low, high = 1, max(2, math.ceil(((z_level + z_power) * sd / drop) ** 2))
+    while not reached(high):
+        low, high = high, high * 2
+    while high - low > 1:
+        middle = (low + high) // 2
+        if reached(middle):
+            high = middle
+        else:
+            low = middle
+    return high

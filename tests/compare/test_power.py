@@ -104,3 +104,28 @@ def test_scores_near_the_float_limit_give_finite_figures_or_none() -> None:
     for figure in (c.difference_sd, c.detectable_drop):
         assert figure is None or math.isfinite(figure)
     json.dumps(c.to_dict(), allow_nan=False)
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_the_items_a_comparisons_own_detectable_drop_needs_are_its_items(seed: int) -> None:
+    # Review of issue 34's planning: the continuous figure compared two floats computed two
+    # ways exactly and answered n + 1 in most cases.
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(10, 400))
+    base = rng.normal(3.0, 1.0, size=n)
+    diff = rng.normal(0.0, float(rng.uniform(0.1, 2.0)), size=n)
+    before = {"s": {f"i{i}": float(v) for i, v in enumerate(base)}}
+    after = {"s": {f"i{i}": float(v) for i, v in enumerate(base + diff)}}
+    c = compare_experiments(before, after)["s"]
+    assert c.detectable_drop is not None
+    assert items_needed(c, c.detectable_drop) == n
+
+
+@pytest.mark.parametrize(("confidence", "least"), [(0.95, 6), (0.99, 8), (0.75, 4), (0.5, 3)])
+def test_the_fewest_changed_pairs_that_can_pass_the_gate(confidence: float, least: int) -> None:
+    # Review of issue 34's planning: at 75% (2 / 0.25 = 8 = 2**3) it said 3, whose p of
+    # 2 / 2**3 = 0.25 does not pass a gate that needs p < 0.25.
+    from evalkit.compare._power import least_changed
+
+    assert least_changed(confidence) == least
+    assert 2.0 / 2**least < 1.0 - confidence <= 2.0 / 2 ** (least - 1)
